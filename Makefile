@@ -1,0 +1,40 @@
+# Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
+SHELL := /bin/bash
+SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+SWIFT_BUILD_FLAGS ?=
+RELEASE_BIN := .build/release/tactus
+SAMPLE := Tests/Fixtures/sample.ogg
+
+.PHONY: run test build release bench deps clean
+
+## Install the missing system packages (apt-get, through sudo when not root).
+deps:
+	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "Installing system packages:" $$missing; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	swift build $(SWIFT_BUILD_FLAGS)
+
+release: deps
+	swift build -c release $(SWIFT_BUILD_FLAGS)
+
+## Build the release binary and run it.
+run: release
+	$(RELEASE_BIN) probe $(SAMPLE)
+
+## Build and run every test.
+test: deps
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	swift test --skip-build $(SWIFT_BUILD_FLAGS)
+
+## Benchmarks: decode throughput, detector accuracy and speed (see tactus-bench --help).
+bench: release
+	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
+	.build/release/tactus-bench $(BENCH_ARGS)
+
+clean:
+	swift package clean

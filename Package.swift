@@ -1,0 +1,75 @@
+// swift-tools-version:6.1
+// Tactus: a tempo-analysis server. See README.md for the layout of the modules.
+import PackageDescription
+
+/// Built-in detectors: one target per folder under `Plugins/`. Each depends only on the
+/// detector interface and the DSP building blocks. Adding a detector is a new folder,
+/// one line here, and one registration line in `TactusAnalysis/BuiltinDetectors.swift`.
+let builtinDetectors: [(target: String, folder: String)] = [
+    ("CombFilterDetector", "Plugins/CombFilter"),
+    ("StatisticalEnergyDetector", "Plugins/StatisticalEnergy"),
+    ("AutocorrelationDetector", "Plugins/Autocorrelation"),
+]
+
+let package = Package(
+    name: "Tactus",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tactus", targets: ["tactus"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // C libraries, found through pkg-config.
+        .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
+        .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
+        .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+
+        // Audio input: bytes or a path in, mono float blocks and metadata out.
+        .target(
+            name: "TactusAudio",
+            dependencies: [
+                "CMPG123", "CSndFile",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // DSP building blocks shared by the detectors (FFTW-backed).
+        .target(name: "TactusDSP", dependencies: ["CFFTW"]),
+        // What a detector is: descriptor, parameters, streaming session, analysis result.
+        .target(name: "TactusDetector"),
+    ] + builtinDetectors.map { detector in
+        .target(name: detector.target, dependencies: ["TactusDetector", "TactusDSP"], path: detector.folder)
+    } + [
+        // The registry of built-in detectors, whole-song analysis of a decoded song, consensus.
+        .target(
+            name: "TactusAnalysis",
+            dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
+                + builtinDetectors.map { .target(name: $0.target) }
+        ),
+        // The command-line tool.
+        .executableTarget(
+            name: "tactus",
+            dependencies: [
+                "TactusAudio", "TactusAnalysis", "TactusDetector",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Benchmarks run by `make bench`.
+        .executableTarget(
+            name: "tactus-bench",
+            dependencies: ["TactusAudio", "TactusAnalysis", "TactusDetector", "TactusTestSupport"]
+        ),
+        // Synthesised audio (click tracks, drum patterns, ramps) written through libsndfile,
+        // shared by the tests and the benchmarks.
+        .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio"]),
+
+        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
+        .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
+    ]
+)
