@@ -32,9 +32,11 @@ test: deps
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
 
 ## Benchmarks: decode throughput, detector accuracy and speed (see tactus-bench --help).
+## Each name is a tactus-bench subcommand; `make bench BENCHES=decode` runs one.
+BENCHES ?=
 bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
-	.build/release/tactus-bench $(BENCH_ARGS)
+	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done
 
 clean:
 	swift package clean

@@ -63,7 +63,10 @@ let package = Package(
         // Benchmarks run by `make bench`.
         .executableTarget(
             name: "tactus-bench",
-            dependencies: ["TactusAudio", "TactusAnalysis", "TactusDetector", "TactusTestSupport"]
+            dependencies: [
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusTestSupport",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         // Synthesised audio (click tracks, drum patterns, ramps) written through libsndfile,
         // shared by the tests and the benchmarks.

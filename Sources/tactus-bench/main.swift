@@ -1,1 +1,0 @@
-print("benchmarks: not yet written")
