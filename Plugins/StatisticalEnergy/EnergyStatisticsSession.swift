@@ -1,4 +1,5 @@
 import Foundation
+import TactusDSP
 import TactusDetector
 
 /// The settings of the `default` statistical-energy analysis.
@@ -6,25 +7,27 @@ struct EnergyStatisticsSettings {
     var blockSeconds: Double
     var historyBlocks: Int
     var threshold: AdaptiveThreshold
-    var windowSeconds: Double
-    var hopSeconds: Double
-    var bpmRange: ClosedRange<Double>
-    var tuning = VoteTuning()
-    var bandWeights: [Float] = [1, 1, 1]
+    var salience: BeatMultipleSalience
+    var vote: TempoVoteConfiguration
+
+    /// Only digital silence is silent: the level of a song says nothing about its tempo, and
+    /// every statistic here is relative to the song's own level.
+    static let silenceMeanSquare = 1e-30
+    /// A song whose best tempo has less salience than this has no tempo. Beat-multiple
+    /// saliences of real music run from about 0.02 (a quiet, lossy file) to 0.6 (a click
+    /// track), so the bar only rejects signals with no repetition at all.
+    static let minimumSalience = 0.001
 
     init(_ parameters: ParameterSet) {
         blockSeconds = parameters.number("block_ms") / 1000
         historyBlocks = parameters.integer("history_blocks")
         threshold = AdaptiveThreshold(parameters)
-        windowSeconds = parameters.number("window_s")
-        hopSeconds = parameters.number("hop_s")
-        bpmRange = parameters.number("min_bpm")...parameters.number("max_bpm")
-        let env = ProcessInfo.processInfo.environment
-        if let v = env["T_PRIOR"].flatMap(Double.init) { tuning.priorCentre = v }
-        if let v = env["T_OCT"].flatMap(Double.init) { tuning.priorOctaves = v }
-        if let v = env["T_DOUBLE"].flatMap(Double.init) { tuning.doubleWeight = v }
-        if let v = env["T_HALF"].flatMap(Double.init) { tuning.halfWeight = v }
-        if let v = env["T_BANDS"] { bandWeights = v.split(separator: ",").compactMap { Float(String($0)) } }
+        salience = BeatMultipleSalience(multiples: parameters.integer("beat_multiples"))
+        vote = TempoVoteConfiguration(
+            windowSeconds: parameters.number("window_s"), hopSeconds: parameters.number("hop_s"),
+            minBPM: parameters.number("min_bpm"), maxBPM: parameters.number("max_bpm"),
+            priorBPM: parameters.number("prior_bpm"), priorOctaves: parameters.number("prior_octaves"),
+            silenceMeanSquare: Self.silenceMeanSquare, minimumSalience: Self.minimumSalience)
     }
 }
 
@@ -36,11 +39,12 @@ struct EnergyStatisticsSettings {
 /// cymbals). Each block's energy in each band is compared with C times the mean of the
 /// band's previous `historyBlocks` blocks, and by how much (in log terms) it exceeds it is
 /// the block's beat strength: a continuous beat train instead of Patin's yes/no decision.
+/// The train goes through the shared windowed ``TempoVote`` with a ``BeatMultipleSalience``.
 final class EnergyStatisticsSession: DetectorSession {
     static let bandCount = 3
     private let settings: EnergyStatisticsSettings
+    private let sampleRate: Double
     private let blockLength: Int
-    private let frameRate: Double
     private let lowCoefficient: Float
     private let highCoefficient: Float
     private var lowState1: Float = 0
@@ -48,15 +52,16 @@ final class EnergyStatisticsSession: DetectorSession {
     private var highState: Float = 0
     private var sums: (low: Float, mid: Float, high: Float, all: Float) = (0, 0, 0, 0)
     private var pending = 0
+    private var sampleCount = 0
     /// Energy per block and band, band-interleaved.
     private var bandEnergies: [Float] = []
-    /// Mean squared sample per block.
-    private var blockEnergies: [Float] = []
+    /// Sum of squared samples before each block, then over every sample (for window energies).
+    private var energyPrefix: [Double] = [0]
 
     init(settings: EnergyStatisticsSettings, sampleRate: Double) {
         self.settings = settings
+        self.sampleRate = sampleRate
         blockLength = max(1, Int((settings.blockSeconds * sampleRate).rounded()))
-        frameRate = sampleRate / Double(blockLength)
         lowCoefficient = Float(1 - exp(-2 * Double.pi * 150 / sampleRate))
         highCoefficient = Float(1 - exp(-2 * Double.pi * 3000 / sampleRate))
     }
@@ -81,7 +86,7 @@ final class EnergyStatisticsSession: DetectorSession {
                 bandEnergies.append(sums.low)
                 bandEnergies.append(sums.mid)
                 bandEnergies.append(sums.high)
-                blockEnergies.append(sums.all / Float(blockLength))
+                energyPrefix.append(energyPrefix[energyPrefix.count - 1] + Double(sums.all))
                 sums = (0, 0, 0, 0)
                 pending = 0
             }
@@ -91,43 +96,32 @@ final class EnergyStatisticsSession: DetectorSession {
         highState = high
         self.sums = sums
         self.pending = pending
+        sampleCount += samples.count
     }
 
     func finish() -> DetectorOutput {
-        let blockSeconds = 1 / frameRate
-        let grid = WindowGrid(
-            blockCount: blockEnergies.count, blockSeconds: blockSeconds,
-            windowSeconds: settings.windowSeconds, hopSeconds: settings.hopSeconds)
-        let train = beatStrengths()
-        let vote = ProvisionalTempoVote(bpmRange: settings.bpmRange, tuning: settings.tuning)
-        let saliences = grid.windows.map { vote.salience(of: train[$0], frameRate: frameRate) }
-        let decision = vote.decide(saliences)
-        let windows = zip(grid.windows, decision.windowTempi).map { range, tempo in
-            AnalysisWindow(
-                startS: Double(range.lowerBound) * blockSeconds, durationS: Double(range.count) * blockSeconds,
-                energy: Double(blockEnergies[range].reduce(0, +)) / Double(max(range.count, 1)),
-                bpm: tempo.bpm, strength: tempo.strength)
+        var prefix = energyPrefix
+        prefix.append(prefix[prefix.count - 1] + Double(sums.all))
+        let envelope = OnsetStrengthEnvelope(
+            frameRate: sampleRate / Double(blockLength), sampleRate: sampleRate, bands: beatStrengths(),
+            sampleCount: sampleCount, energyPrefix: prefix)
+        let autocorrelation = EnvelopeAutocorrelation()
+        let salience = settings.salience
+        let result = TempoVote(configuration: settings.vote).decide(envelope) { window, bpms in
+            salience(autocorrelation.summed(window), window: window, bpms: bpms)
         }
-        if blockEnergies.allSatisfy({ $0 == 0 }) {
-            return DetectorOutput(bpm: nil, reason: "silence", confidence: 0, candidates: [], windows: windows)
-        }
-        guard let bpm = decision.bpm else {
-            return DetectorOutput(bpm: nil, reason: "no periodicity", confidence: 0, candidates: [], windows: windows)
-        }
-        return DetectorOutput(
-            bpm: bpm, confidence: decision.confidence,
-            candidates: decision.candidates.map { TempoCandidate(bpm: $0.bpm, strength: $0.strength) },
-            windows: windows)
+        return DetectorOutput(voted: result)
     }
 
-    /// The soft beat train: per block, the summed log excess of each band's energy over C
-    /// times its history mean.
-    private func beatStrengths() -> [Float] {
+    /// The soft beat trains, one per band: per block, the log excess of the band's energy over
+    /// C times its history mean (0 when it does not exceed it). Energies below 10^-4 of the
+    /// band's mean over the song are treated as that floor, so near-silence adds no noise.
+    private func beatStrengths() -> [[Float]] {
         let bands = Self.bandCount
-        let blocks = blockEnergies.count
-        var train = [Float](repeating: 0, count: blocks)
+        let blocks = bandEnergies.count / bands
+        var trains: [[Float]] = []
         for band in 0..<bands {
-            let weight = band < settings.bandWeights.count ? settings.bandWeights[band] : 1
+            var train = [Float](repeating: 0, count: blocks)
             var songMean = 0.0
             for block in 0..<blocks { songMean += Double(bandEnergies[block * bands + band]) }
             songMean /= Double(max(blocks, 1))
@@ -138,11 +132,26 @@ final class EnergyStatisticsSession: DetectorSession {
                 if history.count > 0 {
                     let constant = settings.threshold.constant(mean: history.mean, variance: history.variance)
                     let excess = log((energy + floor) / (constant * history.mean + floor))
-                    if excess > 0 { train[block] += weight * Float(excess) }
+                    if excess > 0 { train[block] = Float(excess) }
                 }
                 history.append(energy)
             }
+            trains.append(train)
         }
-        return train
+        return trains
+    }
+}
+
+extension DetectorOutput {
+    /// The output of a session whose tempo the shared windowed vote decided.
+    init(voted result: TempoVote.Result) {
+        self.init(
+            bpm: result.bpm, reason: result.reason, confidence: result.confidence,
+            candidates: result.candidates.map { TempoCandidate(bpm: $0.bpm, strength: $0.strength) },
+            windows: result.windows.map {
+                AnalysisWindow(
+                    startS: $0.startSeconds, durationS: $0.durationSeconds, energy: $0.energy,
+                    bpm: $0.bpm, strength: $0.strength)
+            })
     }
 }

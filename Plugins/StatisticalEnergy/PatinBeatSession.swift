@@ -1,3 +1,4 @@
+import TactusDSP
 import TactusDetector
 
 /// The settings of Patin's streaming detector, read from a resolved parameter set.
@@ -149,10 +150,10 @@ final class PatinBeatSession: DetectorSession {
     }
 
     func finish() -> DetectorOutput {
-        let windows = WindowGrid(
-            blockCount: blockEnergies.count, blockSeconds: blockSeconds,
-            windowSeconds: settings.windowSeconds, hopSeconds: settings.hopSeconds
-        ).windows.map { range -> AnalysisWindow in
+        let layout = TempoVote(configuration: TempoVoteConfiguration(
+            windowSeconds: settings.windowSeconds, hopSeconds: settings.hopSeconds,
+            minBPM: settings.bpmRange.lowerBound, maxBPM: settings.bpmRange.upperBound))
+        let windows = layout.windowRanges(frameCount: blockEnergies.count, frameRate: 1 / blockSeconds).map { range -> AnalysisWindow in
             let start = Double(range.lowerBound) * blockSeconds
             let end = Double(range.upperBound) * blockSeconds
             let beats = beatTimes.filter { $0 >= start && $0 < end }

@@ -57,6 +57,15 @@ public struct StatisticalEnergyDetector: TempoDetector {
             ParameterSpec(
                 "hop_s", .number(0.5...60), default: .number(4),
                 summary: "default: seconds between the starts of consecutive windows"),
+            ParameterSpec(
+                "beat_multiples", .integer(1...8), default: .number(4),
+                summary: "default: a tempo's salience averages the beat-strength autocorrelation at this many multiples of its beat period"),
+            ParameterSpec(
+                "prior_bpm", .number(40...240), default: .number(120),
+                summary: "default: centre of the log-normal tempo prior that decides between octave-related tempi"),
+            ParameterSpec(
+                "prior_octaves", .number(0...4), default: .number(1),
+                summary: "default: width of the tempo prior in octaves (0: no prior)"),
         ])
 
     public let parameters: ParameterSet
