@@ -1,0 +1,136 @@
+import Foundation
+import TactusDSP
+import TactusDetector
+
+/// The settings of the SoundTouch-style detector, read from a resolved parameter set.
+struct DecimatedEnvelopeSettings {
+    var decimatedRate: Double
+    var cutoffFactor: Double
+    var averageSeconds: Double
+    var smoothingSeconds: Double
+    var windowSeconds: Double
+    var hopSeconds: Double
+    var bpmRange: ClosedRange<Double>
+
+    init(_ parameters: ParameterSet) {
+        decimatedRate = parameters.number("decimated_hz")
+        cutoffFactor = parameters.number("cutoff_factor")
+        averageSeconds = parameters.number("average_s")
+        smoothingSeconds = parameters.number("smoothing_ms") / 1000
+        windowSeconds = parameters.number("window_s")
+        hopSeconds = parameters.number("hop_s")
+        bpmRange = parameters.number("min_bpm")...parameters.number("max_bpm")
+    }
+}
+
+/// The `classic` preset: SoundTouch's BPM detector as seed 002 section 4.5 describes it.
+///
+/// 1. The samples are decimated to about `decimatedRate` by averaging groups of samples.
+/// 2. The decimated signal is enveloped: its magnitude is dropped (set to 0) where it is
+///    under `cutoffFactor` times a sliding RMS average (time constant `averageSeconds`),
+///    leaving the peaks, and smoothed by a one-pole filter (`smoothingSeconds`).
+/// 3. After the whole track, the envelope is autocorrelated through the FFT (mean removed).
+/// 4. The highest autocorrelation peak in the lag range of `bpmRange`, refined by parabolic
+///    interpolation, gives the tempo.
+///
+/// The envelope at ~500 Hz is the only state that grows with the song (2 MB for 20 minutes).
+final class DecimatedEnvelopeSession: DetectorSession {
+    private let settings: DecimatedEnvelopeSettings
+    private let sampleRate: Double
+    private let decimation: Int
+    private let envelopeRate: Double
+    private let averageDecay: Double
+    private let smoothingDecay: Double
+    private var groupSum: Float = 0
+    private var groupEnergy: Float = 0
+    private var groupCount = 0
+    private var meanSquare = 0.0
+    private var smoothed = 0.0
+    private var envelope: [Float] = []
+    /// Mean squared sample of each decimation group, for the per-window energies.
+    private var groupEnergies: [Float] = []
+
+    init(settings: DecimatedEnvelopeSettings, sampleRate: Double) {
+        self.settings = settings
+        self.sampleRate = sampleRate
+        decimation = max(1, Int((sampleRate / settings.decimatedRate).rounded()))
+        envelopeRate = sampleRate / Double(decimation)
+        averageDecay = exp(-1 / (settings.averageSeconds * envelopeRate))
+        smoothingDecay = settings.smoothingSeconds > 0 ? exp(-1 / (settings.smoothingSeconds * envelopeRate)) : 0
+    }
+
+    func consume(_ samples: UnsafeBufferPointer<Float>) {
+        var sum = groupSum, energy = groupEnergy, count = groupCount
+        for sample in samples {
+            sum += sample
+            energy += sample * sample
+            count += 1
+            if count == decimation {
+                append(decimated: Double(sum) / Double(decimation))
+                groupEnergies.append(energy / Float(decimation))
+                sum = 0
+                energy = 0
+                count = 0
+            }
+        }
+        groupSum = sum
+        groupEnergy = energy
+        groupCount = count
+    }
+
+    /// Envelopes one decimated sample.
+    private func append(decimated value: Double) {
+        var magnitude = abs(value)
+        meanSquare = averageDecay * meanSquare + (1 - averageDecay) * magnitude * magnitude
+        if magnitude < settings.cutoffFactor * meanSquare.squareRoot() {
+            magnitude = 0
+        }
+        smoothed = smoothingDecay * smoothed + (1 - smoothingDecay) * magnitude
+        envelope.append(Float(smoothed))
+    }
+
+    func finish() -> DetectorOutput {
+        let windows = windowRecords()
+        if groupEnergies.allSatisfy({ $0 == 0 }) {
+            return DetectorOutput(bpm: nil, reason: "silence", confidence: 0, candidates: [], windows: windows)
+        }
+        let peaks = tempoPeaks(envelope[...])
+        guard let best = peaks.first else {
+            return DetectorOutput(bpm: nil, reason: "no periodicity", confidence: 0, candidates: [], windows: windows)
+        }
+        return DetectorOutput(
+            bpm: best.bpm, confidence: min(max(best.value, 0), 1),
+            candidates: peaks.prefix(5).map { TempoCandidate(bpm: $0.bpm, strength: max($0.value, 0) / best.value) },
+            windows: windows)
+    }
+
+    /// The autocorrelation peaks of `segment` in the tempo range, highest first, as tempi
+    /// with their normalised autocorrelation (1 at lag 0).
+    private func tempoPeaks(_ segment: ArraySlice<Float>) -> [(bpm: Double, value: Double)] {
+        let shortest = Int((60 * envelopeRate / settings.bpmRange.upperBound).rounded(.down))
+        let longest = Int((60 * envelopeRate / settings.bpmRange.lowerBound).rounded(.up))
+        guard segment.count > longest + 1, shortest >= 1 else { return [] }
+        let mean = segment.reduce(0, +) / Float(segment.count)
+        let centred = segment.map { $0 - mean }
+        let r = FFTAutocorrelation(length: centred.count, maxLag: longest + 1).compute(centred)
+        guard r[0] > 0 else { return [] }
+        return Peaks.find(in: r, range: shortest...longest)
+            .map { (bpm: 60 * envelopeRate / $0.position, value: $0.value / Double(r[0])) }
+            .filter { settings.bpmRange.contains($0.bpm) && $0.value > 0 }
+    }
+
+    /// Per-window energies and tempi (the song's tempo does not depend on them).
+    private func windowRecords() -> [AnalysisWindow] {
+        let layout = TempoVote(configuration: TempoVoteConfiguration(
+            windowSeconds: settings.windowSeconds, hopSeconds: settings.hopSeconds,
+            minBPM: settings.bpmRange.lowerBound, maxBPM: settings.bpmRange.upperBound))
+        let groupSeconds = Double(decimation) / sampleRate
+        return layout.windowRanges(frameCount: envelope.count, frameRate: envelopeRate).map { range in
+            let best = tempoPeaks(envelope[range]).first
+            let energy = groupEnergies[range].reduce(0, +) / Float(max(range.count, 1))
+            return AnalysisWindow(
+                startS: Double(range.lowerBound) * groupSeconds, durationS: Double(range.count) * groupSeconds,
+                energy: Double(energy), bpm: best?.bpm, strength: min(max(best?.value ?? 0, 0), 1))
+        }
+    }
+}
