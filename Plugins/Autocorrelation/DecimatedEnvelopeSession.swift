@@ -47,6 +47,8 @@ final class DecimatedEnvelopeSession: DetectorSession {
     private var meanSquare = 0.0
     private var smoothed = 0.0
     private var envelope: [Float] = []
+    /// Reused while the segment length stays the same (every window has the same length).
+    private var engine: FFTAutocorrelation?
     /// Mean squared sample of each decimation group, for the per-window energies.
     private var groupEnergies: [Float] = []
 
@@ -98,10 +100,15 @@ final class DecimatedEnvelopeSession: DetectorSession {
         guard let best = peaks.first else {
             return DetectorOutput(bpm: nil, reason: "no periodicity", confidence: 0, candidates: [], windows: windows)
         }
+        var candidates: [TempoCandidate] = []
+        for peak in peaks where candidates.count < 5 {
+            // One candidate per tempo: ripples within 4 % of a higher peak are not tempi of their own.
+            if !candidates.contains(where: { TempoRelation.matches(peak.bpm, $0.bpm) }) {
+                candidates.append(TempoCandidate(bpm: peak.bpm, strength: peak.value / best.value))
+            }
+        }
         return DetectorOutput(
-            bpm: best.bpm, confidence: min(max(best.value, 0), 1),
-            candidates: peaks.prefix(5).map { TempoCandidate(bpm: $0.bpm, strength: max($0.value, 0) / best.value) },
-            windows: windows)
+            bpm: best.bpm, confidence: min(max(best.value, 0), 1), candidates: candidates, windows: windows)
     }
 
     /// The autocorrelation peaks of `segment` in the tempo range, highest first, as tempi
@@ -112,7 +119,10 @@ final class DecimatedEnvelopeSession: DetectorSession {
         guard segment.count > longest + 1, shortest >= 1 else { return [] }
         let mean = segment.reduce(0, +) / Float(segment.count)
         let centred = segment.map { $0 - mean }
-        let r = FFTAutocorrelation(length: centred.count, maxLag: longest + 1).compute(centred)
+        if engine?.length != centred.count {
+            engine = FFTAutocorrelation(length: centred.count, maxLag: longest + 1)
+        }
+        let r = engine!.compute(centred)
         guard r[0] > 0 else { return [] }
         return Peaks.find(in: r, range: shortest...longest)
             .map { (bpm: 60 * envelopeRate / $0.position, value: $0.value / Double(r[0])) }

@@ -4,9 +4,11 @@ import Foundation
 /// inter-onset-interval clustering, the step Patin's detector leaves out).
 ///
 /// Every interval between a beat and each of its next `span` beats that falls in the tempo
-/// range votes for its tempo with a triangular kernel `kernelWidth` wide (relative), on a
-/// logarithmic grid. The best-supported tempo is then refined to the mean of the intervals
-/// within `kernelWidth` of it, so beats quantised to blocks still give a precise tempo.
+/// range adds a triangular kernel of half-width `tolerance` seconds to a histogram over
+/// interval lengths. Beats are only known to a block (23 ms in Patin's detector), so an
+/// interval of 23.5 blocks shows up as 23 and 24 blocks: the tolerance of one and a half
+/// blocks gathers both. The best-supported interval is refined to the mean of the
+/// intervals within `tolerance` of it, which is precise although each interval is not.
 struct BeatIntervalTempo {
     struct Cluster {
         var bpm: Double
@@ -16,52 +18,59 @@ struct BeatIntervalTempo {
         var share: Double
     }
 
-    /// The strongest clusters, best first (at most five, local maxima of the support).
+    /// The strongest clusters, best first: at most five local maxima of the support, no two
+    /// within `tolerance` of each other.
     let candidates: [Cluster]
     var best: Cluster? { candidates.first }
 
-    init(beatTimes: [Double], bpmRange: ClosedRange<Double>, span: Int = 4, kernelWidth: Double = 0.04) {
+    init(beatTimes: [Double], bpmRange: ClosedRange<Double>, tolerance: Double, span: Int = 4) {
         let shortest = 60 / bpmRange.upperBound
         let longest = 60 / bpmRange.lowerBound
         var intervals: [Double] = []
         for (index, time) in beatTimes.enumerated() {
             for next in beatTimes[(index + 1)..<min(index + 1 + span, beatTimes.count)] {
                 let interval = next - time
-                if interval > longest * (1 + kernelWidth) { break }
-                if interval >= shortest * (1 - kernelWidth) { intervals.append(interval) }
+                if interval > longest + tolerance { break }
+                if interval >= shortest - tolerance { intervals.append(interval) }
             }
         }
-        guard !intervals.isEmpty else {
+        guard !intervals.isEmpty, tolerance > 0 else {
             candidates = []
             return
         }
-        // Support on a grid of 0.5 % steps in log-tempo.
-        let step = log(1.005)
-        let gridLow = log(bpmRange.lowerBound)
-        let binCount = Int((log(bpmRange.upperBound) - gridLow) / step) + 1
+        let step = tolerance / 6
+        let binCount = Int(((longest - shortest) / step).rounded(.up)) + 1
         var support = [Double](repeating: 0, count: binCount)
-        let reach = Int(ceil(kernelWidth / 0.005))
         for interval in intervals {
-            let position = (log(60 / interval) - gridLow) / step
+            let position = (interval - shortest) / step
+            let reach = 6
             let centre = Int(position.rounded())
-            for bin in max(0, centre - reach)...min(binCount - 1, centre + reach) {
-                let distance = abs(Double(bin) - position) * 0.005 / kernelWidth
+            for bin in max(0, centre - reach)...min(binCount - 1, max(0, centre + reach)) {
+                let distance = abs(Double(bin) - position) / 6
                 if distance < 1 { support[bin] += 1 - distance }
             }
         }
-        let total = Double(intervals.count)
-        var clusters: [Cluster] = []
+        var clusters: [(interval: Double, score: Double)] = []
         for bin in support.indices where support[bin] > 0 {
             let left = bin > 0 ? support[bin - 1] : 0
             let right = bin + 1 < binCount ? support[bin + 1] : 0
             guard support[bin] > left, support[bin] >= right else { continue }
-            let centreBPM = exp(gridLow + Double(bin) * step)
-            let members = intervals.filter { abs(60 / $0 - centreBPM) <= kernelWidth * centreBPM }
-            let meanInterval = members.isEmpty ? 60 / centreBPM : members.reduce(0, +) / Double(members.count)
-            let bpm = min(max(60 / meanInterval, bpmRange.lowerBound), bpmRange.upperBound)
-            clusters.append(Cluster(bpm: bpm, score: support[bin], share: min(1, support[bin] / total)))
+            clusters.append((shortest + Double(bin) * step, support[bin]))
         }
         clusters.sort { $0.score > $1.score }
-        candidates = Array(clusters.prefix(5))
+        var distinct: [(interval: Double, score: Double)] = []
+        for cluster in clusters where distinct.count < 5 {
+            // A weaker peak within the tolerance of a stronger one is its shoulder, not a tempo.
+            if !distinct.contains(where: { abs($0.interval - cluster.interval) <= tolerance }) {
+                distinct.append(cluster)
+            }
+        }
+        let total = Double(intervals.count)
+        candidates = distinct.map { cluster in
+            let members = intervals.filter { abs($0 - cluster.interval) <= tolerance }
+            let mean = members.isEmpty ? cluster.interval : members.reduce(0, +) / Double(members.count)
+            let bpm = min(max(60 / mean, bpmRange.lowerBound), bpmRange.upperBound)
+            return Cluster(bpm: bpm, score: cluster.score, share: min(1, cluster.score / total))
+        }
     }
 }

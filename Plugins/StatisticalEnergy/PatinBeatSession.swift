@@ -157,7 +157,7 @@ final class PatinBeatSession: DetectorSession {
             let start = Double(range.lowerBound) * blockSeconds
             let end = Double(range.upperBound) * blockSeconds
             let beats = beatTimes.filter { $0 >= start && $0 < end }
-            let tempo = BeatIntervalTempo(beatTimes: beats, bpmRange: settings.bpmRange).best
+            let tempo = BeatIntervalTempo(beatTimes: beats, bpmRange: settings.bpmRange, tolerance: 1.5 * blockSeconds).best
             return AnalysisWindow(
                 startS: start, durationS: end - start, energy: meanEnergy(range),
                 bpm: tempo?.bpm, strength: tempo?.share ?? 0)
@@ -165,7 +165,7 @@ final class PatinBeatSession: DetectorSession {
         if blockEnergies.allSatisfy({ $0 == 0 }) {
             return DetectorOutput(bpm: nil, reason: "silence", confidence: 0, candidates: [], windows: windows)
         }
-        let clusters = BeatIntervalTempo(beatTimes: beatTimes, bpmRange: settings.bpmRange)
+        let clusters = BeatIntervalTempo(beatTimes: beatTimes, bpmRange: settings.bpmRange, tolerance: 1.5 * blockSeconds)
         guard let best = clusters.best else {
             return DetectorOutput(bpm: nil, reason: "no periodic beats", confidence: 0, candidates: [], windows: windows)
         }

@@ -53,10 +53,10 @@ public struct StatisticalEnergyDetector: TempoDetector {
                 summary: "classic: shortest time between two beats, in seconds"),
             ParameterSpec(
                 "window_s", .number(2...60), default: .number(8),
-                summary: "default: analysis window length in seconds"),
+                summary: "analysis window length in seconds (classic: only for the per-window record)"),
             ParameterSpec(
                 "hop_s", .number(0.5...60), default: .number(4),
-                summary: "default: seconds between the starts of consecutive windows"),
+                summary: "seconds between the starts of consecutive windows"),
             ParameterSpec(
                 "beat_multiples", .integer(1...8), default: .number(4),
                 summary: "default: a tempo's salience averages the beat-strength autocorrelation at this many multiples of its beat period"),
@@ -72,7 +72,7 @@ public struct StatisticalEnergyDetector: TempoDetector {
 
     public init(parameters: ParameterSet) throws(ParameterError) {
         self.parameters = parameters
-        if parameters.text("preset") == "default", parameters.number("hop_s") > parameters.number("window_s") {
+        if parameters.number("hop_s") > parameters.number("window_s") {
             throw .inconsistent(
                 detector: Self.name, parameters: ["hop_s", "window_s"],
                 message: "hop_s must not exceed window_s (every part of the song belongs to a window)")
