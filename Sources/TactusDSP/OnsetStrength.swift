@@ -12,17 +12,26 @@ public struct OnsetStrengthConfiguration: Sendable, Hashable {
     public var frameRate: Double
     /// Length of each analysis frame (a Hann-windowed FFT frame), in seconds.
     public var frameSeconds: Double
-    /// Loudness compression: each band's magnitude m becomes log(1 + compression * m) before
-    /// differencing, so soft and loud onsets count alike. 0 keeps the energy linear.
+    /// Loudness compression: each band's magnitude m becomes log(1 + compression * m / M)
+    /// before differencing, where M is the song's mean full-band magnitude, so soft and loud
+    /// onsets count alike and the envelope's shape does not depend on the recording's gain.
+    /// 0 keeps the energy linear ((m / M) squared).
     public var compression: Double
+    /// Rises of the (compressed) level smaller than this are not onsets: with compression, 0.03
+    /// ignores magnitude rises under about 3 %, the jitter of steady tones between frames.
+    public var minimumRise: Double
 
-    public init(bandEdgesHz: [Double], frameRate: Double = 100, frameSeconds: Double = 0.0232, compression: Double = 1000) {
+    public init(
+        bandEdgesHz: [Double], frameRate: Double = 100, frameSeconds: Double = 0.0232, compression: Double = 100,
+        minimumRise: Double = 0.03
+    ) {
         precondition(bandEdgesHz.count >= 2, "at least one band")
-        precondition(frameRate > 0 && frameSeconds > 0 && compression >= 0)
+        precondition(frameRate > 0 && frameSeconds > 0 && compression >= 0 && minimumRise >= 0)
         self.bandEdgesHz = bandEdgesHz
         self.frameRate = frameRate
         self.frameSeconds = frameSeconds
         self.compression = compression
+        self.minimumRise = minimumRise
     }
 }
 
@@ -80,8 +89,9 @@ public struct OnsetStrengthEnvelope: Sendable {
 /// Computes an ``OnsetStrengthEnvelope`` while the song streams in.
 ///
 /// Each frame of ``OnsetStrengthConfiguration/frameSeconds`` is Hann-windowed and transformed
-/// with FFTW; the power in each band is summed, normalised by the frame and FFT lengths (so it
-/// does not depend on the sample rate), compressed, and differenced against the previous frame
+/// with FFTW; the power in each band is summed and normalised by the frame and FFT lengths (so
+/// it does not depend on the sample rate). At the end of the song each band's magnitude is
+/// compressed relative to the song's mean magnitude and differenced against the previous frame
 /// with negative changes dropped (Scheirer's diff-rect, on spectral bands). Memory is bounded by
 /// one frame of audio plus the low-rate envelope.
 public final class OnsetStrengthAccumulator {
@@ -100,9 +110,8 @@ public final class OnsetStrengthAccumulator {
     private var pendingStart = 0
     private var consumed = 0
     private var nextFrame = 0
-    private var bands: [[Float]]
-    private var previous: [Float]
-    private var hasPrevious = false
+    /// Each band's magnitude (square root of its normalised power), one value per frame.
+    private var magnitudes: [[Float]]
 
     // Energy per hop interval: prefix sums at frame starts.
     private var energyPrefix: [Double] = [0]
@@ -129,8 +138,7 @@ public final class OnsetStrengthAccumulator {
         // Parseval: the windowed frame's power sums to about fftSize * frameLength * meanSquare * 3/16
         // over the half spectrum; dividing by fftSize * frameLength makes it rate-independent.
         powerScale = 1 / (Float(fftSize) * Float(frameLength))
-        bands = Array(repeating: [], count: bandBins.count)
-        previous = Array(repeating: 0, count: bandBins.count)
+        magnitudes = Array(repeating: [], count: bandBins.count)
         nextEnergyBoundary = max(1, Int((sampleRate / configuration.frameRate).rounded()))
     }
 
@@ -152,8 +160,31 @@ public final class OnsetStrengthAccumulator {
         var prefix = energyPrefix
         prefix.append(prefix.last! + energyRunning)
         return OnsetStrengthEnvelope(
-            frameRate: configuration.frameRate, sampleRate: sampleRate, bands: bands,
+            frameRate: configuration.frameRate, sampleRate: sampleRate, bands: onsetStrength(),
             sampleCount: consumed, energyPrefix: prefix)
+    }
+
+    /// Compression relative to the song's mean full-band magnitude, then diff-rect per band.
+    private func onsetStrength() -> [[Float]] {
+        let frames = magnitudes.first?.count ?? 0
+        guard frames > 0 else { return magnitudes }
+        let total = magnitudes.reduce(0.0) { sum, band in band.reduce(sum) { $0 + Double($1) } }
+        let reference = total / Double(frames)
+        let linear = configuration.compression == 0
+        let relative = reference > 0 ? Float(1 / reference) : 0
+        let compression = Float(configuration.compression)
+        let minimumRise = Float(configuration.minimumRise)
+        return magnitudes.map { band in
+            var result = [Float](repeating: 0, count: frames)
+            var previous: Float = 0
+            for (frame, magnitude) in band.enumerated() {
+                let scaled = magnitude * relative
+                let level = linear ? scaled * scaled : log1p(compression * scaled)
+                result[frame] = frame > 0 ? max(level - previous - minimumRise, 0) : 0
+                previous = level
+            }
+            return result
+        }
     }
 
     private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {
@@ -207,18 +238,13 @@ public final class OnsetStrengthAccumulator {
 
     private func appendFrame() {
         let spectrum = fft.spectrum
-        let compression = Float(configuration.compression)
         for (band, bins) in bandBins.enumerated() {
             var power: Float = 0
             for bin in bins {
                 let (re, im) = spectrum[bin]
                 power += re * re + im * im
             }
-            power *= powerScale
-            let level = compression > 0 ? log1p(compression * power.squareRoot()) : power
-            bands[band].append(hasPrevious ? max(level - previous[band], 0) : 0)
-            previous[band] = level
+            magnitudes[band].append((power * powerScale).squareRoot())
         }
-        hasPrevious = true
     }
 }

@@ -35,7 +35,8 @@ public struct TempoVoteConfiguration: Sendable, Hashable {
     public var priorOctaves: Double
     /// Spacing of the tempo grid, in octaves (0.005 octave is about 0.35 % of tempo).
     public var gridOctaves: Double
-    /// Windows whose mean squared sample is below this are silent (1e-8 is -80 dBFS).
+    /// Windows whose mean squared sample is below this are silent (1e-16 is -160 dBFS: quiet
+    /// recordings at -90 dBFS are still music).
     public var silenceMeanSquare: Double
     /// Below this salience a window, or the song, has no tempo.
     public var minimumSalience: Double
@@ -43,7 +44,7 @@ public struct TempoVoteConfiguration: Sendable, Hashable {
     public init(
         windowSeconds: Double = 8, hopSeconds: Double = 4, minBPM: Double = 60, maxBPM: Double = 200,
         priorBPM: Double = 110, priorOctaves: Double = 0.8, gridOctaves: Double = 0.005,
-        silenceMeanSquare: Double = 1e-8, minimumSalience: Double = 0.05
+        silenceMeanSquare: Double = 1e-16, minimumSalience: Double = 0.03
     ) {
         self.windowSeconds = windowSeconds
         self.hopSeconds = hopSeconds
@@ -87,8 +88,10 @@ public struct TempoVoteConfiguration: Sendable, Hashable {
 /// (centre `priorBPM`, width `priorOctaves`), which decides between octave-related peaks of
 /// similar support. The best tempo is refined by interpolation; the candidates are the best
 /// peaks with the winner's octave relatives (x2, /2, x3, /3 within the range) always included,
-/// strengths relative to the winner. The confidence is the mean, over audible windows, of each
-/// window's salience at the song tempo.
+/// strengths relative to the winner. The confidence is the square root of the mean, over
+/// audible windows, of each window's strength times its salience at the song tempo (the
+/// geometric mean of "how periodic" and "how much at this tempo"); below `minimumSalience`
+/// the song has no tempo ("no periodicity").
 public struct TempoVote: Sendable {
     /// A tempo and its strength relative to the best (1).
     public struct Candidate: Sendable, Hashable {
@@ -193,7 +196,7 @@ public struct TempoVote: Sendable {
         guard let best = bestTempo(of: score) else {
             return Result(bpm: nil, reason: "no periodicity", confidence: 0, candidates: [], windows: windows)
         }
-        let confidence = min(max(interpolated(support, at: best.position), 0), 1)
+        let confidence = min(max(interpolated(support, at: best.position), 0), 1).squareRoot()
         guard confidence >= configuration.minimumSalience else {
             return Result(bpm: nil, reason: "no periodicity", confidence: confidence, candidates: [], windows: windows)
         }
