@@ -42,8 +42,11 @@ public struct AutocorrelationDetector: TempoDetector {
                 "frame_rate_hz", .number(50...400), default: .number(100),
                 summary: "default: onset-envelope values per second"),
             ParameterSpec(
-                "compression", .number(0...100_000), default: .number(1000),
-                summary: "default: loudness compression log(1 + compression * magnitude) of each band before differencing"),
+                "compression", .number(0...100_000), default: .number(30),
+                summary: "default: each band's magnitude m becomes log(1 + compression * m / M), M the song's mean magnitude, before differencing (0: linear)"),
+            ParameterSpec(
+                "minimum_rise", .number(0...10), default: .number(0.03),
+                summary: "default: rises of a band's compressed level smaller than this are not onsets"),
             ParameterSpec(
                 "beat_multiples", .integer(1...8), default: .number(4),
                 summary: "default: a tempo's salience averages the envelope autocorrelation at this many multiples of its beat period"),

@@ -10,13 +10,6 @@ struct EnergyStatisticsSettings {
     var salience: BeatMultipleSalience
     var vote: TempoVoteConfiguration
 
-    /// Only digital silence is silent: the level of a song says nothing about its tempo, and
-    /// every statistic here is relative to the song's own level.
-    static let silenceMeanSquare = 1e-30
-    /// A song whose best tempo has less salience than this has no tempo. Beat-multiple
-    /// saliences of real music run from about 0.02 (a quiet, lossy file) to 0.6 (a click
-    /// track), so the bar only rejects signals with no repetition at all.
-    static let minimumSalience = 0.001
 
     init(_ parameters: ParameterSet) {
         blockSeconds = parameters.number("block_ms") / 1000
@@ -26,8 +19,7 @@ struct EnergyStatisticsSettings {
         vote = TempoVoteConfiguration(
             windowSeconds: parameters.number("window_s"), hopSeconds: parameters.number("hop_s"),
             minBPM: parameters.number("min_bpm"), maxBPM: parameters.number("max_bpm"),
-            priorBPM: parameters.number("prior_bpm"), priorOctaves: parameters.number("prior_octaves"),
-            silenceMeanSquare: Self.silenceMeanSquare, minimumSalience: Self.minimumSalience)
+            priorBPM: parameters.number("prior_bpm"), priorOctaves: parameters.number("prior_octaves"))
     }
 }
 
