@@ -75,5 +75,11 @@ let package = Package(
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
+        .testTarget(
+            name: "StatisticalEnergyTests",
+            dependencies: ["StatisticalEnergyDetector", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(
+            name: "AutocorrelationTests",
+            dependencies: ["AutocorrelationDetector", "TactusDetector", "TactusTestSupport"]),
     ]
 )

@@ -5,7 +5,7 @@ import TactusDetector
 /// the SoundTouch BPM detector; seed 000 sections 2.2 and 4.7).
 ///
 /// - `classic` is SoundTouch's detector as seed 002 describes it: the audio is decimated to
-///   about 500 Hz by averaging, enveloped (values under a sliding RMS average times a factor
+///   about 500 Hz by averaging (magnitudes), enveloped (values under a sliding RMS average times a factor
 ///   are dropped, the rest smoothed), autocorrelated through the FFT after the whole track,
 ///   and the highest autocorrelation peak in the allowed lag range, refined by parabolic
 ///   interpolation (seed 000 shows why: the lag resolution is 60 f / (n^2 + n)), is the beat.
@@ -24,7 +24,7 @@ public struct AutocorrelationDetector: TempoDetector {
         specific: [
             ParameterSpec(
                 "decimated_hz", .number(100...2000), default: .number(500),
-                summary: "classic: rate the audio is decimated to (by averaging) before enveloping"),
+                summary: "classic: rate the audio is decimated to (by averaging sample magnitudes) before enveloping"),
             ParameterSpec(
                 "cutoff_factor", .number(0...10), default: .number(0.5),
                 summary: "classic: envelope values below this factor times the sliding RMS average are dropped"),
@@ -39,7 +39,7 @@ public struct AutocorrelationDetector: TempoDetector {
                 default: .numbers([0, 200, 400, 800, 1600, 3200, 6400, 16_000]),
                 summary: "default: edges of the onset-envelope bands in Hz (n + 1 edges make n bands)"),
             ParameterSpec(
-                "frame_rate_hz", .number(50...400), default: .number(100),
+                "envelope_hz", .number(50...500), default: .number(100),
                 summary: "default: onset-envelope values per second"),
             ParameterSpec(
                 "compression", .number(0...100_000), default: .number(30),
@@ -57,7 +57,7 @@ public struct AutocorrelationDetector: TempoDetector {
                 "hop_s", .number(0.5...60), default: .number(4),
                 summary: "seconds between the starts of consecutive windows"),
             ParameterSpec(
-                "prior_bpm", .number(40...240), default: .number(120),
+                "prior_bpm", .number(40...300), default: .number(120),
                 summary: "default: centre of the log-normal tempo prior that decides between octave-related tempi"),
             ParameterSpec(
                 "prior_octaves", .number(0...4), default: .number(1),

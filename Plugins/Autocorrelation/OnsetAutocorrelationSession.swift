@@ -10,7 +10,7 @@ struct OnsetAutocorrelationSettings {
 
     init(_ parameters: ParameterSet) {
         envelope = OnsetStrengthConfiguration(
-            bandEdgesHz: parameters.numbers("band_edges_hz"), frameRate: parameters.number("frame_rate_hz"),
+            bandEdgesHz: parameters.numbers("band_edges_hz"), frameRate: parameters.number("envelope_hz"),
             compression: parameters.number("compression"), minimumRise: parameters.number("minimum_rise"))
         salience = BeatMultipleSalience(multiples: parameters.integer("beat_multiples"))
         vote = TempoVoteConfiguration(

@@ -61,7 +61,7 @@ public struct StatisticalEnergyDetector: TempoDetector {
                 "beat_multiples", .integer(1...8), default: .number(4),
                 summary: "default: a tempo's salience averages the beat-strength autocorrelation at this many multiples of its beat period"),
             ParameterSpec(
-                "prior_bpm", .number(40...240), default: .number(120),
+                "prior_bpm", .number(40...300), default: .number(120),
                 summary: "default: centre of the log-normal tempo prior that decides between octave-related tempi"),
             ParameterSpec(
                 "prior_octaves", .number(0...4), default: .number(1),
