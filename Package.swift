@@ -51,6 +51,8 @@ let package = Package(
             dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
                 + builtinDetectors.map { .target(name: $0.target) }
         ),
+        // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
+        .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
@@ -74,5 +76,6 @@ let package = Package(
 
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
+        .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
     ]
 )

@@ -1,0 +1,72 @@
+import Testing
+import TactusZMQ
+
+@Suite("CURVE and Z85") struct CurveTests {
+    @Test func z85MatchesTheReferenceVectorAndRoundTrips() throws {
+        // The test vector of ZeroMQ RFC 32.
+        let data: [UInt8] = [0x86, 0x4F, 0xD2, 0x6F, 0xB5, 0x59, 0xF7, 0x5B]
+        #expect(try Z85.encode(data) == "HelloWorld")
+        #expect(try Z85.decode("HelloWorld") == data)
+        let all: [UInt8] = (0..<256).map(UInt8.init)
+        #expect(try Z85.decode(Z85.encode(all)) == all)
+    }
+
+    @Test func z85RefusesBadLengthsAndCharacters() {
+        #expect(throws: ZMQError.self) { try Z85.encode([1, 2, 3]) }
+        #expect(throws: ZMQError.self) { try Z85.decode("Hell") }
+        #expect(throws: ZMQError.self) { try Z85.decode("Hello Wor\u{7F}") }
+        #expect(throws: ZMQError.self) { try Z85.decode("Hello\"orld") }
+    }
+
+    @Test func generatedKeyPairsAreDistinctAndTheirPublicKeyDerivesFromTheSecret() throws {
+        #expect(ZMQLibrary.has("curve"))
+        let first = try CurveKeyPair.generate()
+        let second = try CurveKeyPair.generate()
+        #expect(first.publicKey.bytes.count == 32 && first.secretKey.bytes.count == 32)
+        #expect(first.publicKey.z85.count == 40)
+        #expect(first != second)
+        #expect(try CurveKeyPair(secretKey: first.secretKey) == first)
+        #expect(try CurveKey(z85: first.publicKey.z85) == first.publicKey)
+        #expect(!first.secretKey.description.contains(first.secretKey.z85))
+        #expect(throws: ZMQError.self) { try CurveKey(bytes: [1, 2, 3]) }
+        #expect(throws: ZMQError.self) { try CurveKey(z85: "HelloWorld") }
+    }
+
+    @Test func anEncryptedConnectionWorksWithTheRightServerKeyOnly() throws {
+        let context = try ZMQContext(socketLinger: .zero)
+        let serverKeys = try CurveKeyPair.generate()
+        let server = try context.socket(.router)
+        try server.set([.curveServer(true), .curveSecretKey(serverKeys.secretKey), .zapDomain("tactus")])
+        try server.bind("tcp://127.0.0.1:*")
+        let endpoint = try server.lastEndpoint
+
+        let clientKeys = try CurveKeyPair.generate()
+        let client = try context.socket(.dealer)
+        try client.set([
+            .curveServerKey(serverKeys.publicKey), .curvePublicKey(clientKeys.publicKey),
+            .curveSecretKey(clientKeys.secretKey), .routingID(bytes("trusted")),
+        ])
+        try client.connect(endpoint)
+        try client.send([bytes("secret hello")])
+        #expect(try server.receive(timeout: .seconds(3)) == [bytes("trusted"), bytes("secret hello")])
+        try server.send([bytes("trusted"), bytes("secret reply")])
+        #expect(try client.receive(timeout: .seconds(3)) == [bytes("secret reply")])
+
+        // A client that expects another server key fails the handshake: nothing gets through.
+        let impostorKeys = try CurveKeyPair.generate()
+        let mistaken = try context.socket(.dealer)
+        try mistaken.set([
+            .curveServerKey(impostorKeys.publicKey), .curvePublicKey(clientKeys.publicKey),
+            .curveSecretKey(clientKeys.secretKey), .routingID(bytes("mistaken")),
+        ])
+        try mistaken.connect(endpoint)
+        try mistaken.send([bytes("should not arrive")])
+        #expect(try server.receive(timeout: .milliseconds(700)) == nil)
+
+        // A plain-text client does not get through either.
+        let plain = try context.socket(.dealer)
+        try plain.connect(endpoint)
+        try plain.send([bytes("plain text")])
+        #expect(try server.receive(timeout: .milliseconds(300)) == nil)
+    }
+}
