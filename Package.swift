@@ -53,6 +53,8 @@ let package = Package(
         ),
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
+        // The wire protocol: message types and their encoding to and from ZeroMQ frames.
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
@@ -77,5 +79,6 @@ let package = Package(
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
+        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector"]),
     ]
 )
