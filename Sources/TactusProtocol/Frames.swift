@@ -91,7 +91,9 @@ enum JSONBody {
         case .valueNotFound(let type, let context):
             return .invalidBody(command: command, field: path(context.codingPath), detail: "null where \(typeName(type)) is required")
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            return .invalidJSON(command: command, detail: Printable.text(context.debugDescription, limit: 200))
+            // Foundation puts the parser's explanation (with its position) in the underlying error.
+            let detail = context.underlyingError.map { String(describing: $0) } ?? context.debugDescription
+            return .invalidJSON(command: command, detail: Printable.text(detail, limit: 200))
         case .dataCorrupted(let context):
             return .invalidBody(
                 command: command, field: path(context.codingPath), detail: Printable.text(context.debugDescription, limit: 200))

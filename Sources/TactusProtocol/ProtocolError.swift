@@ -16,7 +16,8 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
     case unsupportedVersion(received: String, supported: [String])
     /// The command frame names no command of this version.
     case unknownCommand(received: String, known: [String])
-    /// The body frame is not a UTF-8 JSON object.
+    /// The body frame is not a UTF-8 JSON object. (Foundation also reports a number that does
+    /// not fit its field, such as 4.5 for an integer, this way.)
     case invalidJSON(command: String, detail: String)
     /// The JSON is well-formed but a field is missing, of the wrong type, or out of range.
     case invalidBody(command: String, field: String, detail: String)
@@ -60,7 +61,7 @@ public enum ProtocolError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unknownCommand(let received, let known):
             "unknown command '\(received)'; known: \(known.joined(separator: ", "))"
         case .invalidJSON(let command, let detail):
-            "\(command): the body is not a UTF-8 JSON object: \(detail)"
+            "\(command): the body is not a JSON object in UTF-8 (or a number does not fit its field): \(detail)"
         case .invalidBody(let command, let field, let detail):
             "\(command): field '\(field)': \(detail)"
         case .invalidFrame(let command, let frame, let detail):
