@@ -104,16 +104,17 @@ public struct ClientRequest: Sendable, Hashable {
     ///
     /// - Throws: a ``RequestRejection`` holding the problem and what is needed to answer it.
     public init(frames: [[UInt8]], limits: ProtocolLimits = .standard) throws(RequestRejection) {
+        // The command and request id are taken first, as far as they are there, so that any
+        // rejection (a version error included) can be matched by the client to its request.
+        let commandFrame = frames.count > 1 ? frames[1] : []
+        let command = Printable.text(commandFrame, limit: 32)
         var requestID: [UInt8] = []
-        var command = ""
+        if frames.count > 2 && frames[2].count <= limits.maxRequestIDBytes { requestID = frames[2] }
         do throws(ProtocolError) {
             var reader = try FrameReader(frames, message: "client request", limits: limits, minimum: 4)
-            // The command and request id are read first so that even a version error can be
-            // answered in a way the client can match to its request.
             let identifier = try reader.next("identifier", limit: .max)
-            let commandFrame = try reader.next("command", limit: .max)
-            command = Printable.text(commandFrame, limit: 32)
-            requestID = try reader.next("request id", limit: limits.maxRequestIDBytes)
+            _ = try reader.next("command", limit: .max)
+            _ = try reader.next("request id", limit: limits.maxRequestIDBytes)
             _ = try ProtocolVersion.check(identifier)
             guard let known = ClientCommand(rawValue: String(decoding: commandFrame, as: UTF8.self)),
                 Array(known.rawValue.utf8) == commandFrame

@@ -46,10 +46,12 @@ public struct DetectorInfo: WireBody {
         let descriptor = DetectorDescriptor(
             name: name, version: version, summary: summary, presets: Array(presets.dropFirst()),
             specific: Array(specs.dropFirst(commonNames.count)))
-        guard descriptor.parameters == specs else {
+        // The common parameters must mean what they mean everywhere; their summaries may differ.
+        let standard = { (spec: ParameterSpec) -> [AnyHashable] in [spec.name, spec.kind, spec.defaultValue, spec.presetValues] }
+        guard descriptor.parameters.map(standard) == specs.map(standard) else {
             throw .invalidBody(
                 command: command, field: "detector.parameters",
-                detail: "the common parameters must be declared with their standard ranges and defaults")
+                detail: "the common parameters must be declared with their standard kinds, ranges and defaults")
         }
         return descriptor
     }

@@ -30,8 +30,11 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
 
 @Suite("Malformed input") struct MalformedInputTests {
     @Test func missingFramesAreCountedAndTheRequestIDIsKeptWhenThereIsOne() throws {
-        let short = try #require(rejection([Array("TACTUS1".utf8), Array("status".utf8)]))
-        #expect(short.error == .missingFrames(message: "client request", expected: 4, received: 2))
+        let short = try #require(rejection([Array("TACTUS1".utf8), Array("status".utf8), Array("id-9".utf8)]))
+        #expect(short.error == .missingFrames(message: "client request", expected: 4, received: 3))
+        #expect(short.command == "status" && short.requestID == Array("id-9".utf8))
+        let empty = try #require(rejection([]))
+        #expect(empty.command.isEmpty && empty.requestID.isEmpty)
         #expect(short.reply.outcome == .error(ErrorBody(code: .badRequest, message: short.error.description)))
 
         let noAudio = try #require(rejection(request("submit", #"{"name":"a.wav"}"#)))
@@ -213,6 +216,10 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
             object["detector"] = detector
         }?.code == .badRequest)
         #expect(try readyError { $0["worker_id"] = "" }?.code == .badRequest)
+        // Summaries of the common parameters are the worker's own business.
+        var renamed = Examples.ready
+        renamed.detector.parameters[1].summary = "slowest tempo"
+        #expect(try WorkerMessage(frames: WorkerMessage.ready(renamed).frames()) == .ready(renamed))
         #expect(workerError(ready("{}")) == .invalidBody(command: "READY", field: "worker_id", detail: "missing"))
 
         let both = #"{"job":1,"attempt":1,"error":{"code":"corrupt","message":"x"},"analysis":null}"#
