@@ -79,6 +79,6 @@ let package = Package(
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
-        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector"]),
+        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
     ]
 )
