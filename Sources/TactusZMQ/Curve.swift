@@ -1,7 +1,10 @@
 import CZeroMQ
 
 /// A CurveZMQ key (public or secret): 32 bytes, usually written as 40 Z85 characters.
-public struct CurveKey: Sendable, Hashable, CustomStringConvertible {
+///
+/// A key never prints itself (it may be a secret key, and logs must not contain those):
+/// ask for ``z85`` explicitly.
+public struct CurveKey: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
     /// The 32 key bytes.
     public let bytes: [UInt8]
 
@@ -27,8 +30,8 @@ public struct CurveKey: Sendable, Hashable, CustomStringConvertible {
         (try? Z85.encode(bytes)) ?? ""
     }
 
-    /// The Z85 text of a public key is safe to show; do not print secret keys.
-    public var description: String { "CurveKey(\(z85.prefix(8))…)" }
+    public var description: String { "CurveKey(redacted)" }
+    public var debugDescription: String { description }
 }
 
 /// A CurveZMQ key pair.

@@ -77,8 +77,8 @@ enum Milliseconds {
     /// `duration` in whole milliseconds, rounded up so that a short positive wait never
     /// becomes a zero wait (a busy loop); negative durations are zero.
     static func rounding(_ duration: Duration) -> Int {
+        guard duration > .zero else { return 0 }
         let (seconds, attoseconds) = duration.components
-        guard seconds >= 0 || attoseconds > 0 else { return 0 }
         let perMillisecond: Int64 = 1_000_000_000_000_000
         let (whole, remainder) = attoseconds.quotientAndRemainder(dividingBy: perMillisecond)
         let total = seconds.multipliedReportingOverflow(by: 1000)
