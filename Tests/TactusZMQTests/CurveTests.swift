@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import TactusZMQ
 
@@ -70,5 +71,70 @@ import TactusZMQ
         try plain.connect(endpoint)
         try plain.send([bytes("plain text")])
         #expect(try server.receive(timeout: .milliseconds(300)) == nil)
+    }
+}
+
+@Suite("ZAP") struct ZAPTests {
+    @Test func aZAPHandlerAdmitsOnlyAuthorizedClientKeys() throws {
+        let context = try ZMQContext(socketLinger: .zero)
+        let serverKeys = try CurveKeyPair.generate()
+        let trusted = try CurveKeyPair.generate()
+        let stranger = try CurveKeyPair.generate()
+        let authorized: Set<CurveKey> = [trusted.publicKey]
+
+        let seen = Locked<[ZAPRequest]>([])
+        let stop = Locked(false)
+        let ready = DispatchSemaphore(value: 0)
+        let stopped = DispatchSemaphore(value: 0)
+        Thread {
+            defer { stopped.signal() }
+            do throws(ZMQError) {
+                let handler = try context.socket(.rep)
+                try handler.bind(ZAP.endpoint)
+                ready.signal()
+                while !stop.withLock({ $0 }) {
+                    guard let frames = try handler.receive(timeout: .milliseconds(20)) else { continue }
+                    let request = try ZAPRequest(frames: frames)
+                    seen.withLock { $0.append(request) }
+                    let admitted = request.curvePublicKey.map(authorized.contains) ?? false
+                    try handler.send(request.reply(admitted ? .success : .authenticationFailure, text: admitted ? "OK" : "unknown key"))
+                }
+            } catch {
+                Issue.record("ZAP handler: \(error)")
+                ready.signal()
+            }
+        }.start()
+        #expect(ready.wait(timeout: .now() + 5) == .success)
+        defer {
+            stop.withLock { $0 = true }
+            _ = stopped.wait(timeout: .now() + 5)
+        }
+
+        let server = try context.socket(.router)
+        try server.set([.curveServer(true), .curveSecretKey(serverKeys.secretKey), .zapDomain("tactus")])
+        try server.bind("tcp://127.0.0.1:*")
+        let endpoint = try server.lastEndpoint
+
+        func client(_ keys: CurveKeyPair, _ name: String) throws -> ZMQSocket {
+            let socket = try context.socket(.dealer)
+            try socket.set([
+                .curveServerKey(serverKeys.publicKey), .curvePublicKey(keys.publicKey), .curveSecretKey(keys.secretKey),
+                .routingID(bytes(name)),
+            ])
+            try socket.connect(endpoint)
+            return socket
+        }
+        let refused = try client(stranger, "stranger")
+        try refused.send([bytes("let me in")])
+        #expect(try server.receive(timeout: .milliseconds(700)) == nil)
+
+        let admitted = try client(trusted, "trusted")
+        try admitted.send([bytes("hello")])
+        #expect(try server.receive(timeout: .seconds(3)) == [bytes("trusted"), bytes("hello")])
+
+        let requests = seen.withLock { $0 }
+        #expect(requests.allSatisfy { $0.domain == "tactus" && $0.mechanism == "CURVE" && $0.address == "127.0.0.1" })
+        #expect(Set(requests.compactMap(\.curvePublicKey)) == [trusted.publicKey, stranger.publicKey])
+        #expect(throws: ZMQError.self) { try ZAPRequest(frames: [bytes("2.0"), [], [], [], [], []]) }
     }
 }
