@@ -13,7 +13,7 @@ let builtinDetectors: [(target: String, folder: String)] = [
 
 let package = Package(
     name: "Tactus",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tactus", targets: ["tactus"]),
     ],
@@ -76,6 +76,7 @@ let package = Package(
         // shared by the tests and the benchmarks.
         .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio"]),
 
+        .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
