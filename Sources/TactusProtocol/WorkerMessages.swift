@@ -43,10 +43,7 @@ public enum WorkerMessage: Sendable, Hashable {
 
     /// Decodes a worker's message as the backend ROUTER received it, routing id removed.
     public init(frames: [[UInt8]], limits: ProtocolLimits = .standard) throws(ProtocolError) {
-        var reader = try BackendHeader.read(frames, message: "worker message", limits: limits)
-        guard let command = Command(rawValue: reader.command) else {
-            throw .unknownCommand(received: reader.command, known: Command.allCases.map(\.rawValue))
-        }
+        var (command, reader) = try BackendHeader.read(frames, message: "worker message", limits: limits, as: Command.self)
         switch command {
         case .ready: self = .ready(try reader.onlyBody(ReadyBody.self, limits: limits))
         case .result:
@@ -95,10 +92,7 @@ public enum CoordinatorMessage: Sendable, Hashable {
 
     /// Decodes a message as a worker's DEALER received it.
     public init(frames: [[UInt8]], limits: ProtocolLimits = .standard) throws(ProtocolError) {
-        var reader = try BackendHeader.read(frames, message: "coordinator message", limits: limits)
-        guard let command = Command(rawValue: reader.command) else {
-            throw .unknownCommand(received: reader.command, known: Command.allCases.map(\.rawValue))
-        }
+        var (command, reader) = try BackendHeader.read(frames, message: "coordinator message", limits: limits, as: Command.self)
         switch command {
         case .job:
             let body = try reader.body(JobBody.self, limits: limits)
@@ -117,14 +111,17 @@ public enum CoordinatorMessage: Sendable, Hashable {
 
 /// The identifier and command frames that start every backend message.
 enum BackendHeader {
-    /// A reader positioned at the body, its `command` set to the command frame's text.
-    static func read(_ frames: [[UInt8]], message: String, limits: ProtocolLimits) throws(ProtocolError) -> FrameReader {
+    /// The command named by the command frame, and a reader positioned at the body.
+    static func read<Command: RawRepresentable & CaseIterable>(
+        _ frames: [[UInt8]], message: String, limits: ProtocolLimits, as type: Command.Type
+    ) throws(ProtocolError) -> (Command, FrameReader) where Command.RawValue == String {
         var reader = try FrameReader(frames, message: message, limits: limits, minimum: 3)
         _ = try ProtocolVersion.check(try reader.next("identifier", limit: .max))
-        let command = try reader.next("command", limit: .max)
-        reader.command = Printable.text(command, limit: 32)
-        // Printable text equals the frame's text exactly when the frame is short printable ASCII.
-        if Array(reader.command.utf8) != command { reader.command = "\\?" + reader.command }
-        return reader
+        let frame = try reader.next("command", limit: .max)
+        reader.command = Printable.text(frame, limit: 32)
+        guard let command = Command.allCases.first(where: { Array($0.rawValue.utf8) == frame }) else {
+            throw .unknownCommand(received: reader.command, known: Command.allCases.map(\.rawValue))
+        }
+        return (command, reader)
     }
 }
