@@ -268,7 +268,8 @@ public struct ClientReply: Sendable, Hashable {
         let frames = frames.first?.isEmpty == true ? Array(frames.dropFirst()) : frames
         var reader = try FrameReader(frames, message: "reply", limits: limits, minimum: 5)
         _ = try ProtocolVersion.check(try reader.next("identifier", limit: .max))
-        let commandFrame = try reader.next("command", limit: 32)
+        // An echoed unknown command is escaped text of at most 32 characters plus an ellipsis.
+        let commandFrame = try reader.next("command", limit: 64)
         command = String(decoding: commandFrame, as: UTF8.self)
         reader.command = Printable.text(commandFrame, limit: 32)
         requestID = try reader.next("request id", limit: limits.maxRequestIDBytes)

@@ -109,26 +109,31 @@ public struct ProtocolLimits: Sendable, Hashable {
 }
 
 /// Text from untrusted bytes, made safe to show: printable ASCII kept, everything else
-/// escaped as `\xNN`, cut at a limit with an ellipsis.
+/// escaped as `\xNN`, cut with an ellipsis so that the text has at most `limit` characters
+/// before it (and so at most `limit` + 3 bytes).
 enum Printable {
     static func text(_ bytes: some Collection<UInt8>, limit: Int) -> String {
         var text = ""
-        for (index, byte) in bytes.enumerated() {
-            if index == limit {
+        var count = 0
+        for byte in bytes {
+            let piece: String
+            if (0x20...0x7E).contains(byte) && byte != 0x5C {
+                piece = String(Unicode.Scalar(byte))
+            } else {
+                piece = "\\x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+            guard count + piece.utf8.count <= limit else {
                 text += "…"
                 break
             }
-            if (0x20...0x7E).contains(byte) && byte != 0x5C {
-                text.unicodeScalars.append(Unicode.Scalar(byte))
-            } else {
-                text += "\\x" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
-            }
+            text += piece
+            count += piece.utf8.count
         }
         return text
     }
 
     static func text(_ string: String, limit: Int) -> String {
-        text(Array(string.utf8.prefix(limit + 1)), limit: limit)
+        text(string.utf8.prefix(limit + 1), limit: limit)
     }
 }
 

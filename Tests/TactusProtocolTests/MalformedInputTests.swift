@@ -120,7 +120,10 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         let garbage: [UInt8] = [0xFF, 0x00, 0x0A] + Array(repeating: 0x41, count: 100)
         let rejectedGarbage = try #require(rejection([Array("TACTUS1".utf8), garbage, [], Array("{}".utf8)]))
         #expect(rejectedGarbage.command.hasPrefix("\\xFF\\x00\\x0AAAA"))
-        #expect(rejectedGarbage.command.count < 50)
+        #expect(rejectedGarbage.command.utf8.count <= 35 && rejectedGarbage.command.hasSuffix("…"))
+        // The client can read that rejection, and match it by its request id.
+        let garbageReply = try ClientReply(frames: rejectedGarbage.reply.frames())
+        #expect(garbageReply.command == rejectedGarbage.command && garbageReply.requestID.isEmpty)
         // Commands are case-sensitive.
         #expect(rejection(request("SUBMIT", "{}"))?.error.code == .unknownCommand)
         #expect(workerError([Array("TACTUS1".utf8), Array("JOB".utf8), Array("{}".utf8), []])?.code == .unknownCommand)
@@ -273,5 +276,34 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         } catch {
             return error
         }
+    }
+}
+
+@Suite("Messages written by hand") struct HandWrittenMessageTests {
+    /// The READY of SPEC.md's pyzmq worker example, as a stranger would write it.
+    @Test func theSpecificationsExampleWorkerIsAccepted() throws {
+        let body = #"""
+            {"worker_id": "myhost-4242-x1", "params": {"preset": "default", "min_bpm": 60, "max_bpm": 200},
+             "detector": {"name": "my-detector", "version": "1.0", "summary": "...", "parameters": [
+                {"name": "preset", "kind": "choice", "choices": ["default"], "default": "default", "presets": {}, "summary": "..."},
+                {"name": "min_bpm", "kind": "number", "min": 20, "max": 400, "default": 60, "presets": {}, "summary": "..."},
+                {"name": "max_bpm", "kind": "number", "min": 20, "max": 400, "default": 200, "presets": {}, "summary": "..."}]}}
+            """#
+        let message = try WorkerMessage(frames: [Array("TACTUS1".utf8), Array("READY".utf8), Array(body.utf8)])
+        guard case .ready(let ready) = message else {
+            Issue.record("not a READY")
+            return
+        }
+        let descriptor = try ready.detector.descriptor()
+        #expect(descriptor.name == "my-detector" && descriptor.parameters.count == 3)
+        #expect(try descriptor.resolve(ParameterSet(["min_bpm": .number(80)])).number("min_bpm") == 80)
+    }
+
+    /// The submit of SPEC.md's pyzmq client example.
+    @Test func theSpecificationsExampleSubmitIsAccepted() throws {
+        let frames = [[], Array("TACTUS1".utf8), Array("submit".utf8), Array("req-1".utf8), Array(#"{"name": "song.flac"}"#.utf8), [1, 2, 3]]
+        let (envelope, message) = try ClientEnvelope.split([Array("peer".utf8)] + frames)
+        #expect(envelope.delimited)
+        #expect(try ClientRequest(frames: message) == ClientRequest(requestID: Array("req-1".utf8), .submit(SubmitRequest(name: "song.flac"), audio: [1, 2, 3])))
     }
 }
