@@ -94,3 +94,10 @@ public struct PollResult {
         self.events(of: socket).isSuperset(of: events)
     }
 }
+
+/// A poller holds sockets, so it stays on their thread.
+@available(*, unavailable)
+extension ZMQPoller: Sendable {}
+
+@available(*, unavailable)
+extension PollResult: Sendable {}

@@ -310,3 +310,7 @@ public final class ZMQSocket {
         }
     }
 }
+
+/// A socket must stay on one thread at a time: no `Sendable` conformance, not even an unchecked one.
+@available(*, unavailable)
+extension ZMQSocket: Sendable {}
