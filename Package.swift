@@ -76,6 +76,7 @@ let package = Package(
         // shared by the tests and the benchmarks.
         .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio"]),
 
+        .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
