@@ -9,13 +9,16 @@ struct EnergyStatisticsSettings {
     var threshold: AdaptiveThreshold
     var salience: BeatMultipleSalience
     var vote: TempoVoteConfiguration
-
+    /// Crossover frequencies between the low, middle and high bands, in Hz.
+    var bandSplitHz: (low: Double, high: Double)
 
     init(_ parameters: ParameterSet) {
         blockSeconds = parameters.number("block_ms") / 1000
         historyBlocks = parameters.integer("history_blocks")
         threshold = AdaptiveThreshold(parameters)
         salience = BeatMultipleSalience(multiples: parameters.integer("beat_multiples"))
+        let split = parameters.numbers("band_split_hz")
+        bandSplitHz = (split[0], split[1])
         vote = TempoVoteConfiguration(
             windowSeconds: parameters.number("window_s"), hopSeconds: parameters.number("hop_s"),
             minBPM: parameters.number("min_bpm"), maxBPM: parameters.number("max_bpm"),
@@ -26,9 +29,9 @@ struct EnergyStatisticsSettings {
 /// The `default` preset: Patin's statistic made soft and frequency-selective, over the whole
 /// song in windows.
 ///
-/// Three sub-bands are split with one-pole filters as the samples stream in: below 150 Hz
-/// (kick, bass), 150 Hz-3 kHz (snare body, voices, chords) and above 3 kHz (hi-hats,
-/// cymbals). Each block's energy in each band is compared with C times the mean of the
+/// Three sub-bands are split with one-pole filters as the samples stream in: by default
+/// below 150 Hz (kick, bass; two poles), 150 Hz-3 kHz (snare body, voices, chords) and above
+/// 3 kHz (hi-hats, cymbals). Each block's energy in each band is compared with C times the mean of the
 /// band's previous `historyBlocks` blocks, and by how much (in log terms) it exceeds it is
 /// the block's beat strength: a continuous beat train instead of Patin's yes/no decision.
 /// The train goes through the shared windowed ``TempoVote`` with a ``BeatMultipleSalience``.
@@ -54,8 +57,8 @@ final class EnergyStatisticsSession: DetectorSession {
         self.settings = settings
         self.sampleRate = sampleRate
         blockLength = max(1, Int((settings.blockSeconds * sampleRate).rounded()))
-        lowCoefficient = Float(1 - exp(-2 * Double.pi * 150 / sampleRate))
-        highCoefficient = Float(1 - exp(-2 * Double.pi * 3000 / sampleRate))
+        lowCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.low / sampleRate))
+        highCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.high / sampleRate))
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {

@@ -58,6 +58,9 @@ public struct StatisticalEnergyDetector: TempoDetector {
                 "hop_s", .number(0.5...60), default: .number(4),
                 summary: "seconds between the starts of consecutive windows"),
             ParameterSpec(
+                "band_split_hz", .increasingNumbers(range: 20...20_000, count: 2...2), default: .numbers([150, 3000]),
+                summary: "default: crossover frequencies in Hz between the low, middle and high sub-bands"),
+            ParameterSpec(
                 "beat_multiples", .integer(1...8), default: .number(4),
                 summary: "default: a tempo's salience averages the beat-strength autocorrelation at this many multiples of its beat period"),
             ParameterSpec(
