@@ -78,7 +78,7 @@ private func isWrittenOrOctave(_ bpm: Double?, _ written: Double, tolerance: Dou
     @Test(arguments: ["default", "classic"], [60.0, 74, 91, 108, 127, 146, 168, 200])
     func clickTracksGiveTheirTempoOrAnOctave(preset: String, bpm: Double) throws {
         let output = try detector(preset: preset).analyze(
-            Synth.clickTrack(bpm: bpm, seconds: 20, sampleRate: 22_050), sampleRate: 22_050)
+            Synth.clickTrack(bpm: bpm, seconds: 16, sampleRate: 22_050), sampleRate: 22_050)
         #expect(isWrittenOrOctave(output.bpm, bpm), "\(preset) \(bpm): \(String(describing: output.bpm))")
     }
 
@@ -86,7 +86,7 @@ private func isWrittenOrOctave(_ bpm: Double?, _ written: Double, tolerance: Dou
     /// 90-150 BPM; slower or faster, the tempo prior may report the octave (tested above).
     @Test(arguments: [92.0, 105, 118, 126, 138, 146])
     func theDefaultFindsTheWrittenTempoOfFourOnTheFloor(bpm: Double) throws {
-        let output = try detector().analyze(Synth.drumPattern(bpm: bpm, seconds: 24, sampleRate: 22_050), sampleRate: 22_050)
+        let output = try detector().analyze(Synth.drumPattern(bpm: bpm, seconds: 16, sampleRate: 22_050), sampleRate: 22_050)
         let found = try #require(output.bpm)
         #expect(abs(found - bpm) <= 0.01 * bpm, "\(bpm): \(found)")
         #expect(output.confidence > 0.2)
@@ -108,7 +108,7 @@ private func isWrittenOrOctave(_ bpm: Double?, _ written: Double, tolerance: Dou
         ("classic", .backbeat, 132),
     ])
     func drumPatternsGiveTheirTempoOrAnOctave(preset: String, pattern: Synth.Pattern, bpm: Double) throws {
-        let signal = Synth.drumPattern(bpm: bpm, seconds: 24, sampleRate: 22_050, pattern: pattern)
+        let signal = Synth.drumPattern(bpm: bpm, seconds: 16, sampleRate: 22_050, pattern: pattern)
         let output = try detector(preset: preset).analyze(signal, sampleRate: 22_050)
         #expect(isWrittenOrOctave(output.bpm, bpm), "\(preset) \(bpm): \(String(describing: output.bpm))")
     }
@@ -117,7 +117,7 @@ private func isWrittenOrOctave(_ bpm: Double?, _ written: Double, tolerance: Dou
     func theTempoDoesNotDependOnTheSampleRate(preset: String) throws {
         let detector = try detector(preset: preset)
         let tempi = try [22_050.0, 44_100, 48_000].map { rate in
-            try #require(detector.analyze(Synth.drumPattern(bpm: 123, seconds: 20, sampleRate: rate), sampleRate: rate).bpm)
+            try #require(detector.analyze(Synth.drumPattern(bpm: 123, seconds: 12, sampleRate: rate), sampleRate: rate).bpm)
         }
         #expect(tempi.max()! / tempi.min()! <= 1.005, "\(tempi)")
         #expect(isWrittenOrOctave(tempi[0], 123))
