@@ -38,6 +38,7 @@ struct DecimatedEnvelopeSettings {
 ///
 /// The envelope at ~500 Hz is the only state that grows with the song (2 MB for 20 minutes).
 final class DecimatedEnvelopeSession: DetectorSession {
+    private var finite = FiniteSamples()
     private let settings: DecimatedEnvelopeSettings
     private let sampleRate: Double
     private let decimation: Int
@@ -65,6 +66,10 @@ final class DecimatedEnvelopeSession: DetectorSession {
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {
+        finite.process(samples) { accumulate($0) }
+    }
+
+    private func accumulate(_ samples: UnsafeBufferPointer<Float>) {
         var magnitude = groupMagnitude, energy = groupEnergy, count = groupCount
         for sample in samples {
             magnitude += abs(sample)

@@ -25,6 +25,7 @@ struct OnsetAutocorrelationSettings {
 final class OnsetAutocorrelationSession: DetectorSession {
     private let settings: OnsetAutocorrelationSettings
     private let accumulator: OnsetStrengthAccumulator
+    private var finite = FiniteSamples()
 
     init(settings: OnsetAutocorrelationSettings, sampleRate: Double) {
         self.settings = settings
@@ -32,7 +33,7 @@ final class OnsetAutocorrelationSession: DetectorSession {
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {
-        accumulator.consume(samples)
+        finite.process(samples) { accumulator.consume($0) }
     }
 
     func finish() -> DetectorOutput {

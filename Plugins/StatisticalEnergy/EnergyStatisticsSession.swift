@@ -36,6 +36,7 @@ struct EnergyStatisticsSettings {
 /// the block's beat strength: a continuous beat train instead of Patin's yes/no decision.
 /// The train goes through the shared windowed ``TempoVote`` with a ``BeatMultipleSalience``.
 final class EnergyStatisticsSession: DetectorSession {
+    private var finite = FiniteSamples()
     static let bandCount = 3
     private let settings: EnergyStatisticsSettings
     private let sampleRate: Double
@@ -62,6 +63,10 @@ final class EnergyStatisticsSession: DetectorSession {
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {
+        finite.process(samples) { accumulate($0) }
+    }
+
+    private func accumulate(_ samples: UnsafeBufferPointer<Float>) {
         var low1 = lowState1, low2 = lowState2, high = highState
         var sums = self.sums
         var pending = self.pending

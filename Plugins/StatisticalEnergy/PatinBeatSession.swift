@@ -90,6 +90,7 @@ struct EnergyHistory {
 /// A beat is declared on the first block of a run of `holdBlocks` blocks above the threshold
 /// (the debounce of seed 004), and no sooner than `refractorySeconds` after the previous one.
 final class PatinBeatSession: DetectorSession {
+    private var finite = FiniteSamples()
     private let settings: PatinSettings
     private let sampleRate: Double
     private let blockLength: Int
@@ -113,6 +114,10 @@ final class PatinBeatSession: DetectorSession {
     private var blockSeconds: Double { Double(blockLength) / sampleRate }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {
+        finite.process(samples) { accumulate($0) }
+    }
+
+    private func accumulate(_ samples: UnsafeBufferPointer<Float>) {
         var energy = pendingEnergy
         var count = pendingCount
         for sample in samples {

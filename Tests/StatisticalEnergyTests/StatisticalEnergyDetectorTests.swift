@@ -198,6 +198,23 @@ private func isWrittenOrOctave(_ bpm: Double?, _ written: Double, tolerance: Dou
         }
     }
 
+    @Test(arguments: ["default", "classic"])
+    func nonFiniteSamplesAreSilenceNotPoison(preset: String) throws {
+        let detector = try detector(preset: preset)
+        let clean = Synth.drumPattern(bpm: 120, seconds: 12, sampleRate: 22_050)
+        var damaged = clean
+        for index in stride(from: 500, to: damaged.count, by: 20_000) {
+            damaged[index] = .nan
+            damaged[index + 3] = -.infinity
+        }
+        let expected = try #require(detector.analyze(clean, sampleRate: 22_050).bpm)
+        let output = detector.analyze(damaged, sampleRate: 22_050)
+        let found = try #require(output.bpm)
+        #expect(abs(found - expected) <= 0.005 * expected)
+        #expect(output.confidence.isFinite)
+        #expect(output.windows.allSatisfy { $0.energy.isFinite && $0.energy > 0 && $0.strength.isFinite })
+    }
+
     @Test func aSteadyToneHasNoTempo() throws {
         let output = try detector().analyze(Synth.sine(hz: 440, seconds: 15, sampleRate: 44_100), sampleRate: 44_100)
         #expect(output.bpm == nil)
