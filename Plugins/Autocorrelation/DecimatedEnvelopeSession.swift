@@ -101,6 +101,9 @@ final class DecimatedEnvelopeSession: DetectorSession {
 
     func finish() -> DetectorOutput {
         let windows = windowRecords()
+        if groupEnergies.isEmpty {
+            return DetectorOutput(bpm: nil, reason: "too short", confidence: 0, candidates: [], windows: windows)
+        }
         if groupEnergies.allSatisfy({ $0 == 0 }) {
             return DetectorOutput(bpm: nil, reason: "silence", confidence: 0, candidates: [], windows: windows)
         }

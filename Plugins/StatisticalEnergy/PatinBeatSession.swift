@@ -167,6 +167,9 @@ final class PatinBeatSession: DetectorSession {
                 startS: start, durationS: end - start, energy: meanEnergy(range),
                 bpm: tempo?.bpm, strength: tempo?.share ?? 0)
         }
+        if blockEnergies.isEmpty {
+            return DetectorOutput(bpm: nil, reason: "too short", confidence: 0, candidates: [], windows: windows)
+        }
         if blockEnergies.allSatisfy({ $0 == 0 }) {
             return DetectorOutput(bpm: nil, reason: "silence", confidence: 0, candidates: [], windows: windows)
         }
