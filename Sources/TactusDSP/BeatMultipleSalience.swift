@@ -12,7 +12,8 @@
 /// `minimumPower` per frame: an envelope that barely moves (a steady tone, whose analysis
 /// frames ripple by a few parts in a million) is not periodic music, however regular its
 /// ripple. Envelopes in log units (the shared onset envelope, log energy ratios) have a
-/// power of 0.04 to 3 per frame on music and a millionth of that on a steady tone.
+/// power of about 0.04 to 1 per frame on music, 0.1 on white noise, and 10^-5 on a steady
+/// tone.
 public struct BeatMultipleSalience: Sendable {
     /// How many multiples of the beat lag are averaged (1: the plain autocorrelation).
     public let multiples: Int
