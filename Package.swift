@@ -51,11 +51,20 @@ let package = Package(
             dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
                 + builtinDetectors.map { .target(name: $0.target) }
         ),
+        // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
+        .target(
+            name: "TactusStore",
+            dependencies: [
+                "TactusDetector",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -64,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "tactus-bench",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusTestSupport",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -74,5 +83,6 @@ let package = Package(
 
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
+        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector"]),
     ]
 )
