@@ -152,9 +152,8 @@ enum ReferenceCSV {
     }
 
     static func parse(_ text: String, fileName: String) throws(StoreError) -> [Row] {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
-            $0.hasSuffix("\r") ? $0.dropLast() : $0
-        }
+        // "\r\n" is one Character in Swift: normalise line ends before splitting.
+        let lines = text.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
         guard let headerIndex = lines.firstIndex(where: { !$0.allSatisfy(\.isWhitespace) }) else {
             throw .malformedCSV(file: fileName, line: 1, reason: "empty file; expected a header with bpm and song or file")
         }
