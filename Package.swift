@@ -83,6 +83,6 @@ let package = Package(
 
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
-        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector"]),
+        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusTestSupport"]),
     ]
 )

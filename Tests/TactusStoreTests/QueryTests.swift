@@ -1,4 +1,5 @@
 import Foundation
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 
@@ -131,6 +132,42 @@ import Testing
         let matches = try library.query(TempoQuery(range: 115...135, source: .detector("alpha")))
         #expect(tempi(matches) == [121])
         #expect(try library.query(TempoQuery(range: 115...135, source: .detector("nobody"))).isEmpty)
+    }
+
+    /// Limited queries read the index outwards from the centre and stop early; whatever the
+    /// source, octave and order, their pages must be slices of the complete answer.
+    @Test func pagesAreSlicesOfTheCompleteAnswer() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        var random = SeededGenerator(seed: 7)
+        let tempo = { (base: Double) -> Double in (base * Double.random(in: 0.9...1.1, using: &random) * 10).rounded() / 10 }
+        try library.record(
+            (0..<300).map { n in
+                let base = Double.random(in: 50...250, using: &random)
+                var analyses = [
+                    Fixture.record("alpha", bpm: tempo(base)), Fixture.record("beta", bpm: tempo(base)),
+                    Fixture.record("gamma", bpm: tempo(base * 2)),
+                ]
+                if n % 3 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base), version: "2")) }
+                if n % 5 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base / 2), preset: "classic")) }
+                return SongAnalyses(song: Fixture.song(n), analyses: analyses)
+            })
+        let sources: [TempoSource] = [.consensus, .detector("alpha"), .detector("gamma"), .agreement(minimum: 2)]
+        for source in sources {
+            for octave in [false, true] {
+                for order in TempoOrder.allCases {
+                    let complete = try library.query(TempoQuery(range: 110...140, source: source, octave: octave, order: order))
+                    #expect(Set(complete.map(\.song)).count == complete.count)
+                    #expect(complete.count > 10)
+                    for (limit, offset) in [(1, 0), (7, 0), (7, 7), (10, 25), (50, 3)] {
+                        let page = try library.query(
+                            TempoQuery(range: 110...140, source: source, octave: octave, order: order, limit: limit, offset: offset))
+                        let expected = Array(complete.dropFirst(offset).prefix(limit))
+                        #expect(page == expected, "\(source) octave \(octave) \(order) limit \(limit) offset \(offset)")
+                    }
+                }
+            }
+        }
     }
 
     @Test func invalidQueriesAreRefused() throws {
