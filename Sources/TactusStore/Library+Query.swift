@@ -7,8 +7,8 @@ public enum TempoSource: Sendable, Hashable, CustomStringConvertible {
     case consensus
     /// One detector's tempo (any version or preset of it; the closest match counts).
     case detector(String)
-    /// At least `minimum` distinct detectors whose tempi fall in the range with the same
-    /// octave factor; the song's tempo is their mean.
+    /// The consensus tempo, for songs where at least `minimum` distinct detectors agree on
+    /// it (each within 4 % of it).
     case agreement(minimum: Int)
 
     public var description: String {
@@ -91,8 +91,8 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     public var factor: Double
     /// The detector whose tempo matched, or `consensus`, or `agree`.
     public var detector: String
-    /// The detectors behind the tempo: the one detector, the consensus' agreeing detectors,
-    /// or those that agree.
+    /// The detectors behind the tempo: the one detector, or the detectors that agree on the
+    /// consensus.
     public var detectors: [String]
     public var title: String?
     public var artist: String?
@@ -157,7 +157,8 @@ extension Library {
     /// query says. Ties are broken by the order songs entered the library.
     ///
     /// The search runs on the `(detector, bpm)` index of `analyses` or the `bpm` index of
-    /// `consensus`, so it takes milliseconds even over a million analyses.
+    /// `consensus`; with a limit it reads only about `offset + limit` index entries per
+    /// octave branch, so it takes well under a millisecond even over a million analyses.
     public func query(_ query: TempoQuery) throws(StoreError) -> [TempoMatch] {
         try query.validate()
         let (sql, arguments) = Self.sql(for: query)
@@ -165,9 +166,8 @@ extension Library {
             try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
                 let detectors: [String]
                 switch query.source {
-                case .consensus: detectors = NamesJSON.decode(row["detectors"])
+                case .consensus, .agreement: detectors = NamesJSON.decode(row["detectors"])
                 case .detector(let name): detectors = [name]
-                case .agreement: detectors = (row["detectors"] as String).split(separator: ",").map(String.init).sorted()
                 }
                 return TempoMatch(
                     song: SongID(unchecked: row["sha256"]), bpm: row["bpm"], factor: row["factor"],
@@ -222,17 +222,16 @@ extension Library {
             query.order == .closeness ? "abs(\(bpm) / \(factor) - :centre)" : "\(bpm) / \(factor)"
         }
 
-        if case .agreement(let minimum) = query.source {
-            arguments["minimum"] = minimum
-            return (agreementSQL(branches: branches, orderKey: orderKey), StatementArguments(arguments))
-        }
-
         let table: String
         var filter = "1"
         var dedupe = ""
         switch query.source {
         case .consensus:
             table = "consensus"
+        case .agreement(let minimum):
+            table = "consensus"
+            filter = "a.detector_count >= :minimum"
+            arguments["minimum"] = minimum
         case .detector(let name):
             table = "analyses"
             filter = "a.detector = :detector"
@@ -244,15 +243,13 @@ extension Library {
             dedupe = """
                  AND NOT EXISTS (
                     SELECT 1 FROM (
-                        SELECT b.id AS id, b.bpm AS bpm, \(factorOfOther) AS factor FROM analyses b
-                        WHERE b.song_id = a.song_id AND b.detector = a.detector AND b.id <> a.id AND b.bpm IS NOT NULL
+                        SELECT b.id AS id, b.bpm AS bpm, \(factorOfOther) AS factor FROM analyses b INDEXED BY analyses_identity
+                        WHERE b.song_id = a.song_id AND b.detector = a.detector AND b.id <> a.id
                     ) AS o
                     WHERE o.factor IS NOT NULL
                       AND (o.factor <> 1, \(orderKey(bpm: "o.bpm", factor: "o.factor")), o.id)
                         < (FACTOR <> 1, \(orderKey(bpm: "a.bpm", factor: "FACTOR")), a.id))
                 """
-        case .agreement:
-            preconditionFailure("handled above")
         }
 
         var scans = [String]()
@@ -276,48 +273,14 @@ extension Library {
             )
             ORDER BY \(orderKey(bpm: "bpm", factor: "factor")), song_id LIMIT :limit OFFSET :offset
             """
-        let detectors = query.source == .consensus ? "c.detectors" : "''"
-        let join = query.source == .consensus ? "JOIN consensus c ON c.song_id = m.song_id" : ""
+        let fromConsensus = table == "consensus"
+        let detectors = fromConsensus ? "c.detectors" : "''"
+        let join = fromConsensus ? "JOIN consensus c ON c.song_id = m.song_id" : ""
         let sql = """
             SELECT m.bpm, m.factor, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
             FROM (\(inner)) AS m JOIN songs s ON s.id = m.song_id \(join)
             ORDER BY \(orderKey(bpm: "m.bpm", factor: "m.factor")), m.song_id
             """
         return (sql, StatementArguments(arguments))
-    }
-
-    /// Songs where at least `:minimum` detectors have a tempo in the range with the same
-    /// factor. Grouping needs every analysis of the range, so this reads the whole range
-    /// (one index scan per detector and branch).
-    private static func agreementSQL(branches: [Branch], orderKey: (String, String) -> String) -> String {
-        // The detectors' names, found by skipping through the (detector, bpm) index.
-        let names = """
-            WITH RECURSIVE names(name) AS (
-                SELECT (SELECT min(detector) FROM analyses)
-                UNION ALL
-                SELECT (SELECT min(detector) FROM analyses WHERE detector > name) FROM names WHERE name IS NOT NULL
-            )
-            """
-        let scans = branches.map { branch in
-            """
-            SELECT a.song_id AS song_id, a.detector AS detector, a.bpm AS bpm, \(branch.factor) AS factor FROM analyses a
-            WHERE a.detector IN (SELECT name FROM names) AND \(branch.matches("a.bpm"))
-            """
-        }
-        return """
-            \(names)
-            SELECT m.bpm, m.factor, m.detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
-            FROM (
-                SELECT song_id, bpm, factor, detectors, min((factor <> 1) * 10000 - n) FROM (
-                    SELECT song_id, factor, avg(bpm) AS bpm, group_concat(DISTINCT detector) AS detectors,
-                           count(DISTINCT detector) AS n
-                    FROM (\(scans.joined(separator: "\nUNION ALL\n")))
-                    GROUP BY song_id, factor HAVING n >= :minimum
-                )
-                GROUP BY song_id
-                ORDER BY \(orderKey("bpm", "factor")), song_id LIMIT :limit OFFSET :offset
-            ) AS m JOIN songs s ON s.id = m.song_id
-            ORDER BY \(orderKey("m.bpm", "m.factor")), m.song_id
-            """
     }
 }

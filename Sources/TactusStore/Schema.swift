@@ -75,9 +75,9 @@ enum Schema {
                         error_code TEXT,
                         error_message TEXT,
                         CHECK ((status = 'done') = (bpm IS NOT NULL)),
-                        CHECK ((status = 'failed') = (error_code IS NOT NULL)),
-                        UNIQUE (song_id, detector, detector_version, params_hash)
+                        CHECK ((status = 'failed') = (error_code IS NOT NULL))
                     );
+                    CREATE UNIQUE INDEX analyses_identity ON analyses(song_id, detector, detector_version, params_hash);
                     CREATE INDEX analyses_by_detector_bpm ON analyses(detector, bpm, song_id);
 
                     CREATE TABLE consensus (
@@ -86,7 +86,7 @@ enum Schema {
                         detectors TEXT NOT NULL,
                         detector_count INTEGER NOT NULL
                     );
-                    CREATE INDEX consensus_by_bpm ON consensus(bpm, song_id);
+                    CREATE INDEX consensus_by_bpm ON consensus(bpm, detector_count, song_id);
 
                     CREATE TABLE reference_tempi (
                         song_id INTEGER PRIMARY KEY REFERENCES songs(id) ON DELETE CASCADE,

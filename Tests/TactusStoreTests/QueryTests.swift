@@ -93,32 +93,32 @@ import Testing
         #expect(try JSONDecoder().decode(TempoMatch.self, from: Data(json.utf8)) == match)
     }
 
-    @Test func agreementNeedsThatManyDetectorsAtTheSameFactor() throws {
+    @Test func agreementNeedsThatManyDetectorsBehindTheConsensus() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
         let songs: [(Double?, Double?, Double?)] = [
-            (120, 121, 60),  // two agree directly; gamma is an octave below
+            (120, 121, 90),  // two agree; gamma is elsewhere
             (120, 122, 119),  // three agree
             (60, 61, 62),  // three agree at half the range
             (120, nil, nil),  // one detector only
+            (122, 126, 200),  // two agree on about 124 (126 alone is out of the range)
         ]
         try Fixture.populate(library, count: songs.count) { songs[$0] }
         func found(_ minimum: Int, octave: Bool) throws -> [SongID] {
             try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: minimum), octave: octave, order: .bpm))
                 .map(\.song).sorted()
         }
-        let ids = (0..<4).map(Fixture.songID)
-        #expect(try found(1, octave: false) == [ids[0], ids[1], ids[3]].sorted())
-        #expect(try found(2, octave: false) == [ids[0], ids[1]].sorted())
+        let ids = (0..<5).map(Fixture.songID)
+        #expect(try found(1, octave: false) == [ids[0], ids[1], ids[3], ids[4]].sorted())
+        #expect(try found(2, octave: false) == [ids[0], ids[1], ids[4]].sorted())
         #expect(try found(3, octave: false) == [ids[1]])
         #expect(try found(3, octave: true) == [ids[1], ids[2]].sorted())
         #expect(try found(4, octave: true) == [])
 
-        let half = try #require(
-            try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: 3), octave: true))
-                .first { $0.song == ids[2] })
+        let matches = try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: 3), octave: true))
+        let half = try #require(matches.first { $0.song == ids[2] })
         #expect(half.factor == 0.5)
-        #expect(half.bpm == 61)
+        #expect(half.bpm == (try library.consensus(of: ids[2]))?.bpm)
         #expect(half.detectors == ["alpha", "beta", "gamma"])
         #expect(half.detector == "agree")
     }
