@@ -78,6 +78,21 @@ public struct SongID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     }
 
     private static func hexString(_ digest: SHA256.Digest) -> String {
-        digest.map { String(format: "%02x", $0) }.joined()
+        Hex.string(digest)
+    }
+}
+
+/// Lowercase hexadecimal text of bytes.
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    static func string(_ bytes: some Sequence<UInt8>) -> String {
+        var text = [UInt8]()
+        text.reserveCapacity(64)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 }
