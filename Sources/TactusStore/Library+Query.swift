@@ -177,6 +177,14 @@ extension Library {
         }
     }
 
+    /// SQLite's plan for a query (`EXPLAIN QUERY PLAN`), one line per step.
+    func queryPlan(_ query: TempoQuery) throws(StoreError) -> [String] {
+        let (sql, arguments) = Self.sql(for: query)
+        return try read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
+        }
+    }
+
     static func sourceName(_ source: TempoSource) -> String {
         switch source {
         case .consensus: return "consensus"
