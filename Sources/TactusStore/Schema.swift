@@ -20,10 +20,10 @@ import GRDB
 ///   `candidates_json` is a JSON array of `{"bpm":…,"strength":…}`; `windows` is the
 ///   per-window series (see ``WindowSeriesBlob``); `seconds`, `worker`, `analyzed_at`,
 ///   `reason` (why no tempo), `error_code` and `error_message` (why it failed).
-/// - `consensus`: one row per song with at least one analysis: the consensus tempo
-///   (`bpm`, null when no detector found one), the agreeing detectors (`detectors`, a JSON
-///   array of names) and their count, recomputed in the same transaction as any change to
-///   the song's analyses.
+/// - `consensus`: one row per song: the consensus tempo (`bpm`, null when no detector found
+///   one), the agreeing detectors (`detectors`, a JSON array of names) and their count
+///   (`detector_count`), recomputed in the same transaction as any change to the song's
+///   analyses.
 /// - `reference_tempi`: the tempo a person asserts for a song (`bpm`), where it comes from
 ///   (`source`: `manual`, `csv:NAME`, `tag`) and when it was set; at most one per song.
 ///
