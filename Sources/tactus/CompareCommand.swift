@@ -55,7 +55,8 @@ struct CompareCommand: ParsableCommand {
                     String(format: "%.2f", result.confidence),
                     result.candidates.map { String(format: "%.1f", $0.bpm) }.joined(separator: " "),
                     String(format: "%.2f s", result.seconds),
-                    result.failure.map { "\($0.code): \($0.message)" } ?? result.relation.map(mark) ?? "",
+                    result.failure.map { "\($0.code): \($0.message)" }
+                        ?? (result.bpm == nil ? "" : result.relation.map(mark) ?? ""),
                 ]
             })
     }
