@@ -125,7 +125,7 @@ public final class AudioStream {
         if let failure, framesDecoded == 0 {
             throw .corrupt(file: name, decoderMessage: failure)
         }
-        var reason = failure
+        var reason = failure ?? decoder.description.truncation
         let promised = decoder.description.promisedFrames
         let tolerance = metadata.format == .mpeg ? 1152 : 1
         if reason == nil, let promised, Int64(framesDecoded) + Int64(tolerance) < promised {

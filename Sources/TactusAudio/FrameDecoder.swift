@@ -9,6 +9,8 @@ struct StreamDescription {
     /// The number of frames the header promises exactly (Xing/Info, FLAC STREAMINFO, WAV data
     /// chunk): decoding fewer means the data was cut short.
     var promisedFrames: Int64?
+    /// Set when the header shows the stream was cut (an Ogg stream without its last page).
+    var truncation: String?
     var bitrate: Int?
     var tags: AudioTags
 }

@@ -45,7 +45,7 @@ final class MPG123Decoder: FrameDecoder {
             }
             description = StreamDescription(
                 format: .mpeg, codec: codec, sampleRate: rate, channels: channels,
-                estimatedFrames: estimated, promisedFrames: hasFrameCount ? estimated : nil,
+                estimatedFrames: estimated, promisedFrames: hasFrameCount ? estimated : nil, truncation: nil,
                 bitrate: bitrate, tags: Self.tags(handle))
         } catch {
             mpg123_delete(handle)
@@ -115,7 +115,8 @@ final class MPG123Decoder: FrameDecoder {
         }
     }
 
-    /// ID3v2 fields (already UTF-8 from libmpg123), falling back to ID3v1 (Latin-1).
+    /// ID3v2 fields (converted to UTF-8 by libmpg123 from whatever encoding the frame
+    /// declares), falling back to ID3v1 (Latin-1); UTF-8 stored as Latin-1 is repaired.
     private static func tags(_ handle: OpaquePointer) -> AudioTags {
         var tags = AudioTags()
         guard mpg123_meta_check(handle) & MPG123_ID3 != 0 else { return tags }
@@ -136,6 +137,10 @@ final class MPG123Decoder: FrameDecoder {
             tags.year = tags.year ?? TagText.year(withUnsafeBytes(of: &v1.year) { TagText.latin1($0) })
             tags.genre = tags.genre ?? TagText.id3v1GenreName(Int(v1.genre))
         }
+        tags.title = TagText.repairingMojibake(tags.title)
+        tags.artist = TagText.repairingMojibake(tags.artist)
+        tags.album = TagText.repairingMojibake(tags.album)
+        tags.genre = TagText.repairingMojibake(tags.genre)
         return tags
     }
 

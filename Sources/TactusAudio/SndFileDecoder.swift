@@ -64,15 +64,15 @@ final class SndFileDecoder: FrameDecoder {
         }
         let knownFrames = info.frames > 0 && info.frames < Int64.max / 2 ? Int64(info.frames) : nil
         let estimated = knownFrames.flatMap { StreamDescription.plausible(frames: $0, sampleRate: rate, byteCount: reader.length) }
-        var promised: Int64?
-        switch recognized {
-        case .wav(let claimed?, _): promised = claimed
-        case .sndfile(.flac, _): promised = estimated
-        default: promised = nil
-        }
+        // libsndfile's frame count is exact (from the header, or the last Ogg page); a WAV
+        // data chunk may claim more than the file holds.
+        var promised = estimated
+        if case .wav(let claimed?, _) = recognized { promised = max(claimed, estimated ?? 0) }
+        // Without its last page, libsndfile cannot tell an Ogg stream's length.
+        let truncation = format == .ogg && knownFrames == nil ? "the end of the Ogg stream is missing" : nil
         description = StreamDescription(
             format: format, codec: codec, sampleRate: rate, channels: channels,
-            estimatedFrames: estimated, promisedFrames: promised,
+            estimatedFrames: estimated, promisedFrames: promised, truncation: truncation,
             bitrate: Self.bitrate(subtype: subtype, rate: rate, channels: channels, frames: estimated, byteCount: reader.length),
             tags: Self.tags(file))
         buffer = [Float](repeating: 0, count: blockFrames * channels)
