@@ -13,7 +13,7 @@ let builtinDetectors: [(target: String, folder: String)] = [
 
 let package = Package(
     name: "Tactus",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "tactus", targets: ["tactus"]),
     ],
@@ -51,6 +51,10 @@ let package = Package(
             dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
                 + builtinDetectors.map { .target(name: $0.target) }
         ),
+        // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
+        .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
+        // The wire protocol: message types and their encoding to and from ZeroMQ frames.
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
@@ -72,7 +76,11 @@ let package = Package(
         // shared by the tests and the benchmarks.
         .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio"]),
 
+        .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
+        .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
+        .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
+        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
     ]
 )

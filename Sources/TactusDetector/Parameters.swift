@@ -104,7 +104,7 @@ public struct ParameterSpec: Sendable, Hashable {
             guard number.isFinite, range.contains(number) else { throw outOfRange }
             return value
         case (.integer(let range), .number(let number)):
-            guard number.isFinite, number == number.rounded(), range.contains(Int(number)) else { throw outOfRange }
+            guard let whole = Int(exactly: number), range.contains(whole) else { throw outOfRange }
             return value
         case (.choice(let words), .text(let word)):
             guard words.contains(word) else { throw outOfRange }

@@ -1,0 +1,58 @@
+/// The song's energy envelope, computed while the song streams in: the mean squared amplitude
+/// of each block of 23.2 ms (1024 samples at 44.1 kHz, the block length scaled to the song's
+/// sample rate so every song gets the same time resolution).
+///
+/// ```swift
+/// let energy = BlockEnergyAccumulator(sampleRate: 48_000)
+/// for block in decodedBlocks { block.withUnsafeBufferPointer { energy.consume($0) } }
+/// let values = energy.finish()   // one Float per 23.2 ms; energy.hopSeconds apart
+/// ```
+public final class BlockEnergyAccumulator {
+    /// Block length at 44.1 kHz (Patin's block, the envelope's resolution).
+    public static let referenceBlockLength = 1024
+    public static let referenceSampleRate = 44_100.0
+
+    /// Samples per block at this sample rate.
+    public let blockLength: Int
+    /// Seconds between consecutive values (the block length in seconds).
+    public let hopSeconds: Double
+
+    private var values: [Float] = []
+    private var sum = 0.0
+    private var count = 0
+
+    public init(sampleRate: Double) {
+        precondition(sampleRate > 0, "a sample rate is positive")
+        blockLength = max(1, Int((Double(Self.referenceBlockLength) * sampleRate / Self.referenceSampleRate).rounded()))
+        hopSeconds = Double(blockLength) / sampleRate
+    }
+
+    /// Takes the next samples (any length).
+    public func consume(_ samples: UnsafeBufferPointer<Float>) {
+        var index = 0
+        while index < samples.count {
+            let take = min(blockLength - count, samples.count - index)
+            var partial: Float = 0
+            for offset in index..<(index + take) {
+                partial += samples[offset] * samples[offset]
+            }
+            sum += Double(partial)
+            count += take
+            index += take
+            if count == blockLength {
+                values.append(Float(sum / Double(blockLength)))
+                sum = 0
+                count = 0
+            }
+        }
+    }
+
+    /// The envelope: one value per complete block, plus the mean of a final partial block.
+    public func finish() -> [Float] {
+        var result = values
+        if count > 0 {
+            result.append(Float(sum / Double(count)))
+        }
+        return result
+    }
+}

@@ -1,0 +1,62 @@
+/// The autocorrelation of a signal up to a maximum lag, computed through the FFT
+/// (the spectrum times its conjugate, transformed back), as seed 000 section 4.7 does.
+///
+/// Linear, not circular: the signal is zero-padded to at least `length + maxLag` samples.
+/// Reuses one ``RealFFT``; create it once per signal length.
+public final class FFTAutocorrelation {
+    /// The longest signal accepted.
+    public let length: Int
+    /// The largest lag computed.
+    public let maxLag: Int
+    private let fft: RealFFT
+
+    public init(length: Int, maxLag: Int) {
+        precondition(length > 0 && maxLag >= 0)
+        self.length = length
+        self.maxLag = min(maxLag, length - 1)
+        fft = RealFFT(size: FFTSize.atLeast(length + self.maxLag + 1))
+    }
+
+    /// R[k] = sum over n of x[n] x[n + k], for k = 0...maxLag, written to `output`
+    /// (at least `maxLag + 1` long). `signal` may be shorter than `length`.
+    public func compute(_ signal: UnsafeBufferPointer<Float>, into output: UnsafeMutableBufferPointer<Float>) {
+        precondition(signal.count <= length && output.count > maxLag)
+        fft.load(signal)
+        fft.forward()
+        let spectrum = fft.spectrum
+        for bin in spectrum.indices {
+            let (re, im) = spectrum[bin]
+            spectrum[bin] = (re * re + im * im, 0)
+        }
+        fft.inverse()
+        let scale = 1 / Float(fft.size)
+        for lag in 0...maxLag {
+            output[lag] = fft.samples[lag] * scale
+        }
+    }
+
+    /// Convenience returning a new array of `maxLag + 1` values.
+    public func compute(_ signal: [Float]) -> [Float] {
+        var output = [Float](repeating: 0, count: maxLag + 1)
+        signal.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { compute(input, into: $0) }
+        }
+        return output
+    }
+}
+
+/// FFT sizes that FFTW transforms quickly.
+public enum FFTSize {
+    /// The smallest size >= `minimum` whose prime factors are 2, 3 and 5 only.
+    public static func atLeast(_ minimum: Int) -> Int {
+        var candidate = max(minimum, 2)
+        while true {
+            var rest = candidate
+            for prime in [2, 3, 5] {
+                while rest % prime == 0 { rest /= prime }
+            }
+            if rest == 1 { return candidate }
+            candidate += 1
+        }
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+
+/// How ``OnsetStrengthAccumulator`` turns audio into a band-wise onset-strength envelope.
+///
+/// Every length is in seconds or hertz, never in samples, so the envelope of the same music is
+/// the same at 22.05, 44.1 or 48 kHz.
+public struct OnsetStrengthConfiguration: Sendable, Hashable {
+    /// Band edges in Hz, increasing: `n + 1` edges make `n` bands. Frequencies above the last
+    /// edge (or the Nyquist frequency) are ignored.
+    public var bandEdgesHz: [Double]
+    /// Envelope values per second (the hop between analysis frames is `1 / frameRate` s).
+    public var frameRate: Double
+    /// Length of each analysis frame (a Hann-windowed FFT frame), in seconds.
+    public var frameSeconds: Double
+    /// Loudness compression: each band's magnitude m becomes log(1 + compression * m / M)
+    /// before differencing, where M is the song's mean full-band magnitude, so soft and loud
+    /// onsets count alike and the envelope's shape does not depend on the recording's gain.
+    /// 0 keeps the energy linear ((m / M) squared).
+    public var compression: Double
+    /// Rises of the (compressed) level smaller than this are not onsets: with compression, 0.03
+    /// ignores magnitude rises under about 3 %, the jitter of steady tones between frames.
+    public var minimumRise: Double
+
+    public init(
+        bandEdgesHz: [Double], frameRate: Double = 100, frameSeconds: Double = 0.0232, compression: Double = 100,
+        minimumRise: Double = 0.03
+    ) {
+        precondition(bandEdgesHz.count >= 2, "at least one band")
+        precondition(frameRate > 0 && frameSeconds > 0 && compression >= 0 && minimumRise >= 0)
+        self.bandEdgesHz = bandEdgesHz
+        self.frameRate = frameRate
+        self.frameSeconds = frameSeconds
+        self.compression = compression
+        self.minimumRise = minimumRise
+    }
+}
+
+/// A band-wise onset-strength (novelty) envelope at a low rate, with the signal energy needed
+/// to report per-window energies.
+///
+/// `bands[b][k]` is the rectified increase of band `b`'s (compressed) magnitude from frame
+/// `k - 1` to frame `k`: large where notes and drums start, zero where sound decays.
+public struct OnsetStrengthEnvelope: Sendable {
+    /// Envelope values per second.
+    public let frameRate: Double
+    /// The audio sample rate the envelope was computed from.
+    public let sampleRate: Double
+    /// One envelope per band, all of ``frameCount`` values.
+    public let bands: [[Float]]
+    /// Number of audio samples consumed.
+    public let sampleCount: Int
+    /// `energyPrefix[k]` is the sum of squared samples before the start of frame `k`
+    /// (``frameStart(_:)``); the last entry covers every sample.
+    private let energyPrefix: [Double]
+
+    init(frameRate: Double, sampleRate: Double, bands: [[Float]], sampleCount: Int, energyPrefix: [Double]) {
+        self.frameRate = frameRate
+        self.sampleRate = sampleRate
+        self.bands = bands
+        self.sampleCount = sampleCount
+        self.energyPrefix = energyPrefix
+    }
+
+    public var frameCount: Int { bands.first?.count ?? 0 }
+    public var durationSeconds: Double { Double(sampleCount) / sampleRate }
+
+    /// The first audio sample of frame `k` (frames start `sampleRate / frameRate` samples apart,
+    /// rounded, so the rate is exact on average).
+    public func frameStart(_ frame: Int) -> Int {
+        min(Int((Double(frame) * sampleRate / frameRate).rounded()), sampleCount)
+    }
+
+    /// Mean of the squared samples from the start of frame `frames.lowerBound` to the start of
+    /// frame `frames.upperBound` (or the end of the signal).
+    public func meanSquare(frames: Range<Int>) -> Double {
+        let end = energyPrefix.count - 1
+        let first = min(max(frames.lowerBound, 0), end)
+        let last = min(max(frames.upperBound, first), end)
+        func position(_ entry: Int) -> Int { entry == end ? sampleCount : frameStart(entry) }
+        let samples = position(last) - position(first)
+        guard samples > 0 else { return 0 }
+        return max(energyPrefix[last] - energyPrefix[first], 0) / Double(samples)
+    }
+}
+
+/// Computes an ``OnsetStrengthEnvelope`` while the song streams in.
+///
+/// Each frame of ``OnsetStrengthConfiguration/frameSeconds`` is Hann-windowed and transformed
+/// with FFTW; the power in each band is summed and normalised by the frame and FFT lengths (so
+/// it does not depend on the sample rate). At the end of the song each band's magnitude is
+/// compressed relative to the song's mean magnitude and differenced against the previous frame
+/// with negative changes dropped (Scheirer's diff-rect, on spectral bands). Memory is bounded by
+/// one frame of audio plus the low-rate envelope.
+public final class OnsetStrengthAccumulator {
+    public let configuration: OnsetStrengthConfiguration
+    public let sampleRate: Double
+
+    private let frameLength: Int
+    private let fft: RealFFT
+    private let window: [Float]
+    /// Bin ranges of the bands (empty when the band is above the Nyquist frequency).
+    private let bandBins: [Range<Int>]
+    private let powerScale: Float
+
+    /// Audio not yet fully used: `pending[0]` is sample `pendingStart` of the song.
+    private var pending: [Float] = []
+    private var pendingStart = 0
+    private var consumed = 0
+    private var nextFrame = 0
+    /// Each band's magnitude (square root of its normalised power), one value per frame.
+    private var magnitudes: [[Float]]
+
+    // Energy per hop interval: prefix sums at frame starts.
+    private var energyPrefix: [Double] = [0]
+    private var energyRunning = 0.0
+    private var nextEnergyBoundary: Int
+
+    public init(sampleRate: Double, configuration: OnsetStrengthConfiguration) {
+        precondition(sampleRate > 0)
+        self.sampleRate = sampleRate
+        self.configuration = configuration
+        let frameLength = max(16, Int((configuration.frameSeconds * sampleRate).rounded()))
+        self.frameLength = frameLength
+        let fftSize = FFTSize.atLeast(frameLength)
+        fft = RealFFT(size: fftSize)
+        // A periodic Hann window: sums to frameLength / 2.
+        window = (0..<frameLength).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(frameLength))) }
+        let binHz = sampleRate / Double(fftSize)
+        let binCount = fftSize / 2 + 1
+        bandBins = zip(configuration.bandEdgesHz, configuration.bandEdgesHz.dropFirst()).map { low, high in
+            let first = min(Int((low / binHz).rounded(.up)), binCount)
+            let last = min(Int((high / binHz).rounded(.up)), binCount)
+            return first..<max(first, last)
+        }
+        // Parseval: the windowed frame's power sums to about fftSize * frameLength * meanSquare * 3/16
+        // over the half spectrum; dividing by fftSize * frameLength makes it rate-independent.
+        powerScale = 1 / (Float(fftSize) * Float(frameLength))
+        magnitudes = Array(repeating: [], count: bandBins.count)
+        nextEnergyBoundary = max(1, Int((sampleRate / configuration.frameRate).rounded()))
+    }
+
+    private func frameStart(_ frame: Int) -> Int {
+        Int((Double(frame) * sampleRate / configuration.frameRate).rounded())
+    }
+
+    /// Takes the next samples (any length).
+    public func consume(_ samples: UnsafeBufferPointer<Float>) {
+        accumulateEnergy(samples)
+        pending.append(contentsOf: samples)
+        consumed += samples.count
+        processAvailableFrames()
+    }
+
+    /// Ends the signal and returns the envelope (frames that would reach past the end are not
+    /// computed).
+    public func finish() -> OnsetStrengthEnvelope {
+        var prefix = energyPrefix
+        prefix.append(prefix.last! + energyRunning)
+        return OnsetStrengthEnvelope(
+            frameRate: configuration.frameRate, sampleRate: sampleRate, bands: onsetStrength(),
+            sampleCount: consumed, energyPrefix: prefix)
+    }
+
+    /// Compression relative to the song's mean full-band magnitude, then diff-rect per band.
+    private func onsetStrength() -> [[Float]] {
+        let frames = magnitudes.first?.count ?? 0
+        guard frames > 0 else { return magnitudes }
+        let total = magnitudes.reduce(0.0) { sum, band in band.reduce(sum) { $0 + Double($1) } }
+        let reference = total / Double(frames)
+        let linear = configuration.compression == 0
+        let relative = reference > 0 ? Float(1 / reference) : 0
+        let compression = Float(configuration.compression)
+        let minimumRise = Float(configuration.minimumRise)
+        return magnitudes.map { band in
+            var result = [Float](repeating: 0, count: frames)
+            var previous: Float = 0
+            for (frame, magnitude) in band.enumerated() {
+                let scaled = magnitude * relative
+                let level = linear ? scaled * scaled : log1p(compression * scaled)
+                result[frame] = frame > 0 ? max(level - previous - minimumRise, 0) : 0
+                previous = level
+            }
+            return result
+        }
+    }
+
+    private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {
+        var index = 0
+        var position = consumed
+        while index < samples.count {
+            let take = min(nextEnergyBoundary - position, samples.count - index)
+            var partial: Float = 0
+            for offset in index..<(index + take) {
+                partial += samples[offset] * samples[offset]
+            }
+            energyRunning += Double(partial)
+            index += take
+            position += take
+            if position == nextEnergyBoundary {
+                energyPrefix.append(energyPrefix.last! + energyRunning)
+                energyRunning = 0
+                nextEnergyBoundary = frameStart(energyPrefix.count)
+                // Guard against a zero-length hop at absurd rates.
+                if nextEnergyBoundary <= position { nextEnergyBoundary = position + 1 }
+            }
+        }
+    }
+
+    private func processAvailableFrames() {
+        while true {
+            let start = frameStart(nextFrame)
+            guard start + frameLength <= consumed else { break }
+            let offset = start - pendingStart
+            pending.withUnsafeBufferPointer { buffer in
+                let input = fft.samples
+                for index in 0..<frameLength {
+                    input[index] = buffer[offset + index] * window[index]
+                }
+                for index in frameLength..<fft.size {
+                    input[index] = 0
+                }
+            }
+            fft.forward()
+            appendFrame()
+            nextFrame += 1
+        }
+        // Drop audio no future frame needs, in large steps to keep removal cheap.
+        let keepFrom = frameStart(nextFrame)
+        let droppable = keepFrom - pendingStart
+        if droppable > 16_384 {
+            pending.removeFirst(droppable)
+            pendingStart = keepFrom
+        }
+    }
+
+    private func appendFrame() {
+        let spectrum = fft.spectrum
+        for (band, bins) in bandBins.enumerated() {
+            var power: Float = 0
+            for bin in bins {
+                let (re, im) = spectrum[bin]
+                power += re * re + im * im
+            }
+            magnitudes[band].append((power * powerScale).squareRoot())
+        }
+    }
+}

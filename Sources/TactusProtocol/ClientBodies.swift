@@ -1,0 +1,487 @@
+import TactusDetector
+
+// The JSON bodies of client requests and of their `ok` replies. Field names are the CLI's
+// `--json` names; optional fields are omitted when absent.
+
+/// The state of a job.
+public enum JobState: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Waiting for an idle worker of its detector.
+    case queued
+    /// Sent to a worker (see `attempt`).
+    case running
+    /// Finished; its analysis is stored.
+    case done
+    /// Failed on its last attempt, or for a reason retrying cannot fix (a decode error).
+    case failed
+    /// Cancelled by a client before it finished.
+    case cancelled
+}
+
+/// One job: one song analysed by one detector.
+public struct JobInfo: WireBody {
+    public var job: Int64
+    public var song: String
+    public var detector: String
+    public var state: JobState
+    /// Attempts started so far (0 while first queued).
+    public var attempt: Int
+    /// Why the job failed, when `state` is `failed` or `cancelled`.
+    public var error: ErrorBody?
+
+    public init(job: Int64, song: String, detector: String, state: JobState, attempt: Int = 0, error: ErrorBody? = nil) {
+        self.job = job
+        self.song = song
+        self.detector = detector
+        self.state = state
+        self.attempt = attempt
+        self.error = error
+    }
+}
+
+/// `submit`: analyse a song with some or all detectors.
+///
+/// The song is either the request's single binary frame (its bytes) or `path`, a file on the
+/// server (allowed only under the server's library roots). Exactly one of the two.
+public struct SubmitRequest: WireBody {
+    /// A server-side path instead of the bytes.
+    public var path: String?
+    /// The file name, for people and for format hints (`song.mp3`).
+    public var name: String?
+    /// The detectors wanted; absent means every detector offered.
+    public var detectors: [String]?
+    /// Parameters per detector name; a detector without an entry uses its defaults.
+    public var params: [String: ParameterSet]?
+    /// Analyse again even when the store has a result for the same detector version and parameters.
+    public var force: Bool?
+
+    public init(
+        path: String? = nil, name: String? = nil, detectors: [String]? = nil, params: [String: ParameterSet]? = nil,
+        force: Bool? = nil
+    ) {
+        self.path = path
+        self.name = name
+        self.detectors = detectors
+        self.params = params
+        self.force = force
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        if let path { try Check.text(path, field: "path", max: 4096, command: command) }
+        if let name { try Check.text(name, field: "name", max: 1024, command: command) }
+        for (index, detector) in (detectors ?? []).enumerated() {
+            try Check.detector(detector, field: "detectors[\(index)]", command: command)
+        }
+        for (detector, set) in params ?? [:] {
+            try Check.detector(detector, field: "params", command: command)
+            try Check.parameters(set, field: "params.\(detector)", command: command)
+        }
+    }
+}
+
+/// The answer to `submit`: the song id (the SHA-256 of its bytes) and one job per detector.
+/// A job answered from the store is already `done`.
+public struct SubmitResponse: WireBody {
+    public var song: String
+    public var jobs: [JobInfo]
+
+    public init(song: String, jobs: [JobInfo]) {
+        self.song = song
+        self.jobs = jobs
+    }
+}
+
+/// `status`: of one job (`job`), of one song's jobs (`song`), or of the server (neither).
+public struct StatusRequest: WireBody {
+    public var job: Int64?
+    public var song: String?
+
+    public init(job: Int64? = nil, song: String? = nil) {
+        self.job = job
+        self.song = song
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        if let job { try Check.positive(job, field: "job", command: command) }
+        if let song { try Check.song(song, command: command) }
+        if job != nil && song != nil {
+            throw .invalidBody(command: command, field: "job", detail: "give job or song, not both")
+        }
+    }
+}
+
+/// A connected worker, as `status` reports it.
+public struct WorkerInfo: WireBody {
+    public var workerId: String
+    public var detector: String
+    public var version: String
+    /// The job it is running; absent when idle.
+    public var job: Int64?
+
+    public init(workerId: String, detector: String, version: String, job: Int64? = nil) {
+        self.workerId = workerId
+        self.detector = detector
+        self.version = version
+        self.job = job
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case workerId = "worker_id", detector, version, job
+    }
+}
+
+/// The server's state, in answer to a `status` without `job` or `song`.
+public struct ServerStatus: WireBody {
+    /// Queued jobs per detector name.
+    public var queue: [String: Int]
+    public var workers: [WorkerInfo]
+    /// Jobs finished per second over the last minute.
+    public var jobsPerSecond: Double
+    public var uptimeS: Double
+    /// False once the server is shutting down.
+    public var accepting: Bool
+
+    public init(queue: [String: Int], workers: [WorkerInfo], jobsPerSecond: Double, uptimeS: Double, accepting: Bool) {
+        self.queue = queue
+        self.workers = workers
+        self.jobsPerSecond = jobsPerSecond
+        self.uptimeS = uptimeS
+        self.accepting = accepting
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case queue, workers, accepting
+        case jobsPerSecond = "jobs_per_second", uptimeS = "uptime_s"
+    }
+}
+
+/// The answer to `status`: the jobs asked about (one for `job`, all of a song's for `song`,
+/// none for the server) and, for the server, its state.
+public struct StatusResponse: WireBody {
+    public var jobs: [JobInfo]
+    public var server: ServerStatus?
+
+    public init(jobs: [JobInfo], server: ServerStatus? = nil) {
+        self.jobs = jobs
+        self.server = server
+    }
+}
+
+/// `result`: a song's stored analyses.
+public struct ResultRequest: WireBody {
+    public var song: String
+    /// Only these detectors; absent means all.
+    public var detectors: [String]?
+    /// Include each analysis's windows (otherwise `windows` is empty).
+    public var windows: Bool?
+    /// Include the song's energy envelope as a float32 frame.
+    public var envelope: Bool?
+
+    public init(song: String, detectors: [String]? = nil, windows: Bool? = nil, envelope: Bool? = nil) {
+        self.song = song
+        self.detectors = detectors
+        self.windows = windows
+        self.envelope = envelope
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.song(song, command: command)
+        for (index, detector) in (detectors ?? []).enumerated() {
+            try Check.detector(detector, field: "detectors[\(index)]", command: command)
+        }
+    }
+}
+
+/// The answer to `result`. With `envelope_hop_s`, the reply has one float32 frame: the
+/// song's energy envelope (see ``TactusDetector/EnergyEnvelope``).
+public struct ResultResponse: WireBody {
+    public var song: String
+    public var name: String?
+    public var durationS: Double?
+    public var analyses: [TempoAnalysis]
+    /// Detectors whose jobs have not finished yet.
+    public var pending: [String]
+    public var consensus: ConsensusTempo
+    /// The envelope's hop, present exactly when the envelope frame follows.
+    public var envelopeHopS: Double?
+
+    public init(
+        song: String, name: String? = nil, durationS: Double? = nil, analyses: [TempoAnalysis], pending: [String] = [],
+        consensus: ConsensusTempo, envelopeHopS: Double? = nil
+    ) {
+        self.song = song
+        self.name = name
+        self.durationS = durationS
+        self.analyses = analyses
+        self.pending = pending
+        self.consensus = consensus
+        self.envelopeHopS = envelopeHopS
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case song, name, analyses, pending, consensus
+        case durationS = "duration_s", envelopeHopS = "envelope_hop_s"
+    }
+}
+
+/// `query`: songs whose tempo lies in `min_bpm...max_bpm`, by one detector or by consensus.
+public struct QueryRequest: WireBody {
+    public var minBpm: Double
+    public var maxBpm: Double
+    /// The detector whose tempo counts; absent means the consensus tempo.
+    public var detector: String?
+    public var minConfidence: Double?
+    /// At most this many songs (the server caps it), in tempo order, after skipping `offset`.
+    public var limit: Int?
+    public var offset: Int?
+
+    public init(
+        minBpm: Double, maxBpm: Double, detector: String? = nil, minConfidence: Double? = nil, limit: Int? = nil,
+        offset: Int? = nil
+    ) {
+        self.minBpm = minBpm
+        self.maxBpm = maxBpm
+        self.detector = detector
+        self.minConfidence = minConfidence
+        self.limit = limit
+        self.offset = offset
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case detector, limit, offset
+        case minBpm = "min_bpm", maxBpm = "max_bpm", minConfidence = "min_confidence"
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.finite(minBpm, field: "min_bpm", in: 0...10_000, command: command)
+        try Check.finite(maxBpm, field: "max_bpm", in: minBpm...10_000, command: command)
+        if let detector { try Check.detector(detector, command: command) }
+        if let minConfidence { try Check.finite(minConfidence, field: "min_confidence", in: 0...1, command: command) }
+        if let limit, limit < 1 { throw .invalidBody(command: command, field: "limit", detail: "must be at least 1") }
+        if let offset, offset < 0 { throw .invalidBody(command: command, field: "offset", detail: "must not be negative") }
+    }
+}
+
+/// A song found by `query` or chosen by `playlist`.
+public struct SongMatch: WireBody {
+    public var song: String
+    public var name: String?
+    public var bpm: Double
+    public var confidence: Double?
+    /// The detector whose tempo this is; absent for the consensus.
+    public var detector: String?
+
+    public init(song: String, name: String? = nil, bpm: Double, confidence: Double? = nil, detector: String? = nil) {
+        self.song = song
+        self.name = name
+        self.bpm = bpm
+        self.confidence = confidence
+        self.detector = detector
+    }
+}
+
+/// The answer to `query` and to `playlist`.
+public struct SongList: WireBody {
+    public var songs: [SongMatch]
+
+    public init(songs: [SongMatch]) {
+        self.songs = songs
+    }
+}
+
+/// `compare`: the detectors side by side, per song and overall, against the truth where known.
+public struct CompareRequest: WireBody {
+    /// Only these songs; absent means every song.
+    public var songs: [String]?
+    /// Only these detectors; absent means all.
+    public var detectors: [String]?
+
+    public init(songs: [String]? = nil, detectors: [String]? = nil) {
+        self.songs = songs
+        self.detectors = detectors
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        for (index, song) in (songs ?? []).enumerated() { try Check.song(song, field: "songs[\(index)]", command: command) }
+        for (index, detector) in (detectors ?? []).enumerated() {
+            try Check.detector(detector, field: "detectors[\(index)]", command: command)
+        }
+    }
+}
+
+/// One detector's answer for one song, judged against the truth when known.
+public struct DetectorVerdict: WireBody {
+    public var bpm: Double?
+    public var confidence: Double
+    /// Within 4 % of the truth (absent without truth).
+    public var acc1: Bool?
+    /// Within 4 % of the truth times 1, 2, 1/2, 3 or 1/3 (absent without truth).
+    public var acc2: Bool?
+
+    public init(bpm: Double?, confidence: Double, acc1: Bool? = nil, acc2: Bool? = nil) {
+        self.bpm = bpm
+        self.confidence = confidence
+        self.acc1 = acc1
+        self.acc2 = acc2
+    }
+}
+
+/// One song in a comparison.
+public struct SongComparison: WireBody {
+    public var song: String
+    public var name: String?
+    public var truthBpm: Double?
+    /// Verdicts per detector name.
+    public var detectors: [String: DetectorVerdict]
+    public var consensus: ConsensusTempo
+
+    public init(song: String, name: String? = nil, truthBpm: Double? = nil, detectors: [String: DetectorVerdict], consensus: ConsensusTempo) {
+        self.song = song
+        self.name = name
+        self.truthBpm = truthBpm
+        self.detectors = detectors
+        self.consensus = consensus
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case song, name, detectors, consensus
+        case truthBpm = "truth_bpm"
+    }
+}
+
+/// A detector's accuracy over the compared songs that have a truth.
+public struct DetectorScore: WireBody {
+    /// Songs with a truth and a result of this detector.
+    public var songs: Int
+    /// Fraction of them with acc1, in [0, 1].
+    public var acc1: Double
+    public var acc2: Double
+
+    public init(songs: Int, acc1: Double, acc2: Double) {
+        self.songs = songs
+        self.acc1 = acc1
+        self.acc2 = acc2
+    }
+}
+
+/// The answer to `compare`.
+public struct CompareResponse: WireBody {
+    public var songs: [SongComparison]
+    /// Scores per detector name.
+    public var summary: [String: DetectorScore]
+
+    public init(songs: [SongComparison], summary: [String: DetectorScore]) {
+        self.songs = songs
+        self.summary = summary
+    }
+}
+
+/// `playlist`: songs for a target tempo range, in tempo order.
+public struct PlaylistRequest: WireBody {
+    public var minBpm: Double
+    public var maxBpm: Double
+    /// At most this many songs.
+    public var count: Int?
+    /// The detector whose tempo counts; absent means the consensus tempo.
+    public var detector: String?
+    /// Also take songs at half or double the range (a 85 BPM song runs at 170 steps per minute).
+    public var octave: Bool?
+
+    public init(minBpm: Double, maxBpm: Double, count: Int? = nil, detector: String? = nil, octave: Bool? = nil) {
+        self.minBpm = minBpm
+        self.maxBpm = maxBpm
+        self.count = count
+        self.detector = detector
+        self.octave = octave
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case count, detector, octave
+        case minBpm = "min_bpm", maxBpm = "max_bpm"
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.finite(minBpm, field: "min_bpm", in: 0...10_000, command: command)
+        try Check.finite(maxBpm, field: "max_bpm", in: minBpm...10_000, command: command)
+        if let detector { try Check.detector(detector, command: command) }
+        if let count, count < 1 { throw .invalidBody(command: command, field: "count", detail: "must be at least 1") }
+    }
+}
+
+/// `truth`: read a song's ground-truth tempo, or set it when `bpm` is given.
+public struct TruthRequest: WireBody {
+    public var song: String
+    public var bpm: Double?
+
+    public init(song: String, bpm: Double? = nil) {
+        self.song = song
+        self.bpm = bpm
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.song(song, command: command)
+        if let bpm { try Check.finite(bpm, field: "bpm", in: 1...10_000, command: command) }
+    }
+}
+
+/// The answer to `truth`: the song's ground truth, absent when unknown.
+public struct TruthResponse: WireBody {
+    public var song: String
+    public var bpm: Double?
+
+    public init(song: String, bpm: Double?) {
+        self.song = song
+        self.bpm = bpm
+    }
+}
+
+/// A detector offered by connected workers, in answer to `detectors`.
+public struct OfferedDetector: WireBody {
+    public var detector: DetectorInfo
+    /// Connected workers offering it.
+    public var workers: Int
+    /// Jobs waiting for it.
+    public var queued: Int
+
+    public init(detector: DetectorInfo, workers: Int, queued: Int) {
+        self.detector = detector
+        self.workers = workers
+        self.queued = queued
+    }
+}
+
+/// The answer to `detectors`.
+public struct DetectorsResponse: WireBody {
+    public var detectors: [OfferedDetector]
+
+    public init(detectors: [OfferedDetector]) {
+        self.detectors = detectors
+    }
+}
+
+/// `cancel`: one job, or every unfinished job of a song.
+public struct CancelRequest: WireBody {
+    public var job: Int64?
+    public var song: String?
+
+    public init(job: Int64? = nil, song: String? = nil) {
+        self.job = job
+        self.song = song
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        if let job { try Check.positive(job, field: "job", command: command) }
+        if let song { try Check.song(song, command: command) }
+        guard (job == nil) != (song == nil) else {
+            throw .invalidBody(command: command, field: "job", detail: "give exactly one of job and song")
+        }
+    }
+}
+
+/// The answer to `cancel`: the jobs that were cancelled (finished ones are left alone).
+public struct CancelResponse: WireBody {
+    public var cancelled: [Int64]
+
+    public init(cancelled: [Int64]) {
+        self.cancelled = cancelled
+    }
+}

@@ -1,0 +1,154 @@
+import TactusDetector
+
+// The JSON bodies of the worker protocol (the coordinator's backend).
+
+/// READY: a worker announces itself and the detector it runs. Sent once after connecting
+/// (and again after every reconnection); nothing else may precede it.
+public struct ReadyBody: WireBody {
+    /// The worker's own name, unique per process (`host-pid-random`), for logs and `status`.
+    public var workerId: String
+    public var detector: DetectorInfo
+    /// The parameters the worker was started with, resolved; informational: every JOB carries
+    /// the complete set to use.
+    public var params: ParameterSet
+
+    public init(workerId: String, detector: DetectorInfo, params: ParameterSet) {
+        self.workerId = workerId
+        self.detector = detector
+        self.params = params
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case workerId = "worker_id", detector, params
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.text(workerId, field: "worker_id", max: 128, command: command)
+        try detector.validate(command: command)
+        try Check.parameters(params, field: "params", command: command)
+    }
+}
+
+/// JOB: the coordinator gives an idle worker one song to analyse. The song's bytes follow in
+/// one binary frame.
+public struct JobBody: WireBody {
+    public var job: Int64
+    /// 1 for the first attempt; a RESULT must echo it.
+    public var attempt: Int
+    public var song: String
+    /// The file name when known, as a format hint.
+    public var name: String?
+    /// The complete, resolved parameters to run with.
+    public var params: ParameterSet
+    /// After this many seconds the coordinator treats the job as lost.
+    public var timeLimitS: Double
+    /// Send the song's energy envelope with the result.
+    public var envelope: Bool
+
+    public init(
+        job: Int64, attempt: Int, song: String, name: String? = nil, params: ParameterSet, timeLimitS: Double,
+        envelope: Bool
+    ) {
+        self.job = job
+        self.attempt = attempt
+        self.song = song
+        self.name = name
+        self.params = params
+        self.timeLimitS = timeLimitS
+        self.envelope = envelope
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case job, attempt, song, name, params, envelope
+        case timeLimitS = "time_limit_s"
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.positive(job, field: "job", command: command)
+        try Check.positive(Int64(attempt), field: "attempt", command: command)
+        try Check.song(song, command: command)
+        try Check.parameters(params, field: "params", command: command)
+        try Check.finite(timeLimitS, field: "time_limit_s", in: 0.001...1_000_000, command: command)
+    }
+}
+
+/// What the worker learnt about the song's audio while decoding it.
+public struct AudioFacts: WireBody {
+    /// The container or codec found by content (`wav`, `flac`, `ogg`, `mp3`).
+    public var format: String
+    public var durationS: Double
+    public var sampleRate: Double
+    public var channels: Int
+
+    public init(format: String, durationS: Double, sampleRate: Double, channels: Int) {
+        self.format = format
+        self.durationS = durationS
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format, channels
+        case durationS = "duration_s", sampleRate = "sample_rate"
+    }
+}
+
+/// RESULT: the outcome of one attempt of one job. Either `analysis` (with `audio`, and
+/// `envelope_hop_s` when the envelope frame follows) or `error`, never both.
+public struct ResultBody: WireBody {
+    public var job: Int64
+    /// The attempt of the JOB this answers; a RESULT of an older attempt is discarded.
+    public var attempt: Int
+    public var analysis: TempoAnalysis?
+    public var audio: AudioFacts?
+    /// The envelope's hop in seconds, present exactly when a float32 envelope frame follows.
+    public var envelopeHopS: Double?
+    /// Why the job failed (a decode error code such as `corrupt`, or `internal`).
+    public var error: ErrorBody?
+
+    /// A successful result.
+    public init(job: Int64, attempt: Int, analysis: TempoAnalysis, audio: AudioFacts?, envelopeHopS: Double? = nil) {
+        self.job = job
+        self.attempt = attempt
+        self.analysis = analysis
+        self.audio = audio
+        self.envelopeHopS = envelopeHopS
+    }
+
+    /// A failure.
+    public init(job: Int64, attempt: Int, error: ErrorBody) {
+        self.job = job
+        self.attempt = attempt
+        self.error = error
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case job, attempt, analysis, audio, error
+        case envelopeHopS = "envelope_hop_s"
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.positive(job, field: "job", command: command)
+        try Check.positive(Int64(attempt), field: "attempt", command: command)
+        guard (analysis == nil) != (error == nil) else {
+            throw .invalidBody(command: command, field: "analysis", detail: "a result has exactly one of analysis and error")
+        }
+        if error != nil && (envelopeHopS != nil || audio != nil) {
+            throw .invalidBody(command: command, field: "error", detail: "a failure carries no audio facts or envelope")
+        }
+        if let envelopeHopS { try Check.finite(envelopeHopS, field: "envelope_hop_s", in: 1e-6...60, command: command) }
+        try error?.validate(command: command)
+    }
+}
+
+/// DISCONNECT: the sender is going away (`error` absent), or refuses the peer (`error` says
+/// why, for example `unsupported-version` or `bad-request`).
+public struct DisconnectBody: WireBody {
+    public var reason: String?
+    public var error: ErrorBody?
+
+    public init(reason: String? = nil, error: ErrorBody? = nil) {
+        self.reason = reason
+        self.error = error
+    }
+}

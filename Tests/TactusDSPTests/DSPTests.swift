@@ -1,0 +1,68 @@
+import Foundation
+import Testing
+import TactusDSP
+
+@Suite struct RealFFTTests {
+    @Test func forwardThenInverseRestoresTheSignalScaledBySize() {
+        let fft = RealFFT(size: 12)
+        let signal: [Float] = [1, -2, 3, 0.5, 0, 0, 7, -1, 2, 2, -3, 4]
+        signal.withUnsafeBufferPointer { fft.load($0) }
+        fft.forward()
+        fft.inverse()
+        for (index, value) in signal.enumerated() {
+            #expect(abs(fft.samples[index] / 12 - value) < 1e-4)
+        }
+    }
+
+    @Test func aSineConcentratesInItsBin() {
+        let size = 64
+        let fft = RealFFT(size: size)
+        for index in 0..<size { fft.samples[index] = Float(sin(2 * Double.pi * 5 * Double(index) / Double(size))) }
+        fft.forward()
+        var power = [Float](repeating: 0, count: fft.binCount)
+        power.withUnsafeMutableBufferPointer { fft.powerSpectrum(into: $0) }
+        #expect(power.firstIndex(of: power.max()!) == 5)
+        #expect(abs(power[5] - Float(size * size) / 4) < 1e-2)
+    }
+}
+
+@Suite struct AutocorrelationTests {
+    @Test func matchesTheDirectSum() {
+        let signal: [Float] = (0..<300).map { (index: Int) -> Float in
+            let time = Double(index)
+            return Float(sin(time * 0.37) + 0.3 * cos(time * 1.9))
+        }
+        let autocorrelation = FFTAutocorrelation(length: signal.count, maxLag: 50).compute(signal)
+        for lag in [0, 1, 17, 50] {
+            let direct = (0..<(signal.count - lag)).reduce(Float(0)) { $0 + signal[$1] * signal[$1 + lag] }
+            #expect(abs(autocorrelation[lag] - direct) < 1e-2 * max(1, abs(direct)))
+        }
+    }
+
+    @Test func fftSizesHaveOnlySmallPrimeFactors() {
+        #expect(FFTSize.atLeast(7) == 8)
+        #expect(FFTSize.atLeast(1001) == 1024)
+        #expect(FFTSize.atLeast(961) == 972)
+    }
+}
+
+@Suite struct PeakTests {
+    @Test func parabolicInterpolationFindsTheVertex() {
+        // y = -(x - 0.3)^2 sampled at -1, 0, 1.
+        let vertex = Peaks.parabolicVertex(left: -1.69, centre: -0.09, right: -0.49)
+        #expect(abs(vertex.offset - 0.3) < 1e-9)
+        #expect(abs(vertex.value) < 1e-9)
+    }
+
+    @Test func peaksAreSortedByHeight() {
+        let values: [Float] = [0, 1, 0, 3, 0, 2, 0]
+        #expect(Peaks.find(in: values, range: 0...6).map(\.index) == [3, 5, 1])
+    }
+
+    @Test func halfHannStartsAtOneAndEndsAtZero() {
+        let window = Window.halfHann(length: 10)
+        #expect(window.count == 11)
+        #expect(window.first == 1)
+        #expect(abs(window.last!) < 1e-6)
+    }
+}

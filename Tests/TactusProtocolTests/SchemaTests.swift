@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import TactusProtocol
+
+/// The JSON Schemas in `protocol/schema/` describe exactly what the Swift encoder writes:
+/// every example body is validated with python `jsonschema` (protocol/validate_examples.py).
+@Suite("JSON Schemas") struct SchemaTests {
+    static let protocolDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("protocol")
+
+    /// Every example body, named by its schema.
+    static func exampleBodies() throws -> [(schema: String, body: [UInt8])] {
+        var bodies: [(String, [UInt8])] = []
+        for request in Examples.requests {
+            bodies.append(("request.\(request.body.command.rawValue)", try request.frames()[3]))
+        }
+        for response in Examples.responses {
+            bodies.append(("reply.\(response.command.rawValue)", try ClientReply(requestID: [], response).frames()[4]))
+        }
+        bodies.append(("reply.error", try ClientReply(requestID: [], command: "submit", error: Examples.error).frames()[4]))
+        bodies.append(("reply.error", try RequestRejection(
+            requestID: [], command: "status",
+            error: .unsupportedVersion(received: "TACTUS2", supported: ["TACTUS1"])).reply.frames()[4]))
+        for message in Examples.workerMessages {
+            bodies.append(("backend.\(message.command.rawValue)", try message.frames()[2]))
+        }
+        for message in Examples.coordinatorMessages {
+            bodies.append(("backend.\(message.command.rawValue)", try message.frames()[2]))
+        }
+        for event in Examples.events {
+            bodies.append(("event.\(event.name.rawValue)", try event.frames()[3]))
+        }
+        return bodies
+    }
+
+    private func write(_ bodies: [(schema: String, body: [UInt8])]) throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-schema-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        for (index, example) in bodies.enumerated() {
+            try Data(example.body).write(to: directory.appendingPathComponent("\(example.schema)--\(index).json"))
+        }
+        return directory
+    }
+
+    private func validate(_ directory: URL) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [
+            "python3", Self.protocolDirectory.appendingPathComponent("validate_examples.py").path, "--require-all", directory.path,
+        ]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+
+    @Test func everyExampleBodyMatchesItsSchemaAndEverySchemaHasAnExample() throws {
+        let directory = try write(try Self.exampleBodies())
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (status, output) = try validate(directory)
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("0 problems"))
+    }
+
+    @Test func theSchemasRejectBodiesThatBreakThem() throws {
+        var bodies = try Self.exampleBodies()
+        bodies.append(("request.query", Array(#"{"min_bpm":"fast","max_bpm":130}"#.utf8)))
+        bodies.append(("backend.RESULT", Array(#"{"job":1,"attempt":1}"#.utf8)))
+        bodies.append(("event.job.done", Array(#"{"job":1,"song":"ab","detector":"comb-filter","bpm":null,"confidence":0,"extra":1}"#.utf8)))
+        let directory = try write(bodies)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (status, output) = try validate(directory)
+        #expect(status == 1)
+        #expect(output.contains("3 problems"), "\(output)")
+        #expect(output.contains("request.query--"))
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import Testing
+import TactusZMQ
+
+@Suite("Sockets") struct SocketTests {
+    let context: ZMQContext
+
+    init() throws {
+        context = try ZMQContext(socketLinger: .zero)
+    }
+
+    @Test func routerAndDealerExchangeMultipartMessagesAddressedByRoutingID() throws {
+        let endpoint = inprocEndpoint()
+        let router = try context.socket(.router)
+        try router.bind(endpoint)
+        let first = try context.socket(.dealer)
+        try first.set(.routingID(bytes("worker-1")))
+        try first.connect(endpoint)
+        let second = try context.socket(.dealer)
+        try second.set(.routingID(bytes("worker-2")))
+        try second.connect(endpoint)
+        #expect(try first.routingID == bytes("worker-1"))
+
+        try first.send([bytes("hello"), [], bytes("from one")])
+        try second.send([bytes("hello from two")])
+        var received: [[[UInt8]]] = []
+        for _ in 0..<2 {
+            received.append(try #require(try router.receive(timeout: .seconds(2))))
+        }
+        #expect(received.contains([bytes("worker-1"), bytes("hello"), [], bytes("from one")]))
+        #expect(received.contains([bytes("worker-2"), bytes("hello from two")]))
+
+        let binary: [UInt8] = (0...255).map(UInt8.init)
+        try router.send([bytes("worker-2"), binary, []])
+        try router.send([bytes("worker-1"), bytes("for one")])
+        #expect(try second.receive(timeout: .seconds(2)) == [binary, []])
+        #expect(try first.receive(timeout: .seconds(2)) == [bytes("for one")])
+    }
+
+    @Test func requestAndReplyOverTCPOnAnEphemeralPort() throws {
+        let server = try context.socket(.rep)
+        try server.bind("tcp://127.0.0.1:*")
+        let endpoint = try server.lastEndpoint
+        let port = try #require(Int(endpoint.split(separator: ":").last ?? ""))
+        #expect(endpoint.hasPrefix("tcp://127.0.0.1:") && port > 0)
+
+        let client = try context.socket(.req)
+        try client.connect(endpoint)
+        #expect(try client.lastEndpoint == endpoint)
+        try client.send([bytes("ping"), bytes("1")])
+        // REQ enforces alternation: a second request before the reply is refused.
+        #expect(throws: ZMQError.self) { try client.send([bytes("again")]) }
+        do {
+            try client.send([bytes("again")])
+        } catch {
+            #expect(error.code == ZMQError.invalidState)
+            #expect(error.message.isEmpty == false)
+        }
+        // REP strips the envelope (the empty delimiter) and adds it back on the reply.
+        #expect(try server.receive(timeout: .seconds(2)) == [bytes("ping"), bytes("1")])
+        try server.send([bytes("pong")])
+        #expect(try client.receive(timeout: .seconds(2)) == [bytes("pong")])
+    }
+
+    @Test func aRouterSeesTheEmptyDelimiterThatREQAdds() throws {
+        let endpoint = inprocEndpoint()
+        let router = try context.socket(.router)
+        try router.bind(endpoint)
+        let client = try context.socket(.req)
+        try client.set(.routingID(bytes("req-client")))
+        try client.connect(endpoint)
+        try client.send([bytes("question")])
+        let request = try #require(try router.receive(timeout: .seconds(2)))
+        #expect(request == [bytes("req-client"), [], bytes("question")])
+        try router.send([bytes("req-client"), [], bytes("answer")])
+        #expect(try client.receive(timeout: .seconds(2)) == [bytes("answer")])
+    }
+
+    @Test func subscribersReceiveOnlyTopicsTheySubscribedToByPrefix() throws {
+        let endpoint = inprocEndpoint()
+        let publisher = try context.socket(.pub)
+        try publisher.bind(endpoint)
+        let subscriber = try context.socket(.sub)
+        try subscriber.set(.subscribe(bytes("song-a")))
+        try subscriber.connect(endpoint)
+
+        // Subscriptions travel asynchronously: publish until the first one arrives.
+        var received: [[[UInt8]]] = []
+        let deadline = ContinuousClock.now.advanced(by: .seconds(5))
+        while received.isEmpty && ContinuousClock.now < deadline {
+            try publisher.send([bytes("song-b"), bytes("not for us")])
+            try publisher.send([bytes("song-a1"), bytes("prefix match")])
+            if let message = try subscriber.receive(timeout: .milliseconds(20)) { received.append(message) }
+        }
+        try publisher.send([bytes("song-b"), bytes("not for us")])
+        try publisher.send([bytes("song-a"), bytes("exact match")])
+        while let message = try subscriber.receive(timeout: .milliseconds(200)) { received.append(message) }
+
+        #expect(received.contains([bytes("song-a"), bytes("exact match")]))
+        #expect(received.allSatisfy { $0[0].starts(with: bytes("song-a")) })
+        #expect(received.contains { $0 == [bytes("song-a1"), bytes("prefix match")] })
+    }
+
+    @Test func timedAndNonBlockingReceivesReturnNilWhenNothingArrives() throws {
+        let socket = try context.socket(.dealer)
+        try socket.bind(inprocEndpoint())
+        #expect(try socket.tryReceive() == nil)
+        let clock = ContinuousClock()
+        let start = clock.now
+        #expect(try socket.receive(timeout: .milliseconds(150)) == nil)
+        #expect(clock.now - start >= .milliseconds(140))
+    }
+
+    @Test func aMessageWithTooManyFramesIsDiscardedWholeAndReported() throws {
+        let endpoint = inprocEndpoint()
+        let router = try context.socket(.router)
+        try router.bind(endpoint)
+        let dealer = try context.socket(.dealer)
+        try dealer.connect(endpoint)
+        try dealer.send((0..<10).map { bytes("frame \($0)") })
+        try dealer.send([bytes("after")])
+
+        do {
+            let message = try router.receive(timeout: .seconds(2), maxFrames: 4)
+            Issue.record("a message passed a 4-frame limit: \(String(describing: message))")
+        } catch {
+            #expect(error.code == ZMQError.messageTooLarge)
+            #expect(error.operation.contains("11 frames"))  // the routing id frame counts too
+        }
+        // The rest of the oversized message was drained: the next message is intact.
+        let next = try #require(try router.receive(timeout: .seconds(2), maxFrames: 4))
+        #expect(next.count == 2 && next[1] == bytes("after"))
+    }
+
+    @Test func framesLargerThanTheMaximumMessageSizeAreRefused() throws {
+        let router = try context.socket(.router)
+        try router.set(.maxMessageSize(1024))
+        #expect(try router.maxMessageSize == 1024)
+        try router.bind("tcp://127.0.0.1:*")
+        let endpoint = try router.lastEndpoint
+
+        let large = try context.socket(.dealer)
+        try large.connect(endpoint)
+        try large.send([[UInt8](repeating: 7, count: 2000)])
+        #expect(try router.receive(timeout: .milliseconds(500)) == nil)
+
+        let small = try context.socket(.dealer)
+        try small.connect(endpoint)
+        try small.send([[UInt8](repeating: 7, count: 1000)])
+        let message = try #require(try router.receive(timeout: .seconds(2)))
+        #expect(message.last?.count == 1000)
+    }
+
+    @Test func aMandatoryRouterReportsUnknownPeers() throws {
+        let router = try context.socket(.router)
+        try router.set(.routerMandatory(true))
+        try router.bind(inprocEndpoint())
+        do {
+            try router.send([bytes("nobody"), bytes("hello")])
+            Issue.record("sending to an unknown routing id succeeded")
+        } catch {
+            #expect(error.code == ZMQError.hostUnreachable)
+            #expect(error.description.contains("send"))
+        }
+    }
+
+    @Test func endpointsCanBeUnboundAndRebound() throws {
+        let server = try context.socket(.router)
+        try server.bind("tcp://127.0.0.1:*")
+        let endpoint = try server.lastEndpoint
+        let other = try context.socket(.router)
+        #expect(throws: ZMQError.self) { try other.bind(endpoint) }
+        try server.unbind(endpoint)
+        do {
+            try server.unbind(endpoint)
+            Issue.record("unbinding twice succeeded")
+        } catch {
+            #expect(error.code == ZMQError.noEntry)
+        }
+        // libzmq closes the listener in its I/O thread: the port comes free shortly after.
+        var rebound = false
+        let deadline = ContinuousClock.now.advanced(by: .seconds(2))
+        while !rebound && ContinuousClock.now < deadline {
+            do {
+                try other.bind(endpoint)
+                rebound = true
+            } catch {
+                #expect(error.code == ZMQError.addressInUse)
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+        }
+        #expect(rebound)
+
+        let client = try context.socket(.dealer)
+        try client.connect(endpoint)
+        try client.disconnect(endpoint)
+        do {
+            try client.disconnect(endpoint)
+            Issue.record("disconnecting twice succeeded")
+        } catch {
+            #expect(error.code == ZMQError.noEntry)
+        }
+    }
+
+    @Test func optionsAndEndpointsAreCheckedByLibzmq() throws {
+        let socket = try context.socket(.dealer)
+        try socket.set([
+            .linger(.milliseconds(10)), .sendHighWaterMark(100), .receiveHighWaterMark(100),
+            .heartbeatInterval(.milliseconds(2500)), .heartbeatTimeToLive(.seconds(10)),
+            .heartbeatTimeout(.milliseconds(7500)), .reconnectInterval(.milliseconds(100)),
+            .reconnectIntervalMax(.seconds(5)), .immediate(true),
+        ])
+        do {
+            try socket.connect("nonsense://here")
+            Issue.record("an invalid endpoint was accepted")
+        } catch {
+            #expect(error.operation == "connect nonsense://here")
+        }
+        #expect(throws: ZMQError.self) { try socket.set(.routingID([])) }
+        #expect(throws: ZMQError.self) { try socket.set(.subscribe(bytes("a"))) }  // only SUB subscribes
+    }
+
+    @Test func aClosedSocketRefusesEveryOperation() throws {
+        let socket = try context.socket(.pair)
+        socket.close()
+        socket.close()
+        #expect(socket.isClosed)
+        do {
+            try socket.send([bytes("x")])
+            Issue.record("a closed socket sent")
+        } catch {
+            #expect(error.code == ZMQError.notSocket)
+        }
+        #expect(throws: ZMQError.self) { try socket.bind(inprocEndpoint()) }
+        #expect(throws: ZMQError.self) { try socket.tryReceive() }
+    }
+}
