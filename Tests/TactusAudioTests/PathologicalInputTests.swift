@@ -83,3 +83,26 @@ import Testing
         }
     }
 }
+
+/// Damaged copies of real files: a few bytes of each header changed at random.
+@Suite struct MutatedHeaderTests {
+    @Test(arguments: [AudioFileWriter.Format.wav16, .wavExtensible16, .aiff, .flac, .oggVorbis, .opus, .mp3(.variable)])
+    func mutatedHeadersAreAnswered(format: AudioFileWriter.Format) throws {
+        let original = try AudioFileWriter(format).encode([Synth.clickTrack(bpm: 120, seconds: 1, sampleRate: 48000)], sampleRate: 48000)
+        var generator = SeededGenerator(seed: 21)
+        for _ in 0..<60 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...6, using: &generator) {
+                bytes[Int.random(in: 0..<min(512, bytes.count), using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            do throws(AudioError) {
+                let stream = try AudioStream(.bytes(bytes, name: "mutated"), options: DecodingOptions(minimumSeconds: 0.5))
+                try stream.readToEnd()
+                // One second of 16-bit audio cannot turn into more than two of output.
+                #expect(stream.framesDecoded <= 48000 * 2)
+            } catch {
+                #expect(!error.description.isEmpty)
+            }
+        }
+    }
+}

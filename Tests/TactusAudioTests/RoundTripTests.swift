@@ -147,3 +147,23 @@ import Testing
         }
     }
 }
+
+/// MPEG Layer II, which LAME cannot write: a hand-made stream of silent frames (a frame
+/// whose bit allocations are all zero codes silence).
+@Suite struct LayerIITests {
+    @Test func silentLayerIIStreamDecodes() throws {
+        // MPEG-1 Layer II, no CRC, 128 kb/s, 48 kHz, stereo: 384-byte frames of 1152 samples.
+        let frame: [UInt8] = [0xFF, 0xFD, 0x84, 0x00] + [UInt8](repeating: 0, count: 380)
+        let frames = 300
+        let bytes = Array([[UInt8]](repeating: frame, count: frames).joined())
+        let stream = try AudioStream(.bytes(bytes, name: "silence.mp2"))
+        #expect(stream.metadata.format == .mpeg)
+        #expect(stream.metadata.codec == "mp2")
+        #expect(stream.metadata.channels == 2)
+        #expect(stream.metadata.sampleRate == 48000)
+        #expect(stream.metadata.bitrate == 128_000)
+        let decoded = try stream.readAll()
+        #expect(abs(decoded.samples.count - frames * 1152) <= 1152)
+        #expect(decoded.samples.allSatisfy { $0 == 0 })
+    }
+}
