@@ -27,7 +27,7 @@ enum DecodeStep {
 
 /// A decoder of one open stream (libmpg123 or libsndfile underneath). Not thread-safe.
 protocol FrameDecoder: AnyObject {
-    var description: StreamDescription { get }
+    var stream: StreamDescription { get }
     /// Decodes the next piece of the stream.
     func next() -> DecodeStep
 }

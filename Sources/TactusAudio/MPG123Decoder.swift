@@ -8,7 +8,7 @@ final class MPG123Decoder: FrameDecoder {
     private let handle: OpaquePointer
     /// Kept alive for libmpg123's callbacks, which receive it unretained.
     private let reader: ByteReader
-    private(set) var description: StreamDescription
+    private(set) var stream: StreamDescription
     private var channels: Int
     /// Consecutive decode calls without output, to stop a decoder that makes no progress.
     private var idleCalls = 0
@@ -18,7 +18,7 @@ final class MPG123Decoder: FrameDecoder {
 
     private static let libraryReady: Bool = mpg123_init() == MPG123_OK.rawValue
 
-    init(reader: ByteReader, firstFrame: MPEGFrameHeader, hasFrameCount: Bool) throws(AudioError) {
+    init(reader: ByteReader, hasFrameCount: Bool) throws(AudioError) {
         self.reader = reader
         var error: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &error) else {
@@ -43,7 +43,7 @@ final class MPG123Decoder: FrameDecoder {
             } else if let estimated {
                 bitrate = Int(Double(reader.length) * 8 / (Double(estimated) / Double(rate)))
             }
-            description = StreamDescription(
+            stream = StreamDescription(
                 format: .mpeg, codec: codec, sampleRate: rate, channels: channels,
                 estimatedFrames: estimated, promisedFrames: hasFrameCount ? estimated : nil, truncation: nil,
                 bitrate: bitrate, tags: Self.tags(handle))

@@ -8,8 +8,7 @@ final class SndFileDecoder: FrameDecoder {
     private let file: OpaquePointer
     /// Kept alive for libsndfile's callbacks, which receive it unretained.
     private let reader: ByteReader
-    private var virtualIO: SF_VIRTUAL_IO
-    private(set) var description: StreamDescription
+    let stream: StreamDescription
     private var buffer: [Float]
     private let blockFrames: Int
 
@@ -22,7 +21,8 @@ final class SndFileDecoder: FrameDecoder {
     init(reader: ByteReader, recognized: RecognizedContent, blockFrames: Int) throws(AudioError) {
         self.reader = reader
         self.blockFrames = blockFrames
-        virtualIO = SF_VIRTUAL_IO(
+        // libsndfile copies the callbacks when opening.
+        var virtualIO = SF_VIRTUAL_IO(
             get_filelen: { context in
                 Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue().length
             },
@@ -34,7 +34,7 @@ final class SndFileDecoder: FrameDecoder {
                 let reader = Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue()
                 return sf_count_t(max(reader.readSequentially(into: buffer, count: Int(count)), 0))
             },
-            write: { _, _, _ in 0 },
+            write: nil,
             tell: { context in
                 Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue().position
             })
@@ -67,10 +67,10 @@ final class SndFileDecoder: FrameDecoder {
         // libsndfile's frame count is exact (from the header, or the last Ogg page); a WAV
         // data chunk may claim more than the file holds.
         var promised = estimated
-        if case .wav(let claimed?, _) = recognized { promised = max(claimed, estimated ?? 0) }
+        if case .wav(let claimed?) = recognized { promised = max(claimed, estimated ?? 0) }
         // Without its last page, libsndfile cannot tell an Ogg stream's length.
         let truncation = format == .ogg && knownFrames == nil ? "the end of the Ogg stream is missing" : nil
-        description = StreamDescription(
+        stream = StreamDescription(
             format: format, codec: codec, sampleRate: rate, channels: channels,
             estimatedFrames: estimated, promisedFrames: promised, truncation: truncation,
             bitrate: Self.bitrate(subtype: subtype, rate: rate, channels: channels, frames: estimated, byteCount: reader.length),
@@ -83,7 +83,7 @@ final class SndFileDecoder: FrameDecoder {
     }
 
     func next() -> DecodeStep {
-        let channels = description.channels
+        let channels = stream.channels
         let frames = buffer.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(blockFrames)) }
         if frames > 0 {
             return buffer.withUnsafeBufferPointer {

@@ -87,6 +87,7 @@ import Testing
         #expect(decoded.metadata.sampleRate == sampleRate)
         #expect(decoded.metadata.channels == 2)
         #expect(abs(decoded.samples.count - channels[0].count) <= 1024)
+        #expect(decoded.warnings.isEmpty)
         #expect(TestSignals.bestCorrelation(TestSignals.downmix(channels), decoded.samples, maxLag: 32) > 0.9)
     }
 
