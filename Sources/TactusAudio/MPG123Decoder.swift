@@ -8,7 +8,7 @@ final class MPG123Decoder: FrameDecoder {
     private let handle: OpaquePointer
     /// Kept alive for libmpg123's callbacks, which receive it unretained.
     private let reader: ByteReader
-    private(set) var stream: StreamDescription
+    let stream: StreamDescription
     private var channels: Int
     /// Consecutive decode calls without output, to stop a decoder that makes no progress.
     private var idleCalls = 0
@@ -30,6 +30,9 @@ final class MPG123Decoder: FrameDecoder {
             var rate = 0, channelCount: Int32 = 0, encoding: Int32 = 0
             guard mpg123_getformat(handle, &rate, &channelCount, &encoding) == MPG123_OK.rawValue else {
                 throw .corrupt(file: reader.name, decoderMessage: String(cString: mpg123_strerror(handle)))
+            }
+            guard rate > 0, (1...2).contains(channelCount) else {
+                throw .corrupt(file: reader.name, decoderMessage: "libmpg123 reports \(channelCount) channels at \(rate) Hz")
             }
             channels = Int(channelCount)
             var info = mpg123_frameinfo2()

@@ -14,7 +14,8 @@ struct DecodeBench: ParsableCommand {
             VBR) and FLAC into a temporary directory, then decodes each file from its path to \
             mono blocks several times and reports the best run. The floor to compare MP3 with \
             is about 2,500x real time (libmpg123 on a 2-core machine). Peak memory is the \
-            resident high-water mark while decoding (Linux: VmHWM, reset before each format).
+            resident high-water mark while decoding (Linux: VmHWM, reset before each format), \
+            shown with the resident size when decoding starts: the difference is the decoder's.
             """
     )
 
@@ -38,6 +39,9 @@ struct DecodeBench: ParsableCommand {
         var audio_seconds: Double
         var best_decode_seconds: Double
         var realtime_factor: Double
+        /// Resident memory when decoding starts (the process, with what synthesis left behind).
+        var resident_before_mib: Double?
+        /// The resident high-water mark while decoding.
         var peak_resident_mib: Double?
     }
 
@@ -47,6 +51,7 @@ struct DecodeBench: ParsableCommand {
         let paths = try writeSong(as: files.map(\.format), into: directory)
         for (file, path) in zip(files, paths) {
             PeakMemory.reset()
+            let before = PeakMemory.residentMiB(field: "VmRSS")
             var best = Double.infinity
             var audioSeconds = 0.0
             for _ in 0..<runs {
@@ -63,13 +68,17 @@ struct DecodeBench: ParsableCommand {
             let size = (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
             let result = Result(
                 format: file.name, file_bytes: size, audio_seconds: audioSeconds, best_decode_seconds: best,
-                realtime_factor: audioSeconds / best, peak_resident_mib: PeakMemory.residentMiB())
+                realtime_factor: audioSeconds / best, resident_before_mib: before,
+                peak_resident_mib: PeakMemory.residentMiB(field: "VmHWM"))
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = .sortedKeys
                 print(String(decoding: try encoder.encode(result), as: UTF8.self))
             } else {
-                let memory = result.peak_resident_mib.map { String(format: ", peak resident memory %.1f MiB", $0) } ?? ""
+                var memory = ""
+                if let before = result.resident_before_mib, let peak = result.peak_resident_mib {
+                    memory = String(format: ", peak resident memory %.1f MiB (%.1f MiB before decoding)", peak, before)
+                }
                 print(String(format: "%@: %.1f s of audio (%d bytes) decoded in %.4f s (best of %d): %.0fx real time",
                              file.name, audioSeconds, size, best, runs, result.realtime_factor) + memory)
             }
@@ -100,10 +109,10 @@ enum PeakMemory {
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
-    /// VmHWM from /proc/self/status, in MiB.
-    static func residentMiB() -> Double? {
+    /// `VmHWM` (the high-water mark) or `VmRSS` (now) from /proc/self/status, in MiB.
+    static func residentMiB(field: String) -> Double? {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
               let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
         return kilobytes / 1024
     }
