@@ -51,6 +51,15 @@ let package = Package(
             dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
                 + builtinDetectors.map { .target(name: $0.target) }
         ),
+        // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
+        .target(
+            name: "TactusStore",
+            dependencies: [
+                "TactusDetector",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
@@ -59,7 +68,7 @@ let package = Package(
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -68,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "tactus-bench",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusTestSupport",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -80,6 +89,7 @@ let package = Package(
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
+        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
     ]
