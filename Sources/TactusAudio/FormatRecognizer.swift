@@ -9,7 +9,8 @@ enum RecognizedContent: Equatable {
     /// packet (nil for other containers, or "unknown").
     case sndfile(AudioFormat, oggCodec: String?)
     /// A RIFF WAVE file: `claimedFrames` is what its data chunk announces, nil when the size
-    /// is a placeholder (0 or 0xFFFFFFFF, as streaming writers leave it) or not found.
+    /// is a placeholder (0, 0xFFFFFFFF or sox's 0x7FFFF000, as writers to pipes leave it) or
+    /// not found.
     case wav(claimedFrames: Int64?)
     /// Nothing recognised: libsndfile is tried as a last resort.
     case unknown
@@ -107,7 +108,7 @@ enum FormatRecognizer {
             }
             if chunk.starts(with: Array("data".utf8)) {
                 guard let blockAlign, blockAlign > 0 else { break }
-                let claimed: Int64? = (size == 0 || size == 0xFFFF_FFFF) ? nil : size / blockAlign
+                let claimed: Int64? = [0, 0x7FFF_F000, 0xFFFF_FFFF].contains(size) ? nil : size / blockAlign
                 return .wav(claimedFrames: claimed)
             }
             offset += 8 + size + (size & 1)

@@ -141,7 +141,8 @@ final class SndFileDecoder: FrameDecoder {
             SF_FORMAT_MS_ADPCM: "ms-adpcm", SF_FORMAT_GSM610: "gsm610",
             SF_FORMAT_VORBIS: "vorbis", SF_FORMAT_OPUS: "opus",
             SF_FORMAT_ALAC_16: "alac", SF_FORMAT_ALAC_20: "alac",
-            SF_FORMAT_ALAC_24: "alac", SF_FORMAT_ALAC_32: "alac",
+            SF_FORMAT_ALAC_24: "alac", SF_FORMAT_ALAC_32: "alac", SF_FORMAT_MPEG_LAYER_I: "mp1",
+            SF_FORMAT_MPEG_LAYER_II: "mp2", SF_FORMAT_MPEG_LAYER_III: "mp3",
         ]
         if let name = names[Int(subtype)] { return name }
         var info = SF_FORMAT_INFO(format: subtype, name: nil, extension: nil)
