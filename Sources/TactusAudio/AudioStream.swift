@@ -19,8 +19,10 @@
 public final class AudioStream {
     /// What is known about the song; the duration is exact once the stream has ended.
     public private(set) var metadata: AudioMetadata
-    /// The number of samples the header announces, when it does (and plausibly so): detectors
-    /// use it to find the song's middle. The true count can differ; see ``framesDecoded``.
+    /// The number of samples the song should have, when known (and plausible for the file's
+    /// size): from the header (WAV, FLAC, Xing/Info), the last Ogg page, or a scan of the MPEG
+    /// frame headers. Detectors use it to find the song's middle; the true count can differ
+    /// a little (see ``framesDecoded``).
     public let expectedFrames: Int?
     /// Warnings so far (a truncated file, once the end is reached).
     public private(set) var warnings: [AudioWarning] = []

@@ -37,6 +37,11 @@ final class MPG123Decoder: FrameDecoder {
             channels = Int(channelCount)
             var info = mpg123_frameinfo2()
             _ = mpg123_info2(handle, &info)
+            if !hasFrameCount {
+                // Without a Xing/Info frame count, the length from the file size is a guess
+                // (wrong for VBR): count the frames (headers only, no decoding), then return.
+                _ = mpg123_scan(handle)
+            }
             let length = Int64(mpg123_length(handle))
             let estimated = length > 0 ? StreamDescription.plausible(frames: length, sampleRate: rate, byteCount: reader.length) : nil
             let codec = ["mp1", "mp2", "mp3"][max(0, min(2, Int(info.layer) - 1))]

@@ -168,3 +168,25 @@ import Testing
         #expect(decoded.samples.allSatisfy { $0 == 0 })
     }
 }
+
+/// MPEG streams without a Xing/Info frame: the length comes from a scan of the frames.
+@Suite struct MPEGLengthTests {
+    @Test func vbrWithoutXingIsScanned() throws {
+        let channels = TestSignals.stereo(seconds: 6, sampleRate: 44100)
+        let bytes = try AudioFileWriter(.mp3(.variable)).encode(channels, sampleRate: 44100)
+        // Drop the first frame, LAME's Info/Xing frame (its length is in its header).
+        let first = try #require(bytes.indices.first { bytes[$0] == 0xFF && bytes[$0 + 1] & 0xE0 == 0xE0 })
+        let header = Array(bytes[first..<first + 4])
+        let bitrates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+        let length = 144 * bitrates[Int(header[2] >> 4)] * 1000 / 44100 + Int(header[2] >> 1 & 1)
+        let stripped = Array(bytes[..<first]) + Array(bytes[(first + length)...])
+        let stream = try AudioStream(.bytes(stripped, name: "noxing.mp3"), options: TestSignals.shortSongs)
+        let expected = try #require(stream.expectedFrames)
+        let decoded = try stream.readAll()
+        #expect(expected == decoded.samples.count)
+        // No gapless information: encoder delay and padding are decoded too.
+        #expect(decoded.samples.count >= channels[0].count)
+        #expect(decoded.samples.count <= channels[0].count + 3 * 1152)
+        #expect(decoded.warnings.isEmpty)
+    }
+}
