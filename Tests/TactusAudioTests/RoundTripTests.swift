@@ -118,13 +118,17 @@ import Testing
     }
 
     @Test func samplesAreClampedToUnitRange() throws {
-        // Float WAV may hold values beyond full scale; the decoded signal never does.
-        let loud = Synth.sine(hz: 100, seconds: 3, sampleRate: 8000, amplitude: 3)
+        // Float WAV may hold values beyond full scale, even NaN; the decoded signal never does.
+        var loud = Synth.sine(hz: 100, seconds: 3, sampleRate: 8000, amplitude: 3)
+        loud[10] = .nan
+        loud[11] = .infinity
+        loud[12] = -.infinity
         let bytes = try AudioFileWriter(.wavFloat).encode([loud], sampleRate: 8000)
         let decoded = try DecodedAudio(decoding: .bytes(bytes, name: "loud.wav"), options: TestSignals.shortSongs)
         #expect(decoded.samples.max() == 1)
         #expect(decoded.samples.min() == -1)
         #expect(decoded.samples.count == loud.count)
+        #expect(decoded.samples[10...12] == [0, 1, -1])
     }
 
     @Test func blocksStreamInBoundedPieces() throws {
