@@ -9,7 +9,8 @@ final class SndFileDecoder: FrameDecoder {
     /// Kept alive for libsndfile's callbacks, which receive it unretained.
     private let reader: ByteReader
     let stream: StreamDescription
-    private var buffer: [Float]
+    /// Interleaved frames read by libsndfile; handed out until the next read.
+    private let buffer: UnsafeMutableBufferPointer<Float>
     private let blockFrames: Int
 
     /// libsndfile accepts up to 1024 channels; a header claiming more is damage.
@@ -75,20 +76,19 @@ final class SndFileDecoder: FrameDecoder {
             estimatedFrames: estimated, promisedFrames: promised, truncation: truncation,
             bitrate: Self.bitrate(subtype: subtype, rate: rate, channels: channels, frames: estimated, byteCount: reader.length),
             tags: Self.tags(file))
-        buffer = [Float](repeating: 0, count: blockFrames * channels)
+        buffer = .allocate(capacity: blockFrames * channels)
     }
 
     deinit {
         sf_close(file)
+        buffer.deallocate()
     }
 
     func next() -> DecodeStep {
         let channels = stream.channels
-        let frames = buffer.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(blockFrames)) }
+        let frames = sf_readf_float(file, buffer.baseAddress, sf_count_t(blockFrames))
         if frames > 0 {
-            return buffer.withUnsafeBufferPointer {
-                .frames(UnsafeBufferPointer(rebasing: $0[0..<Int(frames) * channels]), channels: channels)
-            }
+            return .frames(UnsafeBufferPointer(rebasing: buffer[0..<Int(frames) * channels]), channels: channels)
         }
         let status = sf_error(file)
         return status == 0 ? .end : .failure(String(cString: sf_strerror(file)))
