@@ -88,7 +88,7 @@ let package = Package(
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
-        .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
+        .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(
             name: "StatisticalEnergyTests",
             dependencies: ["StatisticalEnergyDetector", "TactusDetector", "TactusTestSupport"]),
@@ -98,5 +98,8 @@ let package = Package(
         .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
+        .testTarget(
+            name: "TactusAnalysisTests",
+            dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
     ]
 )
