@@ -91,10 +91,10 @@ let package = Package(
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(
             name: "StatisticalEnergyTests",
-            dependencies: ["StatisticalEnergyDetector", "TactusDetector", "TactusTestSupport"]),
+            dependencies: ["StatisticalEnergyDetector", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "AutocorrelationTests",
-            dependencies: ["AutocorrelationDetector", "TactusDetector", "TactusTestSupport"]),
+            dependencies: ["AutocorrelationDetector", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
