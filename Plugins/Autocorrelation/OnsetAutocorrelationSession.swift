@@ -7,7 +7,6 @@ struct OnsetAutocorrelationSettings {
     var salience: BeatMultipleSalience
     var vote: TempoVoteConfiguration
 
-
     init(_ parameters: ParameterSet) {
         envelope = OnsetStrengthConfiguration(
             bandEdgesHz: parameters.numbers("band_edges_hz"), frameRate: parameters.number("envelope_hz"),
