@@ -55,11 +55,20 @@ let package = Package(
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
         .target(name: "TactusProtocol", dependencies: ["TactusDetector"]),
+        // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
+        .target(
+            name: "TactusStore",
+            dependencies: [
+                "TactusDetector",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -68,7 +77,7 @@ let package = Package(
         .executableTarget(
             name: "tactus-bench",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusTestSupport",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -82,5 +91,6 @@ let package = Package(
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
+        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector"]),
     ]
 )
