@@ -54,7 +54,7 @@ let package = Package(
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
-        .target(name: "TactusProtocol", dependencies: ["TactusDetector"]),
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore"]),
         // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
         .target(
             name: "TactusStore",
@@ -62,6 +62,14 @@ let package = Package(
                 "TactusDetector",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+        // The coordinator: the durable job queue, dispatch to workers, the client frontend, events.
+        .target(
+            name: "TactusCoordinator",
+            dependencies: [
+                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // The command-line tool.
