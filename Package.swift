@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "TactusStore",
             dependencies: [
-                "TactusDetector",
+                "TactusDetector", "TactusAudio",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -99,6 +99,6 @@ let package = Package(
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
-        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector"]),
+        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio"]),
     ]
 )

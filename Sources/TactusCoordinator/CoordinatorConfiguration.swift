@@ -72,7 +72,7 @@ public struct CoordinatorConfiguration: Sendable {
 
 extension Duration {
     /// The duration in seconds, as a `Double`.
-    var seconds: Double {
+    public var seconds: Double {
         let (seconds, attoseconds) = components
         return Double(seconds) + Double(attoseconds) * 1e-18
     }

@@ -120,8 +120,9 @@ extension CoordinatorLoop {
             return
         }
         analysis.version = worker.detector.version
-        let envelopeValue = zip(envelope.map { [$0] } ?? [], body.envelopeHopS.map { [$0] } ?? []).first.map {
-            EnergyEnvelope(hopS: $0.1, values: $0.0)
+        var envelopeValue: EnergyEnvelope?
+        if let envelope, let hop = body.envelopeHopS {
+            envelopeValue = EnergyEnvelope(hopS: hop, values: envelope)
         }
         do {
             guard

@@ -51,7 +51,7 @@ final class CoordinatorLoop {
             throw CoordinatorError(message: "cannot bind: \(error)")
         }
         endpoints = BoundEndpoints(
-            frontend: frontend.lastEndpoint, backend: backend.lastEndpoint, events: publisher.lastEndpoint)
+            frontend: try frontend.lastEndpoint, backend: try backend.lastEndpoint, events: try publisher.lastEndpoint)
 
         for job in try coordinator.library.recoverJobs() {
             pending.append(PendingJob(id: job.id, song: job.song.hex, detector: job.detector, params: job.params))

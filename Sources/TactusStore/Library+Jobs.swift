@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
+import TactusAudio
 
 /// One job of the coordinator's queue: one song to analyse with one detector and parameters.
 public struct JobRecord: Sendable, Hashable {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TactusStore
+import TactusAudio
 
 @Suite struct QueryTests {
     /// Songs whose consensus is exactly `tempo` (two detectors agreeing with confidence 1, so
