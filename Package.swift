@@ -100,5 +100,8 @@ let package = Package(
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
         .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio"]),
+        .testTarget(
+            name: "TactusAnalysisTests",
+            dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
     ]
 )
