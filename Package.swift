@@ -76,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusCoordinator",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
