@@ -99,6 +99,12 @@ let package = Package(
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
+        .testTarget(
+            name: "TactusCoordinatorTests",
+            dependencies: [
+                "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio"]),
         .testTarget(
             name: "TactusAnalysisTests",
