@@ -105,6 +105,12 @@ let package = Package(
                 "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
                 "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(
+            name: "TactusServerTests",
+            dependencies: [
+                "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusTestSupport",
+            ]),
         .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio"]),
         .testTarget(
             name: "TactusAnalysisTests",
