@@ -111,7 +111,7 @@ let package = Package(
                 "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
                 "TactusTestSupport",
             ]),
-        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio"]),
+        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),

@@ -22,7 +22,7 @@ public struct SongID: Sendable, Hashable, Comparable, Codable, CustomStringConve
     }
 
     private init(digest: SHA256.Digest) {
-        hex = digest.map { String(format: "%02x", $0) }.joined()
+        hex = Hex.string(digest)
     }
 
     /// Hashes `source`: a file is streamed in 1 MiB pieces, never loaded whole.

@@ -90,7 +90,7 @@ public struct AnalysisRecord: Sendable, Hashable {
     }
 
     static func hash(canonicalJSON: String) -> String {
-        SHA256.hash(data: Data(canonicalJSON.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: Data(canonicalJSON.utf8)))
     }
 
     /// Checks every field; an analysis that fails is never written.
@@ -126,7 +126,9 @@ public struct AnalysisRecord: Sendable, Hashable {
             throw .invalidValue(field: "\(a.detector).confidence", value: "\(a.confidence)", accepted: "a number in 0...1")
         }
         for (index, candidate) in a.candidates.enumerated() {
-            try Library.checkBPM(candidate.bpm, field: "\(a.detector).candidates[\(index)].bpm")
+            if !(candidate.bpm.isFinite && Library.acceptedBPM.contains(candidate.bpm)) {
+                throw .bpmOutOfRange(field: "\(a.detector).candidates[\(index)].bpm", value: candidate.bpm)
+            }
             if !candidate.strength.isFinite {
                 throw .invalidValue(
                     field: "\(a.detector).candidates[\(index)].strength", value: "\(candidate.strength)",
@@ -134,20 +136,21 @@ public struct AnalysisRecord: Sendable, Hashable {
             }
         }
         for (index, window) in a.windows.enumerated() {
-            let field = "\(a.detector).windows[\(index)]"
+            func field(_ name: String) -> String { "\(a.detector).windows[\(index)].\(name)" }
             if !(window.startS.isFinite && window.startS >= 0) {
-                throw .invalidValue(field: "\(field).start_s", value: "\(window.startS)", accepted: "a time >= 0 seconds")
+                throw .invalidValue(field: field("start_s"), value: "\(window.startS)", accepted: "a time >= 0 seconds")
             }
             if !(window.durationS.isFinite && window.durationS >= 0) {
-                throw .invalidValue(
-                    field: "\(field).duration_s", value: "\(window.durationS)", accepted: "a duration >= 0 seconds")
+                throw .invalidValue(field: field("duration_s"), value: "\(window.durationS)", accepted: "a duration >= 0 seconds")
             }
             if !(window.energy.isFinite && window.energy >= 0) {
-                throw .invalidValue(field: "\(field).energy", value: "\(window.energy)", accepted: "an energy >= 0")
+                throw .invalidValue(field: field("energy"), value: "\(window.energy)", accepted: "an energy >= 0")
             }
-            if let bpm = window.bpm { try Library.checkBPM(bpm, field: "\(field).bpm") }
+            if let bpm = window.bpm, !(bpm.isFinite && Library.acceptedBPM.contains(bpm)) {
+                throw .bpmOutOfRange(field: field("bpm"), value: bpm)
+            }
             if !window.strength.isFinite {
-                throw .invalidValue(field: "\(field).strength", value: "\(window.strength)", accepted: "a finite number")
+                throw .invalidValue(field: field("strength"), value: "\(window.strength)", accepted: "a finite number")
             }
         }
     }

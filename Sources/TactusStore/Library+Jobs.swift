@@ -123,12 +123,13 @@ extension Library {
         _ id: Int64, attempt: Int, result: AnalysisRecord, durationS: Double? = nil, envelope: EnergyEnvelope? = nil
     ) throws(StoreError) -> JobCompletion? {
         try result.validate()
-        return try write { db in
+        return try write { db -> JobCompletion? in
             guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first,
                 job.state == .running, job.attempts == attempt
             else { return nil }
             let key = try Self.songKey(job.song, db)
-            try Self.upsert(result, songKey: key, db)
+            var params = ParameterText()
+            try Self.upsert(result, songKey: key, params: &params, db)
             if let durationS, durationS.isFinite, durationS >= 0 {
                 try db.execute(sql: "UPDATE songs SET duration_s = ? WHERE id = ?", arguments: [durationS, key])
             }
@@ -153,12 +154,15 @@ extension Library {
     ) throws(StoreError) -> JobCompletion? {
         precondition(state == .failed || state == .cancelled, "a job ends failed or cancelled")
         try analysis?.validate()
-        return try write { db in
+        return try write { db -> JobCompletion? in
             guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first, job.state.isActive else {
                 return nil
             }
             let key = try Self.songKey(job.song, db)
-            if let analysis { try Self.upsert(analysis, songKey: key, db) }
+            if let analysis {
+                var params = ParameterText()
+                try Self.upsert(analysis, songKey: key, params: &params, db)
+            }
             try db.execute(
                 sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
                 arguments: [state.rawValue, failure.code, failure.message, Date(), id])

@@ -37,9 +37,10 @@ extension Library {
         return try write { db in
             var consensus = [ConsensusTempo]()
             consensus.reserveCapacity(batch.count)
+            var params = ParameterText()
             for entry in batch {
                 let key = try Self.upsert(entry.song, db)
-                for analysis in entry.analyses { try Self.upsert(analysis, songKey: key, db) }
+                for analysis in entry.analyses { try Self.upsert(analysis, songKey: key, params: &params, db) }
                 consensus.append(try Self.refreshConsensus(songKey: key, db))
             }
             return consensus
@@ -64,6 +65,7 @@ extension Library {
         return try write { db in
             var keys = [SongID: Int64]()
             var order = [SongID]()
+            var params = ParameterText()
             for (song, analysis) in batch {
                 let key: Int64
                 if let known = keys[song] {
@@ -73,7 +75,7 @@ extension Library {
                     keys[song] = key
                     order.append(song)
                 }
-                try Self.upsert(analysis, songKey: key, db)
+                try Self.upsert(analysis, songKey: key, params: &params, db)
             }
             var consensus = [SongID: ConsensusTempo]()
             for song in order { consensus[song] = try Self.refreshConsensus(songKey: keys[song]!, db) }
@@ -116,7 +118,21 @@ extension Library {
         return try Int64.fetchOne(statement, arguments: arguments)!
     }
 
-    static func upsert(_ record: AnalysisRecord, songKey: Int64, _ db: Database) throws {
+    /// The canonical JSON of parameter sets and its hash, computed once per set in a batch
+    /// (a batch usually holds a handful of distinct sets).
+    struct ParameterText {
+        private var known = [ParameterSet: (json: String, hash: String)]()
+
+        mutating func callAsFunction(_ params: ParameterSet) -> (json: String, hash: String) {
+            if let text = known[params] { return text }
+            let json = params.canonicalJSON
+            let text = (json, AnalysisRecord.hash(canonicalJSON: json))
+            known[params] = text
+            return text
+        }
+    }
+
+    static func upsert(_ record: AnalysisRecord, songKey: Int64, params: inout ParameterText, _ db: Database) throws {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO analyses (song_id, detector, detector_version, params_json, params_hash, status, bpm,
@@ -131,9 +147,9 @@ extension Library {
                     error_message = excluded.error_message
                 """)
         let a = record.analysis
-        let paramsJSON = a.params.canonicalJSON
+        let (paramsJSON, paramsHash) = params(a.params)
         let arguments: StatementArguments = [
-            songKey, a.detector, a.version, paramsJSON, AnalysisRecord.hash(canonicalJSON: paramsJSON),
+            songKey, a.detector, a.version, paramsJSON, paramsHash,
             record.status.rawValue, a.bpm, a.confidence, CandidatesJSON.encode(a.candidates),
             WindowSeriesBlob.encode(a.windows), a.seconds, record.worker, record.analyzedAt, a.reason,
             record.failure?.code, record.failure?.message,
@@ -173,15 +189,43 @@ extension Library {
 
 /// `analyses.candidates_json`: a JSON array of `{"bpm": number, "strength": number}`,
 /// strongest first.
+///
+/// Candidates are written and read on every insert (the consensus needs them), so the
+/// store writes this fixed form itself; reading accepts any JSON of that shape.
 enum CandidatesJSON {
+    /// Numbers are validated finite, and Swift's shortest round-trip form of a finite
+    /// Double (`120.0`, `1e-05`) is valid JSON.
     static func encode(_ candidates: [TempoCandidate]) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        return String(decoding: (try? encoder.encode(candidates)) ?? Data("[]".utf8), as: UTF8.self)
+        var text = "["
+        for (index, candidate) in candidates.enumerated() {
+            if index > 0 { text += "," }
+            text += "{\"bpm\":\(candidate.bpm),\"strength\":\(candidate.strength)}"
+        }
+        return text + "]"
     }
 
     static func decode(_ text: String) -> [TempoCandidate] {
-        (try? JSONDecoder().decode([TempoCandidate].self, from: Data(text.utf8))) ?? []
+        if let candidates = decodeWritten(text) { return candidates }
+        return (try? JSONDecoder().decode([TempoCandidate].self, from: Data(text.utf8))) ?? []
+    }
+
+    /// Reads exactly the form ``encode(_:)`` writes; nil for anything else.
+    private static func decodeWritten(_ text: String) -> [TempoCandidate]? {
+        guard text.hasPrefix("["), text.hasSuffix("]") else { return nil }
+        let body = text.dropFirst().dropLast()
+        if body.isEmpty { return [] }
+        var candidates = [TempoCandidate]()
+        for object in body.split(separator: "}", omittingEmptySubsequences: true) {
+            var item = object
+            if item.hasPrefix(",") { item = item.dropFirst() }
+            guard item.hasPrefix("{\"bpm\":") else { return nil }
+            let fields = item.dropFirst(7).split(separator: ",", maxSplits: 1)
+            guard fields.count == 2, fields[1].hasPrefix("\"strength\":"),
+                let bpm = Double(fields[0]), let strength = Double(fields[1].dropFirst(11))
+            else { return nil }
+            candidates.append(TempoCandidate(bpm: bpm, strength: strength))
+        }
+        return candidates
     }
 }
 

@@ -20,10 +20,10 @@ import GRDB
 ///   `candidates_json` is a JSON array of `{"bpm":…,"strength":…}`; `windows` is the
 ///   per-window series (see ``WindowSeriesBlob``); `seconds`, `worker`, `analyzed_at`,
 ///   `reason` (why no tempo), `error_code` and `error_message` (why it failed).
-/// - `consensus`: one row per song with at least one analysis: the consensus tempo
-///   (`bpm`, null when no detector found one), the agreeing detectors (`detectors`, a JSON
-///   array of names) and their count, recomputed in the same transaction as any change to
-///   the song's analyses.
+/// - `consensus`: one row per song: the consensus tempo (`bpm`, null when no detector found
+///   one), the agreeing detectors (`detectors`, a JSON array of names) and their count
+///   (`detector_count`), recomputed in the same transaction as any change to the song's
+///   analyses.
 /// - `reference_tempi`: the tempo a person asserts for a song (`bpm`), where it comes from
 ///   (`source`: `manual`, `csv:NAME`, `tag`) and when it was set; at most one per song.
 ///
@@ -84,9 +84,9 @@ enum Schema {
                         error_code TEXT,
                         error_message TEXT,
                         CHECK ((status = 'done') = (bpm IS NOT NULL)),
-                        CHECK ((status = 'failed') = (error_code IS NOT NULL)),
-                        UNIQUE (song_id, detector, detector_version, params_hash)
+                        CHECK ((status = 'failed') = (error_code IS NOT NULL))
                     );
+                    CREATE UNIQUE INDEX analyses_identity ON analyses(song_id, detector, detector_version, params_hash);
                     CREATE INDEX analyses_by_detector_bpm ON analyses(detector, bpm, song_id);
 
                     CREATE TABLE consensus (
@@ -95,7 +95,7 @@ enum Schema {
                         detectors TEXT NOT NULL,
                         detector_count INTEGER NOT NULL
                     );
-                    CREATE INDEX consensus_by_bpm ON consensus(bpm, song_id);
+                    CREATE INDEX consensus_by_bpm ON consensus(bpm, detector_count, song_id);
 
                     CREATE TABLE reference_tempi (
                         song_id INTEGER PRIMARY KEY REFERENCES songs(id) ON DELETE CASCADE,

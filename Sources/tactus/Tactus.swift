@@ -11,6 +11,9 @@ struct Tactus: ParsableCommand {
             with their per-window energies and tempi, and answers BPM-range queries.
             """,
         version: "0.1.0",
-        subcommands: [Probe.self, Analyze.self, Detectors.self, Serve.self]
+        subcommands: [
+            Probe.self, Analyze.self, Detectors.self, QueryCommand.self, CompareCommand.self, TruthCommand.self,
+            PlaylistCommand.self, Serve.self,
+        ]
     )
 }

@@ -82,6 +82,22 @@ import TactusAudio
         }
     }
 
+    @Test func candidatesAreJSONArraysOfBPMAndStrength() throws {
+        let candidates = [
+            TempoCandidate(bpm: 120, strength: 1), TempoCandidate(bpm: 60.123456789, strength: 1e-05),
+            TempoCandidate(bpm: 240.5, strength: 0),
+        ]
+        let text = CandidatesJSON.encode(candidates)
+        #expect(text.hasPrefix("[{\"bpm\":120.0,\"strength\":1.0},{\"bpm\":60.123456789,"))
+        // Any JSON reader sees the same values.
+        #expect(try JSONDecoder().decode([TempoCandidate].self, from: Data(text.utf8)) == candidates)
+        #expect(CandidatesJSON.decode(text) == candidates)
+        #expect(CandidatesJSON.encode([]) == "[]")
+        #expect(CandidatesJSON.decode("[]") == [])
+        // JSON written by someone else, with spaces and another key order, is read too.
+        #expect(CandidatesJSON.decode(" [ {\"strength\": 0.5, \"bpm\": 90} ] ") == [TempoCandidate(bpm: 90, strength: 0.5)])
+    }
+
     @Test func parameterHashIsTheSHA256OfTheCanonicalJSON() throws {
         let record = Fixture.record("alpha", bpm: 120)
         let json = record.analysis.params.canonicalJSON

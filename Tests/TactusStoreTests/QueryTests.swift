@@ -1,4 +1,5 @@
 import Foundation
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 import TactusAudio
@@ -93,32 +94,32 @@ import TactusAudio
         #expect(try JSONDecoder().decode(TempoMatch.self, from: Data(json.utf8)) == match)
     }
 
-    @Test func agreementNeedsThatManyDetectorsAtTheSameFactor() throws {
+    @Test func agreementNeedsThatManyDetectorsBehindTheConsensus() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
         let songs: [(Double?, Double?, Double?)] = [
-            (120, 121, 60),  // two agree directly; gamma is an octave below
+            (120, 121, 90),  // two agree; gamma is elsewhere
             (120, 122, 119),  // three agree
             (60, 61, 62),  // three agree at half the range
             (120, nil, nil),  // one detector only
+            (122, 126, 200),  // two agree on about 124 (126 alone is out of the range)
         ]
         try Fixture.populate(library, count: songs.count) { songs[$0] }
         func found(_ minimum: Int, octave: Bool) throws -> [SongID] {
             try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: minimum), octave: octave, order: .bpm))
                 .map(\.song).sorted()
         }
-        let ids = (0..<4).map(Fixture.songID)
-        #expect(try found(1, octave: false) == [ids[0], ids[1], ids[3]].sorted())
-        #expect(try found(2, octave: false) == [ids[0], ids[1]].sorted())
+        let ids = (0..<5).map(Fixture.songID)
+        #expect(try found(1, octave: false) == [ids[0], ids[1], ids[3], ids[4]].sorted())
+        #expect(try found(2, octave: false) == [ids[0], ids[1], ids[4]].sorted())
         #expect(try found(3, octave: false) == [ids[1]])
         #expect(try found(3, octave: true) == [ids[1], ids[2]].sorted())
         #expect(try found(4, octave: true) == [])
 
-        let half = try #require(
-            try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: 3), octave: true))
-                .first { $0.song == ids[2] })
+        let matches = try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: 3), octave: true))
+        let half = try #require(matches.first { $0.song == ids[2] })
         #expect(half.factor == 0.5)
-        #expect(half.bpm == 61)
+        #expect(half.bpm == (try library.consensus(of: ids[2]))?.bpm)
         #expect(half.detectors == ["alpha", "beta", "gamma"])
         #expect(half.detector == "agree")
     }
@@ -132,6 +133,42 @@ import TactusAudio
         let matches = try library.query(TempoQuery(range: 115...135, source: .detector("alpha")))
         #expect(tempi(matches) == [121])
         #expect(try library.query(TempoQuery(range: 115...135, source: .detector("nobody"))).isEmpty)
+    }
+
+    /// Limited queries read the index outwards from the centre and stop early; whatever the
+    /// source, octave and order, their pages must be slices of the complete answer.
+    @Test func pagesAreSlicesOfTheCompleteAnswer() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        var random = SeededGenerator(seed: 7)
+        let tempo = { (base: Double) -> Double in (base * Double.random(in: 0.9...1.1, using: &random) * 10).rounded() / 10 }
+        try library.record(
+            (0..<300).map { n in
+                let base = Double.random(in: 50...250, using: &random)
+                var analyses = [
+                    Fixture.record("alpha", bpm: tempo(base)), Fixture.record("beta", bpm: tempo(base)),
+                    Fixture.record("gamma", bpm: tempo(base * 2)),
+                ]
+                if n % 3 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base), version: "2")) }
+                if n % 5 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base / 2), preset: "classic")) }
+                return SongAnalyses(song: Fixture.song(n), analyses: analyses)
+            })
+        let sources: [TempoSource] = [.consensus, .detector("alpha"), .detector("gamma"), .agreement(minimum: 2)]
+        for source in sources {
+            for octave in [false, true] {
+                for order in TempoOrder.allCases {
+                    let complete = try library.query(TempoQuery(range: 110...140, source: source, octave: octave, order: order))
+                    #expect(Set(complete.map(\.song)).count == complete.count)
+                    #expect(complete.count > 10)
+                    for (limit, offset) in [(1, 0), (7, 0), (7, 7), (10, 25), (50, 3)] {
+                        let page = try library.query(
+                            TempoQuery(range: 110...140, source: source, octave: octave, order: order, limit: limit, offset: offset))
+                        let expected = Array(complete.dropFirst(offset).prefix(limit))
+                        #expect(page == expected, "\(source) octave \(octave) \(order) limit \(limit) offset \(offset)")
+                    }
+                }
+            }
+        }
     }
 
     @Test func invalidQueriesAreRefused() throws {

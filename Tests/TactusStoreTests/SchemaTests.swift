@@ -13,7 +13,7 @@ import Testing
             let tables = try String.fetchSet(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table'")
             #expect(tables.isSuperset(of: ["songs", "analyses", "consensus", "reference_tempi", "grdb_migrations"]))
             let indexes = try String.fetchSet(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index'")
-            #expect(indexes.isSuperset(of: ["analyses_by_detector_bpm", "consensus_by_bpm"]))
+            #expect(indexes.isSuperset(of: ["analyses_identity", "analyses_by_detector_bpm", "consensus_by_bpm"]))
             #expect(try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") == Library.schemaMigrations)
         }
         let (timeout, synchronous) = try library.pool.write { db in
