@@ -18,6 +18,12 @@ public struct BoundEndpoints: Sendable, Hashable, Codable {
     public var frontend: String
     public var backend: String
     public var events: String
+
+    public init(frontend: String, backend: String, events: String) {
+        self.frontend = frontend
+        self.backend = backend
+        self.events = events
+    }
 }
 
 /// The coordinator: receives clients' requests, keeps the durable job queue, dispatches jobs
