@@ -103,13 +103,16 @@ enum Examples {
         ]
     }
 
-    // The library's answers are the store's own types, which are built only by the library or
-    // by decoding: these are decoded from the JSON the library writes (and `tactus ... --json` prints).
+    // The library's answers are the store's own types, which only the library builds: these are
+    // decoded from the JSON the library's types write (as `tactus query|compare|playlist|truth --json`
+    // print it, dates in ISO 8601).
 
     /// Decodes an example written as JSON; a literal that does not decode is a mistake in this file.
     static func decoded<T: Decodable>(_ type: T.Type, _ json: String) -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
         do {
-            return try JSONDecoder().decode(T.self, from: Data(json.utf8))
+            return try decoder.decode(T.self, from: Data(json.utf8))
         } catch {
             fatalError("the example \(T.self) does not decode: \(error)")
         }
@@ -133,14 +136,14 @@ enum Examples {
     }
 
     static var reference: ReferenceTempo {
-        decoded(ReferenceTempo.self, #"{"song": "\#(song)", "bpm": 128, "source": "csv:tempi.csv", "set_at": 785246400.25}"#)
+        decoded(ReferenceTempo.self, #"{"song": "\#(song)", "bpm": 128, "source": "csv:tempi.csv", "set_at": "2025-11-19T12:00:00Z"}"#)
     }
 
     /// A tagged song with a reference tempo, one detector at the octave and one failed.
     static var songComparison: SongComparison {
         decoded(SongComparison.self, """
             {"song": "\(song)", "file": "song.wav", "title": "Night Drive", "artist": "Kilo", "duration_s": 181.5,
-             "reference": {"song": "\(song)", "bpm": 128, "source": "manual", "set_at": 785246400.25},
+             "reference": {"song": "\(song)", "bpm": 128, "source": "manual", "set_at": "2025-11-19T12:00:00Z"},
              "consensus": {"bpm": 128.02, "detectors": ["comb-filter"]}, "consensus_relation": "match",
              "results": [
                {"label": "autocorrelation", "detector": "autocorrelation", "preset": "default", "version": "1.2.0",

@@ -12,9 +12,12 @@ import TactusStore
         return try #require(try JSONSerialization.jsonObject(with: Data(frames[4])) as? [String: Any])
     }
 
-    /// The JSON object the library's own encoding gives `value`.
+    /// The JSON object the library's type writes for `value` with the encoder of the CLI's `--json`.
     private func storeJSON(_ value: some Encodable) throws -> NSDictionary {
-        try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(value)) as? NSDictionary)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return try #require(try JSONSerialization.jsonObject(with: encoder.encode(value)) as? NSDictionary)
     }
 
     @Test(arguments: [
@@ -82,7 +85,9 @@ import TactusStore
         #expect(playlist["playlist"] as? NSDictionary == (try storeJSON(Examples.playlist)))
 
         let truth = try body(.truth(TruthResponse(song: Examples.song, reference: Examples.reference)))
-        #expect(truth["reference"] as? NSDictionary == (try storeJSON(Examples.reference)))
+        let reference = try #require(truth["reference"] as? NSDictionary)
+        #expect(reference == (try storeJSON(Examples.reference)))
+        #expect(reference["set_at"] as? String == "2025-11-19T12:00:00Z")
         // Without a reference tempo the field is left out.
         #expect(Set(try body(.truth(TruthResponse(song: Examples.song, reference: nil))).keys) == ["song"])
     }
