@@ -316,6 +316,25 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         #expect(try descriptor.resolve(ParameterSet(["min_bpm": .number(80)])).number("min_bpm") == 80)
     }
 
+    /// The library requests of SPEC.md's pyzmq example (section 3.5), as `json.dumps` writes them.
+    @Test func theSpecificationsExampleLibraryRequestsAreAccepted() throws {
+        func decoded(_ command: String, _ body: String) throws -> ClientRequest.Body {
+            let frames = [Array("peer".utf8), [], Array("TACTUS1".utf8), Array(command.utf8), [], Array(body.utf8)]
+            return try ClientRequest(frames: try ClientEnvelope.split(frames).1).body
+        }
+        #expect(
+            try decoded("query", #"{"min_bpm": 165, "max_bpm": 175, "octave": true, "limit": 20}"#)
+                == .query(QueryRequest(minBpm: 165, maxBpm: 175, octave: true, limit: 20)))
+        guard case .playlist(let playlist) = try decoded("playlist", #"{"profile": "10m@150,5m@170"}"#) else {
+            Issue.record("not a playlist request")
+            return
+        }
+        #expect(try playlist.playlistRequest().profile.segments.map(\.durationS) == [600, 300])
+        #expect(try decoded("truth", #"{"song": "3f9a3f9a", "bpm": 128}"#) == .truth(TruthRequest(song: "3f9a3f9a", bpm: 128)))
+        #expect(try decoded("compare", #"{"song": "3f9a3f9a"}"#) == .compare(CompareRequest(song: "3f9a3f9a")))
+        #expect(try decoded("compare", "{}") == .compare(CompareRequest()))
+    }
+
     /// The submit of SPEC.md's pyzmq client example.
     @Test func theSpecificationsExampleSubmitIsAccepted() throws {
         let frames = [[], Array("TACTUS1".utf8), Array("submit".utf8), Array("req-1".utf8), Array(#"{"name": "song.flac"}"#.utf8), [1, 2, 3]]
