@@ -29,6 +29,8 @@ extension CoordinatorLoop {
             reply(envelope, ClientReply(requestID: request.requestID, response))
         } catch let error as ErrorBody {
             reply(envelope, ClientReply(requestID: request.requestID, command: command, error: error))
+        } catch let error as ProtocolError {
+            reply(envelope, ClientReply(requestID: request.requestID, command: command, error: error.body))
         } catch let error as StoreError {
             reply(envelope, ClientReply(requestID: request.requestID, command: command, error: Self.errorBody(error)))
         } catch {
@@ -51,11 +53,11 @@ extension CoordinatorLoop {
         case .query(let request): return .query(SongList(songs: try library.query(request.tempoQuery)))
         case .compare(let request):
             guard let song = request.song else { return .compare(CompareResponse(library: try library.compareLibrary())) }
-            return .compare(CompareResponse(song: try library.compare(try library.resolveSong(song))))
+            return .compare(CompareResponse(song: try library.compare(try library.resolveSongID(song))))
         case .playlist(let request):
             return .playlist(PlaylistResponse(playlist: try library.playlist(try request.playlistRequest())))
         case .truth(let request):
-            let song = try library.resolveSong(request.song)
+            let song = try library.resolveSongID(request.song)
             if let bpm = request.bpm { try library.setReference(bpm, for: song) }
             return .truth(TruthResponse(song: song.hex, reference: try library.reference(for: song)))
         case .detectors: return .detectors(detectors())
@@ -184,7 +186,7 @@ extension CoordinatorLoop {
             return StatusResponse(jobs: [JobInfo(record)])
         }
         if let song = request.song {
-            return StatusResponse(jobs: try library.jobs(of: try library.resolveSong(song)).map(JobInfo.init))
+            return StatusResponse(jobs: try library.jobs(of: try library.resolveSongID(song)).map(JobInfo.init))
         }
         let server = ServerStatus(
             queue: pending.depths,
@@ -197,7 +199,7 @@ extension CoordinatorLoop {
     }
 
     private func result(_ request: ResultRequest) throws -> (ResultResponse, [Float]?) {
-        let song = try library.resolveSong(request.song)
+        let song = try library.resolveSongID(request.song)
         guard let record = try library.song(song) else { throw ErrorBody(code: .notFound, message: "unknown song \(request.song)") }
         let wanted = request.detectors.map(Set.init)
         let stored = try library.analyses(of: song, windows: request.windows ?? false)
@@ -228,7 +230,7 @@ extension CoordinatorLoop {
             guard let job = try library.job(id) else { throw ErrorBody(code: .notFound, message: "no job \(id)") }
             jobs = [job]
         } else if let song = request.song {
-            jobs = try library.jobs(of: try library.resolveSong(song))
+            jobs = try library.jobs(of: try library.resolveSongID(song))
         }
         var cancelled = [Int64]()
         for job in jobs where job.state.isActive {

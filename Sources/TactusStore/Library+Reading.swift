@@ -71,9 +71,20 @@ extension Library {
             guard try song(id) != nil else { throw .unknownSong(name) }
             return id
         }
+        do {
+            return try resolveSongID(name)
+        } catch {
+            guard case .invalidSongName(_, let reason) = error, reason.hasPrefix("not a SHA-256") else { throw error }
+            throw .invalidSongName(name, reason: "not a file, and " + reason)
+        }
+    }
+
+    /// Finds the song whose id is `name` or starts with it (at least 8 hex digits), never
+    /// touching the file system: what a server uses for names that come from its clients.
+    public func resolveSongID(_ name: String) throws(StoreError) -> SongID {
         let prefix = name.lowercased()
         guard SongID.isHexPrefix(prefix), !prefix.isEmpty else {
-            throw .invalidSongName(name, reason: "not a file, and not a SHA-256 or a prefix of one")
+            throw .invalidSongName(name, reason: "not a SHA-256 or a prefix of one")
         }
         guard prefix.count >= 8 else {
             throw .invalidSongName(name, reason: "a SHA-256 prefix needs at least 8 hex digits")

@@ -167,6 +167,39 @@ import Testing
         #expect(forbidden.code == .forbidden)
     }
 
+    @Test func songNamesFromClientsNeverReachTheFileSystem() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let bytes = try testSong()
+        _ = try submitted(try submit(client, bytes))
+        // A file in the coordinator's working directory holding the song's bytes: a name that
+        // is a file path must not be hashed and resolved to the song.
+        let name = ".tactus-test-\(UInt32.random(in: 0 ... .max)).wav"
+        let path = FileManager.default.currentDirectoryPath + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for request in [ClientRequest.Body.result(ResultRequest(song: name)), .compare(CompareRequest(song: name)), .truth(TruthRequest(song: name))] {
+            guard case .error(let error) = try client.request(request) else {
+                Issue.record("\(request.command) resolved a file name")
+                continue
+            }
+            #expect(error.code == .badRequest)
+        }
+    }
+
+    @Test func aMalformedPlaylistProfileIsABadRequest() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        guard case .error(let error) = try TestClient(running).request(.playlist(PlaylistQuery(profile: "10m@fast"))) else {
+            Issue.record("a malformed profile was accepted")
+            return
+        }
+        #expect(error.code == .badRequest)
+    }
+
     @Test func pathsAreConfinedToTheLibraryRoots() throws {
         let directory = try TemporaryDirectory()
         let library = try TemporaryDirectory()
