@@ -36,13 +36,18 @@ public struct SongAnalyzer: Sendable {
     /// Hashes and decodes `source`, runs the detectors, and returns what they found (or why the
     /// song could not be analysed).
     public func analyze(_ source: AudioSource) -> SongAnalysis {
-        let song: SongID
+        let song: String
         let stream: AudioStream
         do throws(AudioError) {
-            song = try SongID(of: source)
+            song = try SongID(of: source).hex
             stream = try AudioStream(source, options: decoding)
         } catch {
             return SongAnalysis(file: source.name, error: AnalysisProblem(error))
+        }
+        guard stream.metadata.sampleRate > 0 else {
+            return SongAnalysis(
+                file: source.name, song: song, metadata: stream.metadata,
+                error: AnalysisProblem(code: "corrupt", message: "\(source.name): the stream has no sample rate"))
         }
         let start = DispatchTime.now().uptimeNanoseconds
         let run = Run(detectors: detectors, format: SignalFormat(
