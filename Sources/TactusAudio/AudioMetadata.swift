@@ -1,0 +1,112 @@
+/// The container (file format) of a song, as recognised from its content.
+///
+/// The common formats have constants; a format that only libsndfile knows gets a short name
+/// derived from libsndfile's own (for example `"au"` or `"w64"`).
+public struct AudioFormat: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    /// An MPEG audio elementary stream (MP3, MP2), with or without ID3/APE tags.
+    public static let mpeg = AudioFormat(rawValue: "mpeg")
+    /// RIFF WAVE, including WAVE_FORMAT_EXTENSIBLE.
+    public static let wav = AudioFormat(rawValue: "wav")
+    /// RF64 (WAVE beyond 4 GB).
+    public static let rf64 = AudioFormat(rawValue: "rf64")
+    /// AIFF and AIFF-C.
+    public static let aiff = AudioFormat(rawValue: "aiff")
+    /// Native FLAC.
+    public static let flac = AudioFormat(rawValue: "flac")
+    /// Ogg (Vorbis, Opus or FLAC inside: see ``AudioMetadata/codec``).
+    public static let ogg = AudioFormat(rawValue: "ogg")
+
+    public var description: String { rawValue }
+}
+
+/// The descriptive tags of a song, where present. Text is always valid UTF-8, whatever
+/// encoding the tag used (invalid bytes are replaced by U+FFFD).
+public struct AudioTags: Hashable, Sendable, Codable {
+    public var title: String?
+    public var artist: String?
+    public var album: String?
+    public var genre: String?
+    /// The year of the recording or release (the first four digits of a date tag).
+    public var year: Int?
+
+    public init(title: String? = nil, artist: String? = nil, album: String? = nil, genre: String? = nil, year: Int? = nil) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.genre = genre
+        self.year = year
+    }
+
+    /// True when no tag is present.
+    public var isEmpty: Bool {
+        title == nil && artist == nil && album == nil && genre == nil && year == nil
+    }
+}
+
+/// What is known about a song: format, codec, signal shape, duration, bitrate and tags.
+///
+/// Before decoding, ``duration`` is the header's estimate (``durationIsExact`` is false);
+/// once an ``AudioStream`` has been read to the end, its metadata carries the exact duration
+/// of the decoded signal.
+public struct AudioMetadata: Hashable, Sendable, Codable {
+    /// The container.
+    public var format: AudioFormat
+    /// The encoding inside the container: `mp3`, `mp2`, `mp1`, `flac`, `vorbis`, `opus`,
+    /// `pcm-s16`, `pcm-s24`, `pcm-s32`, `pcm-u8`, `pcm-s8`, `pcm-f32`, `pcm-f64`, `ulaw`,
+    /// `alaw`, `ima-adpcm`, `ms-adpcm`..., or libsndfile's name for rarer ones.
+    public var codec: String
+    /// Samples per second per channel; also the rate of the decoded mono signal.
+    public var sampleRate: Int
+    /// The channels in the file (the decoded signal is always mono: their average).
+    public var channels: Int
+    /// Seconds of audio: estimated from the header until decoded, then exact.
+    public var duration: Double
+    /// Whether ``duration`` was measured by decoding the whole song.
+    public var durationIsExact: Bool
+    /// Average bits per second of the encoded audio, when known (nominal for PCM and CBR MP3,
+    /// the file size over the duration otherwise).
+    public var bitrate: Int?
+    /// Title, artist, album, genre, year.
+    public var tags: AudioTags
+
+    public init(
+        format: AudioFormat, codec: String, sampleRate: Int, channels: Int, duration: Double,
+        durationIsExact: Bool, bitrate: Int?, tags: AudioTags
+    ) {
+        self.format = format
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.duration = duration
+        self.durationIsExact = durationIsExact
+        self.bitrate = bitrate
+        self.tags = tags
+    }
+}
+
+/// The limits applied while decoding.
+public struct DecodingOptions: Hashable, Sendable {
+    /// Songs with less decoded audio fail with `too-short`. Default 5 s.
+    public var minimumSeconds: Double
+    /// Songs with more audio fail with `too-long`: checked against the header before
+    /// decoding, and decoding stops once past it. Default 2 hours.
+    public var maximumSeconds: Double
+    /// The preferred number of samples per block delivered by ``AudioStream`` (blocks may be
+    /// shorter; MP3 blocks follow the MPEG frames). Default 4096.
+    public var blockFrames: Int
+
+    public init(minimumSeconds: Double = 5, maximumSeconds: Double = 7200, blockFrames: Int = 4096) {
+        self.minimumSeconds = minimumSeconds
+        self.maximumSeconds = maximumSeconds
+        self.blockFrames = max(blockFrames, 64)
+    }
+
+    /// 5 s to 2 hours, blocks of 4096 samples.
+    public static let standard = DecodingOptions()
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// Where the bytes of a song come from: a file on disk or bytes already in memory (a
+/// submission received over the network).
+///
+/// The format is always recognised from the content, never from a file name; the `name`
+/// of in-memory bytes is only used in messages.
+///
+/// ```swift
+/// let fromDisk = AudioSource.file("/music/song.mp3")
+/// let fromNetwork = AudioSource.bytes(receivedBytes, name: "upload 42")
+/// ```
+public enum AudioSource: Sendable {
+    /// A file, read in pieces as decoding proceeds (never loaded whole).
+    case file(String)
+    /// Bytes in memory; `name` identifies them in errors and logs.
+    case bytes([UInt8], name: String)
+
+    /// Bytes in memory, from Foundation `Data`.
+    public static func data(_ data: Data, name: String) -> AudioSource {
+        .bytes([UInt8](data), name: name)
+    }
+
+    /// The file path, or the name given to in-memory bytes: what messages call this source.
+    public var name: String {
+        switch self {
+        case .file(let path): path
+        case .bytes(_, let name): name
+        }
+    }
+}
+
+/// Random-access reads over an ``AudioSource``: the one place that touches the file system.
+/// libmpg123 and libsndfile read through it (their reader-replacement and virtual I/O hooks),
+/// so both decoders work the same way on files and on memory.
+final class ByteReader {
+    private enum Storage {
+        case file(descriptor: Int32)
+        case memory([UInt8])
+    }
+
+    private let storage: Storage
+    /// The total number of bytes.
+    let length: Int64
+    /// The read position used by the sequential `read`/`seek` interface of the decoders.
+    private(set) var position: Int64 = 0
+    let name: String
+
+    init(_ source: AudioSource) throws(AudioError) {
+        name = source.name
+        switch source {
+        case .bytes(let bytes, _):
+            storage = .memory(bytes)
+            length = Int64(bytes.count)
+        case .file(let path):
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw .unreadable(file: path, reason: String(cString: strerror(errno)))
+            }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else {
+                let reason = String(cString: strerror(errno))
+                close(descriptor)
+                throw .unreadable(file: path, reason: reason)
+            }
+            guard (status.st_mode & S_IFMT) == S_IFREG else {
+                close(descriptor)
+                throw .unreadable(file: path, reason: "not a regular file")
+            }
+            storage = .file(descriptor: descriptor)
+            length = Int64(status.st_size)
+        }
+    }
+
+    deinit {
+        if case .file(let descriptor) = storage {
+            close(descriptor)
+        }
+    }
+
+    /// Reads up to `count` bytes at `offset` into `buffer`; returns the number read (0 at the
+    /// end), or -1 on an I/O error.
+    func read(at offset: Int64, into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+        guard offset >= 0, offset < length, count > 0 else { return 0 }
+        let wanted = Int(min(Int64(count), length - offset))
+        switch storage {
+        case .memory(let bytes):
+            bytes.withUnsafeBytes { all in
+                buffer.copyMemory(from: all.baseAddress! + Int(offset), byteCount: wanted)
+            }
+            return wanted
+        case .file(let descriptor):
+            var done = 0
+            while done < wanted {
+                let got = pread(descriptor, buffer + done, wanted - done, off_t(offset) + off_t(done))
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    return done > 0 ? done : -1
+                }
+                if got == 0 { break }
+                done += got
+            }
+            return done
+        }
+    }
+
+    /// Up to `count` bytes from `offset` (fewer near the end).
+    func bytes(at offset: Int64, count: Int) -> [UInt8] {
+        guard offset < length, count > 0 else { return [] }
+        let wanted = Int(min(Int64(count), length - offset))
+        var result = [UInt8](repeating: 0, count: wanted)
+        let got = result.withUnsafeMutableBytes { read(at: offset, into: $0.baseAddress!, count: wanted) }
+        result.removeLast(wanted - max(got, 0))
+        return result
+    }
+
+    // MARK: Sequential access for the C decoders' callbacks
+
+    /// Reads from the current position and advances it.
+    func readSequentially(into buffer: UnsafeMutableRawPointer, count: Int) -> Int {
+        let got = read(at: position, into: buffer, count: count)
+        if got > 0 { position += Int64(got) }
+        return got
+    }
+
+    /// Moves the current position (`whence` as for `lseek`); returns the new position or -1.
+    func seek(to offset: Int64, whence: Int32) -> Int64 {
+        let base: Int64
+        switch whence {
+        case SEEK_SET: base = 0
+        case SEEK_CUR: base = position
+        case SEEK_END: base = length
+        default: return -1
+        }
+        let (target, overflow) = base.addingReportingOverflow(offset)
+        guard !overflow, target >= 0 else { return -1 }
+        position = target
+        return target
+    }
+}

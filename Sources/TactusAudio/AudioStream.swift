@@ -1,0 +1,192 @@
+/// A song being decoded: pull mono float blocks in [-1, 1] at the file's sample rate until
+/// the end, in bounded memory whatever the song's length.
+///
+/// Opening reads the header: the format is recognised from the content (never the file
+/// name), ``metadata`` describes the song with an estimated duration, and a header that
+/// announces more than ``DecodingOptions/maximumSeconds`` fails at once with `too-long`.
+/// Reading delivers the channels' average, sample by sample, clamped to [-1, 1]. The last
+/// read checks the length (`too-short`, `truncated`) and makes ``metadata``'s duration exact.
+///
+/// ```swift
+/// let stream = try AudioStream(.file(path))
+/// let session = detector.makeSession(format: SignalFormat(
+///     sampleRate: Double(stream.metadata.sampleRate), expectedFrames: stream.expectedFrames))
+/// while try stream.readBlock({ session.consume($0) }) {}
+/// print(stream.metadata.duration, stream.warnings)
+/// ```
+///
+/// A stream is used from one thread at a time; errors are ``AudioError``s.
+public final class AudioStream {
+    /// What is known about the song; the duration is exact once the stream has ended.
+    public private(set) var metadata: AudioMetadata
+    /// The number of samples the header announces, when it does (and plausibly so): detectors
+    /// use it to find the song's middle. The true count can differ; see ``framesDecoded``.
+    public let expectedFrames: Int?
+    /// Warnings so far (a truncated file, once the end is reached).
+    public private(set) var warnings: [AudioWarning] = []
+    /// Samples delivered so far.
+    public private(set) var framesDecoded = 0
+    /// True once the last block has been delivered (or decoding failed).
+    public private(set) var isFinished = false
+    /// The file path or the name of the in-memory bytes.
+    public let name: String
+
+    private let decoder: any FrameDecoder
+    private let options: DecodingOptions
+    private let maximumFrames: Int
+    private var mono: [Float]
+
+    /// Opens `source` and reads its header.
+    ///
+    /// - Throws: `empty`, `unreadable`, `unsupported-format`, `corrupt`, or `too-long` when
+    ///   the header announces more than `options.maximumSeconds`.
+    public init(_ source: AudioSource, options: DecodingOptions = .standard) throws(AudioError) {
+        let reader = try ByteReader(source)
+        name = reader.name
+        self.options = options
+        guard reader.length > 0 else { throw .empty(file: reader.name) }
+        let recognized = FormatRecognizer.recognize(reader)
+        switch recognized {
+        case .mpeg(let firstFrame, let hasFrameCount):
+            decoder = try MPG123Decoder(reader: reader, firstFrame: firstFrame, hasFrameCount: hasFrameCount)
+        default:
+            decoder = try SndFileDecoder(reader: reader, recognized: recognized, blockFrames: options.blockFrames)
+        }
+        let stream = decoder.description
+        let rate = Double(stream.sampleRate)
+        let estimatedSeconds = stream.estimatedFrames.map { Double($0) / rate }
+        if let estimatedSeconds, estimatedSeconds > options.maximumSeconds {
+            throw .tooLong(file: name, seconds: estimatedSeconds, maximumSeconds: options.maximumSeconds, estimated: true)
+        }
+        expectedFrames = stream.estimatedFrames.map { Int($0) }
+        maximumFrames = Int(options.maximumSeconds * rate)
+        metadata = AudioMetadata(
+            format: stream.format, codec: stream.codec, sampleRate: stream.sampleRate, channels: stream.channels,
+            duration: estimatedSeconds ?? 0, durationIsExact: false, bitrate: stream.bitrate, tags: stream.tags)
+        mono = [Float](repeating: 0, count: options.blockFrames)
+    }
+
+    /// Decodes the next block and hands it to `body`; returns false (without calling `body`)
+    /// once the song has ended. The block is only valid inside `body`.
+    ///
+    /// - Throws: `too-long` once more than the maximum has been decoded; at the end,
+    ///   `too-short`, `truncated` (less than the minimum before the data ran out) or
+    ///   `corrupt` (the decoder failed before any audio).
+    public func readBlock(_ body: (UnsafeBufferPointer<Float>) -> Void) throws(AudioError) -> Bool {
+        guard !isFinished else { return false }
+        switch decoder.next() {
+        case .frames(let interleaved, let channels):
+            let frames = interleaved.count / channels
+            guard framesDecoded + frames <= maximumFrames else {
+                isFinished = true
+                throw .tooLong(file: name, seconds: seconds(framesDecoded + frames), maximumSeconds: options.maximumSeconds, estimated: false)
+            }
+            if mono.count < frames { mono = [Float](repeating: 0, count: frames) }
+            mono.withUnsafeMutableBufferPointer { Self.downmix(interleaved, channels: channels, into: $0) }
+            framesDecoded += frames
+            mono.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<frames])) }
+            return true
+        case .end:
+            try finish(failure: nil)
+            return false
+        case .failure(let message):
+            try finish(failure: message)
+            return false
+        }
+    }
+
+    /// The next block as an array, or nil at the end (a copying convenience over ``readBlock(_:)``).
+    public func nextBlock() throws(AudioError) -> [Float]? {
+        var block: [Float]?
+        _ = try readBlock { block = Array($0) }
+        return block
+    }
+
+    /// Reads the rest of the song and returns it whole. Memory grows with the song's length:
+    /// analysis should stream with ``readBlock(_:)`` instead.
+    public func readAll() throws(AudioError) -> DecodedAudio {
+        var samples: [Float] = []
+        if let expectedFrames { samples.reserveCapacity(min(expectedFrames, maximumFrames) + 4096) }
+        while try readBlock({ samples.append(contentsOf: $0) }) {}
+        return DecodedAudio(samples: samples, metadata: metadata, warnings: warnings)
+    }
+
+    /// Decodes the rest of the song without keeping the samples: afterwards ``metadata``
+    /// has the exact duration and ``warnings`` are complete.
+    public func readToEnd() throws(AudioError) {
+        while try readBlock({ _ in }) {}
+    }
+
+    // MARK: The end of the stream
+
+    private func finish(failure: String?) throws(AudioError) {
+        isFinished = true
+        let decoded = seconds(framesDecoded)
+        if let failure, framesDecoded == 0 {
+            throw .corrupt(file: name, decoderMessage: failure)
+        }
+        var reason = failure
+        let promised = decoder.description.promisedFrames
+        let tolerance = metadata.format == .mpeg ? 1152 : 1
+        if reason == nil, let promised, Int64(framesDecoded) + Int64(tolerance) < promised {
+            reason = "the data ends early"
+        }
+        if let reason {
+            guard decoded >= options.minimumSeconds else {
+                throw .truncated(file: name, decodedSeconds: decoded, reason: reason)
+            }
+            warnings.append(.truncated(
+                decodedSeconds: decoded, expectedSeconds: promised.map { seconds(Int($0)) }, reason: reason))
+        } else if decoded < options.minimumSeconds {
+            throw .tooShort(file: name, seconds: decoded, minimumSeconds: options.minimumSeconds)
+        }
+        metadata.duration = decoded
+        metadata.durationIsExact = true
+    }
+
+    private func seconds(_ frames: Int) -> Double {
+        Double(frames) / Double(metadata.sampleRate)
+    }
+
+    /// Averages the channels of each frame and clamps to [-1, 1] (NaN becomes 0).
+    static func downmix(_ interleaved: UnsafeBufferPointer<Float>, channels: Int, into mono: UnsafeMutableBufferPointer<Float>) {
+        @inline(__always) func clamp(_ x: Float) -> Float {
+            x >= -1 ? (x <= 1 ? x : 1) : (x < -1 ? -1 : 0)
+        }
+        let frames = interleaved.count / channels
+        switch channels {
+        case 1:
+            for index in 0..<frames { mono[index] = clamp(interleaved[index]) }
+        case 2:
+            for index in 0..<frames {
+                mono[index] = clamp((interleaved[2 * index] + interleaved[2 * index + 1]) * 0.5)
+            }
+        default:
+            let scale = 1 / Float(channels)
+            for index in 0..<frames {
+                var sum: Float = 0
+                for channel in 0..<channels { sum += interleaved[index * channels + channel] }
+                mono[index] = clamp(sum * scale)
+            }
+        }
+    }
+}
+
+/// A whole decoded song: the mono signal, its metadata (exact duration) and any warnings.
+public struct DecodedAudio: Sendable {
+    /// Mono samples in [-1, 1] at ``AudioMetadata/sampleRate``.
+    public var samples: [Float]
+    public var metadata: AudioMetadata
+    public var warnings: [AudioWarning]
+
+    /// Decodes the whole of `source` into memory.
+    public init(decoding source: AudioSource, options: DecodingOptions = .standard) throws(AudioError) {
+        self = try AudioStream(source, options: options).readAll()
+    }
+
+    init(samples: [Float], metadata: AudioMetadata, warnings: [AudioWarning]) {
+        self.samples = samples
+        self.metadata = metadata
+        self.warnings = warnings
+    }
+}

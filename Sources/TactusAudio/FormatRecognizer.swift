@@ -1,0 +1,118 @@
+/// What the first bytes of a source say it is. Recognition is by content only: magic
+/// bytes, and for MPEG audio a chain of frame headers each found where the previous one
+/// predicts (so random bytes are not taken for MP3).
+enum RecognizedContent: Equatable {
+    /// MPEG audio, to be decoded by libmpg123. `hasFrameCount` is true when a Xing/Info tag
+    /// gives the exact number of frames (so a shortfall means the file was cut).
+    case mpeg(firstFrame: MPEGFrameHeader, hasFrameCount: Bool)
+    /// A container libsndfile reads; `oggCodec` names the codec of an Ogg stream's first
+    /// packet (nil for other containers, or "unknown").
+    case sndfile(AudioFormat, oggCodec: String?)
+    /// A RIFF WAVE file: `claimedFrames` is what its data chunk announces, nil when the size
+    /// is a placeholder (0 or 0xFFFFFFFF, as streaming writers leave it).
+    case wav(claimedFrames: Int64?, availableFrames: Int64?)
+    /// Nothing recognised: libsndfile is tried as a last resort.
+    case unknown
+}
+
+/// Recognises the format of a source from its content.
+enum FormatRecognizer {
+    /// How many bytes of garbage may precede the first MPEG frame (after any ID3v2 tag).
+    static let mpegGarbageLimit = 64 * 1024
+    /// How many consecutive frames must chain for bytes to count as MPEG audio.
+    static let mpegChainLength = 3
+
+    static func recognize(_ reader: ByteReader) -> RecognizedContent {
+        let head = reader.bytes(at: 0, count: 64)
+        if head.starts(with: Array("RIFF".utf8)), head.count >= 12, head[8..<12].elementsEqual("WAVE".utf8) {
+            return wavClaims(reader)
+        }
+        if head.starts(with: Array("RF64".utf8)) { return .sndfile(.rf64, oggCodec: nil) }
+        if head.starts(with: Array("FORM".utf8)), head.count >= 12,
+           head[8..<12].elementsEqual("AIFF".utf8) || head[8..<12].elementsEqual("AIFC".utf8) {
+            return .sndfile(.aiff, oggCodec: nil)
+        }
+        if head.starts(with: Array("fLaC".utf8)) { return .sndfile(.flac, oggCodec: nil) }
+        if head.starts(with: Array("OggS".utf8)) { return .sndfile(.ogg, oggCodec: oggCodec(head: reader.bytes(at: 0, count: 512))) }
+
+        var start: Int64 = 0
+        if head.starts(with: Array("ID3".utf8)), head.count >= 10 {
+            let size = head[6..<10].reduce(Int64(0)) { ($0 << 7) | Int64($1 & 0x7F) }
+            start = 10 + size + (head[5] & 0x10 != 0 ? 10 : 0)
+            let afterTag = reader.bytes(at: start, count: 4)
+            if afterTag.starts(with: Array("fLaC".utf8)) { return .sndfile(.flac, oggCodec: nil) }
+        }
+        if let mpeg = mpegStream(reader, from: start) { return mpeg }
+        return .unknown
+    }
+
+    /// The first MPEG frame at or after `start` that begins a chain of compatible frames.
+    private static func mpegStream(_ reader: ByteReader, from start: Int64) -> RecognizedContent? {
+        let window = reader.bytes(at: start, count: mpegGarbageLimit + 8 * 1024)
+        let end = reader.length - start  // the stream's end, relative to `start`
+        var offset = 0
+        while offset + 4 <= min(window.count, mpegGarbageLimit) {
+            guard window[offset] == 0xFF, let first = MPEGFrameHeader(window[offset...]) else {
+                offset += 1
+                continue
+            }
+            var next = offset + first.frameLength
+            var chained = 1
+            while chained < mpegChainLength {
+                if Int64(next) == end { break }  // a short stream that ends on a frame boundary
+                guard next + 4 <= window.count, let header = MPEGFrameHeader(window[next...]),
+                      first.isCompatible(with: header) else { break }
+                chained += 1
+                next += header.frameLength
+            }
+            if chained == mpegChainLength || (Int64(next) == end && chained > 1) {
+                return .mpeg(firstFrame: first, hasFrameCount: hasXingFrameCount(window[offset...], header: first))
+            }
+            offset += 1
+        }
+        return nil
+    }
+
+    /// Whether the frame starting `frame` is a Xing/Info tag carrying the frame count.
+    private static func hasXingFrameCount(_ frame: ArraySlice<UInt8>, header: MPEGFrameHeader) -> Bool {
+        let tag = frame.startIndex + header.xingOffset
+        guard header.layer == 3, tag + 8 <= frame.endIndex else { return false }
+        let magic = frame[tag..<tag + 4]
+        guard magic.elementsEqual("Xing".utf8) || magic.elementsEqual("Info".utf8) else { return false }
+        return frame[tag + 7] & 1 != 0
+    }
+
+    /// The codec of the first packet of an Ogg stream.
+    private static func oggCodec(head: [UInt8]) -> String {
+        guard head.count > 27 else { return "unknown" }
+        let segments = Int(head[26])
+        let packet = head.dropFirst(27 + segments)
+        if packet.starts(with: [0x01] + Array("vorbis".utf8)) { return "vorbis" }
+        if packet.starts(with: Array("OpusHead".utf8)) { return "opus" }
+        if packet.starts(with: [0x7F] + Array("FLAC".utf8)) { return "flac" }
+        if packet.starts(with: Array("Speex   ".utf8)) { return "speex" }
+        return "unknown"
+    }
+
+    /// Walks the RIFF chunks to the data chunk to learn how many frames the header claims.
+    private static func wavClaims(_ reader: ByteReader) -> RecognizedContent {
+        var offset: Int64 = 12
+        var blockAlign: Int64?
+        for _ in 0..<64 {
+            let chunk = reader.bytes(at: offset, count: 24)
+            guard chunk.count >= 8 else { break }
+            let size = Int64(chunk[4]) | Int64(chunk[5]) << 8 | Int64(chunk[6]) << 16 | Int64(chunk[7]) << 24
+            if chunk.starts(with: Array("fmt ".utf8)), chunk.count >= 22 {
+                blockAlign = Int64(chunk[20]) | Int64(chunk[21]) << 8
+            }
+            if chunk.starts(with: Array("data".utf8)) {
+                guard let blockAlign, blockAlign > 0 else { break }
+                let available = max(reader.length - offset - 8, 0) / blockAlign
+                let claimed: Int64? = (size == 0 || size == 0xFFFF_FFFF) ? nil : size / blockAlign
+                return .wav(claimedFrames: claimed, availableFrames: available)
+            }
+            offset += 8 + size + (size & 1)
+        }
+        return .wav(claimedFrames: nil, availableFrames: nil)
+    }
+}

@@ -1,0 +1,44 @@
+/// What a decoder reports about a stream once it is open.
+struct StreamDescription {
+    var format: AudioFormat
+    var codec: String
+    var sampleRate: Int
+    var channels: Int
+    /// The number of frames the header announces, when it is plausible for the file size.
+    var estimatedFrames: Int64?
+    /// The number of frames the header promises exactly (Xing/Info, FLAC STREAMINFO, WAV data
+    /// chunk): decoding fewer means the data was cut short.
+    var promisedFrames: Int64?
+    var bitrate: Int?
+    var tags: AudioTags
+}
+
+/// One step of a decoder.
+enum DecodeStep {
+    /// Interleaved frames of `channels` samples, valid until the next call.
+    case frames(UnsafeBufferPointer<Float>, channels: Int)
+    /// The stream ended normally.
+    case end
+    /// The decoder gave up; the message is its own.
+    case failure(String)
+}
+
+/// A decoder of one open stream (libmpg123 or libsndfile underneath). Not thread-safe.
+protocol FrameDecoder: AnyObject {
+    var description: StreamDescription { get }
+    /// Decodes the next piece of the stream.
+    func next() -> DecodeStep
+}
+
+extension StreamDescription {
+    /// Header frame counts that would mean fewer than `minimumBytesPerSecond` bytes per second
+    /// of audio are lies (or damage): a 1 KB file cannot hold two hours.
+    static let minimumBytesPerSecond = 64.0
+
+    /// `frames`, or nil when implausible for `byteCount` bytes at `sampleRate`.
+    static func plausible(frames: Int64, sampleRate: Int, byteCount: Int64) -> Int64? {
+        guard frames > 0, sampleRate > 0 else { return nil }
+        let seconds = Double(frames) / Double(sampleRate)
+        return Double(byteCount) / seconds >= minimumBytesPerSecond ? frames : nil
+    }
+}

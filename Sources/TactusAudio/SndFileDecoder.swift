@@ -1,0 +1,171 @@
+import CSndFile
+import Foundation
+
+/// Everything libsndfile reads (WAV, RF64, AIFF, FLAC, Ogg Vorbis/Opus/FLAC, AU, W64, CAF...)
+/// through its virtual I/O, so files and memory are decoded alike. Integer formats are
+/// normalised to [-1, 1] by libsndfile.
+final class SndFileDecoder: FrameDecoder {
+    private let file: OpaquePointer
+    /// Kept alive for libsndfile's callbacks, which receive it unretained.
+    private let reader: ByteReader
+    private var virtualIO: SF_VIRTUAL_IO
+    private(set) var description: StreamDescription
+    private var buffer: [Float]
+    private let blockFrames: Int
+
+    /// libsndfile accepts up to 1024 channels; a header claiming more is damage.
+    static let maximumChannels = 1024
+    static let sampleRates = 1...1_536_000
+
+    /// Opens the stream. `recognized` is what the content looked like, for the error
+    /// when libsndfile refuses it.
+    init(reader: ByteReader, recognized: RecognizedContent, blockFrames: Int) throws(AudioError) {
+        self.reader = reader
+        self.blockFrames = blockFrames
+        virtualIO = SF_VIRTUAL_IO(
+            get_filelen: { context in
+                Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue().length
+            },
+            seek: { offset, whence, context in
+                Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue().seek(to: offset, whence: whence)
+            },
+            read: { buffer, count, context in
+                guard let buffer, count > 0 else { return 0 }
+                let reader = Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue()
+                return sf_count_t(max(reader.readSequentially(into: buffer, count: Int(count)), 0))
+            },
+            write: { _, _, _ in 0 },
+            tell: { context in
+                Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue().position
+            })
+        var info = SF_INFO()
+        guard let file = sf_open_virtual(&virtualIO, Int32(SFM_READ), &info, Unmanaged.passUnretained(reader).toOpaque()) else {
+            throw Self.openError(reader: reader, recognized: recognized, message: String(cString: sf_strerror(nil)))
+        }
+        self.file = file
+        let major = info.format & Int32(SF_FORMAT_TYPEMASK)
+        let subtype = info.format & Int32(SF_FORMAT_SUBMASK)
+        guard major != Int32(SF_FORMAT_MPEG) else {
+            // libsndfile guessed MPEG where no chain of MPEG frames was found.
+            sf_close(file)
+            throw .unsupportedFormat(file: reader.name, detail: Self.contentSummary(reader))
+        }
+        guard (1...Self.maximumChannels).contains(Int(info.channels)), Self.sampleRates.contains(Int(info.samplerate)) else {
+            sf_close(file)
+            throw .corrupt(file: reader.name, decoderMessage: "the header declares \(info.channels) channels at \(info.samplerate) Hz")
+        }
+        let rate = Int(info.samplerate), channels = Int(info.channels)
+        let format = Self.formatName(major: major, file: file)
+        let codec = Self.codecName(subtype: subtype, file: file)
+        let knownFrames = info.frames > 0 && info.frames < Int64.max / 2 ? Int64(info.frames) : nil
+        let estimated = knownFrames.flatMap { StreamDescription.plausible(frames: $0, sampleRate: rate, byteCount: reader.length) }
+        var promised: Int64?
+        switch recognized {
+        case .wav(let claimed?, _): promised = claimed
+        case .sndfile(.flac, _): promised = estimated
+        default: promised = nil
+        }
+        description = StreamDescription(
+            format: format, codec: codec, sampleRate: rate, channels: channels,
+            estimatedFrames: estimated, promisedFrames: promised,
+            bitrate: Self.bitrate(subtype: subtype, rate: rate, channels: channels, frames: estimated, byteCount: reader.length),
+            tags: Self.tags(file))
+        buffer = [Float](repeating: 0, count: blockFrames * channels)
+    }
+
+    deinit {
+        sf_close(file)
+    }
+
+    func next() -> DecodeStep {
+        let channels = description.channels
+        let frames = buffer.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(blockFrames)) }
+        if frames > 0 {
+            return buffer.withUnsafeBufferPointer {
+                .frames(UnsafeBufferPointer(rebasing: $0[0..<Int(frames) * channels]), channels: channels)
+            }
+        }
+        let status = sf_error(file)
+        return status == 0 ? .end : .failure(String(cString: sf_strerror(file)))
+    }
+
+    // MARK: Describing the stream
+
+    private static func openError(reader: ByteReader, recognized: RecognizedContent, message: String) -> AudioError {
+        switch recognized {
+        case .unknown:
+            .unsupportedFormat(file: reader.name, detail: contentSummary(reader))
+        case .sndfile(.ogg, let codec?) where !["vorbis", "opus", "flac"].contains(codec):
+            .unsupportedFormat(file: reader.name, detail: "an Ogg stream of codec \(codec)")
+        default:
+            .corrupt(file: reader.name, decoderMessage: message)
+        }
+    }
+
+    /// "1234 bytes starting 3F 2A 00 ..." for messages about unrecognised content.
+    static func contentSummary(_ reader: ByteReader) -> String {
+        let head = reader.bytes(at: 0, count: 8).map { String($0, radix: 16, uppercase: true) }
+            .map { $0.count == 1 ? "0" + $0 : $0 }.joined(separator: " ")
+        return "not a recognised audio format: \(reader.length) bytes starting \(head)"
+    }
+
+    private static func formatName(major: Int32, file: OpaquePointer) -> AudioFormat {
+        switch major {
+        case Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_WAVEX): return .wav
+        case Int32(SF_FORMAT_RF64): return .rf64
+        case Int32(SF_FORMAT_AIFF): return .aiff
+        case Int32(SF_FORMAT_FLAC): return .flac
+        case Int32(SF_FORMAT_OGG): return .ogg
+        default:
+            var info = SF_FORMAT_INFO(format: major, name: nil, extension: nil)
+            guard sf_command(file, Int32(SFC_GET_FORMAT_INFO), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+                  let ext = info.extension else {
+                return AudioFormat(rawValue: "sndfile-\(String(major, radix: 16))")
+            }
+            return AudioFormat(rawValue: String(cString: ext))
+        }
+    }
+
+    private static func codecName(subtype: Int32, file: OpaquePointer) -> String {
+        let names: [Int: String] = [
+            SF_FORMAT_PCM_S8: "pcm-s8", SF_FORMAT_PCM_16: "pcm-s16",
+            SF_FORMAT_PCM_24: "pcm-s24", SF_FORMAT_PCM_32: "pcm-s32",
+            SF_FORMAT_PCM_U8: "pcm-u8", SF_FORMAT_FLOAT: "pcm-f32",
+            SF_FORMAT_DOUBLE: "pcm-f64", SF_FORMAT_ULAW: "ulaw",
+            SF_FORMAT_ALAW: "alaw", SF_FORMAT_IMA_ADPCM: "ima-adpcm",
+            SF_FORMAT_MS_ADPCM: "ms-adpcm", SF_FORMAT_GSM610: "gsm610",
+            SF_FORMAT_VORBIS: "vorbis", SF_FORMAT_OPUS: "opus",
+            SF_FORMAT_ALAC_16: "alac", SF_FORMAT_ALAC_20: "alac",
+            SF_FORMAT_ALAC_24: "alac", SF_FORMAT_ALAC_32: "alac",
+        ]
+        if let name = names[Int(subtype)] { return name }
+        var info = SF_FORMAT_INFO(format: subtype, name: nil, extension: nil)
+        guard sf_command(file, Int32(SFC_GET_FORMAT_INFO), &info, Int32(MemoryLayout<SF_FORMAT_INFO>.size)) == 0,
+              let name = info.name else {
+            return "sndfile-\(String(subtype, radix: 16))"
+        }
+        return String(cString: name).lowercased()
+    }
+
+    private static func bitrate(subtype: Int32, rate: Int, channels: Int, frames: Int64?, byteCount: Int64) -> Int? {
+        let bitsPerSample: [Int: Int] = [
+            SF_FORMAT_PCM_S8: 8, SF_FORMAT_PCM_U8: 8, SF_FORMAT_PCM_16: 16,
+            SF_FORMAT_PCM_24: 24, SF_FORMAT_PCM_32: 32, SF_FORMAT_FLOAT: 32,
+            SF_FORMAT_DOUBLE: 64, SF_FORMAT_ULAW: 8, SF_FORMAT_ALAW: 8,
+        ]
+        if let bits = bitsPerSample[Int(subtype)] { return bits * rate * channels }
+        guard let frames, frames > 0 else { return nil }
+        return Int(Double(byteCount) * 8 / (Double(frames) / Double(rate)))
+    }
+
+    private static func tags(_ file: OpaquePointer) -> AudioTags {
+        func string(_ kind: Int) -> String? {
+            guard let text = sf_get_string(file, Int32(kind)) else { return nil }
+            return TagText.clean(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+        }
+        return AudioTags(
+            title: string(SF_STR_TITLE), artist: string(SF_STR_ARTIST),
+            album: string(SF_STR_ALBUM), genre: string(SF_STR_GENRE),
+            year: TagText.year(string(SF_STR_DATE)))
+    }
+}
