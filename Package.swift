@@ -82,5 +82,8 @@ let package = Package(
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
+        .testTarget(
+            name: "TactusAnalysisTests",
+            dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
     ]
 )

@@ -78,16 +78,18 @@ final class ExcerptCombFilterSession: DetectorSession {
             return DetectorOutput(bpm: nil, reason: "silence", confidence: 0, candidates: [], windows: [window])
         }
         let autocorrelation = onsetAutocorrelation(maxLag: Int(longestComb.rounded(.up)) + 2)
-        let total = weights.reduce(0, +) * Double(autocorrelation[0])
         func score(_ bpm: Double) -> Double {
             CombEnergy.excess(autocorrelation, lag: 60 * sampleRate / bpm, weights: weights)
         }
         let coarse = stride(from: minBPM, through: maxBPM, by: Self.searchSteps[0]).map { ($0, score($0)) }
         let best = refine(coarse.max { $0.1 < $1.1 }!.0, score: score)
-        guard best.score > 0, total > 0 else {
+        guard best.score > 0 else {
             return DetectorOutput(bpm: nil, reason: "no periodicity", confidence: 0, candidates: [], windows: [window])
         }
-        let strength = min(max(best.score / total, 0), 1)
+        // How far the winner stands out of the comb energies over the whole range: about 1 for
+        // a click track, about 0 for noise.
+        let median = coarse.map(\.1).sorted()[coarse.count / 2]
+        let strength = min(max((best.score - median) / best.score, 0), 1)
         window.bpm = best.bpm
         window.strength = strength
         return DetectorOutput(

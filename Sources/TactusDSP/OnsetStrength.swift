@@ -151,9 +151,17 @@ public final class OnsetStrengthAccumulator {
         processAvailableFrames()
     }
 
-    /// Ends the signal and returns the envelope (frames that would reach past the end are not
-    /// computed).
+    /// Ends the signal and returns the envelope: one frame per hop started before the end (the
+    /// last frames are zero-padded), so the envelope covers the whole signal.
     public func finish() -> OnsetStrengthEnvelope {
+        let padding = frameLength
+        pending.append(contentsOf: repeatElement(0, count: padding))
+        while frameStart(nextFrame) < consumed {
+            let offset = frameStart(nextFrame) - pendingStart
+            loadFrame(from: offset)
+            nextFrame += 1
+        }
+        pending = []
         var prefix = energyPrefix
         prefix.append(prefix.last! + energyRunning)
         return OnsetStrengthEnvelope(
@@ -210,18 +218,7 @@ public final class OnsetStrengthAccumulator {
         while true {
             let start = frameStart(nextFrame)
             guard start + frameLength <= consumed else { break }
-            let offset = start - pendingStart
-            pending.withUnsafeBufferPointer { buffer in
-                let input = fft.samples
-                for index in 0..<frameLength {
-                    input[index] = buffer[offset + index] * window[index]
-                }
-                for index in frameLength..<fft.size {
-                    input[index] = 0
-                }
-            }
-            fft.forward()
-            appendFrame()
+            loadFrame(from: start - pendingStart)
             nextFrame += 1
         }
         // Drop audio no future frame needs, in large steps to keep removal cheap.
@@ -231,6 +228,22 @@ public final class OnsetStrengthAccumulator {
             pending.removeFirst(droppable)
             pendingStart = keepFrom
         }
+    }
+
+    /// Windows the frame starting at `pending[offset]`, transforms it and appends its band
+    /// magnitudes.
+    private func loadFrame(from offset: Int) {
+        pending.withUnsafeBufferPointer { buffer in
+            let input = fft.samples
+            for index in 0..<frameLength {
+                input[index] = buffer[offset + index] * window[index]
+            }
+            for index in frameLength..<fft.size {
+                input[index] = 0
+            }
+        }
+        fft.forward()
+        appendFrame()
     }
 
     private func appendFrame() {

@@ -1,0 +1,91 @@
+import TactusAudio
+import TactusDetector
+
+/// Everything the analysis of one song produced: who the song is, what every detector found,
+/// their consensus and the song's energy envelope, or why the song could not be analysed.
+///
+/// Encoded as one JSON object (`analyze --json` writes one per line): `file`, `song`,
+/// `duration_s`, `error` (null or `{code, message}`), `analyses`, `envelope` (only when
+/// ``includesEnvelopeInJSON``), `consensus` (`{bpm, detectors}`) and `warnings` (`[{code, message}]`).
+public struct SongAnalysis: Sendable, Encodable {
+    /// The file path, or the name given to in-memory bytes.
+    public var file: String
+    /// The song's identity (SHA-256 of its bytes), when the bytes could be read.
+    public var song: SongID?
+    /// What the decoder found out about the song (exact duration once decoded).
+    public var metadata: AudioMetadata?
+    /// One analysis per detector, in the order the detectors were given.
+    public var analyses: [TempoAnalysis]
+    /// Mean squared amplitude per 23.2 ms block, the same for every detector.
+    public var envelope: EnergyEnvelope?
+    /// The detectors' agreement (``Consensus/of(_:tolerance:)`` of ``analyses``).
+    public var consensus: ConsensusTempo
+    /// Things worth knowing about a song that was analysed (a truncated file, for example).
+    public var warnings: [AnalysisProblem]
+    /// Why the song could not be analysed; `analyses` is then empty.
+    public var error: AnalysisProblem?
+    /// Wall-clock seconds spent decoding the song, detectors excluded.
+    public var decodeSeconds: Double
+    /// Whether ``encode(to:)`` writes `envelope` (`analyze --envelope`).
+    public var includesEnvelopeInJSON = false
+
+    public init(
+        file: String, song: SongID? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
+        envelope: EnergyEnvelope? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0
+    ) {
+        self.file = file
+        self.song = song
+        self.metadata = metadata
+        self.analyses = analyses
+        self.envelope = envelope
+        self.consensus = Consensus.of(analyses)
+        self.warnings = warnings
+        self.error = error
+        self.decodeSeconds = decodeSeconds
+    }
+
+    /// The song's duration in seconds, when it was decoded.
+    public var durationSeconds: Double? { metadata?.duration }
+
+    enum CodingKeys: String, CodingKey {
+        case file, song, durationS = "duration_s", error, analyses, envelope, consensus, warnings
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(file, forKey: .file)
+        try container.encode(song?.hex, forKey: .song)
+        try container.encode(error == nil ? durationSeconds : nil, forKey: .durationS)
+        try container.encode(error, forKey: .error)
+        try container.encode(analyses, forKey: .analyses)
+        if includesEnvelopeInJSON {
+            try container.encode(envelope, forKey: .envelope)
+        }
+        try container.encode(consensus, forKey: .consensus)
+        try container.encode(warnings, forKey: .warnings)
+    }
+}
+
+/// Why a song could not be analysed, or a warning about one that was: a stable
+/// machine-readable code and a sentence for people. Encoded as `{code, message}`.
+public struct AnalysisProblem: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+    /// For decoding problems, the ``AudioError/code`` or ``AudioWarning/code`` (`corrupt`,
+    /// `too-short`, `truncated`...).
+    public var code: String
+    public var message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public init(_ error: AudioError) {
+        self.init(code: error.code, message: error.description)
+    }
+
+    public init(_ warning: AudioWarning) {
+        self.init(code: warning.code, message: warning.description)
+    }
+
+    public var description: String { message }
+}

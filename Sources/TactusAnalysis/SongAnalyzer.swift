@@ -1,0 +1,118 @@
+import Foundation
+import TactusAudio
+import TactusDSP
+import TactusDetector
+
+/// Whole-song analysis: decode a song once and feed every block to each chosen detector's
+/// session and to the song's energy envelope, timing each detector.
+///
+/// ```swift
+/// let analyzer = try SongAnalyzer(detectors: [
+///     BuiltinDetectors.registry.make("comb-filter"),
+/// ])
+/// let result = analyzer.analyze(.file("/music/song.mp3"))
+/// print(result.consensus.bpm ?? "no tempo", result.error?.message ?? "")
+/// ```
+///
+/// A song that cannot be decoded gives a ``SongAnalysis`` with its error, never
+/// a thrown error or a crash, so one bad file never stops a batch. Detectors see mono blocks at
+/// the file's own sample rate; they are written so that results do not depend on the rate or
+/// the channel count.
+public struct SongAnalyzer: Sendable {
+    public let detectors: [any TempoDetector]
+    public let decoding: DecodingOptions
+
+    public init(detectors: [any TempoDetector], decoding: DecodingOptions = .standard) {
+        self.detectors = detectors
+        self.decoding = decoding
+    }
+
+    /// Every built-in detector with its default parameters.
+    public static func builtin() -> SongAnalyzer {
+        // The defaults of a registered detector always validate.
+        SongAnalyzer(detectors: BuiltinDetectors.registry.names.compactMap { try? BuiltinDetectors.registry.make($0) })
+    }
+
+    /// Hashes and decodes `source`, runs the detectors, and returns what they found (or why the
+    /// song could not be analysed).
+    public func analyze(_ source: AudioSource) -> SongAnalysis {
+        let song: SongID
+        let stream: AudioStream
+        do throws(AudioError) {
+            song = try SongID(of: source)
+            stream = try AudioStream(source, options: decoding)
+        } catch {
+            return SongAnalysis(file: source.name, error: AnalysisProblem(error))
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        let run = Run(detectors: detectors, format: SignalFormat(
+            sampleRate: Double(stream.metadata.sampleRate), expectedFrames: stream.expectedFrames))
+        do throws(AudioError) {
+            while try stream.readBlock({ run.consume($0) }) {}
+        } catch {
+            return SongAnalysis(file: source.name, song: song, metadata: stream.metadata, error: AnalysisProblem(error))
+        }
+        let (analyses, envelope) = run.finish()
+        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+        return SongAnalysis(
+            file: source.name, song: song, metadata: stream.metadata, analyses: analyses, envelope: envelope,
+            warnings: stream.warnings.map(AnalysisProblem.init),
+            decodeSeconds: max(elapsed - analyses.reduce(0) { $0 + $1.seconds }, 0))
+    }
+
+    /// Runs the detectors over samples already in memory (mono, in [-1, 1]), in blocks of
+    /// `blockSize`, as ``analyze(_:)`` does after decoding.
+    public func analyze(samples: [Float], sampleRate: Double, blockSize: Int = 4096) -> (analyses: [TempoAnalysis], envelope: EnergyEnvelope) {
+        let run = Run(detectors: detectors, format: SignalFormat(sampleRate: sampleRate, expectedFrames: samples.count))
+        samples.withUnsafeBufferPointer { all in
+            var start = 0
+            while start < all.count {
+                let end = min(start + max(blockSize, 1), all.count)
+                run.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
+                start = end
+            }
+        }
+        return run.finish()
+    }
+
+    /// One song in progress: a session per detector with its running time, and the envelope.
+    private final class Run {
+        private let detectors: [any TempoDetector]
+        private let sessions: [any DetectorSession]
+        private var nanoseconds: [UInt64]
+        private let energy: BlockEnergyAccumulator
+
+        init(detectors: [any TempoDetector], format: SignalFormat) {
+            self.detectors = detectors
+            var nanoseconds: [UInt64] = []
+            sessions = detectors.map { detector in
+                let start = DispatchTime.now().uptimeNanoseconds
+                let session = detector.makeSession(format: format)
+                nanoseconds.append(DispatchTime.now().uptimeNanoseconds - start)
+                return session
+            }
+            self.nanoseconds = nanoseconds
+            energy = BlockEnergyAccumulator(sampleRate: format.sampleRate)
+        }
+
+        func consume(_ block: UnsafeBufferPointer<Float>) {
+            energy.consume(block)
+            for (index, session) in sessions.enumerated() {
+                let start = DispatchTime.now().uptimeNanoseconds
+                session.consume(block)
+                nanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start
+            }
+        }
+
+        func finish() -> (analyses: [TempoAnalysis], envelope: EnergyEnvelope) {
+            let analyses = zip(detectors, sessions).enumerated().map { index, pair in
+                let start = DispatchTime.now().uptimeNanoseconds
+                let output = pair.1.finish()
+                let total = nanoseconds[index] + DispatchTime.now().uptimeNanoseconds - start
+                return TempoAnalysis(
+                    descriptor: pair.0.descriptor, params: pair.0.parameters, output: output, seconds: Double(total) / 1e9)
+            }
+            return (analyses, EnergyEnvelope(hopS: energy.hopSeconds, values: energy.finish()))
+        }
+    }
+}

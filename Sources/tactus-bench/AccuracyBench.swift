@@ -1,0 +1,233 @@
+import ArgumentParser
+import Foundation
+import TactusAnalysis
+import TactusAudio
+import TactusDetector
+import TactusTestSupport
+
+/// `tactus-bench accuracy`: how often each detector (each preset) and the consensus find the
+/// reference tempo of the development corpus, how fast each detector is on a 3-minute MP3, and
+/// how much memory `tactus analyze` needs for a 20-minute song.
+struct AccuracyBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "accuracy",
+        abstract: "Acc1/Acc2 per detector, preset and style on the corpus; detector speed; analyze's peak memory.",
+        discussion: """
+            Accuracy: every song of the corpus (truth.csv: file, bpm, ..., style) is decoded \
+            once and analysed by every detector in every preset. Acc1: within 4 % of the \
+            reference tempo; Acc2: also accepting 2x, 1/2x, 3x and 1/3x. The consensus is that of \
+            the default presets. Targets for the default presets: Acc1 >= 75 %, Acc2 >= 90 % \
+            (consensus: 92 % and 97 %).
+
+            Speed: a synthesised 3-minute 44.1 kHz stereo MP3, decoded alone and then with each \
+            detector's default preset alone (best of three runs, one thread). Target: decode plus \
+            detector under 0.18 s (1,000x real time).
+
+            Memory: the peak resident memory of `tactus analyze` (the release binary, run as a \
+            child process) on a synthesised 20-minute song. Target: under 150 MB.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Directory with the songs and truth.csv.", valueName: "path"))
+    var corpus = "../shared/corpus/dev"
+
+    @Option(help: ArgumentHelp("The tactus binary whose memory is measured.", valueName: "path"))
+    var tactus = ".build/release/tactus"
+
+    @Flag(help: "Print each song's result.")
+    var verbose = false
+
+    func run() throws {
+        try measureAccuracy()
+        try measureSpeed()
+        try measureMemory()
+    }
+
+    // MARK: Accuracy
+
+    /// One detector in one preset.
+    private struct Configuration {
+        var label: String
+        var detector: any TempoDetector
+        var isDefault: Bool
+    }
+
+    /// Acc1 and Acc2 hits over a number of songs.
+    private struct Score {
+        var songs = 0
+        var acc1 = 0
+        var acc2 = 0
+
+        mutating func add(_ bpm: Double?, reference: Double) {
+            songs += 1
+            if TempoRelation.acc1(bpm, reference) { acc1 += 1 }
+            if TempoRelation.acc2(bpm, reference) { acc2 += 1 }
+        }
+
+        var text: String {
+            guard songs > 0 else { return "-" }
+            return String(format: "%5.1f %% %5.1f %%", 100 * Double(acc1) / Double(songs), 100 * Double(acc2) / Double(songs))
+        }
+    }
+
+    private func configurations() throws -> [Configuration] {
+        let registry = BuiltinDetectors.registry
+        return try registry.descriptors.flatMap { descriptor in
+            guard case .choice(let presets)? = descriptor.parameter("preset")?.kind else { return [Configuration]() }
+            return try presets.map { preset in
+                Configuration(
+                    label: "\(descriptor.name) \(preset)",
+                    detector: try registry.make(descriptor.name, parameters: ParameterSet(["preset": .text(preset)])),
+                    isDefault: preset == "default")
+            }
+        }
+    }
+
+    private func measureAccuracy() throws {
+        let truth = try Truth(csv: corpus + "/truth.csv")
+        let configurations = try configurations()
+        let analyzer = SongAnalyzer(detectors: configurations.map(\.detector))
+        let consensusLabel = "consensus (default presets)"
+        let labels = configurations.map(\.label) + [consensusLabel]
+        var overall = [String: Score]()
+        var byStyle = [String: [String: Score]]()
+        var failures: [String] = []
+        var audioSeconds = 0.0
+        let start = Date()
+        for song in truth.songs {
+            let result = analyzer.analyze(.file(corpus + "/" + song.file))
+            if let error = result.error { failures.append(error.message) }
+            audioSeconds += result.durationSeconds ?? 0
+            let defaults = zip(configurations, result.analyses).filter { $0.0.isDefault }.map(\.1)
+            var found = [String: Double?]()
+            for (configuration, analysis) in zip(configurations, result.analyses) {
+                found[configuration.label] = analysis.bpm
+            }
+            found[consensusLabel] = result.error == nil ? Consensus.of(defaults).bpm : nil
+            for label in labels {
+                let bpm = found[label] ?? nil
+                overall[label, default: Score()].add(bpm, reference: song.bpm)
+                byStyle[song.style, default: [:]][label, default: Score()].add(bpm, reference: song.bpm)
+            }
+            if verbose {
+                let estimates = labels.map { label in (found[label] ?? nil).map { String(format: "%.1f", $0) } ?? "-" }
+                print("\(song.file) \(song.style) \(song.bpm): " + estimates.joined(separator: " "))
+            }
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        print("Accuracy on \(truth.songs.count) songs of \(corpus) (\(String(format: "%.0f", audioSeconds)) s of audio, "
+              + String(format: "%.1f s", elapsed) + "); Acc1 Acc2")
+        let width = labels.map(\.count).max() ?? 0
+        for label in labels {
+            print("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + overall[label, default: Score()].text)
+        }
+        print("Per style (\(labels.joined(separator: " | "))):")
+        for style in byStyle.keys.sorted() {
+            let scores = labels.map { byStyle[style]?[$0]?.text ?? "-" }
+            print("  " + "\(style) (\(byStyle[style]?[labels[0]]?.songs ?? 0))".padding(toLength: 14, withPad: " ", startingAt: 0)
+                  + scores.joined(separator: " | "))
+        }
+        for failure in failures { print("  failed: \(failure)") }
+    }
+
+    // MARK: Speed
+
+    private func measureSpeed() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-bench-speed")
+        let path = directory.file("three-minutes.mp3")
+        let seconds = 180.0
+        let left = Synth.drumPattern(bpm: 123, seconds: seconds, sampleRate: 44_100, pattern: .backbeat)
+        let right = Synth.drumPattern(bpm: 123, seconds: seconds, sampleRate: 44_100, pattern: .backbeat, seed: 11)
+        try AudioFileWriter(.mp3(.constant)).write([left, right], sampleRate: 44_100, to: path)
+
+        let decode = try bestOfThree {
+            let stream = try AudioStream(.file(path))
+            try stream.readToEnd()
+        }
+        print("Speed on a 3-minute 44.1 kHz stereo MP3 (best of 3, one thread): decode \(format(decode, seconds))")
+        let registry = BuiltinDetectors.registry
+        for name in registry.names {
+            let analyzer = SongAnalyzer(detectors: [try registry.make(name)])
+            var detectorSeconds = Double.infinity
+            let total = try bestOfThree {
+                let result = analyzer.analyze(.file(path))
+                if let error = result.error { throw error }
+                detectorSeconds = min(detectorSeconds, result.analyses[0].seconds)
+            }
+            let verdict = total < 0.18 ? "meets" : "misses"
+            print("  \(name) default: detector \(format(detectorSeconds, seconds)); with decode \(format(total, seconds)) "
+                  + "(\(verdict) the 0.18 s target)")
+        }
+    }
+
+    private func bestOfThree(_ body: () throws -> Void) throws -> Double {
+        var best = Double.infinity
+        for _ in 0..<3 {
+            let start = DispatchTime.now().uptimeNanoseconds
+            try body()
+            best = min(best, Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+        }
+        return best
+    }
+
+    private func format(_ elapsed: Double, _ audioSeconds: Double) -> String {
+        String(format: "%.3f s (%.0fx real time)", elapsed, audioSeconds / max(elapsed, 1e-9))
+    }
+
+    // MARK: Memory
+
+    private func measureMemory() throws {
+        guard FileManager.default.isExecutableFile(atPath: tactus) else {
+            print("Memory: \(tactus) not found (build it with `swift build -c release`); skipped")
+            return
+        }
+        let directory = try TemporaryDirectory(prefix: "tactus-bench-memory")
+        let path = directory.file("twenty-minutes.flac")
+        let rate = 22_050.0
+        let loop = Synth.drumPattern(bpm: 128, seconds: 60, sampleRate: rate, pattern: .fourOnTheFloor)
+        try AudioFileWriter(.flac).write([Array([[Float]](repeating: loop, count: 20).joined())], sampleRate: Int(rate), to: path)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tactus)
+        process.arguments = ["analyze", path, "--json"]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        // The largest resident set of the waited-for children: the analyze process (ru_maxrss, KiB).
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        let megabytes = Double(usage.ru_maxrss) / 1024
+        let verdict = megabytes < 150 ? "meets" : "misses"
+        print(String(format: "Memory: `tactus analyze` on a 20-minute song: peak resident %.1f MB", megabytes)
+              + " (\(verdict) the 150 MB target; exit status \(process.terminationStatus))")
+    }
+}
+
+/// The reference tempi of a corpus: `truth.csv` with at least the columns file, bpm and style.
+struct Truth {
+    struct Song {
+        var file: String
+        var bpm: Double
+        var style: String
+    }
+
+    let songs: [Song]
+
+    struct Malformed: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    init(csv path: String) throws {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let rows = text.split(whereSeparator: \.isNewline).map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        guard let header = rows.first,
+            let file = header.firstIndex(of: "file"), let bpm = header.firstIndex(of: "bpm"), let style = header.firstIndex(of: "style")
+        else { throw Malformed(description: "\(path): expected a header with file, bpm and style") }
+        songs = try rows.dropFirst().map { row in
+            guard row.count > max(file, bpm, style), let tempo = Double(row[bpm]) else {
+                throw Malformed(description: "\(path): malformed row \(row.joined(separator: ","))")
+            }
+            return Song(file: row[file], bpm: tempo, style: row[style])
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Testing
+import TactusDetector
+
+private func analysis(_ detector: String, _ bpm: Double?, confidence: Double, candidates: [(Double, Double)] = []) -> TempoAnalysis {
+    let descriptor = DetectorDescriptor(name: detector, version: "1", summary: "test", specific: [])
+    let output = DetectorOutput(
+        bpm: bpm, confidence: confidence,
+        candidates: (bpm.map { [TempoCandidate(bpm: $0, strength: 1)] } ?? [])
+            + candidates.map { TempoCandidate(bpm: $0.0, strength: $0.1) },
+        windows: [])
+    return TempoAnalysis(descriptor: descriptor, params: ParameterSet(), output: output, seconds: 0)
+}
+
+@Suite struct ConsensusTests {
+    @Test func noTempoWithoutAnalysesOrWithoutTempi() {
+        #expect(Consensus.of([]) == ConsensusTempo(bpm: nil, detectors: []))
+        #expect(Consensus.of([analysis("a", nil, confidence: 0)]).bpm == nil)
+    }
+
+    @Test func agreeingDetectorsGiveTheirConfidenceWeightedMean() throws {
+        let consensus = Consensus.of([analysis("b", 120, confidence: 0.5), analysis("a", 123, confidence: 1)])
+        let bpm = try #require(consensus.bpm)
+        #expect(abs(bpm - (120 * 0.5 + 123) / 1.5) < 1e-9)
+        #expect(consensus.detectors == ["a", "b"])
+    }
+
+    @Test func anOctaveCandidateSupportsTheMajority() throws {
+        let consensus = Consensus.of([
+            analysis("a", 70, confidence: 0.9, candidates: [(140, 0.95)]),
+            analysis("b", 140, confidence: 0.5),
+            analysis("c", 141, confidence: 0.4),
+        ])
+        let bpm = try #require(consensus.bpm)
+        #expect(abs(bpm - 140.44) < 0.1)
+        #expect(consensus.detectors == ["b", "c"])
+    }
+
+    @Test func theMoreConfidentDetectorWinsADisagreement() {
+        let consensus = Consensus.of([analysis("a", 100, confidence: 0.9), analysis("b", 150, confidence: 0.1)])
+        #expect(consensus.bpm == 100)
+        #expect(consensus.detectors == ["a"])
+    }
+}

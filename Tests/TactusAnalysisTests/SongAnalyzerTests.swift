@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+import TactusAnalysis
+import TactusAudio
+import TactusDetector
+import TactusTestSupport
+
+@Suite struct SongAnalyzerTests {
+    /// The same music at three sample rates, mono and stereo, gives the same tempo (0.5 %),
+    /// with both presets of the comb filter.
+    @Test func resultsDoNotDependOnSampleRateOrChannels() throws {
+        let detectors = [try TestSongs.combFilter("default"), try TestSongs.combFilter("classic")]
+        var found: [String: [Double?]] = [:]
+        for rate in [22_050, 44_100, 48_000] {
+            let music = Synth.drumPattern(bpm: 126, seconds: 12, sampleRate: Double(rate), pattern: .backbeat)
+            for channels in [[music], [music, music.map { $0 * 0.5 }]] {
+                let result = try TestSongs.analyze(channels, sampleRate: rate, detectors: detectors)
+                found["\(rate) Hz, \(channels.count) ch"] = result.analyses.map(\.bpm)
+            }
+        }
+        let reference = try #require(found["44100 Hz, 1 ch"])
+        for (label, tempi) in found {
+            for (preset, (bpm, expected)) in zip(["default", "classic"], zip(tempi, reference)) {
+                let value = try #require(bpm), target = try #require(expected)
+                #expect(abs(value - target) <= 0.005 * target, "\(preset) \(label): \(value) vs \(target)")
+            }
+        }
+    }
+
+    @Test func aSongGetsItsIdentityEnvelopeWindowsAndConsensus() throws {
+        let seconds = 20.0
+        let music = Synth.drumPattern(bpm: 120, seconds: seconds, sampleRate: 44_100, pattern: .fourOnTheFloor)
+        let result = try TestSongs.analyze([music], sampleRate: 44_100)
+        #expect(result.error == nil)
+        #expect(result.song?.hex.count == 64)
+        #expect(abs((result.durationSeconds ?? 0) - seconds) < 0.01)
+        #expect(result.analyses.map(\.detector) == BuiltinDetectors.registry.names)
+
+        let envelope = try #require(result.envelope)
+        #expect(abs(envelope.hopS - 1024 / 44_100) < 1e-9)
+        #expect(envelope.values.count == Int((seconds * 44_100 / 1024).rounded(.up)))
+        #expect(envelope.values.allSatisfy { $0 >= 0 } && envelope.values.contains { $0 > 1e-3 })
+
+        let comb = try #require(result.analyses.first { $0.detector == "comb-filter" })
+        #expect(comb.windows.map(\.startS) == [0, 4, 8, 12])
+        #expect(comb.windows.allSatisfy { abs($0.durationS - 8) < 0.02 && $0.energy > 0 && $0.bpm != nil })
+        #expect(comb.seconds > 0)
+        #expect(comb.version == BuiltinDetectors.registry.descriptor(named: "comb-filter")?.version)
+        let consensus = try #require(result.consensus.bpm)
+        #expect(abs(consensus - 120) < 1.2)
+        #expect(result.consensus.detectors.contains("comb-filter"))
+    }
+
+    @Test func aWindowsEnergyIsTheMeanSquareOfItsSamples() throws {
+        // 8 s of drums, then the same 8 s at half the amplitude: the windows' energies follow.
+        let rate = 22_050.0
+        let loud = Synth.drumPattern(bpm: 100, seconds: 8, sampleRate: rate)
+        let music = loud + loud.map { $0 * 0.5 }
+        let result = try TestSongs.analyze([music], sampleRate: 22_050, format: .wavFloat, detectors: [TestSongs.combFilter()])
+        let windows = try #require(result.analyses.first?.windows)
+        #expect(windows.map(\.startS) == [0, 4, 8])
+        let first = music[0..<Int(8 * rate)].reduce(0.0) { $0 + Double($1) * Double($1) } / (8 * rate)
+        #expect(abs(windows[0].energy - first) < 1e-3 * first)
+        #expect(abs(windows[2].energy / windows[0].energy - 0.25) < 0.01)
+        #expect(abs(windows[1].energy / windows[0].energy - 0.625) < 0.01)
+    }
+
+    @Test func aFileThatCannotBeDecodedGetsItsErrorAndNoAnalyses() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-analysis-test")
+        let path = directory.file("not-audio.mp3")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 10_000)))
+        let result = SongAnalyzer.builtin().analyze(.file(path))
+        #expect(result.error != nil)
+        #expect(result.analyses.isEmpty)
+        #expect(result.consensus.bpm == nil)
+        let missing = SongAnalyzer.builtin().analyze(.file(directory.file("missing.wav")))
+        #expect(missing.error?.code == "unreadable")
+    }
+}
