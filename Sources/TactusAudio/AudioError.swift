@@ -59,7 +59,7 @@ public enum AudioError: Error, Sendable, Equatable, CustomStringConvertible {
         case .empty(let file):
             "\(file): the file is empty (0 bytes)"
         case .unsupportedFormat(let file, let detail):
-            "\(file): unsupported audio format (\(detail))"
+            "\(file): unsupported audio format: \(detail)"
         case .corrupt(let file, let message):
             "\(file): corrupt audio data: \(message)"
         case .truncated(let file, let seconds, let reason):

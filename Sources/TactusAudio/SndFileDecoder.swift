@@ -56,7 +56,12 @@ final class SndFileDecoder: FrameDecoder {
         }
         let rate = Int(info.samplerate), channels = Int(info.channels)
         let format = Self.formatName(major: major, file: file)
-        let codec = Self.codecName(subtype: subtype, file: file)
+        let codec: String
+        switch (major, recognized) {
+        case (Int32(SF_FORMAT_FLAC), _): codec = "flac"
+        case (Int32(SF_FORMAT_OGG), .sndfile(_, let oggCodec?)) where oggCodec != "unknown": codec = oggCodec
+        default: codec = Self.codecName(subtype: subtype, file: file)
+        }
         let knownFrames = info.frames > 0 && info.frames < Int64.max / 2 ? Int64(info.frames) : nil
         let estimated = knownFrames.flatMap { StreamDescription.plausible(frames: $0, sampleRate: rate, byteCount: reader.length) }
         var promised: Int64?
@@ -102,11 +107,11 @@ final class SndFileDecoder: FrameDecoder {
         }
     }
 
-    /// "1234 bytes starting 3F 2A 00 ..." for messages about unrecognised content.
+    /// "1234 bytes starting 3F 2A 00 ... are not audio Tactus recognises", for messages.
     static func contentSummary(_ reader: ByteReader) -> String {
         let head = reader.bytes(at: 0, count: 8).map { String($0, radix: 16, uppercase: true) }
             .map { $0.count == 1 ? "0" + $0 : $0 }.joined(separator: " ")
-        return "not a recognised audio format: \(reader.length) bytes starting \(head)"
+        return "\(reader.length) byte\(reader.length == 1 ? "" : "s") starting \(head) are not audio Tactus recognises"
     }
 
     private static func formatName(major: Int32, file: OpaquePointer) -> AudioFormat {

@@ -3,7 +3,7 @@ import Foundation
 import TactusAudio
 
 /// Writes synthesised audio through libsndfile, to a file or to bytes in memory, in the
-/// formats Tactus reads: WAV (16-bit, 24-bit, float), AIFF, FLAC, Ogg Vorbis, Opus and MP3
+/// formats Tactus reads: WAV (16-bit, 24-bit, 32/64-bit float, WAVE_FORMAT_EXTENSIBLE), AIFF, FLAC, Ogg Vorbis, Opus and MP3
 /// (libsndfile's LAME support), with string tags.
 ///
 /// ```swift
@@ -14,16 +14,24 @@ import TactusAudio
 public struct AudioFileWriter: Sendable {
     /// The container and encoding to write.
     public enum Format: Hashable, Sendable, CaseIterable {
-        case wav16, wav24, wavFloat, aiff, flac, oggVorbis, opus
+        case wav16, wav24, wavFloat, wavDouble
+        /// WAVE_FORMAT_EXTENSIBLE, 16-bit.
+        case wavExtensible16
+        case aiff, flac, oggVorbis, opus
         case mp3(MP3BitrateMode)
 
-        public static let allCases: [Format] = [.wav16, .wav24, .wavFloat, .aiff, .flac, .oggVorbis, .opus, .mp3(.constant), .mp3(.variable)]
+        public static let allCases: [Format] = [
+            .wav16, .wav24, .wavFloat, .wavDouble, .wavExtensible16, .aiff, .flac, .oggVorbis, .opus,
+            .mp3(.constant), .mp3(.variable),
+        ]
 
         var sndfileFormat: Int32 {
             let value = switch self {
             case .wav16: SF_FORMAT_WAV | SF_FORMAT_PCM_16
             case .wav24: SF_FORMAT_WAV | SF_FORMAT_PCM_24
             case .wavFloat: SF_FORMAT_WAV | SF_FORMAT_FLOAT
+            case .wavDouble: SF_FORMAT_WAV | SF_FORMAT_DOUBLE
+            case .wavExtensible16: SF_FORMAT_WAVEX | SF_FORMAT_PCM_16
             case .aiff: SF_FORMAT_AIFF | SF_FORMAT_PCM_16
             case .flac: SF_FORMAT_FLAC | SF_FORMAT_PCM_16
             case .oggVorbis: SF_FORMAT_OGG | SF_FORMAT_VORBIS

@@ -1,0 +1,149 @@
+import Foundation
+import TactusAudio
+import TactusTestSupport
+import Testing
+
+/// Audio written through libsndfile (and LAME for MP3) reads back with the right shape
+/// and the right signal, from a path and from memory alike.
+@Suite struct RoundTripTests {
+    static let losslessFormats: [AudioFileWriter.Format] = [.wav16, .wav24, .wavFloat, .wavDouble, .wavExtensible16, .aiff, .flac]
+    static let sampleRates = [22050, 44100, 48000]
+
+    @Test(arguments: losslessFormats, sampleRates)
+    func losslessFormatsKeepTheSignal(format: AudioFileWriter.Format, sampleRate: Int) throws {
+        for channels in [TestSignals.mono(seconds: 3, sampleRate: sampleRate), TestSignals.stereo(seconds: 3, sampleRate: sampleRate)] {
+            let bytes = try AudioFileWriter(format).encode(channels, sampleRate: sampleRate)
+            let decoded = try DecodedAudio(decoding: .bytes(bytes, name: "\(format).bin"), options: TestSignals.shortSongs)
+            let expected = TestSignals.downmix(channels)
+            #expect(decoded.metadata.sampleRate == sampleRate)
+            #expect(decoded.metadata.channels == channels.count)
+            #expect(decoded.samples.count == expected.count)
+            #expect(decoded.metadata.duration == Double(expected.count) / Double(sampleRate))
+            #expect(decoded.metadata.durationIsExact)
+            #expect(decoded.warnings.isEmpty)
+            #expect(TestSignals.correlation(expected, decoded.samples) > 0.99)
+            let tolerance: Float = format == .wavFloat || format == .wavDouble ? 1e-6 : format == .wav24 ? 1e-5 : 1e-4
+            #expect(TestSignals.maximumDifference(expected, decoded.samples) < tolerance)
+        }
+    }
+
+    @Test func formatsAndCodecsAreNamed() throws {
+        let expectations: [(AudioFileWriter.Format, AudioFormat, String)] = [
+            (.wav16, .wav, "pcm-s16"), (.wav24, .wav, "pcm-s24"), (.wavFloat, .wav, "pcm-f32"),
+            (.wavDouble, .wav, "pcm-f64"), (.wavExtensible16, .wav, "pcm-s16"), (.aiff, .aiff, "pcm-s16"),
+            (.flac, .flac, "flac"), (.oggVorbis, .ogg, "vorbis"), (.opus, .ogg, "opus"),
+            (.mp3(.constant), .mpeg, "mp3"), (.mp3(.variable), .mpeg, "mp3"),
+        ]
+        for (format, container, codec) in expectations {
+            let bytes = try AudioFileWriter(format).encode(TestSignals.mono(seconds: 3, sampleRate: 48000), sampleRate: 48000)
+            let stream = try AudioStream(.bytes(bytes, name: "\(format)"), options: TestSignals.shortSongs)
+            #expect(stream.metadata.format == container, "\(format)")
+            #expect(stream.metadata.codec == codec, "\(format)")
+        }
+    }
+
+    @Test(arguments: [AudioFileWriter.Format.mp3(.constant), .mp3(.variable)], [22050, 44100, 48000])
+    func mp3KeepsShapeAndDuration(format: AudioFileWriter.Format, sampleRate: Int) throws {
+        for channels in [TestSignals.mono(seconds: 4, sampleRate: sampleRate), TestSignals.stereo(seconds: 4, sampleRate: sampleRate)] {
+            // At LAME's lowest bitrates the first frame is too small for the LAME tag that
+            // gives the exact length; a level of 0.2 keeps enough bits for it at 22.05 kHz.
+            let bytes = try AudioFileWriter(format, compressionLevel: 0.2).encode(channels, sampleRate: sampleRate)
+            let stream = try AudioStream(.bytes(bytes, name: "song.mp3"), options: TestSignals.shortSongs)
+            #expect(stream.metadata.format == .mpeg)
+            #expect(stream.metadata.codec == "mp3")
+            #expect(stream.metadata.durationIsExact == false)
+            let expectedFrames = try #require(stream.expectedFrames)
+            #expect(abs(expectedFrames - channels[0].count) <= 1152)
+            let decoded = try stream.readAll()
+            #expect(decoded.metadata.sampleRate == sampleRate)
+            #expect(decoded.metadata.channels == channels.count)
+            #expect(abs(decoded.samples.count - channels[0].count) <= 1152, "within one MPEG frame")
+            #expect(decoded.metadata.durationIsExact)
+            #expect(decoded.warnings.isEmpty)
+            #expect(try #require(decoded.metadata.bitrate) > 8000)
+            // Lossy, but the same music: a high correlation once aligned.
+            let expected = TestSignals.downmix(channels)
+            #expect(TestSignals.bestCorrelation(expected, decoded.samples, maxLag: 32) > 0.9)
+        }
+    }
+
+    /// MPEG-1, MPEG-2 and MPEG-2.5 Layer III at every sample rate they define.
+    @Test(arguments: [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000])
+    func mp3AtEveryMPEGSampleRate(sampleRate: Int) throws {
+        let channels = TestSignals.mono(seconds: 3, sampleRate: sampleRate)
+        let bytes = try AudioFileWriter(.mp3(.variable)).encode(channels, sampleRate: sampleRate)
+        let decoded = try DecodedAudio(decoding: .bytes(bytes, name: "rate.mp3"), options: TestSignals.shortSongs)
+        #expect(decoded.metadata.sampleRate == sampleRate)
+        #expect(abs(decoded.samples.count - channels[0].count) <= 1152)
+    }
+
+    @Test(arguments: [AudioFileWriter.Format.oggVorbis, .opus])
+    func xiphCodecsInOgg(format: AudioFileWriter.Format) throws {
+        let sampleRate = 48000
+        let channels = TestSignals.stereo(seconds: 3, sampleRate: sampleRate)
+        let bytes = try AudioFileWriter(format).encode(channels, sampleRate: sampleRate)
+        let decoded = try DecodedAudio(decoding: .bytes(bytes, name: "song.ogg"), options: TestSignals.shortSongs)
+        #expect(decoded.metadata.format == .ogg)
+        #expect(decoded.metadata.sampleRate == sampleRate)
+        #expect(decoded.metadata.channels == 2)
+        #expect(abs(decoded.samples.count - channels[0].count) <= 1024)
+        #expect(TestSignals.bestCorrelation(TestSignals.downmix(channels), decoded.samples, maxLag: 32) > 0.9)
+    }
+
+    @Test func pathAndMemoryDecodeIdentically() throws {
+        let directory = try TemporaryDirectory()
+        for format in [AudioFileWriter.Format.flac, .mp3(.variable), .oggVorbis] {
+            let path = directory.file("song")  // no extension: recognition is by content
+            let channels = TestSignals.stereo(seconds: 3, sampleRate: 44100)
+            try AudioFileWriter(format).write(channels, sampleRate: 44100, to: path)
+            let fromPath = try DecodedAudio(decoding: .file(path), options: TestSignals.shortSongs)
+            let fromMemory = try DecodedAudio(decoding: .data(try Data(contentsOf: URL(fileURLWithPath: path)), name: "song"), options: TestSignals.shortSongs)
+            #expect(fromPath.samples == fromMemory.samples, "\(format)")
+            #expect(fromPath.metadata == fromMemory.metadata, "\(format)")
+        }
+    }
+
+    @Test func multichannelIsTheAverageOfItsChannels() throws {
+        let seconds = 3.0, rate = 44100
+        let channels = (0..<6).map {
+            Synth.sine(hz: 200 + 150 * Double($0), seconds: seconds, sampleRate: Double(rate), amplitude: 0.15 * Float($0 + 1) / 6)
+        }
+        for format in [AudioFileWriter.Format.wavFloat, .wavExtensible16, .flac] {
+            let bytes = try AudioFileWriter(format).encode(channels, sampleRate: rate)
+            let decoded = try DecodedAudio(decoding: .bytes(bytes, name: "6ch"), options: TestSignals.shortSongs)
+            #expect(decoded.metadata.channels == 6)
+            #expect(TestSignals.maximumDifference(TestSignals.downmix(channels), decoded.samples) < 1e-4, "\(format)")
+        }
+    }
+
+    @Test func samplesAreClampedToUnitRange() throws {
+        // Float WAV may hold values beyond full scale; the decoded signal never does.
+        let loud = Synth.sine(hz: 100, seconds: 3, sampleRate: 8000, amplitude: 3)
+        let bytes = try AudioFileWriter(.wavFloat).encode([loud], sampleRate: 8000)
+        let decoded = try DecodedAudio(decoding: .bytes(bytes, name: "loud.wav"), options: TestSignals.shortSongs)
+        #expect(decoded.samples.max() == 1)
+        #expect(decoded.samples.min() == -1)
+        #expect(decoded.samples.count == loud.count)
+    }
+
+    @Test func blocksStreamInBoundedPieces() throws {
+        let rate = 44100
+        let channels = TestSignals.stereo(seconds: 4, sampleRate: rate)
+        for format in [AudioFileWriter.Format.flac, .mp3(.constant)] {
+            let stream = try AudioStream(
+                .bytes(try AudioFileWriter(format).encode(channels, sampleRate: rate), name: "blocks"),
+                options: DecodingOptions(minimumSeconds: 1, blockFrames: 1000))
+            var largest = 0, total = 0, blocks = 0
+            while try stream.readBlock({ block in
+                largest = max(largest, block.count)
+                total += block.count
+                blocks += 1
+            }) {}
+            #expect(largest <= 1152)
+            #expect(blocks * 1152 >= total)
+            #expect(total == stream.framesDecoded)
+            #expect(stream.isFinished)
+            #expect(try stream.readBlock { _ in Issue.record("no block after the end") } == false)
+        }
+    }
+}
