@@ -55,11 +55,21 @@ let package = Package(
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
         .target(name: "TactusProtocol", dependencies: ["TactusDetector"]),
+        // `tactus worker`: one detector offered to a coordinator's backend over the wire protocol.
+        .target(
+            name: "TactusWorker",
+            dependencies: [
+                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The client side of the wire protocol: requests and replies to the frontend, events.
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusProtocol", "TactusWorker", "TactusClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -82,6 +92,11 @@ let package = Package(
         .testTarget(name: "TactusCLITests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
+        .testTarget(
+            name: "TactusWorkerTests",
+            dependencies: ["TactusWorker", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusClientTests", dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusTestSupport"]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),

@@ -11,6 +11,6 @@ struct Tactus: ParsableCommand {
             with their per-window energies and tempi, and answers BPM-range queries.
             """,
         version: "0.1.0",
-        subcommands: [Probe.self, Analyze.self, Detectors.self]
+        subcommands: [Probe.self, Analyze.self, Detectors.self, WorkerCommand.self]
     )
 }
