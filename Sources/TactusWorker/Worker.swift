@@ -250,6 +250,9 @@ private final class CoordinatorLink {
                     code: .internal, message: "worker \(configuration.workerID) is busy with job \(held.job)")), envelope: nil))
                 return
             }
+            var metadata: Logger.Metadata = ["song": "\(job.song)"]
+            if let name = job.name { metadata["name"] = "\(name)" }
+            logger.info("job \(job.job) (attempt \(job.attempt)): \(audio.count) bytes", metadata: metadata)
             let order = Order(job: job.job, attempt: job.attempt, generation: generation)
             do throws(ZMQError) {
                 try analysis.send(frames)
@@ -261,9 +264,6 @@ private final class CoordinatorLink {
             }
             held = order
             dispatched.append(order)
-            logger.info(
-                "job \(job.job) (attempt \(job.attempt)): \(audio.count) bytes",
-                metadata: ["song": "\(job.song)", "name": "\(job.name ?? "")"])
         case .disconnect(let body):
             if let error = body.error {
                 logger.error("the coordinator refused this worker: \(error)")

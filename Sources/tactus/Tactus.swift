@@ -11,6 +11,9 @@ struct Tactus: ParsableCommand {
             with their per-window energies and tempi, and answers BPM-range queries.
             """,
         version: "0.1.0",
-        subcommands: [Probe.self, Analyze.self, Detectors.self, WorkerCommand.self]
+        subcommands: [
+            Probe.self, Analyze.self, Detectors.self, WorkerCommand.self, Submit.self, Status.self, ResultCommand.self,
+            Cancel.self,
+        ]
     )
 }
