@@ -94,7 +94,7 @@ let package = Package(
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
         .testTarget(
             name: "TactusWorkerTests",
-            dependencies: ["TactusWorker", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
+            dependencies: ["TactusWorker", "TactusAnalysis", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "TactusClientTests", dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusTestSupport"]),
         .testTarget(

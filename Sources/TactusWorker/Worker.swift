@@ -57,22 +57,27 @@ public final class Worker: Sendable {
         }
     }
 
-    /// Connects and serves jobs until ``stop()``; then sends DISCONNECT and returns.
+    /// Connects and serves jobs until ``stop()``; then sends DISCONNECT and returns once it
+    /// is delivered (waiting at most half a second for that).
     ///
     /// - Throws: only when the worker cannot start: the ZeroMQ context or the analysis
     ///   thread's socket cannot be created, or the endpoint is invalid.
     public func run() throws(ZMQError) {
-        let context = try ZMQContext(socketLinger: .milliseconds(500))
+        // Two contexts: the analysis thread may still hold the inproc one when run() returns
+        // (a job abandoned at once), while the network one must end here, as its
+        // termination is what waits for the DISCONNECT to be delivered.
+        let threads = try ZMQContext()
         // Ends the analysis thread, whatever it is doing, once its current job is done.
-        defer { context.shutdown() }
+        defer { threads.shutdown() }
         let analysisEndpoint = "inproc://tactus-analysis-\(UUID().uuidString)"
-        let analysis = try context.socket(.pair)
+        let analysis = try threads.socket(.pair)
         try analysis.bind(analysisEndpoint)
         AnalysisThread.start(
-            context: context, endpoint: analysisEndpoint,
+            context: threads, endpoint: analysisEndpoint,
             runner: JobRunner(detector: configuration.detector, decoding: configuration.decoding),
             limits: configuration.limits, logger: logger)
-        let link = CoordinatorLink(configuration: configuration, context: context, analysis: analysis, logger: logger)
+        let network = try ZMQContext(socketLinger: .zero)
+        let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)
         try link.connect()
         while true {
             switch stopState.withLock({ $0 }) {
