@@ -1,0 +1,97 @@
+import Foundation
+import TactusDetector
+import TactusProtocol
+import TactusTestSupport
+import Testing
+
+/// The client commands of the `tactus` binary against a fake frontend and events socket.
+@Suite struct ClientCommandTests {
+    /// Answers `submit` with one queued job and publishes the song's `song.done`; answers
+    /// `result` with a 120 BPM analysis and `status` with the finished job.
+    static func fakeServer() throws -> FakeFrontend {
+        let descriptor = DetectorDescriptor(name: "comb-filter", version: "9", summary: "test", specific: [])
+        return try FakeFrontend { request in
+            switch request.body {
+            case .submit(let submit, _):
+                let song = "song-" + (submit.name ?? "unnamed").filter { $0.isLetter || $0.isNumber }
+                let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
+                var done = queued
+                (done.state, done.attempt) = (.done, 1)
+                return .init(
+                    replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))],
+                    events: [.songDone(SongDoneEvent(song: song, jobs: [done], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"])))])
+            case .result(let result):
+                let analysis = TempoAnalysis(
+                    descriptor: descriptor, params: ParameterSet(["preset": .text("default")]),
+                    output: DetectorOutput(bpm: 120, confidence: 0.9, candidates: [TempoCandidate(bpm: 120, strength: 1)], windows: []),
+                    seconds: 0.5)
+                return .init(replies: [ClientReply(requestID: request.requestID, .result(ResultResponse(
+                    song: result.song, analyses: [analysis], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"])), envelope: nil))])
+            case .status(let status):
+                let job = JobInfo(job: 1, song: status.song ?? "", detector: "comb-filter", state: .done, attempt: 1)
+                return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [job])))])
+            default:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: request.body.command.rawValue,
+                    error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
+            }
+        }
+    }
+
+    @Test func submitWaitSendsAudioFilesFoundByContentAndPrintsEachResult() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-submit-test")
+        let nested = directory.file("album")
+        try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: true)
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        // Names that lie: recognition is by content.
+        try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("first.dat"))
+        try AudioFileWriter(.wav16).write([signal], sampleRate: 22_050, to: "\(nested)/second.mp3")
+        #expect(FileManager.default.createFile(atPath: directory.file("notes.wav"), contents: Data("not audio".utf8)))
+
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let run = try tactus([
+            "submit", directory.path, "--wait", "--json", "--server", server.frontend, "--events", server.events,
+            "--detector", "comb-filter", "--param", "comb-filter.preset=classic",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = try run.output.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.map { $0["file"] as? String } == [directory.file("album/second.mp3"), directory.file("first.dat")])
+        for line in lines {
+            #expect((line["song"] as? String)?.hasPrefix("song-") == true)
+            #expect((line["jobs"] as? [[String: Any]])?.first?["state"] as? String == "done")
+            #expect((line["analyses"] as? [[String: Any]])?.first?["bpm"] as? Double == 120)
+            #expect((line["consensus"] as? [String: Any])?["bpm"] as? Double == 120)
+        }
+        #expect(run.errors.contains("2 songs submitted, 2 finished, 0 failed, 1 file skipped (not audio)"))
+
+        let submits = server.requests.compactMap { request -> SubmitRequest? in
+            if case .submit(let submit, let audio) = request.body, audio?.isEmpty == false { return submit }
+            return nil
+        }
+        #expect(submits.count == 2)
+        #expect(submits.allSatisfy { $0.detectors == ["comb-filter"] && $0.params?["comb-filter"]?["preset"] == .text("classic") })
+    }
+
+    @Test func aNamedFileThatIsNotAudioIsAnErrorLine() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-submit-test")
+        #expect(FileManager.default.createFile(atPath: directory.file("readme.flac"), contents: Data("hello".utf8)))
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let run = try tactus(["submit", directory.file("readme.flac"), "--json", "--server", server.frontend])
+        #expect(run.status == 1)
+        let line = try #require(JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        #expect((line["error"] as? [String: Any])?["code"] as? String == "unsupported-format")
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func aSilentServerIsAClearErrorWithinSeconds() throws {
+        let server = try ClientTests.SilentServer()
+        let run = try tactus(["status", "--server", server.endpoint, "--timeout", "0.5"])
+        #expect(run.status == 1)
+        #expect(run.errors.contains("no answer from \(server.endpoint) within 1 s (2 attempts)"))
+        #expect(run.seconds < 4)
+    }
+}
