@@ -8,13 +8,15 @@ SAMPLE := Tests/Fixtures/sample.ogg
 
 .PHONY: run test build release bench deps clean
 
-## Install the missing system packages (apt-get, through sudo when not root).
+## Install the missing system packages (apt-get, through sudo when not root) and pyzmq.
 deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "Installing system packages:" $$missing; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
+	@# pyzmq, for the protocol's Python examples (protocol/examples) and the tests that run them.
+	@python3 -c "import zmq" 2>/dev/null || python3 -m pip install --user --quiet pyzmq
 
 build: deps
 	swift build $(SWIFT_BUILD_FLAGS)

@@ -96,7 +96,8 @@ let package = Package(
             name: "TactusWorkerTests",
             dependencies: ["TactusWorker", "TactusAnalysis", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
-            name: "TactusClientTests", dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusTestSupport"]),
+            name: "TactusClientTests",
+            dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),

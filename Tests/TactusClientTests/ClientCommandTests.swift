@@ -1,4 +1,5 @@
 import Foundation
+import TactusAudio
 import TactusDetector
 import TactusProtocol
 import TactusTestSupport
@@ -6,14 +7,15 @@ import Testing
 
 /// The client commands of the `tactus` binary against a fake frontend and events socket.
 @Suite struct ClientCommandTests {
-    /// Answers `submit` with one queued job and publishes the song's `song.done`; answers
+    /// Answers `submit` with one queued job (the song id is the SHA-256 of the bytes, as the
+    /// coordinator's) and publishes the song's `song.done`; answers
     /// `result` with a 120 BPM analysis and `status` with the finished job.
     static func fakeServer() throws -> FakeFrontend {
         let descriptor = DetectorDescriptor(name: "comb-filter", version: "9", summary: "test", specific: [])
         return try FakeFrontend { request in
             switch request.body {
-            case .submit(let submit, _):
-                let song = "song-" + (submit.name ?? "unnamed").filter { $0.isLetter || $0.isNumber }
+            case .submit(_, let audio):
+                let song = (try? SongID(of: .bytes(audio ?? [], name: "submitted"))).map(\.hex) ?? "unhashable"
                 let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
                 var done = queued
                 (done.state, done.attempt) = (.done, 1)
@@ -60,7 +62,7 @@ import Testing
         }
         #expect(lines.map { $0["file"] as? String } == [directory.file("album/second.mp3"), directory.file("first.dat")])
         for line in lines {
-            #expect((line["song"] as? String)?.hasPrefix("song-") == true)
+            #expect((line["song"] as? String)?.count == 64)
             #expect((line["jobs"] as? [[String: Any]])?.first?["state"] as? String == "done")
             #expect((line["analyses"] as? [[String: Any]])?.first?["bpm"] as? Double == 120)
             #expect((line["consensus"] as? [String: Any])?["bpm"] as? Double == 120)
@@ -73,6 +75,28 @@ import Testing
         }
         #expect(submits.count == 2)
         #expect(submits.allSatisfy { $0.detectors == ["comb-filter"] && $0.params?["comb-filter"]?["preset"] == .text("classic") })
+    }
+
+    @Test(.enabled(if: pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))
+    func thePythonExampleClientSubmitsAFolderAndPrintsTheResults() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-client-py-test")
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        try AudioFileWriter(.wav16).write([signal], sampleRate: 22_050, to: directory.file("a.wav"))
+        try AudioFileWriter(.flac).write([signal, signal], sampleRate: 22_050, to: directory.file("b.flac"))
+        #expect(FileManager.default.createFile(atPath: directory.file("c.txt"), contents: Data("text".utf8)))
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let run = try python([
+            repositoryRoot.appendingPathComponent("protocol/examples/client.py").path, directory.path,
+            "--server", server.frontend, "--events", server.events, "--json",
+        ])
+        #expect(run.status == 0, "\(run.errors)")
+        let lines = try run.output.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.map { $0["file"] as? String } == [directory.file("a.wav"), directory.file("b.flac")])
+        #expect(lines.allSatisfy { ($0["consensus"] as? [String: Any])?["bpm"] as? Double == 120 })
+        #expect(run.seconds < 5, "song.done events, not status polling, ended the wait")
     }
 
     @Test func aNamedFileThatIsNotAudioIsAnErrorLine() throws {

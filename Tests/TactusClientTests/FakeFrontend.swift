@@ -93,12 +93,26 @@ final class Locked<Value>: @unchecked Sendable {
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
     .deletingLastPathComponent()
 
+/// Whether `python3` can import pyzmq (for the protocol's Python examples).
+let pythonHasZMQ: Bool = {
+    (try? run("/usr/bin/env", ["python3", "-c", "import zmq, numpy"]).status) == 0
+}()
+
 /// Runs the built `tactus` binary; returns its status, output, errors and how long it took.
-func tactus(_ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, output: String, errors: String, seconds: Double) {
+func tactus(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String, seconds: Double) {
+    try run(repositoryRoot.appendingPathComponent(".build/debug/tactus").path, arguments)
+}
+
+/// Runs `python3` with `arguments`.
+func python(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String, seconds: Double) {
+    try run("/usr/bin/env", ["python3"] + arguments)
+}
+
+/// Runs a program; returns its status, output, errors and how long it took.
+func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String, seconds: Double) {
     let process = Process()
-    process.executableURL = repositoryRoot.appendingPathComponent(".build/debug/tactus")
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    if let environment { process.environment = environment }
     let output = Pipe(), errors = Pipe()
     process.standardOutput = output
     process.standardError = errors

@@ -156,3 +156,15 @@ func drumWAV(bpm: Double, seconds: Double, sampleRate: Int = 22_050, channels: I
     let signal = Synth.drumPattern(bpm: bpm, seconds: seconds, sampleRate: Double(sampleRate))
     return try AudioFileWriter(.wav16).encode(Array(repeating: signal, count: channels), sampleRate: sampleRate)
 }
+
+/// Whether `python3` can import pyzmq and numpy (for the protocol's Python examples).
+let pythonHasZMQ: Bool = {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", "import zmq, numpy"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
+}()
