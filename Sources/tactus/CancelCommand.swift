@@ -33,7 +33,7 @@ struct Cancel: ParsableCommand {
         }
         let response = try server.client().cancel(request)
         if json {
-            print(JSONLine.encode(response))
+            try Output.jsonLine(response)
         } else if response.cancelled.isEmpty {
             print("nothing to cancel")
         } else {

@@ -46,7 +46,11 @@ struct ResultCommand: ParsableCommand {
             envelope: envelope ? true : nil))
         var energy: EnergyEnvelope?
         if let hop = response.envelopeHopS, let values { energy = EnergyEnvelope(hopS: hop, values: values) }
-        print(json ? JSONLine.encode(SongResult(response, envelope: energy)) : Self.text(response, envelope: energy))
+        if json {
+            try Output.jsonLine(SongResult(response, envelope: energy))
+        } else {
+            print(Self.text(response, envelope: energy))
+        }
     }
 
     static func text(_ response: ResultResponse, envelope: EnergyEnvelope?) -> String {

@@ -32,16 +32,6 @@ struct ServerOptions: ParsableArguments {
     }
 }
 
-/// JSON Lines output: one object per line, keys sorted, `/` unescaped.
-enum JSONLine {
-    static func encode(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // The protocol's types hold finite numbers (their decoders and encoders check it).
-        return String(decoding: (try? encoder.encode(value)) ?? Data("{}".utf8), as: UTF8.self)
-    }
-}
-
 /// How the client commands print what the server says.
 enum ServerText {
     /// `job 12  abcdef012345  comb-filter  done  attempt 1`, and the error of a failed job.

@@ -39,10 +39,10 @@ struct Status: ParsableCommand {
         case nil: response = try client.status()
         }
         for job in response.jobs {
-            print(json ? JSONLine.encode(job) : ServerText.job(job))
+            if json { try Output.jsonLine(job) } else { print(ServerText.job(job)) }
         }
         if let state = response.server {
-            print(json ? JSONLine.encode(state) : Self.text(state))
+            if json { try Output.jsonLine(state) } else { print(Self.text(state)) }
         }
     }
 

@@ -86,7 +86,7 @@ struct Submit: ParsableCommand {
             try session.submit(file)
         }
         for problem in found.problems {
-            session.report(file: problem.file, error: problem.error)
+            try session.report(file: problem.file, error: problem.error)
         }
         try session.waitForAll()
         session.printSummary(skipped: found.skipped)
@@ -203,7 +203,7 @@ final class SubmitSession {
         do {
             bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
         } catch {
-            report(file: file, error: ErrorBody(code: .unreadable, message: "\(file): \(error.localizedDescription)"))
+            try report(file: file, error: ErrorBody(code: .unreadable, message: "\(file): \(error.localizedDescription)"))
             return
         }
         // Subscribing before sending means no event of this song is missed.
@@ -218,7 +218,11 @@ final class SubmitSession {
         submitted += 1
         if response.song != expected { try subscriber?.subscribe(response.song) }
         guard subscriber != nil else {
-            print(json ? JSONLine.encode(SubmittedSong(file: file, song: response.song, jobs: response.jobs)) : Self.text(file, response))
+            if json {
+                try Output.jsonLine(SubmittedSong(file: file, song: response.song, jobs: response.jobs))
+            } else {
+                print(Self.text(file, response))
+            }
             return
         }
         pending[response.song, default: []].append(file)
@@ -237,7 +241,7 @@ final class SubmitSession {
             case .failure(.rejected(let error)) where error.code == .busy:
                 try pause(for: .milliseconds(max(error.retryAfterMs ?? 1000, 50)))
             case .failure(.rejected(let error)) where error.code == .tooLarge:
-                report(file: file, error: error)
+                try report(file: file, error: error)
                 return nil
             case .failure(let error):
                 throw error
@@ -263,17 +267,17 @@ final class SubmitSession {
     }
 
     /// Prints a file that could not be submitted, and counts it.
-    func report(file: String, error: ErrorBody) {
+    func report(file: String, error: ErrorBody) throws {
         failures += 1
         if json {
-            print(JSONLine.encode(SubmittedSong(file: file, error: error)))
+            try Output.jsonLine(SubmittedSong(file: file, error: error))
         } else {
             FileHandle.standardError.write(Data("\(file): \(error.code): \(error.message)\n".utf8))
         }
     }
 
     func printSummary(skipped: Int) {
-        let seconds = (clock.now - start).secondsValue
+        let seconds = (clock.now - start).seconds
         var summary = "\(submitted) song\(submitted == 1 ? "" : "s") submitted"
         if subscriber != nil { summary += ", \(finished) finished" }
         summary += ", \(failures) failed"
@@ -291,7 +295,7 @@ final class SubmitSession {
         if subscriber != nil {
             try drainEvents(for: duration)
         } else {
-            Thread.sleep(forTimeInterval: duration.secondsValue)
+            Thread.sleep(forTimeInterval: duration.seconds)
         }
     }
 
@@ -324,7 +328,11 @@ final class SubmitSession {
             if failed { failures += 1 }
             let line = SubmittedSong(file: file, song: song, jobs: jobs, analyses: analyses, consensus: consensus)
             progress?.clear()
-            print(json ? JSONLine.encode(line) : Self.text(file, jobs: jobs, analyses: analyses, consensus: consensus))
+            if json {
+                try Output.jsonLine(line)
+            } else {
+                print(Self.text(file, jobs: jobs, analyses: analyses, consensus: consensus))
+            }
         }
     }
 
@@ -389,7 +397,7 @@ final class ProgressBar {
         guard total > 0 else { return }
         let width = 24
         let filled = min(width, done * width / total)
-        let seconds = elapsed.secondsValue
+        let seconds = elapsed.seconds
         let rate = seconds > 0 ? Double(done) / seconds : 0
         var line = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
         line += "  \(done)/\(total) songs, \(failed) failed"

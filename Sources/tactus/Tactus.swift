@@ -13,7 +13,7 @@ struct Tactus: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Probe.self, Analyze.self, Detectors.self, WorkerCommand.self, Submit.self, Status.self, ResultCommand.self,
-            Cancel.self,
+            Cancel.self, QueryCommand.self, CompareCommand.self, TruthCommand.self, PlaylistCommand.self,
         ]
     )
 }

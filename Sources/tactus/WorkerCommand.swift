@@ -86,7 +86,7 @@ struct WorkerCommand: ParsableCommand {
         guard connect.contains("://") else {
             throw ValidationError("--connect takes an endpoint such as tcp://HOST:PORT, not '\(connect)'.")
         }
-        guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.secondsValue else {
+        guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.seconds else {
             throw ValidationError("--heartbeat-interval must be above 0 and at most 2.5 seconds (got \(heartbeatInterval)).")
         }
         guard grace >= 0 else { throw ValidationError("--grace must not be negative (got \(grace)).") }
@@ -100,13 +100,5 @@ struct WorkerCommand: ParsableCommand {
             endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
             heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace))
         return (configuration, level)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

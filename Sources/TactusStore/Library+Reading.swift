@@ -1,0 +1,144 @@
+import Foundation
+import GRDB
+import TactusDetector
+
+extension Library {
+    /// The song with this id, or nil.
+    public func song(_ id: SongID) throws(StoreError) -> SongRecord? {
+        try read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM songs WHERE sha256 = ?", arguments: [id.hex]).map(Self.songRecord)
+        }
+    }
+
+    /// Every analysis of a song, sorted by detector, preset and version. The per-window
+    /// series are decoded only when `windows` is true (they are the bulk of the data).
+    public func analyses(of song: SongID, windows: Bool = false) throws(StoreError) -> [StoredAnalysis] {
+        try read { db in
+            let key = try Self.songKey(song, db)
+            return try Row.fetchAll(db, sql: "SELECT * FROM analyses WHERE song_id = ?", arguments: [key])
+                .map { try Self.storedAnalysis($0, song: song, windows: windows) }
+                .sorted { ($0.record.label, $0.record.analysis.version) < ($1.record.label, $1.record.analysis.version) }
+        }
+    }
+
+    /// The stored analysis of a song by a detector with exactly this version and these
+    /// parameters, or nil: what a coordinator checks before analysing a song again.
+    public func analysis(
+        of song: SongID, detector: String, version: String, params: ParameterSet, windows: Bool = false
+    ) throws(StoreError) -> StoredAnalysis? {
+        let hash = AnalysisRecord.hash(canonicalJSON: params.canonicalJSON)
+        return try read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT analyses.* FROM analyses JOIN songs ON songs.id = analyses.song_id
+                    WHERE songs.sha256 = ? AND detector = ? AND detector_version = ? AND params_hash = ?
+                    """,
+                arguments: [song.hex, detector, version, hash]
+            ).map { try Self.storedAnalysis($0, song: song, windows: windows) }
+        }
+    }
+
+    /// The consensus of a song's analyses (nil `bpm` when no detector found a tempo), or nil
+    /// when the song is not in the library.
+    public func consensus(of song: SongID) throws(StoreError) -> ConsensusTempo? {
+        try read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT c.bpm, c.detectors FROM consensus c JOIN songs s ON s.id = c.song_id WHERE s.sha256 = ?",
+                arguments: [song.hex]
+            ).map { ConsensusTempo(bpm: $0[0], detectors: NamesJSON.decode($0[1])) }
+        }
+    }
+
+    /// How many songs, analyses and reference tempi the library holds.
+    public func counts() throws(StoreError) -> LibraryCounts {
+        try read { db in
+            LibraryCounts(
+                songs: try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0,
+                analyses: try Int.fetchOne(db, sql: "SELECT count(*) FROM analyses") ?? 0,
+                references: try Int.fetchOne(db, sql: "SELECT count(*) FROM reference_tempi") ?? 0)
+        }
+    }
+
+    /// Finds the song a person means by `name`: a file path (its bytes are hashed), a full
+    /// SHA-256, or a unique prefix of at least 8 hex digits.
+    public func resolveSong(_ name: String) throws(StoreError) -> SongID {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory), !isDirectory.boolValue {
+            let id = try SongID.ofFile(atPath: name)
+            guard try song(id) != nil else { throw .unknownSong(name) }
+            return id
+        }
+        let prefix = name.lowercased()
+        guard SongID.isHexPrefix(prefix), !prefix.isEmpty else {
+            throw .invalidSongName(name, reason: "not a file, and not a SHA-256 or a prefix of one")
+        }
+        guard prefix.count >= 8 else {
+            throw .invalidSongName(name, reason: "a SHA-256 prefix needs at least 8 hex digits")
+        }
+        guard prefix.count <= 64 else {
+            throw .invalidSongName(name, reason: "longer than a SHA-256 (64 hex digits)")
+        }
+        let matches = try read { db in
+            try String.fetchAll(
+                db, sql: "SELECT sha256 FROM songs WHERE sha256 >= ? AND sha256 < ? LIMIT 2",
+                arguments: [prefix, prefix + "g"])
+        }
+        switch matches.count {
+        case 0: throw .unknownSong(name)
+        case 1: return SongID(unchecked: matches[0])
+        default:
+            let count = try read { db in
+                try Int.fetchOne(
+                    db, sql: "SELECT count(*) FROM songs WHERE sha256 >= ? AND sha256 < ?",
+                    arguments: [prefix, prefix + "g"]) ?? 0
+            }
+            throw .ambiguousSong(prefix: name, matches: count)
+        }
+    }
+
+    // MARK: - Rows
+
+    static func songRecord(_ row: Row) -> SongRecord {
+        let envelope: EnergyEnvelope?
+        if let data = row["envelope"] as Data?, let hop = row["envelope_hop_s"] as Double? {
+            envelope = EnvelopeBlob.decode(data, hopS: hop)
+        } else {
+            envelope = nil
+        }
+        return SongRecord(
+            id: SongID(unchecked: row["sha256"]), fileName: row["file_name"], byteSize: row["byte_size"],
+            format: row["format"], codec: row["codec"], sampleRate: row["sample_rate"], channels: row["channels"],
+            durationS: row["duration_s"],
+            tags: SongTags(
+                title: row["title"], artist: row["artist"], album: row["album"], genre: row["genre"], year: row["year"]),
+            addedAt: row["added_at"], envelope: envelope)
+    }
+
+    static func storedAnalysis(_ row: Row, song: SongID, windows: Bool) throws -> StoredAnalysis {
+        let params = (try? JSONDecoder().decode(ParameterSet.self, from: Data((row["params_json"] as String).utf8)))
+            ?? ParameterSet()
+        let series = windows ? (WindowSeriesBlob.decode(row["windows"]) ?? []) : []
+        let descriptor = DetectorDescriptor(
+            name: row["detector"], version: row["detector_version"], summary: "", presets: [], specific: [])
+        let output = DetectorOutput(
+            bpm: row["bpm"], reason: row["reason"], confidence: row["confidence"],
+            candidates: CandidatesJSON.decode(row["candidates_json"]), windows: series)
+        let status = AnalysisStatus(rawValue: row["status"]) ?? .failed
+        let failure: AnalysisFailure? = (row["error_code"] as String?).map {
+            AnalysisFailure(code: $0, message: row["error_message"] ?? "")
+        }
+        let record = AnalysisRecord(
+            analysis: TempoAnalysis(descriptor: descriptor, params: params, output: output, seconds: row["seconds"]),
+            status: status, failure: failure, worker: row["worker"], analyzedAt: row["analyzed_at"])
+        return StoredAnalysis(song: song, record: record, paramsHash: row["params_hash"])
+    }
+}
+
+/// How much a library holds.
+public struct LibraryCounts: Sendable, Hashable, Codable {
+    public var songs: Int
+    public var analyses: Int
+    public var references: Int
+}

@@ -1,0 +1,169 @@
+import Foundation
+import GRDB
+import TactusDetector
+
+/// A Tactus library: one SQLite file holding songs, their analyses by every detector, the
+/// consensus tempo of each song and the reference tempi people assert.
+///
+/// Open or create one with ``init(path:options:)``:
+///
+/// ```swift
+/// let library = try Library(path: "tactus-data/library.sqlite")
+/// try library.record(song, analyses: [AnalysisRecord(analysis, worker: "w1")])
+/// let fast = try library.query(TempoQuery(range: 170...180, octave: true, limit: 20))
+/// ```
+///
+/// The file is in WAL mode with foreign keys on and a busy timeout: one process writes (the
+/// coordinator, or a `tactus` command working offline) while any number of readers query it
+/// without blocking. Every write is one transaction, so a crash at any moment (even
+/// `kill -9`) leaves the file consistent, and a write that returned is not lost. Invalid
+/// input is refused with a ``StoreError`` before anything is written.
+///
+/// A `Library` is safe to use from several threads: reads run concurrently on a pool of
+/// reader connections, writes are serialised on the writer connection.
+public final class Library: Sendable {
+    /// Tempi the library accepts, in beats per minute: references, detector results,
+    /// candidates, window tempi and query ranges.
+    public static let acceptedBPM: ClosedRange<Double> = 1...1000
+
+    /// How a library file is opened.
+    public enum Mode: Sendable, Hashable {
+        /// Create the file if missing, bring its schema up to date, read and write.
+        case create
+        /// The file must exist; bring its schema up to date, read and write.
+        case existing
+        /// The file must exist with an up-to-date schema; reads only (writes fail).
+        case readOnly
+    }
+
+    /// What a write that returned survives.
+    public enum Durability: Sendable, Hashable {
+        /// A crash of the process (SQLite `synchronous = NORMAL` in WAL mode): the fastest.
+        /// A power loss may lose the last transactions, never the file's consistency.
+        case processCrash
+        /// A power loss or operating-system crash too (`synchronous = FULL`): every commit
+        /// waits for the disk.
+        case powerLoss
+    }
+
+    /// How to open a library.
+    public struct Options: Sendable, Hashable {
+        public var mode: Mode
+        public var durability: Durability
+        /// How long a connection waits for another process's lock before failing, in seconds.
+        public var busyTimeout: Double
+
+        public init(mode: Mode = .create, durability: Durability = .processCrash, busyTimeout: Double = 10) {
+            self.mode = mode
+            self.durability = durability
+            self.busyTimeout = busyTimeout
+        }
+    }
+
+    /// The library file.
+    public let path: String
+    let pool: DatabasePool
+
+    /// Opens the library at `path`, creating it and migrating its schema as `options` allow.
+    public init(path: String, options: Options = Options()) throws(StoreError) {
+        self.path = path
+        if options.mode != .create, !FileManager.default.fileExists(atPath: path) {
+            throw .cannotOpen(path: path, reason: "no such file")
+        }
+        var configuration = Configuration()
+        configuration.readonly = options.mode == .readOnly
+        configuration.foreignKeysEnabled = true
+        configuration.busyMode = .timeout(options.busyTimeout)
+        configuration.label = "tactus-library"
+        let synchronous = options.durability == .powerLoss ? "FULL" : "NORMAL"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+        } catch {
+            throw .cannotOpen(path: path, reason: Self.describe(error))
+        }
+        try checkSchema(mode: options.mode)
+    }
+
+    private func checkSchema(mode: Mode) throws(StoreError) {
+        let migrator = Schema.migrator
+        let (unknown, complete): ([String], Bool)
+        do {
+            (unknown, complete) = try pool.read { db in
+                let known = Set(migrator.migrations)
+                return (
+                    try migrator.appliedIdentifiers(db).filter { !known.contains($0) }.sorted(),
+                    try migrator.hasCompletedMigrations(db)
+                )
+            }
+        } catch {
+            throw .cannotOpen(path: path, reason: Self.describe(error))
+        }
+        if !unknown.isEmpty {
+            throw .newerSchema(path: path, unknownMigrations: unknown)
+        }
+        if complete { return }
+        if mode == .readOnly {
+            throw .cannotOpen(path: path, reason: "not a Tactus library, or one that needs a write to update its schema")
+        }
+        do {
+            try migrator.migrate(pool)
+        } catch {
+            throw .cannotOpen(path: path, reason: Self.describe(error))
+        }
+    }
+
+    /// The names of the schema migrations, in order; the last one is the current schema.
+    public static var schemaMigrations: [String] { Schema.migrator.migrations }
+
+    /// Refuses a tempo outside ``acceptedBPM``, naming `field`.
+    static func checkBPM(_ bpm: Double, field: String) throws(StoreError) {
+        guard bpm.isFinite, acceptedBPM.contains(bpm) else { throw .bpmOutOfRange(field: field, value: bpm) }
+    }
+
+    /// Runs `body` in one write transaction; a thrown error rolls everything back.
+    func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.write(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(Self.describe(error))
+        }
+    }
+
+    /// Runs `body` on a reader connection, in a snapshot isolated from concurrent writes.
+    func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.read(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw .database(Self.describe(error))
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? DatabaseError {
+            return "\(error.resultCode): \(error.message ?? "no message")"
+        }
+        return String(describing: error)
+    }
+
+    /// Writes the last changes into the main database file and truncates the WAL (for a
+    /// clean shutdown or a backup).
+    public func checkpoint() throws(StoreError) {
+        do {
+            try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        } catch {
+            throw .database(Self.describe(error))
+        }
+    }
+
+    /// Runs `PRAGMA integrity_check`; returns its lines (`["ok"]` for a sound file).
+    public func integrityCheck() throws(StoreError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check") }
+    }
+}

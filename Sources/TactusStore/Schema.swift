@@ -1,0 +1,101 @@
+import GRDB
+
+/// The library's schema, as a list of GRDB migrations applied in order.
+///
+/// A migration is never edited once it has shipped: a library file records which migrations
+/// it has run, and a change goes into a new migration appended at the end of
+/// ``migrator`` (the job queue of the server will be the next one). `protocol/DATABASE.md`
+/// describes the resulting tables for programs that read the file directly.
+///
+/// ## Tables (after `v1`)
+///
+/// - `songs`: one row per audio file content. `id` is an integer key used by the other
+///   tables; `sha256` is the song's public identity (64 lowercase hex digits). File name,
+///   byte size, format, codec, sample rate, channels, duration in seconds, tags (`title`,
+///   `artist`, `album`, `genre`, `year`), `added_at`, and the energy envelope: `envelope`
+///   (see ``EnvelopeBlob``) with `envelope_hop_s`.
+/// - `analyses`: one row per (song, detector, detector version, parameter hash). Parameters
+///   are stored as canonical JSON (`params_json`) and its SHA-256 (`params_hash`); `status`
+///   is `done`, `no-tempo` or `failed`; `bpm` is set exactly when the status is `done`;
+///   `candidates_json` is a JSON array of `{"bpm":…,"strength":…}`; `windows` is the
+///   per-window series (see ``WindowSeriesBlob``); `seconds`, `worker`, `analyzed_at`,
+///   `reason` (why no tempo), `error_code` and `error_message` (why it failed).
+/// - `consensus`: one row per song: the consensus tempo (`bpm`, null when no detector found
+///   one), the agreeing detectors (`detectors`, a JSON array of names) and their count
+///   (`detector_count`), recomputed in the same transaction as any change to the song's
+///   analyses.
+/// - `reference_tempi`: the tempo a person asserts for a song (`bpm`), where it comes from
+///   (`source`: `manual`, `csv:NAME`, `tag`) and when it was set; at most one per song.
+///
+/// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
+/// date functions).
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: songs, analyses, consensus, reference tempi") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE songs (
+                        id INTEGER PRIMARY KEY,
+                        sha256 TEXT NOT NULL UNIQUE CHECK (length(sha256) = 64),
+                        file_name TEXT NOT NULL,
+                        byte_size INTEGER NOT NULL CHECK (byte_size >= 0),
+                        format TEXT NOT NULL,
+                        codec TEXT,
+                        sample_rate INTEGER NOT NULL CHECK (sample_rate > 0),
+                        channels INTEGER NOT NULL CHECK (channels > 0),
+                        duration_s REAL NOT NULL CHECK (duration_s >= 0),
+                        title TEXT,
+                        artist TEXT,
+                        album TEXT,
+                        genre TEXT,
+                        year INTEGER,
+                        added_at TEXT NOT NULL,
+                        envelope BLOB,
+                        envelope_hop_s REAL CHECK (envelope_hop_s > 0),
+                        CHECK ((envelope IS NULL) = (envelope_hop_s IS NULL))
+                    );
+
+                    CREATE TABLE analyses (
+                        id INTEGER PRIMARY KEY,
+                        song_id INTEGER NOT NULL REFERENCES songs(id) ON DELETE CASCADE,
+                        detector TEXT NOT NULL,
+                        detector_version TEXT NOT NULL,
+                        params_json TEXT NOT NULL,
+                        params_hash TEXT NOT NULL,
+                        status TEXT NOT NULL CHECK (status IN ('done', 'no-tempo', 'failed')),
+                        bpm REAL CHECK (bpm BETWEEN 1 AND 1000),
+                        confidence REAL NOT NULL,
+                        candidates_json TEXT NOT NULL,
+                        windows BLOB NOT NULL,
+                        seconds REAL NOT NULL CHECK (seconds >= 0),
+                        worker TEXT,
+                        analyzed_at TEXT NOT NULL,
+                        reason TEXT,
+                        error_code TEXT,
+                        error_message TEXT,
+                        CHECK ((status = 'done') = (bpm IS NOT NULL)),
+                        CHECK ((status = 'failed') = (error_code IS NOT NULL))
+                    );
+                    CREATE UNIQUE INDEX analyses_identity ON analyses(song_id, detector, detector_version, params_hash);
+                    CREATE INDEX analyses_by_detector_bpm ON analyses(detector, bpm, song_id);
+
+                    CREATE TABLE consensus (
+                        song_id INTEGER PRIMARY KEY REFERENCES songs(id) ON DELETE CASCADE,
+                        bpm REAL,
+                        detectors TEXT NOT NULL,
+                        detector_count INTEGER NOT NULL
+                    );
+                    CREATE INDEX consensus_by_bpm ON consensus(bpm, detector_count, song_id);
+
+                    CREATE TABLE reference_tempi (
+                        song_id INTEGER PRIMARY KEY REFERENCES songs(id) ON DELETE CASCADE,
+                        bpm REAL NOT NULL CHECK (bpm BETWEEN 1 AND 1000),
+                        source TEXT NOT NULL,
+                        set_at TEXT NOT NULL
+                    );
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import TactusDetector
+
+/// The tags of a song, as read from its file. Any of them may be missing.
+public struct SongTags: Sendable, Hashable, Codable {
+    public var title: String?
+    public var artist: String?
+    public var album: String?
+    public var genre: String?
+    public var year: Int?
+
+    public init(title: String? = nil, artist: String? = nil, album: String? = nil, genre: String? = nil, year: Int? = nil) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.genre = genre
+        self.year = year
+    }
+}
+
+/// What the library keeps of a song: its identity, where it came from, its audio format, its
+/// tags and its energy envelope. The store's own record, independent of the audio decoder:
+/// whoever decodes a file fills one in.
+public struct SongRecord: Sendable, Hashable, Codable {
+    /// The SHA-256 of the file's bytes.
+    public var id: SongID
+    /// The file's name when it was added (the last path component, not a full path).
+    public var fileName: String
+    public var byteSize: Int
+    /// The container format (`wav`, `flac`, `ogg`, `mp3`...).
+    public var format: String
+    /// The codec inside the container (`pcm_s16`, `vorbis`, `mp3`...), when known.
+    public var codec: String?
+    /// Samples per second of the decoded audio.
+    public var sampleRate: Int
+    public var channels: Int
+    /// Duration in seconds.
+    public var durationS: Double
+    public var tags: SongTags
+    /// When the song entered the library. Recording a song again keeps the first date.
+    public var addedAt: Date
+    /// The energy envelope shared by every detector, stored as little-endian float32 (see
+    /// ``EnvelopeBlob``). Optional: a song can be recorded before its envelope is known.
+    public var envelope: EnergyEnvelope?
+
+    public init(
+        id: SongID, fileName: String, byteSize: Int, format: String, codec: String? = nil,
+        sampleRate: Int, channels: Int, durationS: Double, tags: SongTags = SongTags(),
+        addedAt: Date = Date(), envelope: EnergyEnvelope? = nil
+    ) {
+        self.id = id
+        self.fileName = fileName
+        self.byteSize = byteSize
+        self.format = format
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.durationS = durationS
+        self.tags = tags
+        self.addedAt = addedAt
+        self.envelope = envelope
+    }
+
+    /// Checks every field; a song that fails is never written.
+    func validate() throws(StoreError) {
+        if fileName.isEmpty {
+            throw .invalidValue(field: "file_name", value: "\"\"", accepted: "a non-empty file name")
+        }
+        if byteSize < 0 {
+            throw .invalidValue(field: "byte_size", value: "\(byteSize)", accepted: "a size >= 0")
+        }
+        if sampleRate <= 0 {
+            throw .invalidValue(field: "sample_rate", value: "\(sampleRate)", accepted: "a rate > 0")
+        }
+        if channels <= 0 {
+            throw .invalidValue(field: "channels", value: "\(channels)", accepted: "a channel count > 0")
+        }
+        if !(durationS.isFinite && durationS >= 0) {
+            throw .invalidValue(field: "duration_s", value: "\(durationS)", accepted: "a duration >= 0 seconds")
+        }
+        if let envelope, !(envelope.hopS.isFinite && envelope.hopS > 0) {
+            throw .invalidValue(field: "envelope_hop_s", value: "\(envelope.hopS)", accepted: "a hop > 0 seconds")
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import TactusTestSupport
+import Testing
+@testable import TactusStore
+
+@Suite struct QueryTests {
+    /// Songs whose consensus is exactly `tempo` (two detectors agreeing with confidence 1, so
+    /// the weighted mean is exact), with a third detector elsewhere.
+    static let tempi: [Double] = [60, 64.999, 65, 70, 129.9, 130, 135, 140, 140.1, 260, 280, 281]
+
+    func library(_ directory: TemporaryDirectory) throws -> Library {
+        let library = try Fixture.library(in: directory)
+        try library.record(
+            Self.tempi.enumerated().map { n, tempo in
+                SongAnalyses(
+                    song: Fixture.song(n),
+                    analyses: [
+                        Fixture.record("alpha", bpm: tempo, confidence: 1), Fixture.record("beta", bpm: tempo, confidence: 1),
+                        Fixture.record("gamma", bpm: 500, confidence: 0.1),
+                    ])
+            })
+        return library
+    }
+
+    func tempi(_ matches: [TempoMatch]) -> [Double] { matches.map(\.bpm) }
+
+    @Test func rangesAreInclusiveAndOrderedByClosenessToTheCentre() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        for source in [TempoSource.consensus, .detector("alpha"), .agreement(minimum: 2)] {
+            let matches = try library.query(TempoQuery(range: 130...140, source: source))
+            // 135 first; 130 and 140 are equally close, the earlier song first.
+            #expect(tempi(matches) == [135, 130, 140], "\(source)")
+            #expect(matches.allSatisfy { $0.factor == 1 })
+        }
+    }
+
+    @Test func octaveMatchesHalfAndDoubleWithTheirFactors() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        for source in [TempoSource.consensus, .detector("beta"), .agreement(minimum: 2)] {
+            let matches = try library.query(TempoQuery(range: 130...140, source: source, octave: true, order: .bpm))
+            // By matched tempo (bpm / factor), ties in the order songs were added.
+            #expect(tempi(matches) == [65, 130, 260, 135, 70, 140, 280], "\(source)")
+            for match in matches {
+                #expect(match.factor == (match.bpm < 130 ? 0.5 : match.bpm > 140 ? 2 : 1))
+                #expect((130...140).contains(match.matchedBPM))
+            }
+        }
+    }
+
+    @Test func aDirectMatchWinsOverAnOctaveOneWhenRangesOverlap() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        // 60...130 overlaps its own halves and doubles: 65 and 70 are in the range itself.
+        let matches = try library.query(TempoQuery(range: 60...130, octave: true, order: .bpm))
+        #expect(Set(matches.map(\.song)).count == matches.count)
+        #expect(matches.filter { $0.factor == 1 }.map(\.bpm) == [60, 64.999, 65, 70, 129.9, 130])
+        #expect(matches.filter { $0.factor == 2 }.map(\.bpm) == [135, 140, 140.1, 260])
+    }
+
+    @Test func orderingByBPMAndPaging() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        let all = try library.query(TempoQuery(range: 60...300, order: .bpm))
+        #expect(tempi(all) == Self.tempi)
+        var pages = [TempoMatch]()
+        for page in 0..<5 {
+            pages += try library.query(TempoQuery(range: 60...300, order: .bpm, limit: 3, offset: page * 3))
+        }
+        #expect(pages == all)
+        #expect(try library.query(TempoQuery(range: 60...300, order: .bpm, limit: 0)).isEmpty)
+        let closest = try library.query(TempoQuery(range: 60...300, limit: 2))
+        #expect(tempi(closest) == [140.1, 140])  // the centre is 180
+    }
+
+    @Test func matchesCarryTheSongsTagsAndFile() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        let match = try #require(try library.query(TempoQuery(range: 135...135)).first)
+        let song = Fixture.song(6)
+        #expect(match.song == song.id)
+        #expect(match.title == song.tags.title)
+        #expect(match.artist == song.tags.artist)
+        #expect(match.file == song.fileName)
+        #expect(match.durationS == song.durationS)
+        #expect(match.detector == "consensus")
+        #expect(match.detectors == ["alpha", "beta"])
+        let json = String(decoding: try JSONEncoder().encode(match), as: UTF8.self)
+        for key in ["\"song\"", "\"bpm\"", "\"factor\"", "\"detector\"", "\"title\"", "\"artist\"", "\"file\""] {
+            #expect(json.contains(key))
+        }
+        #expect(try JSONDecoder().decode(TempoMatch.self, from: Data(json.utf8)) == match)
+    }
+
+    @Test func agreementNeedsThatManyDetectorsBehindTheConsensus() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        let songs: [(Double?, Double?, Double?)] = [
+            (120, 121, 90),  // two agree; gamma is elsewhere
+            (120, 122, 119),  // three agree
+            (60, 61, 62),  // three agree at half the range
+            (120, nil, nil),  // one detector only
+            (122, 126, 200),  // two agree on about 124 (126 alone is out of the range)
+        ]
+        try Fixture.populate(library, count: songs.count) { songs[$0] }
+        func found(_ minimum: Int, octave: Bool) throws -> [SongID] {
+            try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: minimum), octave: octave, order: .bpm))
+                .map(\.song).sorted()
+        }
+        let ids = (0..<5).map(Fixture.songID)
+        #expect(try found(1, octave: false) == [ids[0], ids[1], ids[3], ids[4]].sorted())
+        #expect(try found(2, octave: false) == [ids[0], ids[1], ids[4]].sorted())
+        #expect(try found(3, octave: false) == [ids[1]])
+        #expect(try found(3, octave: true) == [ids[1], ids[2]].sorted())
+        #expect(try found(4, octave: true) == [])
+
+        let matches = try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: 3), octave: true))
+        let half = try #require(matches.first { $0.song == ids[2] })
+        #expect(half.factor == 0.5)
+        #expect(half.bpm == (try library.consensus(of: ids[2]))?.bpm)
+        #expect(half.detectors == ["alpha", "beta", "gamma"])
+        #expect(half.detector == "agree")
+    }
+
+    @Test func aDetectorWithSeveralVersionsGivesEachSongOnce() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try library.record(
+            Fixture.song(1),
+            analyses: [Fixture.record("alpha", bpm: 121), Fixture.record("alpha", bpm: 130, version: "2")])
+        let matches = try library.query(TempoQuery(range: 115...135, source: .detector("alpha")))
+        #expect(tempi(matches) == [121])
+        #expect(try library.query(TempoQuery(range: 115...135, source: .detector("nobody"))).isEmpty)
+    }
+
+    /// Limited queries read the index outwards from the centre and stop early; whatever the
+    /// source, octave and order, their pages must be slices of the complete answer.
+    @Test func pagesAreSlicesOfTheCompleteAnswer() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        var random = SeededGenerator(seed: 7)
+        let tempo = { (base: Double) -> Double in (base * Double.random(in: 0.9...1.1, using: &random) * 10).rounded() / 10 }
+        try library.record(
+            (0..<300).map { n in
+                let base = Double.random(in: 50...250, using: &random)
+                var analyses = [
+                    Fixture.record("alpha", bpm: tempo(base)), Fixture.record("beta", bpm: tempo(base)),
+                    Fixture.record("gamma", bpm: tempo(base * 2)),
+                ]
+                if n % 3 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base), version: "2")) }
+                if n % 5 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base / 2), preset: "classic")) }
+                return SongAnalyses(song: Fixture.song(n), analyses: analyses)
+            })
+        let sources: [TempoSource] = [.consensus, .detector("alpha"), .detector("gamma"), .agreement(minimum: 2)]
+        for source in sources {
+            for octave in [false, true] {
+                for order in TempoOrder.allCases {
+                    let complete = try library.query(TempoQuery(range: 110...140, source: source, octave: octave, order: order))
+                    #expect(Set(complete.map(\.song)).count == complete.count)
+                    #expect(complete.count > 10)
+                    for (limit, offset) in [(1, 0), (7, 0), (7, 7), (10, 25), (50, 3)] {
+                        let page = try library.query(
+                            TempoQuery(range: 110...140, source: source, octave: octave, order: order, limit: limit, offset: offset))
+                        let expected = Array(complete.dropFirst(offset).prefix(limit))
+                        #expect(page == expected, "\(source) octave \(octave) \(order) limit \(limit) offset \(offset)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func invalidQueriesAreRefused() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        #expect(throws: StoreError.bpmOutOfRange(field: "range.upper", value: 1200)) {
+            try library.query(TempoQuery(range: 100...1200))
+        }
+        #expect(throws: StoreError.bpmOutOfRange(field: "range.lower", value: 0)) {
+            try library.query(TempoQuery(range: 0...100))
+        }
+        #expect(throws: StoreError.invalidValue(field: "agree", value: "0", accepted: "a number of detectors >= 1")) {
+            try library.query(TempoQuery(range: 100...120, source: .agreement(minimum: 0)))
+        }
+        #expect(throws: StoreError.invalidValue(field: "limit", value: "-1", accepted: "a count >= 0")) {
+            try library.query(TempoQuery(range: 100...120, limit: -1))
+        }
+    }
+}
