@@ -11,7 +11,7 @@ public struct SongAnalysis: Sendable, Encodable {
     /// The file path, or the name given to in-memory bytes.
     public var file: String
     /// The song's identity (SHA-256 of its bytes), when the bytes could be read.
-    public var song: SongID?
+    public var song: String?
     /// What the decoder found out about the song (exact duration once decoded).
     public var metadata: AudioMetadata?
     /// One analysis per detector, in the order the detectors were given.
@@ -30,7 +30,7 @@ public struct SongAnalysis: Sendable, Encodable {
     public var includesEnvelopeInJSON = false
 
     public init(
-        file: String, song: SongID? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
+        file: String, song: String? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
         envelope: EnergyEnvelope? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0
     ) {
         self.file = file
@@ -54,7 +54,7 @@ public struct SongAnalysis: Sendable, Encodable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(file, forKey: .file)
-        try container.encode(song?.hex, forKey: .song)
+        try container.encode(song, forKey: .song)
         try container.encode(error == nil ? durationSeconds : nil, forKey: .durationS)
         try container.encode(error, forKey: .error)
         try container.encode(analyses, forKey: .analyses)

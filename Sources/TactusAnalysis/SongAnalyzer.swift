@@ -36,10 +36,10 @@ public struct SongAnalyzer: Sendable {
     /// Hashes and decodes `source`, runs the detectors, and returns what they found (or why the
     /// song could not be analysed).
     public func analyze(_ source: AudioSource) -> SongAnalysis {
-        let song: SongID
+        let song: String
         let stream: AudioStream
         do throws(AudioError) {
-            song = try SongID(of: source)
+            song = try source.sha256()
             stream = try AudioStream(source, options: decoding)
         } catch {
             return SongAnalysis(file: source.name, error: AnalysisProblem(error))

@@ -65,7 +65,8 @@ public struct AudioMetadata: Hashable, Sendable, Codable {
     public var sampleRate: Int
     /// The channels in the file (the decoded signal is always mono: their average).
     public var channels: Int
-    /// Seconds of audio: estimated from the header until decoded, then exact.
+    /// Seconds of audio: the header's estimate until decoded (0 when the header does not
+    /// say), then exact.
     public var duration: Double
     /// Whether ``duration`` was measured by decoding the whole song.
     public var durationIsExact: Bool
@@ -98,13 +99,13 @@ public struct DecodingOptions: Hashable, Sendable {
     /// decoding, and decoding stops once past it. Default 2 hours.
     public var maximumSeconds: Double
     /// The preferred number of samples per block delivered by ``AudioStream`` (blocks may be
-    /// shorter; MP3 blocks follow the MPEG frames). Default 4096.
+    /// shorter; MP3 blocks follow the MPEG frames). Default 4096; kept within 64...65536.
     public var blockFrames: Int
 
     public init(minimumSeconds: Double = 5, maximumSeconds: Double = 7200, blockFrames: Int = 4096) {
         self.minimumSeconds = minimumSeconds
         self.maximumSeconds = maximumSeconds
-        self.blockFrames = max(blockFrames, 64)
+        self.blockFrames = min(max(blockFrames, 64), 65536)
     }
 
     /// 5 s to 2 hours, blocks of 4096 samples.

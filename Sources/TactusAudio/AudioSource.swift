@@ -40,6 +40,12 @@ final class ByteReader {
     }
 
     private let storage: Storage
+    /// Read-ahead for files: decoders ask for a few bytes at a time (a frame header, then
+    /// its body), so small reads are served from one larger `pread`.
+    private var window: [UInt8] = []
+    private var windowStart: Int64 = 0
+    private var windowFill = 0
+    private static let windowSize = 64 * 1024
     /// The total number of bytes.
     let length: Int64
     /// The read position used by the sequential `read`/`seek` interface of the decoders.
@@ -90,18 +96,37 @@ final class ByteReader {
             }
             return wanted
         case .file(let descriptor):
-            var done = 0
-            while done < wanted {
-                let got = pread(descriptor, buffer + done, wanted - done, off_t(offset) + off_t(done))
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    return done > 0 ? done : -1
-                }
-                if got == 0 { break }
-                done += got
+            guard wanted < Self.windowSize else {
+                return Self.readFully(descriptor, into: buffer, count: wanted, at: offset)
             }
-            return done
+            if offset < windowStart || offset + Int64(wanted) > windowStart + Int64(windowFill) {
+                if window.isEmpty { window = [UInt8](repeating: 0, count: Self.windowSize) }
+                let got = window.withUnsafeMutableBytes {
+                    Self.readFully(descriptor, into: $0.baseAddress!, count: $0.count, at: offset)
+                }
+                windowStart = offset
+                windowFill = max(got, 0)
+                guard got >= 0 else { return -1 }
+            }
+            let available = min(wanted, Int(windowStart + Int64(windowFill) - offset))
+            window.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + Int(offset - windowStart), byteCount: available) }
+            return available
         }
+    }
+
+    /// `pread` until `count` bytes, the end of the file, or an error (-1 if nothing was read).
+    private static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int {
+        var done = 0
+        while done < count {
+            let got = Foundation.pread(descriptor, buffer + done, count - done, off_t(offset) + off_t(done))
+            if got < 0 {
+                if errno == EINTR { continue }
+                return done > 0 ? done : -1
+            }
+            if got == 0 { break }
+            done += got
+        }
+        return done
     }
 
     /// Up to `count` bytes from `offset` (fewer near the end).

@@ -19,8 +19,10 @@
 public final class AudioStream {
     /// What is known about the song; the duration is exact once the stream has ended.
     public private(set) var metadata: AudioMetadata
-    /// The number of samples the header announces, when it does (and plausibly so): detectors
-    /// use it to find the song's middle. The true count can differ; see ``framesDecoded``.
+    /// The number of samples the song should have, when known (and plausible for the file's
+    /// size): from the header (WAV, FLAC, Xing/Info), the last Ogg page, or a scan of the MPEG
+    /// frame headers. Detectors use it to find the song's middle; the true count can differ
+    /// a little (see ``framesDecoded``).
     public let expectedFrames: Int?
     /// Warnings so far (a truncated file, once the end is reached).
     public private(set) var warnings: [AudioWarning] = []
@@ -47,19 +49,20 @@ public final class AudioStream {
         guard reader.length > 0 else { throw .empty(file: reader.name) }
         let recognized = FormatRecognizer.recognize(reader)
         switch recognized {
-        case .mpeg(let firstFrame, let hasFrameCount):
-            decoder = try MPG123Decoder(reader: reader, firstFrame: firstFrame, hasFrameCount: hasFrameCount)
+        case .mpeg(let hasFrameCount):
+            decoder = try MPG123Decoder(reader: reader, hasFrameCount: hasFrameCount)
         default:
             decoder = try SndFileDecoder(reader: reader, recognized: recognized, blockFrames: options.blockFrames)
         }
-        let stream = decoder.description
+        let stream = decoder.stream
         let rate = Double(stream.sampleRate)
         let estimatedSeconds = stream.estimatedFrames.map { Double($0) / rate }
         if let estimatedSeconds, estimatedSeconds > options.maximumSeconds {
             throw .tooLong(file: name, seconds: estimatedSeconds, maximumSeconds: options.maximumSeconds, estimated: true)
         }
         expectedFrames = stream.estimatedFrames.map { Int($0) }
-        maximumFrames = Int(options.maximumSeconds * rate)
+        let limit = options.maximumSeconds * rate
+        maximumFrames = limit < Double(Int.max / 2) ? Int(max(limit, 0)) : Int.max / 2
         metadata = AudioMetadata(
             format: stream.format, codec: stream.codec, sampleRate: stream.sampleRate, channels: stream.channels,
             duration: estimatedSeconds ?? 0, durationIsExact: false, bitrate: stream.bitrate, tags: stream.tags)
@@ -125,8 +128,8 @@ public final class AudioStream {
         if let failure, framesDecoded == 0 {
             throw .corrupt(file: name, decoderMessage: failure)
         }
-        var reason = failure
-        let promised = decoder.description.promisedFrames
+        var reason = failure ?? decoder.stream.truncation
+        let promised = decoder.stream.promisedFrames
         let tolerance = metadata.format == .mpeg ? 1152 : 1
         if reason == nil, let promised, Int64(framesDecoded) + Int64(tolerance) < promised {
             reason = "the data ends early"
@@ -184,7 +187,8 @@ public struct DecodedAudio: Sendable {
         self = try AudioStream(source, options: options).readAll()
     }
 
-    init(samples: [Float], metadata: AudioMetadata, warnings: [AudioWarning]) {
+    /// A decoded song from its parts (a synthesised signal, for example).
+    public init(samples: [Float], metadata: AudioMetadata, warnings: [AudioWarning] = []) {
         self.samples = samples
         self.metadata = metadata
         self.warnings = warnings

@@ -4,13 +4,14 @@
 enum RecognizedContent: Equatable {
     /// MPEG audio, to be decoded by libmpg123. `hasFrameCount` is true when a Xing/Info tag
     /// gives the exact number of frames (so a shortfall means the file was cut).
-    case mpeg(firstFrame: MPEGFrameHeader, hasFrameCount: Bool)
+    case mpeg(hasFrameCount: Bool)
     /// A container libsndfile reads; `oggCodec` names the codec of an Ogg stream's first
     /// packet (nil for other containers, or "unknown").
     case sndfile(AudioFormat, oggCodec: String?)
     /// A RIFF WAVE file: `claimedFrames` is what its data chunk announces, nil when the size
-    /// is a placeholder (0 or 0xFFFFFFFF, as streaming writers leave it).
-    case wav(claimedFrames: Int64?, availableFrames: Int64?)
+    /// is a placeholder (0, 0xFFFFFFFF or sox's 0x7FFFF000, as writers to pipes leave it) or
+    /// not found.
+    case wav(claimedFrames: Int64?)
     /// Nothing recognised: libsndfile is tried as a last resort.
     case unknown
 }
@@ -66,7 +67,7 @@ enum FormatRecognizer {
                 next += header.frameLength
             }
             if chained == mpegChainLength || (Int64(next) == end && chained > 1) {
-                return .mpeg(firstFrame: first, hasFrameCount: hasXingFrameCount(window[offset...], header: first))
+                return .mpeg(hasFrameCount: hasXingFrameCount(window[offset...], header: first))
             }
             offset += 1
         }
@@ -107,12 +108,11 @@ enum FormatRecognizer {
             }
             if chunk.starts(with: Array("data".utf8)) {
                 guard let blockAlign, blockAlign > 0 else { break }
-                let available = max(reader.length - offset - 8, 0) / blockAlign
-                let claimed: Int64? = (size == 0 || size == 0xFFFF_FFFF) ? nil : size / blockAlign
-                return .wav(claimedFrames: claimed, availableFrames: available)
+                let claimed: Int64? = [0, 0x7FFF_F000, 0xFFFF_FFFF].contains(size) ? nil : size / blockAlign
+                return .wav(claimedFrames: claimed)
             }
             offset += 8 + size + (size & 1)
         }
-        return .wav(claimedFrames: nil, availableFrames: nil)
+        return .wav(claimedFrames: nil)
     }
 }

@@ -9,6 +9,8 @@ struct StreamDescription {
     /// The number of frames the header promises exactly (Xing/Info, FLAC STREAMINFO, WAV data
     /// chunk): decoding fewer means the data was cut short.
     var promisedFrames: Int64?
+    /// Set when the header shows the stream was cut (an Ogg stream without its last page).
+    var truncation: String?
     var bitrate: Int?
     var tags: AudioTags
 }
@@ -25,7 +27,7 @@ enum DecodeStep {
 
 /// A decoder of one open stream (libmpg123 or libsndfile underneath). Not thread-safe.
 protocol FrameDecoder: AnyObject {
-    var description: StreamDescription { get }
+    var stream: StreamDescription { get }
     /// Decodes the next piece of the stream.
     func next() -> DecodeStep
 }

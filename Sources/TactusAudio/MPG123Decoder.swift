@@ -8,7 +8,7 @@ final class MPG123Decoder: FrameDecoder {
     private let handle: OpaquePointer
     /// Kept alive for libmpg123's callbacks, which receive it unretained.
     private let reader: ByteReader
-    private(set) var description: StreamDescription
+    let stream: StreamDescription
     private var channels: Int
     /// Consecutive decode calls without output, to stop a decoder that makes no progress.
     private var idleCalls = 0
@@ -18,7 +18,7 @@ final class MPG123Decoder: FrameDecoder {
 
     private static let libraryReady: Bool = mpg123_init() == MPG123_OK.rawValue
 
-    init(reader: ByteReader, firstFrame: MPEGFrameHeader, hasFrameCount: Bool) throws(AudioError) {
+    init(reader: ByteReader, hasFrameCount: Bool) throws(AudioError) {
         self.reader = reader
         var error: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &error) else {
@@ -31,9 +31,17 @@ final class MPG123Decoder: FrameDecoder {
             guard mpg123_getformat(handle, &rate, &channelCount, &encoding) == MPG123_OK.rawValue else {
                 throw .corrupt(file: reader.name, decoderMessage: String(cString: mpg123_strerror(handle)))
             }
+            guard rate > 0, (1...2).contains(channelCount) else {
+                throw .corrupt(file: reader.name, decoderMessage: "libmpg123 reports \(channelCount) channels at \(rate) Hz")
+            }
             channels = Int(channelCount)
             var info = mpg123_frameinfo2()
             _ = mpg123_info2(handle, &info)
+            if !hasFrameCount {
+                // Without a Xing/Info frame count, the length from the file size is a guess
+                // (wrong for VBR): count the frames (headers only, no decoding), then return.
+                _ = mpg123_scan(handle)
+            }
             let length = Int64(mpg123_length(handle))
             let estimated = length > 0 ? StreamDescription.plausible(frames: length, sampleRate: rate, byteCount: reader.length) : nil
             let codec = ["mp1", "mp2", "mp3"][max(0, min(2, Int(info.layer) - 1))]
@@ -43,9 +51,9 @@ final class MPG123Decoder: FrameDecoder {
             } else if let estimated {
                 bitrate = Int(Double(reader.length) * 8 / (Double(estimated) / Double(rate)))
             }
-            description = StreamDescription(
+            stream = StreamDescription(
                 format: .mpeg, codec: codec, sampleRate: rate, channels: channels,
-                estimatedFrames: estimated, promisedFrames: hasFrameCount ? estimated : nil,
+                estimatedFrames: estimated, promisedFrames: hasFrameCount ? estimated : nil, truncation: nil,
                 bitrate: bitrate, tags: Self.tags(handle))
         } catch {
             mpg123_delete(handle)
@@ -115,7 +123,8 @@ final class MPG123Decoder: FrameDecoder {
         }
     }
 
-    /// ID3v2 fields (already UTF-8 from libmpg123), falling back to ID3v1 (Latin-1).
+    /// ID3v2 fields (converted to UTF-8 by libmpg123 from whatever encoding the frame
+    /// declares), falling back to ID3v1 (Latin-1); UTF-8 stored as Latin-1 is repaired.
     private static func tags(_ handle: OpaquePointer) -> AudioTags {
         var tags = AudioTags()
         guard mpg123_meta_check(handle) & MPG123_ID3 != 0 else { return tags }
@@ -136,6 +145,10 @@ final class MPG123Decoder: FrameDecoder {
             tags.year = tags.year ?? TagText.year(withUnsafeBytes(of: &v1.year) { TagText.latin1($0) })
             tags.genre = tags.genre ?? TagText.id3v1GenreName(Int(v1.genre))
         }
+        tags.title = TagText.repairingMojibake(tags.title)
+        tags.artist = TagText.repairingMojibake(tags.artist)
+        tags.album = TagText.repairingMojibake(tags.album)
+        tags.genre = TagText.repairingMojibake(tags.genre)
         return tags
     }
 

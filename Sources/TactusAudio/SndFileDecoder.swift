@@ -8,9 +8,9 @@ final class SndFileDecoder: FrameDecoder {
     private let file: OpaquePointer
     /// Kept alive for libsndfile's callbacks, which receive it unretained.
     private let reader: ByteReader
-    private var virtualIO: SF_VIRTUAL_IO
-    private(set) var description: StreamDescription
-    private var buffer: [Float]
+    let stream: StreamDescription
+    /// Interleaved frames read by libsndfile; handed out until the next read.
+    private let buffer: UnsafeMutableBufferPointer<Float>
     private let blockFrames: Int
 
     /// libsndfile accepts up to 1024 channels; a header claiming more is damage.
@@ -22,7 +22,8 @@ final class SndFileDecoder: FrameDecoder {
     init(reader: ByteReader, recognized: RecognizedContent, blockFrames: Int) throws(AudioError) {
         self.reader = reader
         self.blockFrames = blockFrames
-        virtualIO = SF_VIRTUAL_IO(
+        // libsndfile copies the callbacks when opening.
+        var virtualIO = SF_VIRTUAL_IO(
             get_filelen: { context in
                 Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue().length
             },
@@ -34,7 +35,7 @@ final class SndFileDecoder: FrameDecoder {
                 let reader = Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue()
                 return sf_count_t(max(reader.readSequentially(into: buffer, count: Int(count)), 0))
             },
-            write: { _, _, _ in 0 },
+            write: nil,
             tell: { context in
                 Unmanaged<ByteReader>.fromOpaque(context!).takeUnretainedValue().position
             })
@@ -64,31 +65,30 @@ final class SndFileDecoder: FrameDecoder {
         }
         let knownFrames = info.frames > 0 && info.frames < Int64.max / 2 ? Int64(info.frames) : nil
         let estimated = knownFrames.flatMap { StreamDescription.plausible(frames: $0, sampleRate: rate, byteCount: reader.length) }
-        var promised: Int64?
-        switch recognized {
-        case .wav(let claimed?, _): promised = claimed
-        case .sndfile(.flac, _): promised = estimated
-        default: promised = nil
-        }
-        description = StreamDescription(
+        // libsndfile's frame count is exact (from the header, or the last Ogg page); a WAV
+        // data chunk may claim more than the file holds.
+        var promised = estimated
+        if case .wav(let claimed?) = recognized { promised = max(claimed, estimated ?? 0) }
+        // Without its last page, libsndfile cannot tell an Ogg stream's length.
+        let truncation = format == .ogg && knownFrames == nil ? "the end of the Ogg stream is missing" : nil
+        stream = StreamDescription(
             format: format, codec: codec, sampleRate: rate, channels: channels,
-            estimatedFrames: estimated, promisedFrames: promised,
+            estimatedFrames: estimated, promisedFrames: promised, truncation: truncation,
             bitrate: Self.bitrate(subtype: subtype, rate: rate, channels: channels, frames: estimated, byteCount: reader.length),
             tags: Self.tags(file))
-        buffer = [Float](repeating: 0, count: blockFrames * channels)
+        buffer = .allocate(capacity: blockFrames * channels)
     }
 
     deinit {
         sf_close(file)
+        buffer.deallocate()
     }
 
     func next() -> DecodeStep {
-        let channels = description.channels
-        let frames = buffer.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, sf_count_t(blockFrames)) }
+        let channels = stream.channels
+        let frames = sf_readf_float(file, buffer.baseAddress, sf_count_t(blockFrames))
         if frames > 0 {
-            return buffer.withUnsafeBufferPointer {
-                .frames(UnsafeBufferPointer(rebasing: $0[0..<Int(frames) * channels]), channels: channels)
-            }
+            return .frames(UnsafeBufferPointer(rebasing: buffer[0..<Int(frames) * channels]), channels: channels)
         }
         let status = sf_error(file)
         return status == 0 ? .end : .failure(String(cString: sf_strerror(file)))
@@ -141,7 +141,8 @@ final class SndFileDecoder: FrameDecoder {
             SF_FORMAT_MS_ADPCM: "ms-adpcm", SF_FORMAT_GSM610: "gsm610",
             SF_FORMAT_VORBIS: "vorbis", SF_FORMAT_OPUS: "opus",
             SF_FORMAT_ALAC_16: "alac", SF_FORMAT_ALAC_20: "alac",
-            SF_FORMAT_ALAC_24: "alac", SF_FORMAT_ALAC_32: "alac",
+            SF_FORMAT_ALAC_24: "alac", SF_FORMAT_ALAC_32: "alac", SF_FORMAT_MPEG_LAYER_I: "mp1",
+            SF_FORMAT_MPEG_LAYER_II: "mp2", SF_FORMAT_MPEG_LAYER_III: "mp3",
         ]
         if let name = names[Int(subtype)] { return name }
         var info = SF_FORMAT_INFO(format: subtype, name: nil, extension: nil)

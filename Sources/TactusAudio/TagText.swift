@@ -23,6 +23,18 @@ enum TagText {
         return text.isEmpty ? nil : text
     }
 
+    /// Repairs UTF-8 that was stored as Latin-1 (a common tagger mistake, and what LAME
+    /// writes when given UTF-8): when every character of `text` is a Latin-1 byte, some are
+    /// beyond ASCII, and those bytes form valid UTF-8 with multi-byte sequences, the UTF-8
+    /// reading is returned. Genuine Latin-1 text almost never forms valid UTF-8 ("Ã©" pairs).
+    static func repairingMojibake(_ text: String?) -> String? {
+        guard let text else { return nil }
+        let scalars = text.unicodeScalars
+        guard scalars.allSatisfy({ $0.value <= 0xFF }), scalars.contains(where: { $0.value >= 0x80 }) else { return text }
+        let bytes = scalars.map { UInt8($0.value) }
+        return String(validating: bytes, as: UTF8.self) ?? text
+    }
+
     /// The year at the start of a date ("2019", "2019-03-01"), if plausible.
     static func year(_ text: String?) -> Int? {
         guard let text else { return nil }

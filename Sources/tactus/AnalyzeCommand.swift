@@ -131,7 +131,7 @@ enum AnalysisText {
                 "  \(metadata.format), \(metadata.sampleRate) Hz, \(metadata.channels) channel\(metadata.channels == 1 ? "" : "s"), "
                     + String(format: "%.1f s, decoded in %.3f s", metadata.duration, analysis.decodeSeconds))
         }
-        if let song = analysis.song { lines.append("  song \(song.hex)") }
+        if let song = analysis.song { lines.append("  song \(song)") }
         for warning in analysis.warnings { lines.append("  warning [\(warning.code)] \(warning.message)") }
         if let error = analysis.error {
             lines.append("  error [\(error.code)] \(error.message)")

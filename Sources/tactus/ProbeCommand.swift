@@ -56,7 +56,8 @@ struct Probe: ParsableCommand {
 /// What `tactus probe` found about one file.
 struct ProbeReport: Encodable {
     var file: String
-    var song: SongID?
+    /// The SHA-256 of the file (the song id), when the file could be read.
+    var song: String?
     var metadata: AudioMetadata?
     var decodeSeconds: Double?
     var warnings: [AudioWarning] = []
@@ -77,7 +78,7 @@ struct ProbeReport: Encodable {
         } catch {
             self.error = error
         }
-        song = try? SongID(of: source)
+        song = try? source.sha256()
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -93,7 +94,7 @@ struct ProbeReport: Encodable {
     func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(file, forKey: .file)
-        try container.encode(song?.hex, forKey: .song)
+        try container.encode(song, forKey: .song)
         try container.encode(metadata?.format.rawValue, forKey: .format)
         try container.encode(metadata?.codec, forKey: .codec)
         try container.encode(metadata?.sampleRate, forKey: .sample_rate)
@@ -131,7 +132,7 @@ struct ProbeReport: Encodable {
                 lines.append("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(value)")
             }
         }
-        if let song { lines.append("  sha256    \(song.hex)") }
+        if let song { lines.append("  sha256    \(song)") }
         if let decodeSeconds, let duration = metadata?.duration {
             let speed = decodeSeconds > 0 ? String(format: " (%.0fx real time)", duration / decodeSeconds) : ""
             lines.append(String(format: "  decoded   in %.3f s", decodeSeconds) + speed)

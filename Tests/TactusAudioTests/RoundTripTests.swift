@@ -87,6 +87,7 @@ import Testing
         #expect(decoded.metadata.sampleRate == sampleRate)
         #expect(decoded.metadata.channels == 2)
         #expect(abs(decoded.samples.count - channels[0].count) <= 1024)
+        #expect(decoded.warnings.isEmpty)
         #expect(TestSignals.bestCorrelation(TestSignals.downmix(channels), decoded.samples, maxLag: 32) > 0.9)
     }
 
@@ -117,13 +118,17 @@ import Testing
     }
 
     @Test func samplesAreClampedToUnitRange() throws {
-        // Float WAV may hold values beyond full scale; the decoded signal never does.
-        let loud = Synth.sine(hz: 100, seconds: 3, sampleRate: 8000, amplitude: 3)
+        // Float WAV may hold values beyond full scale, even NaN; the decoded signal never does.
+        var loud = Synth.sine(hz: 100, seconds: 3, sampleRate: 8000, amplitude: 3)
+        loud[10] = .nan
+        loud[11] = .infinity
+        loud[12] = -.infinity
         let bytes = try AudioFileWriter(.wavFloat).encode([loud], sampleRate: 8000)
         let decoded = try DecodedAudio(decoding: .bytes(bytes, name: "loud.wav"), options: TestSignals.shortSongs)
         #expect(decoded.samples.max() == 1)
         #expect(decoded.samples.min() == -1)
         #expect(decoded.samples.count == loud.count)
+        #expect(decoded.samples[10...12] == [0, 1, -1])
     }
 
     @Test func blocksStreamInBoundedPieces() throws {
@@ -145,5 +150,47 @@ import Testing
             #expect(stream.isFinished)
             #expect(try stream.readBlock { _ in Issue.record("no block after the end") } == false)
         }
+    }
+}
+
+/// MPEG Layer II, which LAME cannot write: a hand-made stream of silent frames (a frame
+/// whose bit allocations are all zero codes silence).
+@Suite struct LayerIITests {
+    @Test func silentLayerIIStreamDecodes() throws {
+        // MPEG-1 Layer II, no CRC, 128 kb/s, 48 kHz, stereo: 384-byte frames of 1152 samples.
+        let frame: [UInt8] = [0xFF, 0xFD, 0x84, 0x00] + [UInt8](repeating: 0, count: 380)
+        let frames = 300
+        let bytes = Array([[UInt8]](repeating: frame, count: frames).joined())
+        let stream = try AudioStream(.bytes(bytes, name: "silence.mp2"))
+        #expect(stream.metadata.format == .mpeg)
+        #expect(stream.metadata.codec == "mp2")
+        #expect(stream.metadata.channels == 2)
+        #expect(stream.metadata.sampleRate == 48000)
+        #expect(stream.metadata.bitrate == 128_000)
+        let decoded = try stream.readAll()
+        #expect(abs(decoded.samples.count - frames * 1152) <= 1152)
+        #expect(decoded.samples.allSatisfy { $0 == 0 })
+    }
+}
+
+/// MPEG streams without a Xing/Info frame: the length comes from a scan of the frames.
+@Suite struct MPEGLengthTests {
+    @Test func vbrWithoutXingIsScanned() throws {
+        let channels = TestSignals.stereo(seconds: 6, sampleRate: 44100)
+        let bytes = try AudioFileWriter(.mp3(.variable)).encode(channels, sampleRate: 44100)
+        // Drop the first frame, LAME's Info/Xing frame (its length is in its header).
+        let first = try #require(bytes.indices.first { bytes[$0] == 0xFF && bytes[$0 + 1] & 0xE0 == 0xE0 })
+        let header = Array(bytes[first..<first + 4])
+        let bitrates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+        let length = 144 * bitrates[Int(header[2] >> 4)] * 1000 / 44100 + Int(header[2] >> 1 & 1)
+        let stripped = Array(bytes[..<first]) + Array(bytes[(first + length)...])
+        let stream = try AudioStream(.bytes(stripped, name: "noxing.mp3"), options: TestSignals.shortSongs)
+        let expected = try #require(stream.expectedFrames)
+        let decoded = try stream.readAll()
+        #expect(expected == decoded.samples.count)
+        // No gapless information: encoder delay and padding are decoded too.
+        #expect(decoded.samples.count >= channels[0].count)
+        #expect(decoded.samples.count <= channels[0].count + 3 * 1152)
+        #expect(decoded.warnings.isEmpty)
     }
 }

@@ -15,7 +15,7 @@ import Testing
         return try FakeFrontend { request in
             switch request.body {
             case .submit(_, let audio):
-                let song = (try? SongID(of: .bytes(audio ?? [], name: "submitted"))).map(\.hex) ?? "unhashable"
+                let song = (try? AudioSource.bytes(audio ?? [], name: "submitted").sha256()) ?? "unhashable"
                 let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
                 var done = queued
                 (done.state, done.attempt) = (.done, 1)
