@@ -8,15 +8,13 @@ SAMPLE := Tests/Fixtures/sample.ogg
 
 .PHONY: run test build release bench deps clean
 
-## Install the missing system packages (apt-get, through sudo when not root) and pyzmq.
+## Install the missing system packages (apt-get, through sudo when not root).
 deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "Installing system packages:" $$missing; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@# pyzmq, for the protocol's Python examples (protocol/examples) and the tests that run them.
-	@python3 -c "import zmq" 2>/dev/null || python3 -m pip install --user --quiet pyzmq
 
 build: deps
 	swift build $(SWIFT_BUILD_FLAGS)
@@ -35,7 +33,7 @@ test: deps
 
 ## Benchmarks: decode throughput, detector accuracy and speed (see tactus-bench --help).
 ## Each name is a tactus-bench subcommand; `make bench BENCHES=decode` runs one.
-BENCHES ?= decode accuracy store
+BENCHES ?= decode store accuracy
 bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
 	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done

@@ -10,7 +10,8 @@ import TactusDetector
 public struct SongAnalysis: Sendable, Encodable {
     /// The file path, or the name given to in-memory bytes.
     public var file: String
-    /// The song's identity (SHA-256 of its bytes), when the bytes could be read.
+    /// The song's identity: the SHA-256 of its bytes in lowercase hex (TactusStore's
+    /// `SongID`), when the bytes could be read.
     public var song: String?
     /// What the decoder found out about the song (exact duration once decoded).
     public var metadata: AudioMetadata?

@@ -44,6 +44,11 @@ public struct SongAnalyzer: Sendable {
         } catch {
             return SongAnalysis(file: source.name, error: AnalysisProblem(error))
         }
+        guard stream.metadata.sampleRate > 0 else {
+            return SongAnalysis(
+                file: source.name, song: song, metadata: stream.metadata,
+                error: AnalysisProblem(code: "corrupt", message: "\(source.name): the stream has no sample rate"))
+        }
         let start = DispatchTime.now().uptimeNanoseconds
         let run = Run(detectors: detectors, format: SignalFormat(
             sampleRate: Double(stream.metadata.sampleRate), expectedFrames: stream.expectedFrames))

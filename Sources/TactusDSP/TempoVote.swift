@@ -165,7 +165,7 @@ public struct TempoVote: Sendable {
         }
         var windows: [Window] = []
         var total = [Double](repeating: 0, count: grid.count)
-        var curves: [[Double]] = []
+        var audibleWindows = 0
         for range in windowRanges(frameCount: envelope.frameCount, frameRate: envelope.frameRate) {
             let startSample = envelope.frameStart(range.lowerBound)
             let endSample = range.upperBound >= envelope.frameCount ? envelope.sampleCount : envelope.frameStart(range.upperBound)
@@ -184,14 +184,14 @@ public struct TempoVote: Sendable {
                     record.bpm = bestTempo(of: zip(curve, prior).map { $0 * $1 })?.bpm
                 }
                 for index in grid.indices { total[index] += strength * curve[index] }
-                curves.append(curve)
+                audibleWindows += 1
             }
             windows.append(record)
         }
-        guard !curves.isEmpty else {
+        guard audibleWindows > 0 else {
             return Result(bpm: nil, reason: "silence", confidence: 0, candidates: [], windows: windows)
         }
-        let support = total.map { $0 / Double(curves.count) }
+        let support = total.map { $0 / Double(audibleWindows) }
         let score = zip(support, prior).map { $0 * $1 }
         guard let best = bestTempo(of: score) else {
             return Result(bpm: nil, reason: "no periodicity", confidence: 0, candidates: [], windows: windows)

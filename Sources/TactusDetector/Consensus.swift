@@ -19,35 +19,42 @@ public struct ConsensusTempo: Sendable, Hashable, Codable {
 
 /// Octave-aware agreement between detectors, weighted by their confidence.
 public enum Consensus {
+    /// How much an octave-related candidate (rather than the detector's own tempo) counts,
+    /// at full strength.
+    public static let candidateVote = 0.5
+
     /// The consensus of the analyses of one song.
     ///
-    /// Every detector's tempo is a hypothesis. A hypothesis is supported by each analysis in
-    /// proportion to its confidence times the strength of its candidate at that tempo (its
-    /// best candidate has strength 1; octave-related candidates count with their own
-    /// strengths), so a detector that reported 70 BPM with a strong 140 BPM candidate still
-    /// supports 140. The best-supported hypothesis wins; the consensus tempo is the
-    /// confidence-weighted mean of the detector tempi within 4 % of it.
+    /// Every detector's tempo is a hypothesis, and every detector votes on each hypothesis:
+    /// a full vote when its own tempo is within `tolerance` of it, otherwise half a vote times
+    /// the strength of its candidate at that tempo (so a detector that reported 70 BPM with a
+    /// strong 140 BPM candidate still half-supports 140), and nothing if it has no such
+    /// candidate. Votes are weighted by (1 + confidence) / 2: confidence breaks ties between
+    /// octaves, but detectors define their confidence on different scales, so it never lets
+    /// one detector outvote two that agree. The best-supported hypothesis wins; the
+    /// consensus tempo is the confidence-weighted mean of the detector tempi within
+    /// `tolerance` of it, and those detectors are the ones that agree.
     public static func of(_ analyses: [TempoAnalysis], tolerance: Double = TempoRelation.defaultTolerance) -> ConsensusTempo {
         let found = analyses.filter { $0.bpm != nil }
         guard !found.isEmpty else { return ConsensusTempo(bpm: nil, detectors: []) }
 
-        func support(of hypothesis: Double, by analysis: TempoAnalysis) -> Double {
-            let weight = max(analysis.confidence, 1e-3)
+        func vote(for hypothesis: Double, by analysis: TempoAnalysis) -> Double {
+            let weight = (1 + min(max(analysis.confidence, 0), 1)) / 2
             if let bpm = analysis.bpm, TempoRelation.matches(bpm, hypothesis, tolerance: tolerance) {
                 return weight
             }
             let strength = analysis.candidates
                 .filter { TempoRelation.matches($0.bpm, hypothesis, tolerance: tolerance) }
                 .map(\.strength).max() ?? 0
-            return weight * min(max(strength, 0), 1)
+            return weight * candidateVote * min(max(strength, 0), 1)
         }
 
-        var best: (bpm: Double, score: Double, agreeing: [TempoAnalysis])?
+        var best: (score: Double, agreeing: [TempoAnalysis])?
         for hypothesis in found.compactMap(\.bpm) {
-            let score = found.reduce(0) { $0 + support(of: hypothesis, by: $1) }
+            let score = found.reduce(0) { $0 + vote(for: hypothesis, by: $1) }
             let agreeing = found.filter { TempoRelation.matches($0.bpm!, hypothesis, tolerance: tolerance) }
             if best == nil || score > best!.score + 1e-9 {
-                best = (hypothesis, score, agreeing)
+                best = (score, agreeing)
             }
         }
         guard let winner = best else { return ConsensusTempo(bpm: nil, detectors: []) }

@@ -41,3 +41,27 @@ private func analysis(_ detector: String, _ bpm: Double?, confidence: Double, ca
         #expect(consensus.detectors == ["a"])
     }
 }
+
+@Suite struct ConsensusVotingTests {
+    @Test func twoAgreeingDetectorsOutvoteAMoreConfidentThirdAtAnotherOctave() throws {
+        let consensus = Consensus.of([
+            analysis("comb", 85, confidence: 0.9, candidates: [(170, 0.8)]),
+            analysis("energy", 169.8, confidence: 0.1, candidates: [(85, 1)]),
+            analysis("autocorrelation", 170.2, confidence: 0.2, candidates: [(85, 0.9)]),
+        ])
+        let bpm = try #require(consensus.bpm)
+        #expect(abs(bpm - 170) < 0.3)
+        #expect(consensus.detectors == ["autocorrelation", "energy"])
+    }
+
+    @Test func candidatesDecideBetweenDetectorsThatAllDisagree() throws {
+        // Three different answers; 120 is also a strong candidate of the other two.
+        let consensus = Consensus.of([
+            analysis("a", 120, confidence: 0.3),
+            analysis("b", 60, confidence: 0.3, candidates: [(120, 0.9)]),
+            analysis("c", 180, confidence: 0.3, candidates: [(120, 0.8)]),
+        ])
+        #expect(consensus.bpm == 120)
+        #expect(consensus.detectors == ["a"])
+    }
+}
