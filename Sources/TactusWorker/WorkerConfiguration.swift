@@ -56,7 +56,11 @@ public struct WorkerConfiguration: Sendable {
 
     /// `HOST:PID`: unique among the processes running at one time.
     public static func defaultWorkerID() -> String {
-        "\(ProcessInfo.processInfo.hostName):\(ProcessInfo.processInfo.processIdentifier)"
+        // gethostname, not ProcessInfo.hostName, which may wait on name resolution.
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
+        return "\(host):\(ProcessInfo.processInfo.processIdentifier)"
     }
 
     /// The silence after which the coordinator is taken for gone.
