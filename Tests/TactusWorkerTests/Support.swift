@@ -151,6 +151,16 @@ func job(_ id: Int64, attempt: Int = 1, params: ParameterSet = ParameterSet(), e
     JobBody(job: id, attempt: attempt, song: "test-song-\(id)", name: "song-\(id).wav", params: params, timeLimitS: 60, envelope: envelope)
 }
 
+/// A long 120 BPM song, cheap to make: a 10 s drum pattern (20 beats) repeated, as a mono
+/// 8 kHz 16-bit WAV file. Its analysis takes long enough to watch the worker meanwhile.
+func longDrumWAV(minutes: Int) throws -> [UInt8] {
+    let tile = Synth.drumPattern(bpm: 120, seconds: 10, sampleRate: 8_000)
+    var signal: [Float] = []
+    signal.reserveCapacity(tile.count * minutes * 6)
+    for _ in 0..<minutes * 6 { signal.append(contentsOf: tile) }
+    return try AudioFileWriter(.wav16).encode([signal], sampleRate: 8_000)
+}
+
 /// A synthesised drum pattern encoded as a 16-bit WAV file (stereo: both channels the same).
 func drumWAV(bpm: Double, seconds: Double, sampleRate: Int = 22_050, channels: Int = 2) throws -> [UInt8] {
     let signal = Synth.drumPattern(bpm: bpm, seconds: seconds, sampleRate: Double(sampleRate))

@@ -67,7 +67,7 @@ import Testing
 
     @Test func heartbeatsGoOnWhileASongIsAnalysed() throws {
         // A long song, so that its analysis lasts many heartbeat intervals.
-        let song = try drumWAV(bpm: 100, seconds: 900, sampleRate: 8_000, channels: 1)
+        let song = try longDrumWAV(minutes: 15)
         let coordinator = try FakeCoordinator()
         let worker = try WorkerProcess(connect: coordinator.endpoint, arguments: Self.fastHeartbeats)
         let ready = try #require(try coordinator.awaitReady(), "no READY; worker log:\n\(worker.log)")
@@ -128,7 +128,7 @@ import Testing
     }
 
     @Test func sigtermDuringAJobFinishesItFirst() throws {
-        let song = try drumWAV(bpm: 100, seconds: 600, sampleRate: 8_000, channels: 1)
+        let song = try longDrumWAV(minutes: 10)
         let coordinator = try FakeCoordinator()
         let worker = try WorkerProcess(connect: coordinator.endpoint, arguments: Self.fastHeartbeats)
         let ready = try #require(try coordinator.awaitReady(), "no READY; worker log:\n\(worker.log)")
