@@ -72,11 +72,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `tactus worker`: one detector offered to a coordinator's backend over the wire protocol.
+        .target(
+            name: "TactusWorker",
+            dependencies: [
+                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The client side of the wire protocol: requests and replies to the frontend, events.
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusCoordinator",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
+                "TactusWorker", "TactusClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -108,10 +119,16 @@ let package = Package(
         .testTarget(
             name: "TactusServerTests",
             dependencies: [
-                "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusAnalysis", "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
                 "TactusTestSupport",
             ]),
         .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusWorkerTests",
+            dependencies: ["TactusWorker", "TactusAnalysis", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusClientTests",
+            dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),

@@ -12,8 +12,9 @@ struct Tactus: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Probe.self, Analyze.self, Detectors.self, QueryCommand.self, CompareCommand.self, TruthCommand.self,
-            PlaylistCommand.self, Serve.self,
+            Probe.self, Analyze.self, Detectors.self, Serve.self, WorkerCommand.self, Submit.self, Status.self,
+            ResultCommand.self, Cancel.self, QueryCommand.self, CompareCommand.self, TruthCommand.self,
+            PlaylistCommand.self,
         ]
     )
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TactusAnalysis
 import TactusAudio
 import TactusDetector
 import TactusProtocol
@@ -8,7 +9,7 @@ import Testing
 
 /// `tactus serve` with its real worker processes, driven over the real protocol.
 @Suite(.serialized) struct ServerEndToEndTests {
-    private static let detectorCount = 3
+    private static let detectorCount = BuiltinDetectors.registry.names.count
 
     /// A drum pattern at `bpm`, `seconds` long, at 22.05 kHz mono.
     private func song(bpm: Double, seconds: Double = 12, format: AudioFileWriter.Format) throws -> [UInt8] {
