@@ -197,11 +197,7 @@ public final class OnsetStrengthAccumulator {
         var position = consumed
         while index < samples.count {
             let take = min(nextEnergyBoundary - position, samples.count - index)
-            var partial: Float = 0
-            for offset in index..<(index + take) {
-                partial += samples[offset] * samples[offset]
-            }
-            energyRunning += Double(partial)
+            energyRunning += Double(SquaredSum.of(samples, index..<(index + take)))
             index += take
             position += take
             if position == nextEnergyBoundary {
@@ -233,28 +229,38 @@ public final class OnsetStrengthAccumulator {
     /// Windows the frame starting at `pending[offset]`, transforms it and appends its band
     /// magnitudes.
     private func loadFrame(from offset: Int) {
+        let input = fft.samples.baseAddress!
+        let count = frameLength
         pending.withUnsafeBufferPointer { buffer in
-            let input = fft.samples
-            for index in 0..<frameLength {
-                input[index] = buffer[offset + index] * window[index]
-            }
-            for index in frameLength..<fft.size {
-                input[index] = 0
+            window.withUnsafeBufferPointer { window in
+                let source = UnsafeRawPointer(buffer.baseAddress! + offset), weights = UnsafeRawPointer(window.baseAddress!)
+                let target = UnsafeMutableRawPointer(input)
+                var index = 0
+                while index + 8 <= count {
+                    let product = source.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
+                        * weights.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
+                    target.storeBytes(of: product, toByteOffset: 4 * index, as: SIMD8<Float>.self)
+                    index += 8
+                }
+                while index < count {
+                    input[index] = buffer[offset + index] * window[index]
+                    index += 1
+                }
             }
         }
+        (input + count).update(repeating: 0, count: fft.size - count)
         fft.forward()
         appendFrame()
     }
 
     private func appendFrame() {
-        let spectrum = fft.spectrum
-        for (band, bins) in bandBins.enumerated() {
-            var power: Float = 0
-            for bin in bins {
-                let (re, im) = spectrum[bin]
-                power += re * re + im * im
+        // The spectrum is interleaved (re, im) pairs: a band's power is the sum of the squares
+        // of its floats.
+        fft.spectrum.withMemoryRebound(to: Float.self) { spectrum in
+            for (band, bins) in bandBins.enumerated() {
+                let power = SquaredSum.of(UnsafeBufferPointer(spectrum), (2 * bins.lowerBound)..<(2 * bins.upperBound))
+                magnitudes[band].append((power * powerScale).squareRoot())
             }
-            magnitudes[band].append((power * powerScale).squareRoot())
         }
     }
 }
