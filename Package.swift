@@ -51,24 +51,43 @@ let package = Package(
             dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
                 + builtinDetectors.map { .target(name: $0.target) }
         ),
+        // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
+        .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
+        // The wire protocol: message types and their encoding to and from ZeroMQ frames.
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore"]),
         // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
         .target(
             name: "TactusStore",
             dependencies: [
-                "TactusDetector",
+                "TactusDetector", "TactusAudio",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
-        .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
-        // The wire protocol: message types and their encoding to and from ZeroMQ frames.
-        .target(name: "TactusProtocol", dependencies: ["TactusDetector"]),
+        // The coordinator: the durable job queue, dispatch to workers, the client frontend, events.
+        .target(
+            name: "TactusCoordinator",
+            dependencies: [
+                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // `tactus worker`: one detector offered to a coordinator's backend over the wire protocol.
+        .target(
+            name: "TactusWorker",
+            dependencies: [
+                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The client side of the wire protocol: requests and replies to the frontend, events.
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
+                "TactusWorker", "TactusClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -89,9 +108,27 @@ let package = Package(
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
-        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
-        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusZMQ"]),
+        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ"]),
+        .testTarget(
+            name: "TactusCoordinatorTests",
+            dependencies: [
+                "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
+            name: "TactusServerTests",
+            dependencies: [
+                "TactusAnalysis", "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusTestSupport",
+            ]),
+        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusWorkerTests",
+            dependencies: ["TactusWorker", "TactusAnalysis", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusClientTests",
+            dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),

@@ -39,7 +39,7 @@ public struct SongAnalyzer: Sendable {
         let song: String
         let stream: AudioStream
         do throws(AudioError) {
-            song = try source.sha256()
+            song = try SongID(of: source).hex
             stream = try AudioStream(source, options: decoding)
         } catch {
             return SongAnalysis(file: source.name, error: AnalysisProblem(error))

@@ -53,7 +53,7 @@ public struct ClientRequest: Sendable, Hashable {
         case result(ResultRequest)
         case query(QueryRequest)
         case compare(CompareRequest)
-        case playlist(PlaylistRequest)
+        case playlist(PlaylistQuery)
         case truth(TruthRequest)
         case detectors
         case cancel(CancelRequest)
@@ -145,7 +145,7 @@ public struct ClientRequest: Sendable, Hashable {
         case .result: return .result(try reader.onlyBody(ResultRequest.self, limits: limits))
         case .query: return .query(try reader.onlyBody(QueryRequest.self, limits: limits))
         case .compare: return .compare(try reader.onlyBody(CompareRequest.self, limits: limits))
-        case .playlist: return .playlist(try reader.onlyBody(PlaylistRequest.self, limits: limits))
+        case .playlist: return .playlist(try reader.onlyBody(PlaylistQuery.self, limits: limits))
         case .truth: return .truth(try reader.onlyBody(TruthRequest.self, limits: limits))
         case .detectors:
             _ = try reader.onlyBody(EmptyBody.self, limits: limits)
@@ -213,7 +213,7 @@ public struct ClientReply: Sendable, Hashable {
         case result(ResultResponse, envelope: [Float]?)
         case query(SongList)
         case compare(CompareResponse)
-        case playlist(SongList)
+        case playlist(PlaylistResponse)
         case truth(TruthResponse)
         case detectors(DetectorsResponse)
         case cancel(CancelResponse)
@@ -253,7 +253,8 @@ public struct ClientReply: Sendable, Hashable {
                     throw .unencodable(command: command, detail: "envelope_hop_s is set exactly when the envelope is sent")
                 }
                 return ok + [try JSONBody.encode(body, command: command)] + (envelope.map { [Float32Frame.encode($0)] } ?? [])
-            case .query(let body), .playlist(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .query(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .playlist(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .compare(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .truth(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .detectors(let body): return ok + [try JSONBody.encode(body, command: command)]
@@ -297,7 +298,7 @@ public struct ClientReply: Sendable, Hashable {
             return .result(body, envelope: envelope)
         case .query: return .query(try reader.onlyBody(SongList.self, limits: limits))
         case .compare: return .compare(try reader.onlyBody(CompareResponse.self, limits: limits))
-        case .playlist: return .playlist(try reader.onlyBody(SongList.self, limits: limits))
+        case .playlist: return .playlist(try reader.onlyBody(PlaylistResponse.self, limits: limits))
         case .truth: return .truth(try reader.onlyBody(TruthResponse.self, limits: limits))
         case .detectors: return .detectors(try reader.onlyBody(DetectorsResponse.self, limits: limits))
         case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))

@@ -49,11 +49,13 @@ struct FrameReader {
     }
 }
 
-/// JSON bodies: UTF-8 JSON objects, keys sorted on output, `/` unescaped.
+/// JSON bodies: UTF-8 JSON objects, keys sorted on output, `/` unescaped, dates in ISO 8601
+/// (as the CLI's `--json` writes them).
 enum JSONBody {
     static func encode(_ value: some Encodable, command: String) throws(ProtocolError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
         do {
             return Array(try encoder.encode(value))
         } catch let EncodingError.invalidValue(_, context) {
@@ -72,7 +74,9 @@ enum JSONBody {
             throw .invalidJSON(command: command, detail: "expected a JSON object starting with '{'")
         }
         do {
-            return try JSONDecoder().decode(T.self, from: Data(frame))
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            return try decoder.decode(T.self, from: Data(frame))
         } catch let error as DecodingError {
             throw describe(error, command: command)
         } catch let error as ProtocolError {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import TactusDetector
+import TactusAudio
 
 /// How an analysis ended.
 public enum AnalysisStatus: String, Sendable, Hashable, Codable, CaseIterable {

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
+import TactusAudio
 
 /// How a detector's tempo relates to the reference tempo of a song.
 public enum ReferenceRelation: String, Sendable, Hashable, Codable {

@@ -1,4 +1,5 @@
 import Foundation
+import TactusAudio
 
 /// Step cadences over time, for a run: `10m@150,5m@170,10m@160` is 10 minutes at 150 steps
 /// per minute, then 5 at 170, then 10 at 160.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TactusAudio
 
 /// Whose tempo a query looks at.
 public enum TempoSource: Sendable, Hashable, CustomStringConvertible {
@@ -171,7 +172,7 @@ extension Library {
                 case .detector(let name): detectors = [name]
                 }
                 return TempoMatch(
-                    song: SongID(unchecked: row["sha256"]), bpm: row["bpm"], factor: row["factor"],
+                    song: try SongID.stored(row["sha256"]), bpm: row["bpm"], factor: row["factor"],
                     detector: Self.sourceName(query.source), detectors: detectors, title: row["title"],
                     artist: row["artist"], file: row["file_name"], durationS: row["duration_s"])
             }

@@ -1,12 +1,13 @@
 import Foundation
 import GRDB
 import TactusDetector
+import TactusAudio
 
 extension Library {
     /// The song with this id, or nil.
     public func song(_ id: SongID) throws(StoreError) -> SongRecord? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM songs WHERE sha256 = ?", arguments: [id.hex]).map(Self.songRecord)
+            try Row.fetchOne(db, sql: "SELECT * FROM songs WHERE sha256 = ?", arguments: [id.hex]).map { try Self.songRecord($0) }
         }
     }
 
@@ -70,9 +71,20 @@ extension Library {
             guard try song(id) != nil else { throw .unknownSong(name) }
             return id
         }
+        do {
+            return try resolveSongID(name)
+        } catch {
+            guard case .invalidSongName(_, let reason) = error, reason.hasPrefix("not a SHA-256") else { throw error }
+            throw .invalidSongName(name, reason: "not a file, and " + reason)
+        }
+    }
+
+    /// Finds the song whose id is `name` or starts with it (at least 8 hex digits), never
+    /// touching the file system: what a server uses for names that come from its clients.
+    public func resolveSongID(_ name: String) throws(StoreError) -> SongID {
         let prefix = name.lowercased()
         guard SongID.isHexPrefix(prefix), !prefix.isEmpty else {
-            throw .invalidSongName(name, reason: "not a file, and not a SHA-256 or a prefix of one")
+            throw .invalidSongName(name, reason: "not a SHA-256 or a prefix of one")
         }
         guard prefix.count >= 8 else {
             throw .invalidSongName(name, reason: "a SHA-256 prefix needs at least 8 hex digits")
@@ -87,7 +99,7 @@ extension Library {
         }
         switch matches.count {
         case 0: throw .unknownSong(name)
-        case 1: return SongID(unchecked: matches[0])
+        case 1: return try SongID.stored(matches[0])
         default:
             let count = try read { db in
                 try Int.fetchOne(
@@ -100,7 +112,7 @@ extension Library {
 
     // MARK: - Rows
 
-    static func songRecord(_ row: Row) -> SongRecord {
+    static func songRecord(_ row: Row) throws -> SongRecord {
         let envelope: EnergyEnvelope?
         if let data = row["envelope"] as Data?, let hop = row["envelope_hop_s"] as Double? {
             envelope = EnvelopeBlob.decode(data, hopS: hop)
@@ -108,7 +120,7 @@ extension Library {
             envelope = nil
         }
         return SongRecord(
-            id: SongID(unchecked: row["sha256"]), fileName: row["file_name"], byteSize: row["byte_size"],
+            id: try SongID.stored(row["sha256"]), fileName: row["file_name"], byteSize: row["byte_size"],
             format: row["format"], codec: row["codec"], sampleRate: row["sample_rate"], channels: row["channels"],
             durationS: row["duration_s"],
             tags: SongTags(

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TactusAudio
 
 /// A tempo a person asserts for a song: the reference detectors are measured against.
 public struct ReferenceTempo: Sendable, Hashable, Codable {

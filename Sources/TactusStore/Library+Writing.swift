@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
+import TactusAudio
 
 /// A song together with its analyses, for ``Library/record(_:)``.
 public struct SongAnalyses: Sendable, Hashable {

@@ -27,6 +27,15 @@ import GRDB
 /// - `reference_tempi`: the tempo a person asserts for a song (`bpm`), where it comes from
 ///   (`source`: `manual`, `csv:NAME`, `tag`) and when it was set; at most one per song.
 ///
+/// ## Tables (after `v2`)
+///
+/// - `jobs`: the coordinator's durable queue, one row per (song, detector, parameters)
+///   request. `params_json` holds the parameters the client gave (canonical JSON, possibly
+///   `{}`); `state` is `queued`, `running`, `done`, `failed` or `cancelled`; `attempts`
+///   counts dispatches to a worker; `worker` is the last worker's id; `error_code` and
+///   `error_message` say why a job failed or was cancelled. A job whose state is `running`
+///   when the coordinator starts was interrupted and is queued again.
+///
 /// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
 /// date functions).
 enum Schema {
@@ -94,6 +103,26 @@ enum Schema {
                         source TEXT NOT NULL,
                         set_at TEXT NOT NULL
                     );
+                    """)
+        }
+        migrator.registerMigration("v2: jobs") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE jobs (
+                        id INTEGER PRIMARY KEY,
+                        song_id INTEGER NOT NULL REFERENCES songs(id) ON DELETE CASCADE,
+                        detector TEXT NOT NULL,
+                        params_json TEXT NOT NULL,
+                        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+                        attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+                        worker TEXT,
+                        error_code TEXT,
+                        error_message TEXT,
+                        created_at TEXT NOT NULL,
+                        updated_at TEXT NOT NULL
+                    );
+                    CREATE INDEX jobs_by_state ON jobs(state, detector, id);
+                    CREATE INDEX jobs_by_song ON jobs(song_id, id);
                     """)
         }
         return migrator

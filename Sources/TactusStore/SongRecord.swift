@@ -1,5 +1,6 @@
 import Foundation
 import TactusDetector
+import TactusAudio
 
 /// The tags of a song, as read from its file. Any of them may be missing.
 public struct SongTags: Sendable, Hashable, Codable {

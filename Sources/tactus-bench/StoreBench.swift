@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TactusAudio
 import TactusDetector
 import TactusStore
 import TactusTestSupport

@@ -78,7 +78,7 @@ struct ProbeReport: Encodable {
         } catch {
             self.error = error
         }
-        song = try? source.sha256()
+        song = try? SongID(of: source).hex
     }
 
     private enum CodingKeys: String, CodingKey {

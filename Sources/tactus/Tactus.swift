@@ -11,6 +11,10 @@ struct Tactus: ParsableCommand {
             with their per-window energies and tempi, and answers BPM-range queries.
             """,
         version: "0.1.0",
-        subcommands: [Probe.self, Analyze.self, Detectors.self, QueryCommand.self, CompareCommand.self, TruthCommand.self, PlaylistCommand.self]
+        subcommands: [
+            Probe.self, Analyze.self, Detectors.self, Serve.self, WorkerCommand.self, Submit.self, Status.self,
+            ResultCommand.self, Cancel.self, QueryCommand.self, CompareCommand.self, TruthCommand.self,
+            PlaylistCommand.self,
+        ]
     )
 }

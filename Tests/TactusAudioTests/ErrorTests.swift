@@ -33,7 +33,7 @@ import Testing
         #expect(error.file == missing)
         #expect(error.description.contains("absent.flac"))
         #expect(failure(.file(directory.path))?.code == "unreadable")
-        #expect(throws: AudioError.self) { try AudioSource.file(missing).sha256() }
+        #expect(throws: AudioError.self) { try SongID(of: .file(missing)).hex }
     }
 
     @Test func nonAudioIsUnsupported() throws {

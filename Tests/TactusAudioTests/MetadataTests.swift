@@ -108,23 +108,23 @@ import Testing
     }
 
     @Test func songIdentityIsTheSHA256OfTheBytes() throws {
-        #expect(try AudioSource.bytes(Array("abc".utf8), name: "abc").sha256()
+        #expect(try SongID(of: .bytes(Array("abc".utf8), name: "abc")).hex
             == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         let directory = try TemporaryDirectory()
         let path = directory.file("song.flac")
         let bytes = try AudioFileWriter(.flac).encode(TestSignals.mono(seconds: 2, sampleRate: 44100), sampleRate: 44100)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        let fromPath = try AudioSource.file(path).sha256()
-        #expect(fromPath == (try AudioSource.bytes(bytes, name: "upload").sha256()))
+        let fromPath = try SongID(of: .file(path)).hex
+        #expect(fromPath == (try SongID(of: .bytes(bytes, name: "upload")).hex))
         #expect(fromPath.count == 64)
         #expect(fromPath == fromPath.lowercased())
         var changed = bytes
         changed[changed.count - 1] ^= 1
-        #expect(fromPath != (try AudioSource.bytes(changed, name: "other").sha256()))
+        #expect(fromPath != (try SongID(of: .bytes(changed, name: "other")).hex))
         // Larger than the 1 MiB hashing piece.
         let large = (0..<3_000_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         let largePath = directory.file("large.bin")
         try Data(large).write(to: URL(fileURLWithPath: largePath))
-        #expect(try AudioSource.file(largePath).sha256() == AudioSource.bytes(large, name: "large").sha256())
+        #expect(try SongID(of: .file(largePath)).hex == SongID(of: .bytes(large, name: "large")).hex)
     }
 }

@@ -36,13 +36,13 @@ import Testing
         #expect(lines[0]["codec"] as? String == "mp3")
         #expect(lines[0]["channels"] as? Int == 2)
         #expect(abs((lines[0]["duration_s"] as? Double ?? 0) - 6) < 1152.0 / 44100)
-        #expect(lines[0]["song"] as? String == (try AudioSource.file(mp3).sha256()))
+        #expect(lines[0]["song"] as? String == (try SongID(of: .file(mp3)).hex))
         #expect(lines[1]["file"] as? String == flac)
         #expect(lines[1]["format"] as? String == "flac")
         #expect(lines[1]["sample_rate"] as? Int == 48000)
         #expect(lines[1]["channels"] as? Int == 1)
         #expect(lines[1]["duration_s"] as? Double == 6)
-        #expect(lines[1]["song"] as? String == (try AudioSource.file(flac).sha256()))
+        #expect(lines[1]["song"] as? String == (try SongID(of: .file(flac)).hex))
     }
 
     @Test func anyFailureExitsOneAndIsReported() throws {
@@ -58,7 +58,7 @@ import Testing
         let badError = try #require(lines[1]["error"] as? [String: Any])
         #expect(badError["code"] as? String == "unsupported-format")
         #expect((badError["message"] as? String)?.contains("bad.mp3") == true)
-        #expect(lines[1]["song"] as? String == (try AudioSource.file(bad).sha256()))
+        #expect(lines[1]["song"] as? String == (try SongID(of: .file(bad)).hex))
         #expect(lines[1]["duration_s"] is NSNull)
         let missingError = try #require(lines[2]["error"] as? [String: Any])
         #expect(missingError["code"] as? String == "unreadable")
@@ -93,7 +93,7 @@ import Testing
         #expect(output.contains("wav (pcm-s24), 32000 Hz, 1 channel, 5.500 s"))
         #expect(output.contains("Tëst"))
         #expect(output.contains("1999"))
-        #expect(output.contains(try AudioSource.file(path).sha256()))
+        #expect(output.contains(try SongID(of: .file(path)).hex))
         #expect(output.contains("decoded"))
     }
 

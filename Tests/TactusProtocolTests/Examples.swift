@@ -1,9 +1,12 @@
+import Foundation
 import TactusDetector
 import TactusProtocol
+import TactusStore
 
 /// Realistic values of every body, shared by the round-trip tests and the schema examples.
 enum Examples {
     static let song = String(repeating: "3f9a", count: 16)
+    static let otherSong = String(repeating: "0c4e", count: 16)
 
     static let descriptor = DetectorDescriptor(
         name: "comb-filter", version: "1.0.0", summary: "Scheirer's comb filter bank",
@@ -60,9 +63,13 @@ enum Examples {
             ClientRequest(.status(StatusRequest(song: song))),
             ClientRequest(.status(StatusRequest())),
             ClientRequest(.result(ResultRequest(song: song, detectors: ["comb-filter"], windows: true, envelope: true))),
-            ClientRequest(.query(QueryRequest(minBpm: 120, maxBpm: 130, detector: "comb-filter", minConfidence: 0.5, limit: 100, offset: 0))),
-            ClientRequest(.compare(CompareRequest(songs: [song], detectors: ["comb-filter", "autocorrelation"]))),
-            ClientRequest(.playlist(PlaylistRequest(minBpm: 160, maxBpm: 170, count: 20, octave: true))),
+            ClientRequest(.query(QueryRequest(
+                minBpm: 120, maxBpm: 130, detector: "comb-filter", octave: true, order: "bpm", limit: 50, offset: 100))),
+            ClientRequest(.query(QueryRequest(minBpm: 165, maxBpm: 175, agree: 2))),
+            ClientRequest(.compare(CompareRequest(song: song))),
+            ClientRequest(.compare(CompareRequest())),
+            ClientRequest(.playlist(PlaylistQuery(cadence: 170, minutes: 30, tolerance: 0.03, detector: "autocorrelation"))),
+            ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170,90s@160"))),
             ClientRequest(.truth(TruthRequest(song: song, bpm: 128))),
             ClientRequest(.truth(TruthRequest(song: song))),
             ClientRequest(.detectors),
@@ -83,18 +90,118 @@ enum Examples {
                 song: song, name: "song.wav", durationS: 181.5, analyses: [analysis], pending: ["autocorrelation"],
                 consensus: consensus, envelopeHopS: 0.0232), envelope: envelope),
             .result(ResultResponse(song: song, analyses: [], consensus: ConsensusTempo(bpm: nil, detectors: [])), envelope: nil),
-            .query(SongList(songs: [SongMatch(song: song, name: "song.wav", bpm: 128.02, confidence: 0.83, detector: "comb-filter")])),
-            .compare(CompareResponse(
-                songs: [SongComparison(
-                    song: song, name: "song.wav", truthBpm: 128,
-                    detectors: ["comb-filter": DetectorVerdict(bpm: 128.02, confidence: 0.83, acc1: true, acc2: true)],
-                    consensus: consensus)],
-                summary: ["comb-filter": DetectorScore(songs: 1, acc1: 1, acc2: 1)])),
-            .playlist(SongList(songs: [SongMatch(song: song, bpm: 85, detector: nil)])),
-            .truth(TruthResponse(song: song, bpm: 128)),
+            .query(SongList(songs: [consensusMatch, halfTimeMatch])),
+            .query(SongList(songs: [])),
+            .compare(CompareResponse(song: songComparison)),
+            .compare(CompareResponse(song: bareSongComparison)),
+            .compare(CompareResponse(library: libraryComparison)),
+            .playlist(PlaylistResponse(playlist: playlist)),
+            .truth(TruthResponse(song: song, reference: reference)),
+            .truth(TruthResponse(song: song, reference: nil)),
             .detectors(DetectorsResponse(detectors: [OfferedDetector(detector: DetectorInfo(descriptor), workers: 2, queued: 5)])),
             .cancel(CancelResponse(cancelled: [42, 43])),
         ]
+    }
+
+    // The library's answers are the store's own types, which only the library builds: these are
+    // decoded from the JSON the library's types write (as `tactus query|compare|playlist|truth --json`
+    // print it, dates in ISO 8601).
+
+    /// Decodes an example written as JSON; a literal that does not decode is a mistake in this file.
+    static func decoded<T: Decodable>(_ type: T.Type, _ json: String) -> T {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            return try decoder.decode(T.self, from: Data(json.utf8))
+        } catch {
+            fatalError("the example \(T.self) does not decode: \(error)")
+        }
+    }
+
+    /// A song matched directly by its consensus tempo.
+    static var consensusMatch: TempoMatch {
+        decoded(TempoMatch.self, """
+            {"song": "\(song)", "bpm": 128.02, "factor": 1, "detector": "consensus",
+             "detectors": ["autocorrelation", "comb-filter"], "title": "Night Drive", "artist": "Kilo",
+             "file": "song.wav", "duration_s": 181.5}
+            """)
+    }
+
+    /// A song matched at half the tempo asked for, without tags.
+    static var halfTimeMatch: TempoMatch {
+        decoded(TempoMatch.self, """
+            {"song": "\(otherSong)", "bpm": 85.1, "factor": 0.5, "detector": "comb-filter", "detectors": ["comb-filter"],
+             "title": null, "artist": null, "file": "slow.flac", "duration_s": 240}
+            """)
+    }
+
+    static var reference: ReferenceTempo {
+        decoded(ReferenceTempo.self, #"{"song": "\#(song)", "bpm": 128, "source": "csv:tempi.csv", "set_at": "2025-11-19T12:00:00Z"}"#)
+    }
+
+    /// A tagged song with a reference tempo, one detector at the octave and one failed.
+    static var songComparison: SongComparison {
+        decoded(SongComparison.self, """
+            {"song": "\(song)", "file": "song.wav", "title": "Night Drive", "artist": "Kilo", "duration_s": 181.5,
+             "reference": {"song": "\(song)", "bpm": 128, "source": "manual", "set_at": "2025-11-19T12:00:00Z"},
+             "consensus": {"bpm": 128.02, "detectors": ["comb-filter"]}, "consensus_relation": "match",
+             "results": [
+               {"label": "autocorrelation", "detector": "autocorrelation", "preset": "default", "version": "1.2.0",
+                "status": "done", "bpm": 64.01, "confidence": 0.6, "candidates": [{"bpm": 64.01, "strength": 1}],
+                "seconds": 0.3, "worker": "host-124-cd34", "relation": "octave"},
+               {"label": "comb-filter/classic", "detector": "comb-filter", "preset": "classic", "version": "1.0.0",
+                "status": "done", "bpm": 128.02, "confidence": 0.83,
+                "candidates": [{"bpm": 128.02, "strength": 1}, {"bpm": 64.01, "strength": 0.42}],
+                "seconds": 0.41, "worker": "host-123-ab12", "relation": "match"},
+               {"label": "statistical-energy", "detector": "statistical-energy", "preset": "default", "version": "1.0.0",
+                "status": "failed", "confidence": 0, "candidates": [], "seconds": 0,
+                "failure": {"code": "worker-lost", "message": "the worker died on all 3 attempts"}, "relation": "wrong"}
+             ]}
+            """)
+    }
+
+    /// An untagged song without a reference tempo, on which no detector found a tempo.
+    static var bareSongComparison: SongComparison {
+        decoded(SongComparison.self, """
+            {"song": "\(otherSong)", "file": "noise.wav", "duration_s": 12, "consensus": {"bpm": null, "detectors": []},
+             "results": [
+               {"label": "comb-filter", "detector": "comb-filter", "preset": "default", "version": "1.0.0",
+                "status": "no-tempo", "confidence": 0, "candidates": [], "seconds": 0.02}
+             ]}
+            """)
+    }
+
+    static var libraryComparison: LibraryComparison {
+        decoded(LibraryComparison.self, """
+            {"songs": 120,
+             "agreements": [
+               {"first": "autocorrelation", "second": "comb-filter", "songs": 118, "agree": 0.71, "agree_octave": 0.93},
+               {"first": "autocorrelation", "second": "comb-filter/classic", "songs": 0, "agree": 0, "agree_octave": 0}
+             ],
+             "accuracy": [
+               {"detector": "autocorrelation", "count": 40, "acc1": 0.6, "acc2": 0.9, "mae": 12.5},
+               {"detector": "comb-filter/classic", "count": 2, "acc1": 0, "acc2": 0}
+             ],
+             "histogram": [{"lower": 80, "width": 10, "count": 3}, {"lower": 90, "width": 10, "count": 0}]}
+            """)
+    }
+
+    /// Two segments; the library ran short of songs for the second.
+    static var playlist: Playlist {
+        decoded(Playlist.self, """
+            {"entries": [
+               {"position": 1, "start_s": 0, "cadence": 128, "match": {"song": "\(song)", "bpm": 128.02, "factor": 1,
+                "detector": "consensus", "detectors": ["comb-filter"], "title": "Night Drive", "artist": "Kilo",
+                "file": "song.wav", "duration_s": 181.5}},
+               {"position": 2, "start_s": 181.5, "cadence": 170, "match": {"song": "\(otherSong)", "bpm": 85.1,
+                "factor": 0.5, "detector": "consensus", "detectors": ["comb-filter"], "title": null, "artist": null,
+                "file": "slow.flac", "duration_s": 240}}
+             ],
+             "fills": [
+               {"segment": {"cadence": 128, "duration_s": 180}, "filled_s": 181.5, "short": false},
+               {"segment": {"cadence": 170, "duration_s": 600}, "filled_s": 240, "short": true}
+             ]}
+            """)
     }
 
     static var ready: ReadyBody {

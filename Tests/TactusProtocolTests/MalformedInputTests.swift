@@ -76,8 +76,23 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
     @Test(arguments: [
         (#"{"min_bpm":"fast","max_bpm":130}"#, "query", "min_bpm", "expected a number"),
         (#"{"min_bpm":120}"#, "query", "max_bpm", "missing"),
-        (#"{"min_bpm":130,"max_bpm":120}"#, "query", "max_bpm", "must be a number in 130.0...10000.0"),
-        (#"{"min_bpm":120,"max_bpm":130,"limit":0}"#, "query", "limit", "must be at least 1"),
+        (#"{"min_bpm":130,"max_bpm":120}"#, "query", "max_bpm", "must be a number in 130.0...1000.0"),
+        (#"{"min_bpm":0.5,"max_bpm":120}"#, "query", "min_bpm", "must be a number in 1.0...1000.0"),
+        (#"{"min_bpm":120,"max_bpm":130,"limit":-1}"#, "query", "limit", "must be 0 to 10000"),
+        (#"{"min_bpm":120,"max_bpm":130,"limit":10001}"#, "query", "limit", "must be 0 to 10000"),
+        (#"{"min_bpm":120,"max_bpm":130,"offset":-5}"#, "query", "offset", "must not be negative"),
+        (#"{"min_bpm":120,"max_bpm":130,"agree":0}"#, "query", "agree", "1 to 64"),
+        (#"{"min_bpm":120,"max_bpm":130,"detector":"comb-filter","agree":2}"#, "query", "agree", "not both"),
+        (#"{"min_bpm":120,"max_bpm":130,"order":"random"}"#, "query", "order", "one of closeness, bpm"),
+        (#"{"min_bpm":120,"max_bpm":130,"octave":"yes"}"#, "query", "octave", "true or false"),
+        (#"{"song":"../../etc/passwd"}"#, "compare", "song", "a song id is"),
+        (#"{"song":["ab"]}"#, "compare", "song", "expected a string"),
+        (#"{"minutes":30}"#, "playlist", "cadence", "exactly one of cadence and profile"),
+        (#"{"cadence":170,"profile":"10m@170"}"#, "playlist", "cadence", "exactly one of cadence and profile"),
+        (#"{"cadence":170,"tolerance":0.5}"#, "playlist", "tolerance", "must be a number in 0.001...0.49"),
+        (#"{"cadence":170,"minutes":0}"#, "playlist", "minutes", "must be a number in 0.01...100000.0"),
+        (#"{"profile":""}"#, "playlist", "profile", "1 to 4096 bytes"),
+        (#"{"cadence":170,"detector":"Comb"}"#, "playlist", "detector", "a detector name"),
         (#"{"job":"42"}"#, "status", "job", "expected an integer"),
         (#"{"job":-3}"#, "status", "job", "must be at least 1"),
         (#"{"song":"../../etc/passwd"}"#, "result", "song", "a song id is"),
@@ -89,6 +104,8 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         (#"{"params":{"comb-filter":{"bands":1e300}}}"#, "submit", "params.comb-filter.bands", "at most 2^53"),
         (#"{"params":{"comb-filter":{"bands":{"a":1}}}}"#, "submit", "params.comb-filter.bands", ""),
         (#"{"song":"ab","bpm":"120"}"#, "truth", "bpm", "expected a number"),
+        (#"{"song":"ab","bpm":0}"#, "truth", "bpm", "must be a number in 1.0...1000.0"),
+        (#"{"bpm":120}"#, "truth", "song", "missing"),
     ])
     func wrongTypesAndValuesNameTheField(body: String, command: String, field: String, detail: String) throws {
         let rejected = try #require(rejection(request(command, body, extra: command == "submit" ? [[1, 2]] : [])))
@@ -297,6 +314,25 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         let descriptor = try ready.detector.descriptor()
         #expect(descriptor.name == "my-detector" && descriptor.parameters.count == 3)
         #expect(try descriptor.resolve(ParameterSet(["min_bpm": .number(80)])).number("min_bpm") == 80)
+    }
+
+    /// The library requests of SPEC.md's pyzmq example (section 3.5), as `json.dumps` writes them.
+    @Test func theSpecificationsExampleLibraryRequestsAreAccepted() throws {
+        func decoded(_ command: String, _ body: String) throws -> ClientRequest.Body {
+            let frames = [Array("peer".utf8), [], Array("TACTUS1".utf8), Array(command.utf8), [], Array(body.utf8)]
+            return try ClientRequest(frames: try ClientEnvelope.split(frames).1).body
+        }
+        #expect(
+            try decoded("query", #"{"min_bpm": 165, "max_bpm": 175, "octave": true, "limit": 20}"#)
+                == .query(QueryRequest(minBpm: 165, maxBpm: 175, octave: true, limit: 20)))
+        guard case .playlist(let playlist) = try decoded("playlist", #"{"profile": "10m@150,5m@170"}"#) else {
+            Issue.record("not a playlist request")
+            return
+        }
+        #expect(try playlist.playlistRequest().profile.segments.map(\.durationS) == [600, 300])
+        #expect(try decoded("truth", #"{"song": "3f9a3f9a", "bpm": 128}"#) == .truth(TruthRequest(song: "3f9a3f9a", bpm: 128)))
+        #expect(try decoded("compare", #"{"song": "3f9a3f9a"}"#) == .compare(CompareRequest(song: "3f9a3f9a")))
+        #expect(try decoded("compare", "{}") == .compare(CompareRequest()))
     }
 
     /// The submit of SPEC.md's pyzmq client example.

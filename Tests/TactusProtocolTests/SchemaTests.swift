@@ -71,11 +71,18 @@ import TactusProtocol
         bodies.append(("request.query", Array(#"{"min_bpm":"fast","max_bpm":130}"#.utf8)))
         bodies.append(("backend.RESULT", Array(#"{"job":1,"attempt":1}"#.utf8)))
         bodies.append(("event.job.done", Array(#"{"job":1,"song":"ab","detector":"comb-filter","bpm":null,"confidence":0,"extra":1}"#.utf8)))
+        // The library bodies' rules that are not about types: exclusive and conditional fields.
+        bodies.append(("request.query", Array(#"{"min_bpm":120,"max_bpm":130,"detector":"comb-filter","agree":2}"#.utf8)))
+        bodies.append(("request.playlist", Array(#"{"minutes":30}"#.utf8)))
+        bodies.append(("reply.compare", Array("{}".utf8)))
+        bodies.append(("reply.truth", Array(#"{"song":"ab","reference":{"song":"ab","bpm":128,"source":"manual","set_at":785246400}}"#.utf8)))
         let directory = try write(bodies)
         defer { try? FileManager.default.removeItem(at: directory) }
         let (status, output) = try validate(directory)
         #expect(status == 1)
-        #expect(output.contains("3 problems"), "\(output)")
-        #expect(output.contains("request.query--"))
+        #expect(output.contains("7 problems"), "\(output)")
+        for schema in ["request.query", "backend.RESULT", "event.job.done", "request.playlist", "reply.compare", "reply.truth"] {
+            #expect(output.contains("\(schema)--"), "\(schema) in \(output)")
+        }
     }
 }

@@ -3,6 +3,7 @@ import GRDB
 import TactusDetector
 import Testing
 @testable import TactusStore
+import TactusAudio
 
 @Suite struct BlobTests {
     @Test func windowSeriesLayoutIsFiveLittleEndianFloat32PerWindow() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import TactusDetector
 @testable import TactusStore
+import TactusAudio
 
 /// A temporary folder, deleted when the value is released.
 final class TemporaryDirectory {

@@ -2,6 +2,7 @@ import Foundation
 import TactusTestSupport
 import Testing
 @testable import TactusStore
+import TactusAudio
 
 @Suite struct QueryTests {
     /// Songs whose consensus is exactly `tempo` (two detectors agreeing with confidence 1, so

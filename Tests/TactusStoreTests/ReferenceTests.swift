@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Testing
 @testable import TactusStore
+import TactusAudio
 
 @Suite struct ReferenceTests {
     @Test func setsAndReplacesAReferenceByHand() throws {
@@ -131,7 +132,7 @@ import Testing
         // 3.5 MiB: several blocks of 1 MiB and a partial one.
         let bytes = Data((0..<(3 << 20) + (1 << 19)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
         try bytes.write(to: directory.url.appendingPathComponent("big.bin"))
-        #expect(try SongID.ofFile(atPath: directory.path("big.bin")) == SongID(hashing: bytes))
-        #expect(throws: StoreError.self) { try SongID.ofFile(atPath: directory.path("missing.bin")) }
+        #expect(try SongID(of: .file(directory.path("big.bin"))) == SongID(hashing: bytes))
+        #expect(throws: AudioError.self) { try SongID(of: .file(directory.path("missing.bin"))) }
     }
 }

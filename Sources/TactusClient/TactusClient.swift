@@ -1,0 +1,214 @@
+import TactusProtocol
+import TactusZMQ
+
+/// A connection to a coordinator's frontend: one request at a time, each answered or failed
+/// within a bounded time, never a hang (`protocol/SPEC.md`, sections 3 and 8).
+///
+/// The client is a DEALER socket. Each request gets a fresh request id and the client waits
+/// for the reply carrying it; replies to earlier requests (late answers to a copy that timed
+/// out) are recognised by their ids and dropped. When no reply comes within the timeout, an
+/// idempotent request (every command except a forced `submit`) is sent again on the same
+/// socket, Lazy Pirate style, up to ``retries`` times; then the request fails with
+/// ``ClientError/noAnswer(server:seconds:attempts:)``.
+///
+/// ```swift
+/// let client = try TactusClient(server: "tcp://127.0.0.1:5555")
+/// let submitted = try client.submit(SubmitRequest(name: "song.flac"), audio: bytes)
+/// let status = try client.status(song: submitted.song)
+/// ```
+///
+/// Like its socket, a client belongs to one thread at a time.
+public final class TactusClient {
+    /// The frontend's endpoint (`tcp://HOST:PORT`).
+    public let server: String
+    /// How long to wait for each reply before resending or giving up.
+    public var timeout: Duration
+    /// How many times an idempotent request is resent after a timeout.
+    public var retries: Int
+    /// The size limits applied to replies.
+    public let limits: ProtocolLimits
+    /// The context of the client's sockets; share it with an ``EventSubscriber``.
+    public let context: ZMQContext
+
+    private let socket: ZMQSocket
+    private let idPrefix: String
+    private var counter: UInt64 = 0
+
+    /// Connects to `server` (the connection itself is made in the background: an absent
+    /// server shows as ``ClientError/noAnswer(server:seconds:attempts:)`` on the first request).
+    public init(
+        server: String, timeout: Duration = .milliseconds(2500), retries: Int = 1, limits: ProtocolLimits = .standard,
+        context: ZMQContext? = nil
+    ) throws(ClientError) {
+        self.server = server
+        self.timeout = timeout
+        self.retries = max(retries, 0)
+        self.limits = limits
+        do throws(ZMQError) {
+            let shared: ZMQContext
+            if let context { shared = context } else { shared = try ZMQContext(socketLinger: .zero) }
+            self.context = shared
+            socket = try self.context.socket(.dealer)
+            // Unsent requests are worthless once the client gives up: never linger on them.
+            try socket.set([.linger(.zero), .maxMessageSize(limits.maxFrameBytes)])
+            try socket.connect(server)
+        } catch {
+            throw .transport(error)
+        }
+        idPrefix = String(UInt32.random(in: .min ... .max), radix: 16)
+    }
+
+    /// Sends `body` and returns the reply's successful answer.
+    ///
+    /// - Parameter timeout: the wait for each attempt; ``timeout`` when nil. Sending a song
+    ///   adds a second per 20 MB to it.
+    /// - Throws: ``ClientError/rejected(_:)`` with the coordinator's error (for `busy`, its
+    ///   `retry_after_ms` says when to try again), ``ClientError/noAnswer(server:seconds:attempts:)``
+    ///   when nothing came back in time, and the other cases for what cannot be sent or read.
+    public func send(_ body: ClientRequest.Body, timeout: Duration? = nil) throws(ClientError) -> ClientReply.Response {
+        counter += 1
+        let requestID = Array("\(idPrefix)-\(counter)".utf8)
+        let frames: [[UInt8]]
+        do throws(ProtocolError) {
+            frames = try ClientRequest(requestID: requestID, body).frames(delimited: true)
+        } catch {
+            throw .unencodable(error)
+        }
+        var wait = timeout ?? self.timeout
+        if case .submit(_, let audio?) = body { wait += .milliseconds(audio.count / 20_000) }
+        let attempts = Self.isIdempotent(body) ? retries + 1 : 1
+        for _ in 0..<attempts {
+            do throws(ZMQError) {
+                // A request that cannot be queued now is as good as lost: the wait tells.
+                _ = try socket.trySend(frames)
+            } catch {
+                throw .transport(error)
+            }
+            if let reply = try awaitReply(to: requestID, within: wait) {
+                switch reply.outcome {
+                case .ok(let response):
+                    guard response.command == body.command else {
+                        throw .unexpectedReply(expected: body.command.rawValue, received: reply.command)
+                    }
+                    return response
+                case .error(let error):
+                    throw .rejected(error)
+                }
+            }
+        }
+        throw .noAnswer(server: server, seconds: wait.secondsValue * Double(attempts), attempts: attempts)
+    }
+
+    /// Whether sending `body` twice does no more than sending it once: everything but a
+    /// forced `submit` (SPEC section 8), which could analyse a song again if its first copy
+    /// finished before the second arrived.
+    public static func isIdempotent(_ body: ClientRequest.Body) -> Bool {
+        if case .submit(let request, _) = body { return request.force != true }
+        return true
+    }
+
+    /// The reply whose request id is `requestID`, or nil when none came within `wait`.
+    private func awaitReply(to requestID: [UInt8], within wait: Duration) throws(ClientError) -> ClientReply? {
+        let clock = ContinuousClock()
+        let deadline = clock.now + wait
+        while true {
+            let remaining = deadline - clock.now
+            guard remaining > .zero else { return nil }
+            let frames: [[UInt8]]
+            do throws(ZMQError) {
+                guard let received = try socket.receive(timeout: remaining, maxFrames: limits.maxFrames) else { return nil }
+                frames = received
+            } catch where error.code == ZMQError.messageTooLarge {
+                continue
+            } catch {
+                throw .transport(error)
+            }
+            // A reply is matched by its request id (frame 3 after the delimiter) before it is
+            // decoded, so a late, stale reply never fails the current request.
+            guard frames.count > 3, frames[0].isEmpty, frames[3] == requestID else { continue }
+            do throws(ProtocolError) {
+                return try ClientReply(frames: frames, limits: limits)
+            } catch {
+                throw .invalidReply(error)
+            }
+        }
+    }
+
+    // MARK: Commands
+
+    /// Submits a song's bytes for analysis; the answer has the song id and one job per detector.
+    public func submit(_ request: SubmitRequest, audio: [UInt8]) throws(ClientError) -> SubmitResponse {
+        guard case .submit(let response) = try send(.submit(request, audio: audio)) else { throw mismatch(.submit) }
+        return response
+    }
+
+    /// The state of one job, of one song's jobs, or (with neither) of the server.
+    public func status(job: Int64? = nil, song: String? = nil) throws(ClientError) -> StatusResponse {
+        guard case .status(let response) = try send(.status(StatusRequest(job: job, song: song))) else { throw mismatch(.status) }
+        return response
+    }
+
+    /// A song's stored analyses, and its energy envelope when the request asks for it.
+    public func result(_ request: ResultRequest) throws(ClientError) -> (response: ResultResponse, envelope: [Float]?) {
+        guard case .result(let response, let envelope) = try send(.result(request)) else { throw mismatch(.result) }
+        return (response, envelope)
+    }
+
+    /// The detectors the connected workers offer.
+    public func detectors() throws(ClientError) -> DetectorsResponse {
+        guard case .detectors(let response) = try send(.detectors) else { throw mismatch(.detectors) }
+        return response
+    }
+
+    /// Cancels one job or every unfinished job of a song; the answer lists those cancelled.
+    public func cancel(_ request: CancelRequest) throws(ClientError) -> CancelResponse {
+        guard case .cancel(let response) = try send(.cancel(request)) else { throw mismatch(.cancel) }
+        return response
+    }
+
+    private func mismatch(_ command: ClientCommand) -> ClientError {
+        .unexpectedReply(expected: command.rawValue, received: "another command")
+    }
+}
+
+/// Why a request to the coordinator failed.
+public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Nothing came back within the time allowed, after `attempts` sends.
+    case noAnswer(server: String, seconds: Double, attempts: Int)
+    /// The coordinator answered with an error (`busy` has `retryAfterMs`).
+    case rejected(ErrorBody)
+    /// The reply could not be decoded.
+    case invalidReply(ProtocolError)
+    /// The reply answered another command.
+    case unexpectedReply(expected: String, received: String)
+    /// The request could not be encoded.
+    case unencodable(ProtocolError)
+    /// A socket failed (an invalid endpoint, for example).
+    case transport(ZMQError)
+
+    public var description: String {
+        switch self {
+        case .noAnswer(let server, let seconds, let attempts):
+            "no answer from \(server) within \(Self.format(seconds)) s"
+                + (attempts > 1 ? " (\(attempts) attempts)" : "") + ": is the server running?"
+        case .rejected(let error): "the server refused: \(error.code): \(error.message)"
+        case .invalidReply(let error): "unreadable reply from the server: \(error)"
+        case .unexpectedReply(let expected, let received): "the server answered '\(received)' to '\(expected)'"
+        case .unencodable(let error): "cannot send the request: \(error)"
+        case .transport(let error): "\(error)"
+        }
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        let tenths = (seconds * 10).rounded() / 10
+        return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    var secondsValue: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A problem storing or reading song bytes.
+public struct BlobStoreError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The disk is full or over quota.
+        case diskFull = "disk-full"
+        /// Any other I/O failure.
+        case io
+        /// The blob is not there.
+        case missing
+    }
+
+    public let code: Code
+    public let path: String
+    public let message: String
+
+    public var description: String { "\(path): \(message)" }
+
+    static func posix(_ operation: String, path: String, errno code: Int32) -> BlobStoreError {
+        let full = code == ENOSPC || code == EDQUOT
+        return BlobStoreError(
+            code: full ? .diskFull : .io, path: path,
+            message: "\(operation) failed: \(String(cString: strerror(code)))")
+    }
+}
+
+/// Song bytes stored by content: the file of song `id` (its SHA-256, lowercase hex) is
+/// `<root>/<first two hex digits>/<id>`.
+///
+/// Writes are durable before ``put(_:id:)`` returns: the bytes go to a temporary file in the
+/// same directory, are flushed with `fsync`, renamed into place, and the directory is
+/// flushed, so a crash leaves either no blob or a complete one, never a partial one under
+/// the final name.
+public struct BlobStore: Sendable {
+    public let root: String
+
+    /// Opens (creating if needed) the blob directory `root`.
+    public init(root: String) throws(BlobStoreError) {
+        self.root = root
+        do {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        } catch {
+            throw BlobStoreError(code: .io, path: root, message: "cannot create the blob directory: \(error)")
+        }
+    }
+
+    /// Where the blob of `id` lives. `id` must be a SHA-256 in lowercase hex (64 characters),
+    /// which also guarantees that the path stays inside `root`.
+    public func path(for id: String) -> String {
+        precondition(Self.isValidID(id), "a blob id is a lowercase hex SHA-256")
+        return "\(root)/\(id.prefix(2))/\(id)"
+    }
+
+    /// True when `text` is a lowercase hex SHA-256.
+    public static func isValidID(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    public func contains(_ id: String) -> Bool {
+        FileManager.default.fileExists(atPath: path(for: id))
+    }
+
+    /// Stores `bytes` as the blob `id` (a no-op when a blob of that id and size exists).
+    public func put(_ bytes: [UInt8], id: String) throws(BlobStoreError) {
+        let finalPath = path(for: id)
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: finalPath),
+            (attributes[.size] as? NSNumber)?.intValue == bytes.count
+        {
+            return
+        }
+        let directory = "\(root)/\(id.prefix(2))"
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw .posix("mkdir", path: directory, errno: errno)
+        }
+        let temporary = "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .posix("create", path: temporary, errno: errno) }
+        var failure: BlobStoreError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = .posix("write", path: temporary, errno: errno)
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, fsync(descriptor) != 0 {
+            failure = .posix("fsync", path: temporary, errno: errno)
+        }
+        close(descriptor)
+        if failure == nil, rename(temporary, finalPath) != 0 {
+            failure = .posix("rename", path: finalPath, errno: errno)
+        }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+
+    /// The bytes of blob `id`.
+    public func read(_ id: String) throws(BlobStoreError) -> [UInt8] {
+        let blobPath = path(for: id)
+        guard let data = FileManager.default.contents(atPath: blobPath) else {
+            let missing = !FileManager.default.fileExists(atPath: blobPath)
+            throw BlobStoreError(
+                code: missing ? .missing : .io, path: blobPath,
+                message: missing ? "no such blob" : "cannot read the blob")
+        }
+        return [UInt8](data)
+    }
+
+    /// Deletes blob `id` if it exists.
+    public func remove(_ id: String) {
+        unlink(path(for: id))
+    }
+}

@@ -1,0 +1,79 @@
+import TactusAudio
+import TactusDetector
+import TactusProtocol
+
+/// Everything a coordinator needs to know before it starts.
+public struct CoordinatorConfiguration: Sendable {
+    /// Holds the library (`library.sqlite`) and the song blobs (`blobs/`).
+    public var dataDirectory: String
+    /// Where clients connect (ROUTER).
+    public var frontend: String
+    /// Where workers connect (ROUTER).
+    public var backend: String
+    /// Where events are published (PUB).
+    public var events: String
+    /// Detectors that are always offered, even before a worker of theirs connects (the
+    /// built-ins of `tactus serve`). Their declarations validate submitted parameters.
+    public var knownDetectors: [DetectorDescriptor]
+    /// Queued jobs beyond which `submit` answers `busy`.
+    public var maxQueuedJobs: Int
+    /// Frame and message size limits of every socket.
+    public var limits: ProtocolLimits
+    /// How long one attempt of a job may run before its worker is treated as dead, in seconds.
+    public var jobTimeLimitS: Double
+    /// Attempts after which a job whose workers keep dying is failed.
+    public var maxAttempts: Int
+    /// Seconds between heartbeats.
+    public var heartbeatIntervalS: Double
+    /// Heartbeat intervals of silence after which a peer is dead.
+    public var liveness: Int
+    /// Directories under which `submit` by server-side path is allowed; none: refused.
+    public var libraryRoots: [String]
+    /// How submitted audio is checked before it is accepted.
+    public var decoding: DecodingOptions
+    /// Seconds running jobs get to finish when the coordinator stops.
+    public var shutdownGraceS: Double
+
+    public init(
+        dataDirectory: String,
+        frontend: String = "tcp://127.0.0.1:5555",
+        backend: String = "tcp://127.0.0.1:5556",
+        events: String = "tcp://127.0.0.1:5557",
+        knownDetectors: [DetectorDescriptor] = [],
+        maxQueuedJobs: Int = 100_000,
+        limits: ProtocolLimits = .standard,
+        jobTimeLimitS: Double = 600,
+        maxAttempts: Int = Liveness.maxAttempts,
+        heartbeatIntervalS: Double = Liveness.heartbeatInterval.seconds,
+        liveness: Int = Liveness.heartbeats,
+        libraryRoots: [String] = [],
+        decoding: DecodingOptions = .standard,
+        shutdownGraceS: Double = 10
+    ) {
+        self.dataDirectory = dataDirectory
+        self.frontend = frontend
+        self.backend = backend
+        self.events = events
+        self.knownDetectors = knownDetectors
+        self.maxQueuedJobs = maxQueuedJobs
+        self.limits = limits
+        self.jobTimeLimitS = jobTimeLimitS
+        self.maxAttempts = maxAttempts
+        self.heartbeatIntervalS = heartbeatIntervalS
+        self.liveness = liveness
+        self.libraryRoots = libraryRoots
+        self.decoding = decoding
+        self.shutdownGraceS = shutdownGraceS
+    }
+
+    var libraryPath: String { dataDirectory + "/library.sqlite" }
+    var blobDirectory: String { dataDirectory + "/blobs" }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`.
+    public var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) * 1e-18
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+import Logging
+import TactusDetector
+import TactusProtocol
+import TactusStore
+
+/// The backend: workers' READY, RESULT, HEARTBEAT and DISCONNECT, dispatch, and what happens
+/// when a worker dies.
+extension CoordinatorLoop {
+    func handleBackend(_ frames: [[UInt8]]) {
+        guard let address = frames.first, frames.count > 1 else { return }
+        let message: WorkerMessage
+        do {
+            message = try WorkerMessage(frames: Array(frames.dropFirst()), limits: configuration.limits)
+        } catch {
+            logger.warning("a worker sent an invalid message; disconnecting it", metadata: ["error": "\(error)"])
+            sendToWorker(address, .disconnect(DisconnectBody(reason: "protocol error", error: error.body)))
+            workerLost(address, reason: "protocol error: \(error)", notify: true)
+            return
+        }
+        if case .ready(let body) = message {
+            workerReady(address, body)
+            return
+        }
+        guard workers[address] != nil else {
+            // Majordomo: a peer we do not know (we restarted, or purged it) must start over.
+            if case .disconnect = message { return }
+            sendToWorker(address, .disconnect(DisconnectBody(reason: "unknown worker: send READY first")))
+            return
+        }
+        workers.refresh(address, expiry: .now + workerExpiry)
+        switch message {
+        case .ready: break
+        case .heartbeat: break
+        case .disconnect(let body):
+            workerLost(address, reason: "disconnected: \(body.reason ?? "no reason")", notify: true)
+        case .result(let body, let envelope):
+            workerResult(address, body, envelope: envelope)
+        }
+    }
+
+    private func workerReady(_ address: [UInt8], _ body: ReadyBody) {
+        if workers[address] != nil {
+            sendToWorker(address, .disconnect(DisconnectBody(reason: "READY twice")))
+            workerLost(address, reason: "sent READY twice", notify: true)
+            return
+        }
+        let descriptor: DetectorDescriptor
+        do {
+            descriptor = try body.detector.descriptor()
+        } catch {
+            sendToWorker(address, .disconnect(DisconnectBody(reason: "invalid detector declaration", error: error.body)))
+            return
+        }
+        if let known = knownDescriptor(descriptor.name), known.version != descriptor.version {
+            logger.warning(
+                "worker offers another version of a detector",
+                metadata: ["worker": "\(body.workerId)", "detector": "\(descriptor.name)", "version": "\(descriptor.version)"])
+        }
+        workers.add(
+            ConnectedWorker(
+                address: address, id: body.workerId, detector: descriptor, params: body.params,
+                expiry: .now + workerExpiry, assignment: nil))
+        logger.info("worker joined", metadata: ["worker": "\(body.workerId)", "detector": "\(descriptor.name)"])
+        publish(.workerJoined(WorkerEvent(workerId: body.workerId, detector: descriptor.name, version: descriptor.version)))
+    }
+
+    /// Removes a worker; its job goes back to the queue, or fails after its last attempt.
+    func workerLost(_ address: [UInt8], reason: String, notify: Bool) {
+        guard let worker = workers.remove(address) else { return }
+        logger.warning("worker lost", metadata: ["worker": "\(worker.id)", "reason": "\(reason)"])
+        if notify {
+            sendToWorker(address, .disconnect(DisconnectBody(reason: reason)))
+        }
+        publish(
+            .workerLost(
+                WorkerEvent(workerId: worker.id, detector: worker.detector.name, version: worker.detector.version, reason: reason)))
+        guard let assignment = worker.assignment else { return }
+        let timedOut = assignment.deadline < .now
+        let failure = AnalysisFailure(
+            code: (timedOut ? ErrorCode.timeout : ErrorCode.workerLost).rawValue,
+            message: "worker \(worker.id) \(reason) during attempt \(assignment.attempt)")
+        retryOrFail(assignment, failure: failure, worker: worker)
+    }
+
+    private func retryOrFail(_ assignment: Assignment, failure: AnalysisFailure, worker: ConnectedWorker) {
+        do {
+            guard let job = try library.job(assignment.job), job.state == .running, job.attempts == assignment.attempt else {
+                return
+            }
+            if job.attempts >= configuration.maxAttempts {
+                finishFailed(job.id, failure: failure, worker: worker, attempts: job.attempts)
+            } else {
+                try library.requeueJob(job.id)
+                pending.requeue(PendingJob(id: job.id, song: job.song.hex, detector: job.detector, params: job.params))
+            }
+        } catch {
+            logger.error("cannot requeue a job", metadata: ["job": "\(assignment.job)", "error": "\(error)"])
+        }
+    }
+
+    private func workerResult(_ address: [UInt8], _ body: ResultBody, envelope: [Float]?) {
+        guard let worker = workers[address] else { return }
+        guard let assignment = worker.assignment, assignment.job == body.job, assignment.attempt == body.attempt else {
+            logger.info(
+                "discarded a stale result", metadata: ["worker": "\(worker.id)", "job": "\(body.job)", "attempt": "\(body.attempt)"])
+            return
+        }
+        workers.release(address)
+        if let error = body.error {
+            finishFailed(
+                body.job, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: worker,
+                attempts: body.attempt)
+            return
+        }
+        guard var analysis = body.analysis, analysis.detector == worker.detector.name else {
+            let failure = AnalysisFailure(
+                code: ErrorCode.internal.rawValue, message: "worker \(worker.id) returned an analysis of another detector")
+            finishFailed(body.job, failure: failure, worker: worker, attempts: body.attempt)
+            return
+        }
+        analysis.version = worker.detector.version
+        var envelopeValue: EnergyEnvelope?
+        if let envelope, let hop = body.envelopeHopS {
+            envelopeValue = EnergyEnvelope(hopS: hop, values: envelope)
+        }
+        do {
+            guard
+                let completion = try library.finishJob(
+                    body.job, attempt: body.attempt, result: AnalysisRecord(analysis, worker: worker.id),
+                    durationS: body.audio?.durationS, envelope: envelopeValue)
+            else {
+                logger.info("discarded a result for a job no longer running", metadata: ["job": "\(body.job)"])
+                return
+            }
+            completions.append(.now)
+            publish(
+                .jobDone(
+                    JobDoneEvent(
+                        job: body.job, song: assignment.song, detector: analysis.detector, bpm: analysis.bpm,
+                        confidence: analysis.confidence)))
+            publishSongDoneIfFinished(assignment.song, completion)
+        } catch {
+            // A result the library refuses (out-of-range values) fails the job rather than
+            // leaving it running.
+            finishFailed(
+                body.job, failure: AnalysisFailure(code: ErrorCode.internal.rawValue, message: "cannot store the result: \(error)"),
+                worker: worker, attempts: body.attempt)
+        }
+    }
+
+    /// Ends a job as failed, storing a failed analysis so the failure is visible next to the
+    /// other detectors' results.
+    func finishFailed(_ job: Int64, failure: AnalysisFailure, worker: ConnectedWorker?, attempts: Int) {
+        do {
+            guard let record = try library.job(job) else { return }
+            let analysis = worker.map {
+                AnalysisRecord.failed(
+                    detector: record.detector, version: $0.detector.version, params: record.params, failure: failure, worker: $0.id)
+            }
+            guard let completion = try library.endJob(job, state: .failed, failure: failure, analysis: analysis) else { return }
+            _ = pending.remove(job)
+            publish(
+                .jobFailed(
+                    JobFailedEvent(
+                        job: job, song: record.song.hex, detector: record.detector, attempts: attempts,
+                        error: ErrorBody(code: ErrorCode(rawValue: failure.code), message: failure.message))))
+            publishSongDoneIfFinished(record.song.hex, completion)
+        } catch {
+            logger.error("cannot record a job failure", metadata: ["job": "\(job)", "error": "\(error)"])
+        }
+    }
+
+    func publishSongDoneIfFinished(_ song: String, _ completion: JobCompletion) {
+        guard completion.songFinished else { return }
+        publish(.songDone(SongDoneEvent(song: song, jobs: completion.songJobs.map(JobInfo.init), consensus: completion.consensus)))
+    }
+
+    /// Sends queued jobs to idle workers, least recently used first, until either runs out.
+    func dispatch() {
+        guard pending.count > 0 else { return }
+        for detector in workers.detectorsWithIdleWorkers {
+            while let job = pending.popFirst(detector) {
+                let bytes: [UInt8]
+                do {
+                    bytes = try coordinator.blobs.read(job.song)
+                } catch {
+                    finishFailed(
+                        job.id, failure: AnalysisFailure(code: ErrorCode.internal.rawValue, message: "song bytes lost: \(error)"),
+                        worker: nil, attempts: 0)
+                    continue
+                }
+                let deadline = ContinuousClock.now + .milliseconds(Int64(configuration.jobTimeLimitS * 1000))
+                guard
+                    let worker = workers.assign(
+                        detector,
+                        Assignment(job: job.id, attempt: 0, song: job.song, detector: detector, deadline: deadline))
+                else {
+                    pending.requeue(job)
+                    break
+                }
+                do {
+                    let attempt = try library.startJob(job.id, worker: worker.id)
+                    workers.setAttempt(worker.address, attempt)
+                    let body = JobBody(
+                        job: job.id, attempt: attempt, song: job.song, params: job.params,
+                        timeLimitS: configuration.jobTimeLimitS, envelope: true)
+                    sendToWorker(worker.address, .job(body, audio: bytes))
+                } catch {
+                    logger.error("cannot start a job", metadata: ["job": "\(job.id)", "error": "\(error)"])
+                    workers.release(worker.address)
+                }
+            }
+        }
+    }
+
+    func knownDescriptor(_ name: String) -> DetectorDescriptor? {
+        configuration.knownDetectors.first { $0.name == name }
+    }
+}
+
+extension JobInfo {
+    /// The wire form of a stored job.
+    init(_ job: JobRecord) {
+        self.init(
+            job: job.id, song: job.song.hex, detector: job.detector, state: JobState(rawValue: job.state.rawValue) ?? .failed,
+            attempt: job.attempts,
+            error: job.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) })
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import TactusDetector
+import TactusProtocol
+import TactusStore
+import TactusZMQ
+
+/// The coordinator's poll loop and everything it owns: the three sockets, the connected
+/// workers and the in-memory mirror of the queue. Lives on the thread that runs it.
+final class CoordinatorLoop {
+    let coordinator: Coordinator
+    let frontend: ZMQSocket
+    let backend: ZMQSocket
+    let publisher: ZMQSocket
+    let endpoints: BoundEndpoints
+
+    var workers = WorkerRegistry()
+    var pending = PendingJobs()
+    /// Submissions are refused once a stop was asked for.
+    var accepting = true
+    /// Completed jobs, for the jobs-per-second figure of `status`.
+    var completions: [ContinuousClock.Instant] = []
+    let started = ContinuousClock.now
+    private var nextHeartbeat = ContinuousClock.now
+
+    var configuration: CoordinatorConfiguration { coordinator.configuration }
+    var library: Library { coordinator.library }
+    var logger: Logger { coordinator.logger }
+    var heartbeatInterval: Duration { .milliseconds(Int64(configuration.heartbeatIntervalS * 1000)) }
+    var workerExpiry: Duration { heartbeatInterval * configuration.liveness }
+
+    init(coordinator: Coordinator, context: ZMQContext) throws {
+        self.coordinator = coordinator
+        let configuration = coordinator.configuration
+        let limits = configuration.limits
+        let maxMessage = limits.maxAudioBytes + limits.maxFloatArrayBytes + limits.maxBodyBytes + 65536
+        frontend = try context.socket(.router)
+        backend = try context.socket(.router)
+        publisher = try context.socket(.pub)
+        for socket in [frontend, backend] {
+            try socket.set(.maxMessageSize(maxMessage))
+            try socket.set(.routerMandatory(true))
+            try socket.set(.linger(.milliseconds(500)))
+        }
+        try publisher.set(.linger(.milliseconds(500)))
+        do {
+            try frontend.bind(configuration.frontend)
+            try backend.bind(configuration.backend)
+            try publisher.bind(configuration.events)
+        } catch {
+            throw CoordinatorError(message: "cannot bind: \(error)")
+        }
+        endpoints = BoundEndpoints(
+            frontend: try frontend.lastEndpoint, backend: try backend.lastEndpoint, events: try publisher.lastEndpoint)
+
+        for job in try coordinator.library.recoverJobs() {
+            pending.append(PendingJob(id: job.id, song: job.song.hex, detector: job.detector, params: job.params))
+        }
+        logger.info(
+            "coordinator listening",
+            metadata: [
+                "frontend": "\(endpoints.frontend)", "backend": "\(endpoints.backend)", "events": "\(endpoints.events)",
+                "queued": "\(pending.count)",
+            ])
+    }
+
+    /// Serves until a stop is requested and the running jobs are over (or the grace period
+    /// has passed).
+    func serve() throws {
+        var poller = ZMQPoller()
+        poller.add(frontend)
+        poller.add(backend)
+        var stopDeadline: ContinuousClock.Instant?
+        while true {
+            if coordinator.isStopRequested && stopDeadline == nil {
+                accepting = false
+                stopDeadline = .now + .milliseconds(Int64(configuration.shutdownGraceS * 1000))
+                logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
+            }
+            if let stopDeadline, runningCount == 0 || ContinuousClock.now >= stopDeadline {
+                disconnectAllWorkers()
+                return
+            }
+            let ready = try poller.poll(timeout: .milliseconds(100))
+            if ready.contains(backend) { drain(backend, handler: handleBackend) }
+            if ready.contains(frontend) { drain(frontend, handler: handleFrontend) }
+            tick()
+            dispatch()
+        }
+    }
+
+    /// Handles every message waiting on `socket` (at most a bounded batch, so neither
+    /// socket starves the other).
+    private func drain(_ socket: ZMQSocket, handler: ([[UInt8]]) -> Void) {
+        for _ in 0..<256 {
+            do {
+                guard let message = try socket.tryReceive(maxFrames: configuration.limits.maxFrames + 2) else { return }
+                handler(message)
+            } catch {
+                logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Heartbeats and the purge of dead workers, at most once per heartbeat interval.
+    private func tick() {
+        let now = ContinuousClock.now
+        guard now >= nextHeartbeat else { return }
+        nextHeartbeat = now + heartbeatInterval
+        for (worker, reason) in workers.expired(at: now) {
+            workerLost(worker.address, reason: reason, notify: true)
+        }
+        for worker in workers.all {
+            sendToWorker(worker.address, .heartbeat)
+        }
+        let cutoff = now - .seconds(60)
+        completions.removeAll { $0 < cutoff }
+    }
+
+    var runningCount: Int { workers.all.filter { $0.assignment != nil }.count }
+
+    private func disconnectAllWorkers() {
+        for worker in workers.all {
+            sendToWorker(worker.address, .disconnect(DisconnectBody(reason: "coordinator stopping")))
+        }
+    }
+
+    // MARK: Sending
+
+    func sendToWorker(_ address: [UInt8], _ message: CoordinatorMessage) {
+        do {
+            try backend.send([address] + message.frames())
+        } catch {
+            // A worker that vanished (router-mandatory EHOSTUNREACH) is purged by its expiry.
+            logger.debug("cannot send to a worker", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func reply(_ envelope: ClientEnvelope, _ reply: ClientReply) {
+        do {
+            try frontend.send(envelope.wrap(reply.frames()))
+        } catch {
+            logger.debug("cannot answer a client", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func publish(_ event: Event) {
+        do {
+            try publisher.send(event.frames())
+        } catch {
+            logger.warning("cannot publish an event", metadata: ["event": "\(event.name.rawValue)", "error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Logging
+
+/// Local worker processes started and supervised by `tactus serve`.
+///
+/// Each slot runs one `tactus worker` process. A process that exits for any reason is started
+/// again after a delay that doubles with each quick failure (0.5 s up to 30 s) and resets
+/// once a process has stayed up for a minute, so a worker that crashes on start does not
+/// spin the machine.
+public final class LocalWorkerPool: @unchecked Sendable {
+    /// What to run in one slot.
+    public struct Slot: Sendable, Hashable {
+        public var executable: String
+        public var arguments: [String]
+        /// A short name for logs (for example `comb-filter#2`).
+        public var label: String
+
+        public init(executable: String, arguments: [String], label: String) {
+            self.executable = executable
+            self.arguments = arguments
+            self.label = label
+        }
+    }
+
+    private struct SlotState {
+        var process: Process?
+        var startedAt: Date = .distantPast
+        var backoff: TimeInterval = 0.5
+        var restarts = 0
+    }
+
+    private let slots: [Slot]
+    private let logger: Logger
+    private let lock = NSLock()
+    private var states: [SlotState]
+    private var stopping = false
+
+    public init(slots: [Slot], logger: Logger) {
+        self.slots = slots
+        self.logger = logger
+        self.states = Array(repeating: SlotState(), count: slots.count)
+    }
+
+    /// Starts every slot's process.
+    public func start() {
+        for index in slots.indices {
+            launch(index)
+        }
+    }
+
+    /// How many times each slot has been restarted, by label.
+    public var restartCounts: [String: Int] {
+        lock.withLock { Dictionary(uniqueKeysWithValues: zip(slots.map(\.label), states.map(\.restarts))) }
+    }
+
+    /// The process identifiers of the running workers.
+    public var processIdentifiers: [Int32] {
+        lock.withLock { states.compactMap { $0.process?.isRunning == true ? $0.process?.processIdentifier : nil } }
+    }
+
+    /// Stops restarting, asks every worker to finish (SIGTERM), and kills those still running
+    /// after `grace` seconds.
+    public func stop(grace: TimeInterval) {
+        let processes: [Process] = lock.withLock {
+            stopping = true
+            return states.compactMap(\.process)
+        }
+        for process in processes where process.isRunning {
+            process.terminate()
+        }
+        let deadline = Date().addingTimeInterval(grace)
+        while processes.contains(where: \.isRunning) && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        for process in processes where process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+        }
+        for process in processes {
+            process.waitUntilExit()
+        }
+    }
+
+    private func launch(_ index: Int) {
+        let slot = slots[index]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: slot.executable)
+        process.arguments = slot.arguments
+        process.terminationHandler = { [weak self] finished in
+            self?.exited(index, status: finished.terminationStatus, reason: finished.terminationReason)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopping else { return }
+        do {
+            try process.run()
+            states[index].process = process
+            states[index].startedAt = Date()
+            logger.debug("started worker", metadata: ["worker": "\(slot.label)", "pid": "\(process.processIdentifier)"])
+        } catch {
+            logger.error("cannot start worker", metadata: ["worker": "\(slot.label)", "error": "\(error)"])
+            scheduleRestart(index)
+        }
+    }
+
+    private func exited(_ index: Int, status: Int32, reason: Process.TerminationReason) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !stopping else { return }
+        let how = reason == .uncaughtSignal ? "signal \(status)" : "status \(status)"
+        logger.warning("worker exited; restarting", metadata: ["worker": "\(slots[index].label)", "exit": "\(how)"])
+        if Date().timeIntervalSince(states[index].startedAt) > 60 {
+            states[index].backoff = 0.5
+        }
+        scheduleRestart(index)
+    }
+
+    /// Called with the lock held.
+    private func scheduleRestart(_ index: Int) {
+        let delay = states[index].backoff
+        states[index].backoff = min(delay * 2, 30)
+        states[index].restarts += 1
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { [weak self] in
+            self?.launch(index)
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import TactusStore
+
+// The bodies of the library commands (`query`, `compare`, `playlist`, `truth`). Their answers
+// are the library's own types (TactusStore), so the wire JSON is exactly what the offline
+// commands print with `--json`.
+
+/// `query`: songs whose tempo lies in `min_bpm...max_bpm` (inclusive).
+///
+/// The tempo is the consensus's unless `detector` names one detector or `agree` asks for
+/// songs on which at least that many detectors agree. With `octave`, songs at half or double
+/// a tempo in the range match too (each match carries its `factor`).
+public struct QueryRequest: WireBody {
+    public var minBpm: Double
+    public var maxBpm: Double
+    public var detector: String?
+    public var agree: Int?
+    public var octave: Bool?
+    /// `closeness` (to the range's centre, the default) or `bpm`.
+    public var order: String?
+    public var limit: Int?
+    public var offset: Int?
+
+    public init(
+        minBpm: Double, maxBpm: Double, detector: String? = nil, agree: Int? = nil, octave: Bool? = nil,
+        order: String? = nil, limit: Int? = nil, offset: Int? = nil
+    ) {
+        self.minBpm = minBpm
+        self.maxBpm = maxBpm
+        self.detector = detector
+        self.agree = agree
+        self.octave = octave
+        self.order = order
+        self.limit = limit
+        self.offset = offset
+    }
+
+    /// The query the wire body stands for.
+    public init(_ query: TempoQuery) {
+        var detector: String?
+        var agree: Int?
+        switch query.source {
+        case .consensus: break
+        case .detector(let name): detector = name
+        case .agreement(let minimum): agree = minimum
+        }
+        self.init(
+            minBpm: query.range.lowerBound, maxBpm: query.range.upperBound, detector: detector, agree: agree,
+            octave: query.octave, order: query.order.rawValue, limit: query.limit, offset: query.offset)
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case detector, agree, octave, order, limit, offset
+        case minBpm = "min_bpm", maxBpm = "max_bpm"
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.finite(minBpm, field: "min_bpm", in: 1...1000, command: command)
+        try Check.finite(maxBpm, field: "max_bpm", in: minBpm...1000, command: command)
+        if let detector { try Check.detector(detector, command: command) }
+        if let agree, !(1...64).contains(agree) {
+            throw .invalidBody(command: command, field: "agree", detail: "must be 1 to 64 detectors")
+        }
+        if detector != nil && agree != nil {
+            throw .invalidBody(command: command, field: "agree", detail: "give either detector or agree, not both")
+        }
+        if let order, TempoOrder(rawValue: order) == nil {
+            throw .invalidBody(
+                command: command, field: "order", detail: "must be one of \(TempoOrder.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let limit, !(0...10_000).contains(limit) {
+            throw .invalidBody(command: command, field: "limit", detail: "must be 0 to 10000")
+        }
+        if let offset, offset < 0 { throw .invalidBody(command: command, field: "offset", detail: "must not be negative") }
+    }
+
+    /// The library query (call after ``validate(command:)``).
+    public var tempoQuery: TempoQuery {
+        let source: TempoSource = detector.map { .detector($0) } ?? agree.map { .agreement(minimum: $0) } ?? .consensus
+        return TempoQuery(
+            range: minBpm...maxBpm, source: source, octave: octave ?? false,
+            order: order.flatMap(TempoOrder.init(rawValue:)) ?? .closeness, limit: limit ?? 100, offset: offset ?? 0)
+    }
+}
+
+/// The answer to `query`: the matching songs, in the requested order.
+public struct SongList: WireBody {
+    public var songs: [TempoMatch]
+
+    public init(songs: [TempoMatch]) {
+        self.songs = songs
+    }
+}
+
+/// `compare`: one song's results side by side (`song`: its id or a unique prefix of at least
+/// 8 hex digits), or, without `song`, the whole library.
+public struct CompareRequest: WireBody {
+    public var song: String?
+
+    public init(song: String? = nil) {
+        self.song = song
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        if let song { try Check.song(song, command: command) }
+    }
+}
+
+/// The answer to `compare`: `song` when one was named, `library` otherwise.
+public struct CompareResponse: WireBody {
+    public var song: SongComparison?
+    public var library: LibraryComparison?
+
+    public init(song: SongComparison? = nil, library: LibraryComparison? = nil) {
+        self.song = song
+        self.library = library
+    }
+}
+
+/// `playlist`: songs whose tempo (or half or double) is within `tolerance` of a step cadence,
+/// filling `minutes` at `cadence`, or following `profile` (`10m@150,5m@170`), never repeating
+/// a song.
+public struct PlaylistQuery: WireBody {
+    public var cadence: Double?
+    public var minutes: Double?
+    public var profile: String?
+    /// A fraction (0.04 = 4 %).
+    public var tolerance: Double?
+    /// The detector whose tempo counts; absent means the consensus.
+    public var detector: String?
+
+    public init(cadence: Double? = nil, minutes: Double? = nil, profile: String? = nil, tolerance: Double? = nil, detector: String? = nil) {
+        self.cadence = cadence
+        self.minutes = minutes
+        self.profile = profile
+        self.tolerance = tolerance
+        self.detector = detector
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        if (cadence == nil) == (profile == nil) {
+            throw .invalidBody(command: command, field: "cadence", detail: "give exactly one of cadence and profile")
+        }
+        if let cadence { try Check.finite(cadence, field: "cadence", in: 1...1000, command: command) }
+        if let minutes { try Check.finite(minutes, field: "minutes", in: 0.01...100_000, command: command) }
+        if let profile { try Check.text(profile, field: "profile", max: 4096, command: command) }
+        if let tolerance { try Check.finite(tolerance, field: "tolerance", in: 0.001...0.49, command: command) }
+        if let detector { try Check.detector(detector, command: command) }
+    }
+
+    /// The library request; a malformed profile is an error naming it.
+    public func playlistRequest(command: String = "playlist") throws(ProtocolError) -> PlaylistRequest {
+        let cadenceProfile: CadenceProfile
+        if let profile {
+            do {
+                cadenceProfile = try CadenceProfile(parsing: profile)
+            } catch {
+                throw .invalidBody(command: command, field: "profile", detail: error.description)
+            }
+        } else {
+            cadenceProfile = .constant(cadence: cadence ?? 0, minutes: minutes ?? 30)
+        }
+        return PlaylistRequest(
+            profile: cadenceProfile, tolerance: tolerance ?? 0.04, source: detector.map { .detector($0) } ?? .consensus)
+    }
+}
+
+/// The answer to `playlist`.
+public struct PlaylistResponse: WireBody {
+    public var playlist: Playlist
+
+    public init(playlist: Playlist) {
+        self.playlist = playlist
+    }
+}
+
+/// `truth`: a song's reference tempo; sets it first when `bpm` is given.
+public struct TruthRequest: WireBody {
+    public var song: String
+    public var bpm: Double?
+
+    public init(song: String, bpm: Double? = nil) {
+        self.song = song
+        self.bpm = bpm
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.song(song, command: command)
+        if let bpm { try Check.finite(bpm, field: "bpm", in: 1...1000, command: command) }
+    }
+}
+
+/// The answer to `truth`: the song's reference tempo, absent when none is known.
+public struct TruthResponse: WireBody {
+    public var song: String
+    public var reference: ReferenceTempo?
+
+    public init(song: String, reference: ReferenceTempo?) {
+        self.song = song
+        self.reference = reference
+    }
+}

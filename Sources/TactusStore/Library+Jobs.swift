@@ -1,0 +1,220 @@
+import Foundation
+import GRDB
+import TactusDetector
+import TactusAudio
+
+/// One job of the coordinator's queue: one song to analyse with one detector and parameters.
+public struct JobRecord: Sendable, Hashable {
+    /// Where a job is in its life. `queued` and `running` are active; the others are final.
+    public enum State: String, Sendable, Hashable, CaseIterable {
+        case queued, running, done, failed, cancelled
+
+        /// True while the job still has work to do.
+        public var isActive: Bool { self == .queued || self == .running }
+    }
+
+    public var id: Int64
+    public var song: SongID
+    public var detector: String
+    /// The parameters the client asked for (possibly none: the detector's defaults).
+    public var params: ParameterSet
+    public var state: State
+    /// How many times the job was sent to a worker.
+    public var attempts: Int
+    /// The last worker the job was sent to.
+    public var worker: String?
+    /// Why the job failed or was cancelled.
+    public var failure: AnalysisFailure?
+}
+
+/// What a client asks of one detector when it submits a song.
+public struct JobRequest: Sendable, Hashable {
+    public var detector: String
+    public var params: ParameterSet
+
+    public init(detector: String, params: ParameterSet = ParameterSet()) {
+        self.detector = detector
+        self.params = params
+    }
+}
+
+/// The outcome of storing a job's result.
+public struct JobCompletion: Sendable, Hashable {
+    /// The song's consensus after the result.
+    public var consensus: ConsensusTempo
+    /// Every job of the song, in order; the song is finished when none is active.
+    public var songJobs: [JobRecord]
+
+    /// True when no job of the song is queued or running any more.
+    public var songFinished: Bool { !songJobs.contains { $0.state.isActive } }
+}
+
+extension Library {
+    /// Records `song` (updating it if known) and queues a job for each request, in one
+    /// transaction. A request for which an active job of the same song, detector and
+    /// parameters exists is answered with that job instead of a new one.
+    public func enqueue(_ song: SongRecord, jobs requests: [JobRequest]) throws(StoreError) -> [JobRecord] {
+        try song.validate()
+        return try write { db in
+            let key = try Self.upsert(song, db)
+            let now = Date()
+            var jobs = [JobRecord]()
+            for request in requests {
+                let paramsJSON = request.params.canonicalJSON
+                if let active = try JobRecord.fetch(
+                    db, where: "j.song_id = ? AND j.detector = ? AND j.params_json = ? AND j.state IN ('queued', 'running')",
+                    arguments: [key, request.detector, paramsJSON]
+                ).first {
+                    jobs.append(active)
+                    continue
+                }
+                try db.execute(
+                    sql: """
+                        INSERT INTO jobs (song_id, detector, params_json, state, attempts, created_at, updated_at)
+                        VALUES (?, ?, ?, 'queued', 0, ?, ?)
+                        """,
+                    arguments: [key, request.detector, paramsJSON, now, now])
+                jobs.append(
+                    JobRecord(
+                        id: db.lastInsertedRowID, song: song.id, detector: request.detector, params: request.params,
+                        state: .queued, attempts: 0, worker: nil, failure: nil))
+            }
+            return jobs
+        }
+    }
+
+    /// Prepares the queue after a start: jobs left `running` by a previous run are queued
+    /// again. Returns every queued job, oldest first.
+    public func recoverJobs() throws(StoreError) -> [JobRecord] {
+        try write { db in
+            try db.execute(sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE state = 'running'", arguments: [Date()])
+            return try JobRecord.fetch(db, where: "j.state = 'queued'", arguments: [])
+        }
+    }
+
+    /// Marks job `id` as sent to `worker`; returns the new attempt number.
+    public func startJob(_ id: Int64, worker: String) throws(StoreError) -> Int {
+        try write { db in
+            try db.execute(
+                sql: """
+                    UPDATE jobs SET state = 'running', attempts = attempts + 1, worker = ?, updated_at = ?
+                    WHERE id = ? AND state = 'queued'
+                    """,
+                arguments: [worker, Date(), id])
+            guard db.changesCount == 1 else { throw StoreError.invalidValue(field: "job", value: "\(id)", accepted: "a queued job") }
+            return try Int.fetchOne(db, sql: "SELECT attempts FROM jobs WHERE id = ?", arguments: [id])!
+        }
+    }
+
+    /// Puts a running job back in the queue (its worker died or went silent).
+    public func requeueJob(_ id: Int64) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'running'",
+                arguments: [Date(), id])
+        }
+    }
+
+    /// Stores the result of attempt `attempt` of job `id` and marks the job done, in one
+    /// transaction with the song's new consensus; also records the song's exact duration and
+    /// envelope when the worker measured them. Returns nil, storing nothing, when the job is
+    /// not running that attempt any more (a stale result).
+    public func finishJob(
+        _ id: Int64, attempt: Int, result: AnalysisRecord, durationS: Double? = nil, envelope: EnergyEnvelope? = nil
+    ) throws(StoreError) -> JobCompletion? {
+        try result.validate()
+        return try write { db -> JobCompletion? in
+            guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first,
+                job.state == .running, job.attempts == attempt
+            else { return nil }
+            let key = try Self.songKey(job.song, db)
+            var params = ParameterText()
+            try Self.upsert(result, songKey: key, params: &params, db)
+            if let durationS, durationS.isFinite, durationS >= 0 {
+                try db.execute(sql: "UPDATE songs SET duration_s = ? WHERE id = ?", arguments: [durationS, key])
+            }
+            if let envelope {
+                try db.execute(
+                    sql: "UPDATE songs SET envelope = ?, envelope_hop_s = ? WHERE id = ?",
+                    arguments: [EnvelopeBlob.encode(envelope), envelope.hopS, key])
+            }
+            try db.execute(
+                sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",
+                arguments: [Date(), id])
+            let consensus = try Self.refreshConsensus(songKey: key, db)
+            return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
+        }
+    }
+
+    /// Ends job `id` as failed (or cancelled) with `failure`, storing `analysis` (a failed
+    /// analysis record) when given. Only an active job changes; returns the completion, or nil
+    /// when the job was no longer active.
+    public func endJob(
+        _ id: Int64, state: JobRecord.State, failure: AnalysisFailure, analysis: AnalysisRecord? = nil
+    ) throws(StoreError) -> JobCompletion? {
+        precondition(state == .failed || state == .cancelled, "a job ends failed or cancelled")
+        try analysis?.validate()
+        return try write { db -> JobCompletion? in
+            guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first, job.state.isActive else {
+                return nil
+            }
+            let key = try Self.songKey(job.song, db)
+            if let analysis {
+                var params = ParameterText()
+                try Self.upsert(analysis, songKey: key, params: &params, db)
+            }
+            try db.execute(
+                sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
+                arguments: [state.rawValue, failure.code, failure.message, Date(), id])
+            let consensus = try Self.refreshConsensus(songKey: key, db)
+            return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
+        }
+    }
+
+    /// The job `id`, if it exists.
+    public func job(_ id: Int64) throws(StoreError) -> JobRecord? {
+        try read { db in try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first }
+    }
+
+    /// Every job of `song`, oldest first.
+    public func jobs(of song: SongID) throws(StoreError) -> [JobRecord] {
+        try read { db in try JobRecord.fetch(db, where: "s.sha256 = ?", arguments: [song.hex]) }
+    }
+
+    /// The number of queued jobs per detector.
+    public func queuedJobCounts() throws(StoreError) -> [String: Int] {
+        try read { db in
+            var counts = [String: Int]()
+            for row in try Row.fetchAll(db, sql: "SELECT detector, count(*) FROM jobs WHERE state = 'queued' GROUP BY detector") {
+                counts[row[0]] = row[1]
+            }
+            return counts
+        }
+    }
+}
+
+extension JobRecord {
+    static func fetch(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [JobRecord] {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT j.id, s.sha256, j.detector, j.params_json, j.state, j.attempts, j.worker, j.error_code, j.error_message
+                FROM jobs j JOIN songs s ON s.id = j.song_id
+                WHERE \(condition) ORDER BY j.id
+                """,
+            arguments: arguments)
+        return rows.map { row in
+            let code: String? = row[7]
+            let message: String? = row[8]
+            return JobRecord(
+                id: row[0],
+                song: SongID(row[1] as String)!,
+                detector: row[2],
+                params: (try? JSONDecoder().decode(ParameterSet.self, from: Data((row[3] as String).utf8))) ?? ParameterSet(),
+                state: State(rawValue: row[4]) ?? .failed,
+                attempts: row[5],
+                worker: row[6],
+                failure: code.map { AnalysisFailure(code: $0, message: message ?? "") })
+        }
+    }
+}

@@ -1,0 +1,333 @@
+import Foundation
+import Logging
+import Synchronization
+import TactusProtocol
+import TactusZMQ
+
+/// A worker process's engine: it offers one detector to a coordinator and analyses the songs
+/// the coordinator sends it, one at a time (`protocol/SPEC.md`, section 4).
+///
+/// ``run()`` owns a DEALER socket connected to the coordinator's backend. It sends READY,
+/// then a message at least every heartbeat interval, and hands each JOB to an analysis thread
+/// so heartbeats go on during long analyses; the RESULT goes back as soon as the analysis
+/// ends. When nothing has come from the coordinator for ``WorkerConfiguration/expiry``, or
+/// the coordinator sends DISCONNECT, the worker closes its socket, waits (1 s doubling to
+/// 32 s while the coordinator does not answer), and connects again with a new READY; a job
+/// in progress is abandoned then (the coordinator requeues it) and its late result dropped.
+///
+/// ```swift
+/// let worker = Worker(configuration: configuration, logger: Logger(label: "tactus.worker"))
+/// // From a signal handler: the first stop lets the running job finish, a second stops at once.
+/// signalSource.setEventHandler { worker.stop() }
+/// try worker.run()   // returns after sending DISCONNECT
+/// ```
+public final class Worker: Sendable {
+    public let configuration: WorkerConfiguration
+    private let logger: Logger
+    private let stopState = Mutex(StopState.running)
+
+    private enum StopState {
+        case running
+        /// Leave once the current job's result is sent, or at the deadline.
+        case draining(deadline: ContinuousClock.Instant)
+        case immediately
+    }
+
+    public init(configuration: WorkerConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Asks ``run()`` to return. The first call lets the running job finish (for at most
+    /// ``WorkerConfiguration/shutdownGrace``); a second call leaves at once, abandoning it.
+    /// Either way the coordinator gets DISCONNECT. Thread-safe.
+    public func stop() {
+        let grace = configuration.shutdownGrace
+        let state = stopState.withLock { state -> StopState in
+            switch state {
+            case .running: state = .draining(deadline: ContinuousClock.now + grace)
+            case .draining, .immediately: state = .immediately
+            }
+            return state
+        }
+        if case .immediately = state {
+            logger.notice("stopping now")
+        } else {
+            logger.notice("stopping once the current job is done (stop again to leave at once)")
+        }
+    }
+
+    /// Connects and serves jobs until ``stop()``; then sends DISCONNECT and returns once it
+    /// is delivered (waiting at most half a second for that).
+    ///
+    /// - Throws: only when the worker cannot start: the ZeroMQ context or the analysis
+    ///   thread's socket cannot be created, or the endpoint is invalid.
+    public func run() throws(ZMQError) {
+        // Two contexts: the analysis thread may still hold the inproc one when run() returns
+        // (a job abandoned at once), while the network one must end here, as its
+        // termination is what waits for the DISCONNECT to be delivered.
+        let threads = try ZMQContext()
+        // Ends the analysis thread, whatever it is doing, once its current job is done.
+        defer { threads.shutdown() }
+        let analysisEndpoint = "inproc://tactus-analysis-\(UUID().uuidString)"
+        let analysis = try threads.socket(.pair)
+        try analysis.bind(analysisEndpoint)
+        AnalysisThread.start(
+            context: threads, endpoint: analysisEndpoint,
+            runner: JobRunner(detector: configuration.detector, decoding: configuration.decoding),
+            limits: configuration.limits, logger: logger)
+        let network = try ZMQContext(socketLinger: .zero)
+        let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)
+        try link.connect()
+        while true {
+            switch stopState.withLock({ $0 }) {
+            case .running:
+                break
+            case .draining(let deadline):
+                guard link.holdsJob && ContinuousClock.now < deadline else {
+                    if link.holdsJob { logger.warning("the grace period is over: abandoning the current job") }
+                    link.leave()
+                    return
+                }
+            case .immediately:
+                link.leave()
+                return
+            }
+            do throws(ZMQError) {
+                try link.turn(maximumWait: .milliseconds(100))
+            } catch where error.isTerminated {
+                return
+            } catch {
+                logger.error("\(error)")
+                link.dropConnection(reason: "socket error")
+            }
+        }
+    }
+}
+
+/// The worker's side of one coordinator relationship, across reconnections: the DEALER, the
+/// timers, the job the coordinator believes this worker holds, and the jobs handed to the
+/// analysis thread. Used from the thread that runs ``Worker/run()`` only.
+private final class CoordinatorLink {
+    private let configuration: WorkerConfiguration
+    private let context: ZMQContext
+    private let analysis: ZMQSocket
+    private let logger: Logger
+    private let clock = ContinuousClock()
+
+    /// The connection, nil while waiting to reconnect.
+    private var dealer: ZMQSocket?
+    /// Counts connections, so results of jobs from an earlier connection are recognised.
+    private var generation = 0
+    private var lastReceived: ContinuousClock.Instant
+    private var lastSent: ContinuousClock.Instant
+    /// Whether the coordinator has sent anything on this connection.
+    private var answered = false
+    /// Consecutive connections the coordinator did not answer, for the backoff.
+    private var failures = 0
+    private var reconnectAt: ContinuousClock.Instant?
+    /// The job the coordinator is waiting for on the current connection.
+    private var held: Order?
+    /// Jobs given to the analysis thread, oldest first; it answers them in order.
+    private var dispatched: [Order] = []
+
+    private struct Order: Equatable {
+        var job: Int64
+        var attempt: Int
+        var generation: Int
+    }
+
+    init(configuration: WorkerConfiguration, context: ZMQContext, analysis: ZMQSocket, logger: Logger) {
+        self.configuration = configuration
+        self.context = context
+        self.analysis = analysis
+        self.logger = logger
+        lastReceived = clock.now
+        lastSent = clock.now
+    }
+
+    var holdsJob: Bool { held != nil }
+
+    /// Opens a new DEALER, connects it and sends READY.
+    func connect() throws(ZMQError) {
+        let socket = try context.socket(.dealer)
+        try socket.set([.linger(.zero), .maxMessageSize(configuration.limits.maxFrameBytes)])
+        try socket.connect(configuration.endpoint)
+        generation += 1
+        dealer = socket
+        reconnectAt = nil
+        answered = false
+        lastReceived = clock.now
+        logger.info(
+            "connecting to \(configuration.endpoint)",
+            metadata: ["worker": "\(configuration.workerID)", "detector": "\(configuration.detector.descriptor.name)"])
+        send(.ready(configuration.ready))
+    }
+
+    /// Closes the connection and schedules the next one after the backoff. The job held, if
+    /// any, is abandoned: the coordinator requeues it.
+    func dropConnection(reason: String) {
+        dealer?.close()
+        dealer = nil
+        if let held { logger.warning("abandoning job \(held.job) (attempt \(held.attempt)): \(reason)") }
+        held = nil
+        failures += 1
+        let delay = configuration.backoff.delay(afterFailures: failures)
+        reconnectAt = clock.now + delay
+        logger.warning("\(reason); reconnecting in \(String(format: "%.1f", delay.seconds)) s")
+    }
+
+    /// Says goodbye to the coordinator (DISCONNECT, delivered for at most half a second).
+    func leave() {
+        guard let dealer else { return }
+        send(.disconnect(DisconnectBody(reason: "the worker is stopping")))
+        try? dealer.set(.linger(.milliseconds(500)))
+        dealer.close()
+        self.dealer = nil
+        logger.info("disconnected from \(configuration.endpoint)")
+    }
+
+    /// One turn of the loop: timers, then whatever arrives within `maximumWait`.
+    func turn(maximumWait: Duration) throws(ZMQError) {
+        let now = clock.now
+        var wait = maximumWait
+        if dealer == nil, let reconnectAt {
+            if now >= reconnectAt {
+                try connect()
+            } else {
+                wait = min(wait, reconnectAt - now)
+            }
+        }
+        if dealer != nil {
+            if now - lastReceived >= configuration.expiry {
+                dropConnection(reason: "nothing from the coordinator for \(String(format: "%.1f", configuration.expiry.seconds)) s")
+                return
+            }
+            if now - lastSent >= configuration.heartbeatInterval {
+                send(.heartbeat)
+            }
+            wait = min(wait, lastSent + configuration.heartbeatInterval - clock.now, lastReceived + configuration.expiry - clock.now)
+        }
+        var poller = ZMQPoller()
+        poller.add(analysis)
+        if let dealer { poller.add(dealer) }
+        let ready = try poller.poll(timeout: max(wait, .milliseconds(1)))
+        if ready.contains(analysis) {
+            while let frames = try analysis.tryReceive() { finished(frames) }
+        }
+        if let dealer, ready.contains(dealer) {
+            while let socket = self.dealer, socket === dealer {
+                let frames: [[UInt8]]
+                do throws(ZMQError) {
+                    guard let received = try socket.tryReceive(maxFrames: configuration.limits.maxFrames) else { break }
+                    frames = received
+                } catch where error.code == ZMQError.messageTooLarge {
+                    logger.warning("ignoring a message from the coordinator: \(error)")
+                    continue
+                }
+                received(frames)
+            }
+        }
+    }
+
+    /// Handles a message from the coordinator.
+    private func received(_ frames: [[UInt8]]) {
+        lastReceived = clock.now
+        if !answered {
+            answered = true
+            failures = 0
+            logger.info("connected to \(configuration.endpoint)")
+        }
+        let message: CoordinatorMessage
+        do throws(ProtocolError) {
+            message = try CoordinatorMessage(frames: frames, limits: configuration.limits)
+        } catch {
+            rejected(frames, error: error)
+            return
+        }
+        switch message {
+        case .heartbeat:
+            break
+        case .job(let job, let audio):
+            if let held {
+                logger.error("job \(job.job) arrived while job \(held.job) runs: refused (a worker runs one job at a time)")
+                send(.result(ResultBody(job: job.job, attempt: job.attempt, error: ErrorBody(
+                    code: .internal, message: "worker \(configuration.workerID) is busy with job \(held.job)")), envelope: nil))
+                return
+            }
+            var metadata: Logger.Metadata = ["song": "\(job.song)"]
+            if let name = job.name { metadata["name"] = "\(name)" }
+            logger.info("job \(job.job) (attempt \(job.attempt)): \(audio.count) bytes", metadata: metadata)
+            let order = Order(job: job.job, attempt: job.attempt, generation: generation)
+            do throws(ZMQError) {
+                try analysis.send(frames)
+            } catch {
+                logger.error("cannot hand job \(job.job) to the analysis thread: \(error)")
+                send(.result(ResultBody(job: job.job, attempt: job.attempt, error: ErrorBody(
+                    code: .internal, message: "worker \(configuration.workerID): \(error)")), envelope: nil))
+                return
+            }
+            held = order
+            dispatched.append(order)
+        case .disconnect(let body):
+            if let error = body.error {
+                logger.error("the coordinator refused this worker: \(error)")
+            } else {
+                logger.notice("the coordinator said goodbye\(body.reason.map { ": \($0)" } ?? "")")
+            }
+            dropConnection(reason: "disconnected by the coordinator")
+        }
+    }
+
+    /// A message from the coordinator that does not decode. A JOB whose body is readable gets
+    /// a failed RESULT (so the job does not wait for its time limit); anything else is logged.
+    private func rejected(_ frames: [[UInt8]], error: ProtocolError) {
+        guard frames.count >= 3, frames[1] == Array("JOB".utf8),
+            let job = try? JSONDecoder().decode(JobBody.self, from: Data(frames[2]))
+        else {
+            logger.warning("ignoring a malformed message from the coordinator: \(error)")
+            return
+        }
+        logger.warning("job \(job.job) refused: \(error)")
+        send(.result(ResultBody(job: job.job, attempt: job.attempt, error: error.body), envelope: nil))
+    }
+
+    /// Handles a RESULT from the analysis thread: sent if the coordinator still waits for it.
+    private func finished(_ frames: [[UInt8]]) {
+        guard !dispatched.isEmpty else { return }
+        let order = dispatched.removeFirst()
+        guard order == held, order.generation == generation, let dealer else {
+            logger.info("dropping the result of abandoned job \(order.job) (attempt \(order.attempt))")
+            return
+        }
+        held = nil
+        if frames == [[]] {
+            send(.result(ResultBody(job: order.job, attempt: order.attempt, error: ErrorBody(
+                code: .internal, message: "worker \(configuration.workerID): the analysis thread could not read the job")), envelope: nil))
+        } else {
+            sendFrames(frames, on: dealer, what: "RESULT of job \(order.job)")
+        }
+    }
+
+    private func send(_ message: WorkerMessage) {
+        guard let dealer else { return }
+        do throws(ProtocolError) {
+            sendFrames(try message.frames(), on: dealer, what: message.command.rawValue)
+        } catch {
+            logger.error("cannot encode \(message.command.rawValue): \(error)")
+        }
+    }
+
+    /// Sends without waiting: a coordinator that cannot take a message now is as good as gone.
+    private func sendFrames(_ frames: [[UInt8]], on dealer: ZMQSocket, what: String) {
+        do throws(ZMQError) {
+            if try dealer.trySend(frames) {
+                lastSent = clock.now
+            } else {
+                logger.warning("could not send \(what): the coordinator does not take messages")
+            }
+        } catch {
+            logger.error("could not send \(what): \(error)")
+        }
+    }
+}

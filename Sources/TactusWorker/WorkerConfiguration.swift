@@ -1,0 +1,73 @@
+import Foundation
+import TactusAudio
+import TactusDetector
+import TactusProtocol
+
+/// What a ``Worker`` connects to, which detector it offers, and its timing.
+///
+/// The defaults are the protocol's (`protocol/SPEC.md`, section 4): a heartbeat every 2.5 s,
+/// a coordinator silent for 3 intervals is gone, reconnection waits 1 s doubling to 32 s.
+///
+/// ```swift
+/// let configuration = try WorkerConfiguration(
+///     endpoint: "tcp://127.0.0.1:5556", detector: CombFilterDetector.self,
+///     parameters: CombFilterDetector.descriptor.resolve())
+/// ```
+public struct WorkerConfiguration: Sendable {
+    /// The coordinator's backend ROUTER (`tcp://HOST:PORT`).
+    public var endpoint: String
+    /// The worker's name in the coordinator's logs, `status` and events.
+    public var workerID: String
+    /// The detector this worker runs.
+    public var detector: any TempoDetector.Type
+    /// The resolved parameters the worker was started with, announced in READY (every job
+    /// carries its own complete set).
+    public var parameters: ParameterSet
+    /// How often the worker sends something (HEARTBEAT when it has nothing else to send).
+    public var heartbeatInterval: Duration
+    /// Intervals of silence after which the coordinator is taken for gone and the worker reconnects.
+    public var liveness: Int
+    /// How long to wait before each reconnection.
+    public var backoff: ReconnectBackoff
+    /// After a first stop request, how long the running job may take before the worker leaves anyway.
+    public var shutdownGrace: Duration
+    /// The size limits applied to the coordinator's messages.
+    public var limits: ProtocolLimits
+    /// The limits of decoding (shortest and longest song accepted).
+    public var decoding: DecodingOptions
+
+    public init(
+        endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detector: any TempoDetector.Type,
+        parameters: ParameterSet, heartbeatInterval: Duration = Liveness.heartbeatInterval,
+        liveness: Int = Liveness.heartbeats, backoff: ReconnectBackoff = ReconnectBackoff(),
+        shutdownGrace: Duration = .seconds(60), limits: ProtocolLimits = .standard, decoding: DecodingOptions = .standard
+    ) {
+        self.endpoint = endpoint
+        self.workerID = workerID
+        self.detector = detector
+        self.parameters = parameters
+        self.heartbeatInterval = heartbeatInterval
+        self.liveness = liveness
+        self.backoff = backoff
+        self.shutdownGrace = shutdownGrace
+        self.limits = limits
+        self.decoding = decoding
+    }
+
+    /// `HOST:PID`: unique among the processes running at one time.
+    public static func defaultWorkerID() -> String {
+        // gethostname, not ProcessInfo.hostName, which may wait on name resolution.
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
+        return "\(host):\(ProcessInfo.processInfo.processIdentifier)"
+    }
+
+    /// The silence after which the coordinator is taken for gone.
+    public var expiry: Duration { heartbeatInterval * liveness }
+
+    /// The READY message announcing this worker.
+    public var ready: ReadyBody {
+        ReadyBody(workerId: workerID, detector: DetectorInfo(detector.descriptor), params: parameters)
+    }
+}

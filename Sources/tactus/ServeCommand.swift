@@ -1,0 +1,139 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import TactusAnalysis
+import TactusCoordinator
+
+/// `tactus serve`: the coordinator with local workers, the embedded default.
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the analysis server: a coordinator and local worker processes.",
+        discussion: """
+            Starts the coordinator with its library (SQLite) and song blobs under --data, and \
+            --workers local worker processes per built-in detector, restarting any that exits. \
+            Clients connect to the frontend, workers on other machines to the backend, and \
+            subscribers to the events socket. All three bind to 127.0.0.1 by default; an \
+            address with port * lets the system choose a free port (see the endpoints printed \
+            at start and written to DATA/endpoints.json).
+
+            SIGINT or SIGTERM stops accepting submissions, lets running jobs finish for the \
+            grace period, checkpoints the library and exits 0. Jobs still queued run after the \
+            next start.
+            """
+    )
+
+    @Option(name: .long, help: ArgumentHelp("Data directory: library.sqlite and blobs/.", valueName: "dir"))
+    var data = "tactus-data"
+
+    @Option(help: "Local worker processes per built-in detector (default: enough to use every core).")
+    var workers: Int?
+
+    @Flag(help: "Start no local workers (workers connect from elsewhere).")
+    var noLocalWorkers = false
+
+    @Option(help: ArgumentHelp("Client endpoint (ROUTER).", valueName: "addr"))
+    var frontend = "tcp://127.0.0.1:5555"
+
+    @Option(help: ArgumentHelp("Worker endpoint (ROUTER).", valueName: "addr"))
+    var backend = "tcp://127.0.0.1:5556"
+
+    @Option(help: ArgumentHelp("Event endpoint (PUB).", valueName: "addr"))
+    var events = "tcp://127.0.0.1:5557"
+
+    @Option(
+        name: .customLong("library-root"),
+        help: ArgumentHelp("Allow submitting server-side files under this directory (repeatable).", valueName: "dir"))
+    var libraryRoots: [String] = []
+
+    @Option(help: "Queued jobs beyond which submissions are answered 'busy'.")
+    var maxQueue = 100_000
+
+    @Option(help: "Seconds one attempt of a job may take before its worker is treated as dead.")
+    var jobTimeLimit = 600.0
+
+    @Option(help: "Seconds running jobs get to finish when the server stops.")
+    var grace = 10.0
+
+    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    @Flag(help: "Print the bound endpoints as one JSON object when ready.")
+    var json = false
+
+    func validate() throws {
+        if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if maxQueue < 1 { throw ValidationError("--max-queue must be at least 1") }
+        if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
+        if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
+    }
+
+    func run() throws {
+        let logger = CommandLogging.logger("tactus.serve", level: logLevel)
+        let descriptors = BuiltinDetectors.registry.descriptors
+        let coordinator: Coordinator
+        do {
+            coordinator = try Coordinator(
+                configuration: CoordinatorConfiguration(
+                    dataDirectory: data, frontend: frontend, backend: backend, events: events,
+                    knownDetectors: descriptors, maxQueuedJobs: maxQueue, jobTimeLimitS: jobTimeLimit,
+                    libraryRoots: libraryRoots, shutdownGraceS: grace),
+                logger: logger)
+        } catch {
+            throw CommandFailure("cannot start the server: \(error)")
+        }
+        let stopSignals = StopSignals { coordinator.stop() }
+        var pool: LocalWorkerPool?
+        try coordinator.run { endpoints in
+            announce(endpoints)
+            guard !noLocalWorkers else { return }
+            let perDetector = workers ?? max(1, (ProcessInfo.processInfo.activeProcessorCount + descriptors.count - 1) / descriptors.count)
+            let slots = descriptors.flatMap { descriptor in
+                (1...perDetector).map { index in
+                    LocalWorkerPool.Slot(
+                        executable: CommandLogging.executablePath,
+                        arguments: [
+                            "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
+                            "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
+                        ],
+                        label: "\(descriptor.name)#\(index)")
+                }
+            }
+            pool = LocalWorkerPool(slots: slots, logger: logger)
+            pool?.start()
+        }
+        pool?.stop(grace: 2)
+        withExtendedLifetime(stopSignals) {}
+    }
+
+    /// Prints the endpoints and writes them to DATA/endpoints.json for scripts and tests.
+    private func announce(_ endpoints: BoundEndpoints) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = (try? encoder.encode(endpoints)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        FileManager.default.createFile(atPath: data + "/endpoints.json", contents: Data(json.utf8))
+        if self.json {
+            print(json)
+        } else {
+            print("tactus serve: frontend \(endpoints.frontend)  backend \(endpoints.backend)  events \(endpoints.events)")
+            print("data in \(data); stop with Ctrl-C")
+        }
+        fflush(nil)  // every output stream: the endpoints must reach a pipe at once
+    }
+}
+
+/// Runs an action once on SIGINT or SIGTERM (instead of the default immediate exit).
+final class StopSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler(handler: action)
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import TactusClient
+import TactusDetector
+import TactusProtocol
+import TactusTestSupport
+import TactusZMQ
+import Testing
+
+@Suite struct ClientTests {
+    /// A ROUTER that accepts connections and never answers.
+    final class SilentServer {
+        let context: ZMQContext
+        let socket: ZMQSocket
+        let endpoint: String
+
+        init() throws {
+            context = try ZMQContext(socketLinger: .zero)
+            socket = try context.socket(.router)
+            try socket.bind("tcp://127.0.0.1:*")
+            endpoint = try socket.lastEndpoint
+        }
+
+        /// The requests that arrived (envelope removed), waiting a little for the last one.
+        func drain() throws -> [ClientRequest] {
+            var requests: [ClientRequest] = []
+            while let frames = try socket.receive(timeout: .milliseconds(200)) {
+                requests.append(try ClientRequest(frames: ClientEnvelope.split(frames).message))
+            }
+            return requests
+        }
+    }
+
+    @Test func aSilentServerGivesAClearErrorQuicklyAfterOneRetry() throws {
+        let server = try SilentServer()
+        let client = try TactusClient(server: server.endpoint, timeout: .milliseconds(300), retries: 1)
+        let start = ContinuousClock.now
+        #expect {
+            _ = try client.status()
+        } throws: { error in
+            (error as? ClientError) == .noAnswer(server: server.endpoint, seconds: 0.6, attempts: 2)
+                && "\(error)".hasPrefix("no answer from \(server.endpoint) within 0.6 s")
+        }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed >= .milliseconds(600) && elapsed < .seconds(2))
+        // The same request twice, with the same request id (a late reply to either is accepted).
+        let requests = try server.drain()
+        #expect(requests.count == 2)
+        #expect(Set(requests.map(\.requestID)).count == 1)
+        #expect(requests.allSatisfy { $0.body == .status(StatusRequest()) })
+    }
+
+    @Test func aForcedSubmitIsNeverSentTwice() throws {
+        let server = try SilentServer()
+        let client = try TactusClient(server: server.endpoint, timeout: .milliseconds(200), retries: 3)
+        #expect(throws: ClientError.self) {
+            _ = try client.submit(SubmitRequest(force: true), audio: [1, 2, 3])
+        }
+        #expect(try server.drain().count == 1)
+        #expect(TactusClient.isIdempotent(.submit(SubmitRequest(), audio: [1])))
+        #expect(!TactusClient.isIdempotent(.submit(SubmitRequest(force: true), audio: [1])))
+    }
+
+    @Test func repliesAreMatchedByRequestIdAndErrorsCarryTheirCode() throws {
+        let jobs = [JobInfo(job: 1, song: "song-1", detector: "comb-filter", state: .queued)]
+        let frontend = try FakeFrontend { request in
+            // A stale reply to some earlier request first: the client must skip it.
+            let stale = ClientReply(requestID: Array("stale".utf8), .status(StatusResponse(jobs: [])))
+            switch request.body {
+            case .status: return .init(replies: [stale, ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: jobs)))])
+            default:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: request.body.command.rawValue,
+                    error: ErrorBody(code: .busy, message: "queue full", retryAfterMs: 250))])
+            }
+        }
+        defer { frontend.stop() }
+        let client = try TactusClient(server: frontend.frontend, timeout: .seconds(5))
+        #expect(try client.status(song: "song-1").jobs == jobs)
+        #expect(throws: ClientError.rejected(ErrorBody(code: .busy, message: "queue full", retryAfterMs: 250))) {
+            _ = try client.submit(SubmitRequest(name: "a.wav"), audio: [1, 2, 3])
+        }
+        #expect(frontend.requests.map(\.body.command) == [.status, .submit])
+    }
+
+    @Test func eventsEndpointIsTheFrontendsHostWithThePortPlusTwo() {
+        #expect(CoordinatorEndpoints.events(forFrontend: "tcp://127.0.0.1:5555") == "tcp://127.0.0.1:5557")
+        #expect(CoordinatorEndpoints.events(forFrontend: "tcp://music.example.org:7000") == "tcp://music.example.org:7002")
+        #expect(CoordinatorEndpoints.events(forFrontend: "tcp://[::1]:9000") == "tcp://[::1]:9002")
+        #expect(CoordinatorEndpoints.events(forFrontend: "ipc:///tmp/tactus") == nil)
+        #expect(CoordinatorEndpoints.events(forFrontend: "tcp://host:65535") == nil)
+    }
+}

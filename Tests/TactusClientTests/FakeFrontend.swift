@@ -1,0 +1,129 @@
+import Foundation
+import TactusProtocol
+import TactusZMQ
+
+/// A test's stand-in for the coordinator's client side: a real ROUTER frontend and a real PUB
+/// events socket on loopback ports, served on their own thread, speaking the real protocol.
+/// `answer` decides the replies to each request and the events to publish after them.
+final class FakeFrontend {
+    /// What the fake does with one request: the replies to send (in order) and events to
+    /// publish afterwards (again and again for a while, since a new subscription takes a
+    /// moment to reach a PUB socket).
+    struct Answer: Sendable {
+        var replies: [ClientReply]
+        var events: [Event] = []
+    }
+
+    let frontend: String
+    let events: String
+    private let context: ZMQContext
+    private let finished = DispatchSemaphore(value: 0)
+    private let received = Locked<[ClientRequest]>([])
+
+    init(answer: @escaping @Sendable (ClientRequest) -> Answer) throws {
+        let context = try ZMQContext(socketLinger: .zero)
+        self.context = context
+        let endpoints = Locked<(String, String)?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let received = self.received
+        let finished = self.finished
+        let thread = Thread {
+            defer { finished.signal() }
+            do {
+                let router = try context.socket(.router)
+                let publisher = try context.socket(.pub)
+                try router.bind("tcp://127.0.0.1:*")
+                try publisher.bind("tcp://127.0.0.1:*")
+                let bound = (try router.lastEndpoint, try publisher.lastEndpoint)
+                endpoints.withLock { $0 = bound }
+                ready.signal()
+                var publishing: [(event: Event, until: ContinuousClock.Instant)] = []
+                while true {
+                    if let frames = try router.receive(timeout: .milliseconds(50)) {
+                        let (envelope, message) = try ClientEnvelope.split(frames)
+                        let request = try ClientRequest(frames: message)
+                        received.withLock { $0.append(request) }
+                        let answer = answer(request)
+                        for reply in answer.replies { try router.send(envelope.wrap(try reply.frames())) }
+                        publishing += answer.events.map { ($0, ContinuousClock.now + .seconds(2)) }
+                    }
+                    publishing.removeAll { $0.until < ContinuousClock.now }
+                    for (event, _) in publishing { try publisher.send(try event.frames()) }
+                }
+            } catch {
+                ready.signal()
+            }
+        }
+        thread.start()
+        ready.wait()
+        guard let (frontend, events) = endpoints.withLock({ $0 }) else { throw FakeFrontendError.cannotBind }
+        self.frontend = frontend
+        self.events = events
+    }
+
+    /// The requests received so far.
+    var requests: [ClientRequest] { received.withLock { $0 } }
+
+    /// Stops the thread and closes the sockets.
+    func stop() {
+        context.shutdown()
+        finished.wait()
+    }
+}
+
+enum FakeFrontendError: Error {
+    case cannotBind
+}
+
+/// A value shared between a test and a thread it starts.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Value
+
+    init(_ value: Value) { self.value = value }
+
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// The repository's root, from this file's path.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+    .deletingLastPathComponent()
+
+/// Whether `python3` can import pyzmq (for the protocol's Python examples).
+let pythonHasZMQ: Bool = {
+    (try? run("/usr/bin/env", ["python3", "-c", "import zmq, numpy"]).status) == 0
+}()
+
+/// Runs the built `tactus` binary; returns its status, output, errors and how long it took.
+func tactus(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String, seconds: Double) {
+    try run(repositoryRoot.appendingPathComponent(".build/debug/tactus").path, arguments)
+}
+
+/// Runs `python3` with `arguments`.
+func python(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String, seconds: Double) {
+    try run("/usr/bin/env", ["python3"] + arguments)
+}
+
+/// Runs a program; returns its status, output, errors and how long it took.
+func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String, errors: String, seconds: Double) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe(), errors = Pipe()
+    process.standardOutput = output
+    process.standardError = errors
+    let start = ContinuousClock.now
+    try process.run()
+    let out = output.fileHandleForReading.readDataToEndOfFile()
+    let err = errors.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let elapsed = ContinuousClock.now - start
+    return (
+        process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self),
+        Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    )
+}

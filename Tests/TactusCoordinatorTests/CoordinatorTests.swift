@@ -1,0 +1,287 @@
+import Foundation
+import TactusAudio
+import TactusCoordinator
+import TactusProtocol
+import TactusStore
+import TactusTestSupport
+import Testing
+
+@Suite(.serialized) struct CoordinatorTests {
+    private func submit(_ client: TestClient, _ bytes: [UInt8], detectors: [String] = ["fake"], force: Bool = false) throws -> ClientReply.Outcome {
+        try client.request(.submit(SubmitRequest(name: "song.wav", detectors: detectors, force: force), audio: bytes))
+    }
+
+    private func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
+        guard case .ok(.submit(let response)) = outcome else { throw HarnessError("submit failed: \(outcome)") }
+        return response
+    }
+
+    @Test func aSubmittedSongIsAnalysedStoredAndQueryable() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w1")
+        let bytes = try testSong()
+
+        let response = try submitted(try submit(client, bytes))
+        #expect(response.song == SongID(hashing: bytes).hex)
+        #expect(response.jobs.map(\.state) == [.queued])
+
+        let (job, audio) = try #require(try worker.nextJob())
+        #expect(audio == bytes)
+        #expect(job.attempt == 1 && job.song == response.song)
+        try worker.finish(job, bpm: 128)
+
+        let done = try client.waitForEvent { if case .songDone(let body) = $0 { body.song == response.song } else { false } }
+        guard case .songDone(let body)? = done else { Issue.record("no song.done"); return }
+        #expect(body.consensus.bpm == 128)
+
+        guard case .ok(.result(let result, let envelope)) = try client.request(.result(ResultRequest(song: response.song, envelope: true))) else {
+            Issue.record("no result")
+            return
+        }
+        #expect(result.analyses.map(\.bpm) == [128])
+        #expect(envelope == [0.1, 0.2, 0.3])
+        #expect(result.durationS == 6)
+
+        guard case .ok(.query(let list)) = try client.request(.query(QueryRequest(minBpm: 120, maxBpm: 130))) else {
+            Issue.record("no query answer")
+            return
+        }
+        #expect(list.songs.map(\.song.hex) == [response.song])
+        guard case .ok(.query(let none)) = try client.request(.query(QueryRequest(minBpm: 60, maxBpm: 100))) else { return }
+        #expect(none.songs.isEmpty)
+    }
+
+    @Test func jobsGoToTheWorkerIdleTheLongest() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let first = try TestWorker(running, id: "first")
+        try first.heartbeat()
+        Thread.sleep(forTimeInterval: 0.2)
+        let second = try TestWorker(running, id: "second")
+        _ = try submitted(try submit(client, try testSong(seed: 1)))
+        let job = try #require(try first.nextJob(timeout: .seconds(3)))
+        _ = try submitted(try submit(client, try testSong(seed: 2)))
+        let other = try #require(try second.nextJob(timeout: .seconds(3)))
+        #expect(job.0.job != other.0.job)
+    }
+
+    @Test func aSilentWorkersJobIsRequeuedAndItsLateResultDiscarded() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let silent = try TestWorker(running, id: "silent")
+        let response = try submitted(try submit(client, try testSong()))
+        let (lostJob, _) = try #require(try silent.nextJob())
+        // The silent worker stops heartbeating; a live one joins and gets the job again.
+        let live = try TestWorker(running, id: "live")
+        let (retried, _) = try #require(try live.nextJob(timeout: .seconds(5)))
+        #expect(retried.job == lostJob.job)
+        #expect(retried.attempt == 2)
+        try silent.finish(lostJob, bpm: 90)  // stale: attempt 1
+        try live.finish(retried, bpm: 140)
+        let done = try client.waitForEvent { if case .songDone = $0 { true } else { false } }
+        #expect(done != nil)
+        let analyses = try running.coordinator.library.analyses(of: try #require(SongID(response.song)))
+        #expect(analyses.map(\.record.analysis.bpm) == [140])
+        #expect(analyses.map(\.record.worker) == ["live"])
+    }
+
+    @Test func aJobWhoseWorkersKeepDyingFailsAfterItsLastAttempt() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxAttempts = 2 }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        _ = try submitted(try submit(client, try testSong()))
+        for attempt in 1...2 {
+            let worker = try TestWorker(running, id: "doomed\(attempt)")
+            let (job, _) = try #require(try worker.nextJob())
+            #expect(job.attempt == attempt)
+            // Goes silent: dies.
+        }
+        let failed = try client.waitForEvent { if case .jobFailed = $0 { true } else { false } }
+        guard case .jobFailed(let body)? = failed else { Issue.record("no job.failed"); return }
+        #expect(body.error.code == .workerLost)
+        #expect(body.attempts == 2)
+    }
+
+    @Test func aJobPastItsTimeLimitIsTreatedLikeADeadWorker() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.jobTimeLimitS = 0.5 }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        _ = try submitted(try submit(client, try testSong()))
+        let slow = try TestWorker(running, id: "slow")
+        let (job, _) = try #require(try slow.nextJob())
+        let fast = try TestWorker(running, id: "fast")
+        // The slow worker keeps heartbeating but never answers; the job moves on.
+        let (retried, _) = try #require(try fast.nextJob(timeout: .seconds(5)))
+        #expect(retried.job == job.job && retried.attempt == 2)
+        try slow.heartbeat()
+    }
+
+    @Test func aDecodeFailureFailsTheJobAtOnceWithItsCode() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w")
+        _ = try submitted(try submit(client, try testSong()))
+        let (job, _) = try #require(try worker.nextJob())
+        try worker.fail(job, code: .corrupt, message: "song.wav: bad data")
+        let failed = try client.waitForEvent { if case .jobFailed = $0 { true } else { false } }
+        guard case .jobFailed(let body)? = failed else { Issue.record("no job.failed"); return }
+        #expect(body.error.code == .corrupt)
+        #expect(body.attempts == 1)
+        // The worker is idle again and gets the next song.
+        _ = try submitted(try submit(client, try testSong(seed: 9)))
+        #expect(try worker.nextJob() != nil)
+    }
+
+    @Test func badSubmissionsGetClearErrors() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        var noise = SeededGenerator(seed: 3)
+        let garbage = (0..<100_000).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
+        guard case .error(let unsupported) = try submit(client, garbage) else { Issue.record("garbage accepted"); return }
+        #expect(unsupported.code == .unsupportedFormat)
+        #expect(unsupported.message.contains("song.wav"))
+        guard case .error(let empty) = try submit(client, []) else { Issue.record("empty accepted"); return }
+        #expect(empty.code == .empty)
+        guard case .error(let unknown) = try submit(client, try testSong(), detectors: ["nonesuch"]) else {
+            Issue.record("unknown detector accepted")
+            return
+        }
+        #expect(unknown.code == .unknownDetector)
+        guard case .error(let forbidden) = try client.request(.submit(SubmitRequest(path: "/etc/passwd"), audio: nil)) else {
+            Issue.record("path accepted without library roots")
+            return
+        }
+        #expect(forbidden.code == .forbidden)
+    }
+
+    @Test func songNamesFromClientsNeverReachTheFileSystem() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let bytes = try testSong()
+        _ = try submitted(try submit(client, bytes))
+        // A file in the coordinator's working directory holding the song's bytes: a name that
+        // is a file path must not be hashed and resolved to the song.
+        let name = ".tactus-test-\(UInt32.random(in: 0 ... .max)).wav"
+        let path = FileManager.default.currentDirectoryPath + "/" + name
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        for request in [ClientRequest.Body.result(ResultRequest(song: name)), .compare(CompareRequest(song: name)), .truth(TruthRequest(song: name))] {
+            guard case .error(let error) = try client.request(request) else {
+                Issue.record("\(request.command) resolved a file name")
+                continue
+            }
+            #expect(error.code == .badRequest)
+        }
+    }
+
+    @Test func aMalformedPlaylistProfileIsABadRequest() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        guard case .error(let error) = try TestClient(running).request(.playlist(PlaylistQuery(profile: "10m@fast"))) else {
+            Issue.record("a malformed profile was accepted")
+            return
+        }
+        #expect(error.code == .badRequest)
+    }
+
+    @Test func pathsAreConfinedToTheLibraryRoots() throws {
+        let directory = try TemporaryDirectory()
+        let library = try TemporaryDirectory()
+        let song = library.file("song.wav")
+        try Data(try testSong()).write(to: URL(fileURLWithPath: song))
+        try FileManager.default.createSymbolicLink(atPath: library.file("escape"), withDestinationPath: "/etc/passwd")
+        let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [library.path] }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        guard case .ok(.submit) = try client.request(.submit(SubmitRequest(path: song, detectors: ["fake"]), audio: nil)) else {
+            Issue.record("a file inside the root was refused")
+            return
+        }
+        for outside in [library.file("escape"), library.path + "/../" + (directory.path as NSString).lastPathComponent] {
+            guard case .error(let error) = try client.request(.submit(SubmitRequest(path: outside, detectors: ["fake"]), audio: nil)) else {
+                Issue.record("\(outside) was accepted")
+                continue
+            }
+            #expect(error.code == .forbidden || error.code == .notFound)
+        }
+    }
+
+    @Test func aFullQueueAnswersBusyWithARetryHint() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxQueuedJobs = 1 }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w")  // takes the first job and keeps it
+        _ = try submitted(try submit(client, try testSong(seed: 1)))
+        _ = try #require(try worker.nextJob())
+        _ = try submitted(try submit(client, try testSong(seed: 2)))
+        guard case .error(let busy) = try submit(client, try testSong(seed: 3)) else {
+            Issue.record("an over-full queue accepted a song")
+            return
+        }
+        #expect(busy.code == .busy)
+        #expect((busy.retryAfterMs ?? 0) > 0)
+    }
+
+    @Test func anAnalysedSongIsAnsweredFromTheLibraryUnlessForced() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w")
+        let bytes = try testSong()
+        _ = try submitted(try submit(client, bytes))
+        let (job, _) = try #require(try worker.nextJob())
+        try worker.finish(job, bpm: 100)
+        _ = try client.waitForEvent { if case .songDone = $0 { true } else { false } }
+        let again = try submitted(try submit(client, bytes))
+        #expect(again.jobs.map(\.state) == [.done])
+        let forced = try submitted(try submit(client, bytes, force: true))
+        #expect(forced.jobs.map(\.state) == [.queued])
+    }
+
+    @Test func queuedJobsSurviveARestart() throws {
+        let directory = try TemporaryDirectory()
+        var first: RunningCoordinator? = try RunningCoordinator(directory: directory.path)
+        let response = try submitted(try submit(try TestClient(first!), try testSong(), detectors: ["fake"]))
+        first?.stop()
+        first = nil
+        _ = response
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let worker = try TestWorker(running, id: "after-restart")
+        let (job, _) = try #require(try worker.nextJob())
+        #expect(job.song == response.song)
+    }
+
+    @Test func cancellingASongEndsItsQueuedJobs() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let response = try submitted(try submit(client, try testSong(), detectors: ["fake"]))
+        guard case .ok(.cancel(let cancelled)) = try client.request(.cancel(CancelRequest(song: response.song))) else {
+            Issue.record("cancel failed")
+            return
+        }
+        #expect(cancelled.cancelled == response.jobs.map(\.job))
+        let worker = try TestWorker(running, id: "w")
+        #expect(try worker.nextJob(timeout: .milliseconds(600)) == nil)
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import TactusCoordinator
+import TactusProtocol
+import TactusZMQ
+
+/// The `tactus` executable built by `swift build` (tests run after it).
+let tactusExecutable: String = {
+    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    return packageRoot.appendingPathComponent(".build/debug/tactus").path
+}()
+
+struct ServerTestError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A real `tactus serve` process on free loopback ports, with its data in `dataDirectory`.
+final class ServerProcess {
+    let process = Process()
+    let dataDirectory: String
+    private(set) var endpoints = BoundEndpoints(frontend: "", backend: "", events: "")
+
+    init(dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = []) throws {
+        self.dataDirectory = dataDirectory
+        process.executableURL = URL(fileURLWithPath: tactusExecutable)
+        process.arguments =
+            [
+                "serve", "--data", dataDirectory, "--workers", String(workersPerDetector), "--json",
+                "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
+                "--log-level", "error",
+            ] + extraArguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // The first line on standard output is the bound endpoints.
+        var line = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while !line.contains(UInt8(ascii: "\n")) && Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        guard let newline = line.firstIndex(of: UInt8(ascii: "\n")) else {
+            process.terminate()
+            throw ServerTestError("tactus serve printed no endpoints")
+        }
+        endpoints = try JSONDecoder().decode(BoundEndpoints.self, from: line[..<newline])
+    }
+
+    /// The worker processes the server started (its children).
+    var workerProcessIDs: [Int32] {
+        let parent = process.processIdentifier
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 2 && Int32(fields[1]) == parent
+        }
+    }
+
+    /// Sends `signal` and waits for the process to end; returns its termination status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning {
+            let workers = workerProcessIDs
+            kill(process.processIdentifier, SIGKILL)
+            for worker in workers { kill(worker, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+}
+
+/// A client of the server: requests on a DEALER, events on a SUB.
+final class ServerClient {
+    let context: ZMQContext
+    let socket: ZMQSocket
+    let events: ZMQSocket
+    private var counter = 0
+
+    init(_ endpoints: BoundEndpoints) throws {
+        context = try ZMQContext(socketLinger: .zero)
+        socket = try context.socket(.dealer)
+        try socket.connect(endpoints.frontend)
+        events = try context.socket(.sub)
+        try events.set(.subscribe([]))
+        try events.connect(endpoints.events)
+    }
+
+    func request(_ body: ClientRequest.Body, timeout: Duration = .seconds(20)) throws -> ClientReply.Outcome {
+        counter += 1
+        let id = Array("e\(counter)".utf8)
+        try socket.send(try ClientRequest(requestID: id, body).frames())
+        guard let frames = try socket.receive(timeout: timeout) else { throw ServerTestError("no answer to \(body.command)") }
+        let reply = try ClientReply(frames: frames)
+        guard reply.requestID == id else { throw ServerTestError("answer to another request") }
+        return reply.outcome
+    }
+
+    func submit(_ bytes: [UInt8], name: String) throws -> ClientReply.Outcome {
+        try request(.submit(SubmitRequest(name: name), audio: bytes))
+    }
+
+    /// The jobs of `song`.
+    func jobs(of song: String) throws -> [JobInfo] {
+        guard case .ok(.status(let status)) = try request(.status(StatusRequest(song: song))) else {
+            throw ServerTestError("no status for song \(song)")
+        }
+        return status.jobs
+    }
+
+    /// Waits until no job of any song in `songs` is queued or running; returns the songs
+    /// that finished in time.
+    func waitForSongs(_ songs: Set<String>, timeout: Duration) throws -> Set<String> {
+        var finished = Set<String>()
+        let deadline = ContinuousClock.now + timeout
+        while finished.count < songs.count && ContinuousClock.now < deadline {
+            for song in songs.subtracting(finished) {
+                let jobs = try self.jobs(of: song)
+                if !jobs.isEmpty && jobs.allSatisfy({ $0.state != .queued && $0.state != .running }) {
+                    finished.insert(song)
+                }
+            }
+            if finished.count < songs.count { Thread.sleep(forTimeInterval: 0.25) }
+        }
+        return finished
+    }
+}
