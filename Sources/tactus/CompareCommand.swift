@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import TactusPlot
 import TactusStore
 
 /// `tactus compare`: detectors side by side, for one song or the whole library.
@@ -12,6 +14,10 @@ struct CompareCommand: ParsableCommand {
             results within 4 % of the reference and octave errors. Without one, shows how \
             often each pair of detectors agrees, each detector's accuracy against the \
             reference tempi (Acc1, Acc2, mean absolute error) and the library's tempo histogram.
+
+            --plot FILE (library comparison only) also draws it: the agreement matrix, the \
+            Acc1/Acc2 bars per detector and the tempo histogram, as FILE.svg or FILE.png \
+            (converted by rsvg-convert, from the Debian package librsvg2-bin).
             """)
 
     @OptionGroup var library: LibraryOptions
@@ -23,6 +29,15 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "Width of the histogram's bins, in BPM.")
     var binWidth = 10.0
 
+    @Option(help: ArgumentHelp("Also draw the library comparison into this image (.svg or .png).", valueName: "file"))
+    var plot: String?
+
+    func validate() throws {
+        guard let plot else { return }
+        guard song == nil else { throw ValidationError("--plot draws the comparison of the whole library; leave out the song.") }
+        do throws(PlotError) { _ = try ImageFile(path: plot) } catch { throw ValidationError(error.description) }
+    }
+
     func run() throws {
         let store = try library.open(.readOnly)
         if let song {
@@ -31,7 +46,19 @@ struct CompareCommand: ParsableCommand {
         } else {
             let comparison = try reportingStoreErrors { try store.compareLibrary(binWidth: binWidth) }
             if output.json { try Output.jsonLine(comparison) } else { show(comparison) }
+            if let plot { try draw(comparison, to: plot) }
         }
+    }
+
+    private func draw(_ comparison: LibraryComparison, to path: String) throws {
+        let name = URL(fileURLWithPath: library.path).lastPathComponent
+        let document = LibraryFigure(comparison, title: "How the detectors compare: \(name)").document()
+        do throws(PlotError) {
+            try ImageFile(path: path).write(document)
+        } catch {
+            throw CommandFailure(error.description)
+        }
+        if !output.json { print("\nWrote \(path) (\(Int(document.width)) × \(Int(document.height)) px).") }
     }
 
     private func show(_ comparison: SongComparison) {
