@@ -32,3 +32,34 @@ extension String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }
+
+/// The mark of a series' points, so that series drawn on top of each other stay told apart:
+/// a filled circle, a hollow square, a filled diamond, a hollow triangle, in turn.
+enum Marker: CaseIterable {
+    case circle, square, diamond, triangle
+
+    /// The marker of the `index`-th series.
+    static func of(_ index: Int) -> Marker {
+        allCases[index % allCases.count]
+    }
+
+    /// The mark centred on (`x`, `y`), `radius` being half its size, `opacity` its ink's.
+    func element(x: Double, y: Double, radius: Double, color: String, opacity: Double) -> SVGElement {
+        switch self {
+        case .circle:
+            return SVGElement.circle(x: x, y: y, radius: radius).fill(color).attribute("fill-opacity", opacity)
+        case .square:
+            let side = radius * 1.7
+            return SVGElement.rect(x: x - side / 2, y: y - side / 2, width: side, height: side).fill("none")
+                .stroke(color, width: 1.6).attribute("stroke-opacity", opacity)
+        case .diamond:
+            let r = radius * 1.25
+            return SVGElement.polygon([(x, y - r), (x + r, y), (x, y + r), (x - r, y)]).fill(color)
+                .attribute("fill-opacity", opacity)
+        case .triangle:
+            let r = radius * 1.3
+            return SVGElement.polygon([(x, y - r), (x + r * 0.87, y + r / 2), (x - r * 0.87, y + r / 2)]).fill("none")
+                .stroke(color, width: 1.6).attribute("stroke-opacity", opacity)
+        }
+    }
+}

@@ -85,8 +85,8 @@ struct PlotArea {
 /// do not fit in `width`.
 struct Legend {
     enum Swatch {
-        /// A short thick line with a dot: a series of points joined by lines.
-        case line
+        /// A short thick line with a marker: a series of points joined by lines.
+        case line(Marker)
         /// A dashed line: a reference value.
         case dashed
         /// A filled square: bars or an area.
@@ -115,10 +115,10 @@ struct Legend {
             }
             let swatch: SVGElement
             switch entry.swatch {
-            case .line:
+            case .line(let marker):
                 swatch = .group([
                     SVGElement.line(from: (x, y - 4), to: (x + 26, y - 4)).stroke(entry.color, width: 2.5),
-                    SVGElement.circle(x: x + 13, y: y - 4, radius: 3.5).fill(entry.color),
+                    marker.element(x: x + 13, y: y - 4, radius: 4, color: entry.color, opacity: 1),
                 ])
             case .dashed:
                 swatch = SVGElement.line(from: (x, y - 4), to: (x + 26, y - 4)).stroke(entry.color, width: 2).dashed()

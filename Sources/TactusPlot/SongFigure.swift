@@ -65,7 +65,7 @@ public struct SongFigure: Sendable {
             let tempo = trace.bpm.map { String(format: "%.1f BPM", $0) } ?? "no tempo"
             return Legend.Entry(
                 label: "\(trace.label): \(tempo), confidence \(String(format: "%.2f", trace.confidence))",
-                color: Palette.color(index), swatch: .line)
+                color: Palette.color(index), swatch: .line(Marker.of(index)))
         }
         if let consensus = plot.consensusBPM {
             entries.append(Legend.Entry(label: String(format: "consensus %.1f BPM", consensus), color: "#777777", swatch: .dashed))
@@ -178,8 +178,9 @@ public struct SongFigure: Sendable {
                 let strength = min(max(window.strength.isFinite ? window.strength : 0, 0), 1)
                 let point = (x: area.x(window.startS + window.durationS / 2), y: area.y(bpm))
                 current.append(point)
-                dots.append(SVGElement.circle(x: point.x, y: point.y, radius: 2.5 + 3.5 * strength).fill(color)
-                    .attribute("fill-opacity", 0.25 + 0.75 * strength))
+                dots.append(Marker.of(index).element(
+                    x: point.x, y: point.y, radius: 2.5 + 3.5 * strength, color: color, opacity: 0.25 + 0.75 * strength)
+                    .attribute("class", "window"))
             }
             if !current.isEmpty { segments.append(current) }
             let lines = segments.filter { $0.count > 1 }.map {
