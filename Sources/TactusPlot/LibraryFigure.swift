@@ -35,13 +35,14 @@ public struct LibraryFigure: Sendable {
                 + (references > 0 ? "reference tempi for up to \(references) songs" : "no reference tempi"),
             x: 40, y: 56, size: 13).fill(Palette.mutedText).attribute("class", "subtitle"))
 
-        let agreement = appendingAgreement(to: elements, left: 40, top: 100, size: 480)
+        let agreement = appendingAgreement(to: elements, left: 40, top: 130, size: 480)
         elements = agreement.elements
         let matrixBottom = agreement.bottom
-        let accuracy = PlotArea(left: 640, top: 100, width: 420, height: 300, xDomain: 0...1, yDomain: 0...100)
+        // Headroom above 100 % for the bars' labels.
+        let accuracy = PlotArea(left: 640, top: 130, width: 420, height: 300, xDomain: 0...1, yDomain: 0...110)
         elements += accuracyChart(accuracy)
         let histogram = PlotArea(
-            left: 84, top: max(matrixBottom, accuracy.bottom + 60) + 70, width: width - 84 - 36, height: 230,
+            left: 84, top: max(matrixBottom, accuracy.bottom + 60) + 40, width: width - 84 - 36, height: 230,
             xDomain: histogramDomain(), yDomain: 0...Double(max(comparison.histogram.map(\.count).max() ?? 0, 1)))
         elements += histogramChart(histogram)
         let height = (histogram.bottom + 52).rounded(.up)

@@ -12,8 +12,8 @@ struct ResultCommand: ParsableCommand {
         discussion: """
             For each detector: BPM, confidence, top candidates and time, then the detectors \
             still pending and the consensus, then sparklines over the song's duration: the \
-            energy envelope in dB and each detector's tempo per window, each scaled to its own \
-            range (printed after it). --windows adds each analysis's windows, --envelope the \
+            energy envelope in dB (down to 60 dB below its peak) and each detector's tempo \
+            per window, each scaled to its own range (printed after it). --windows adds each analysis's windows, --envelope the \
             song's energy envelope (mean squared amplitude per 23.2 ms).
 
             With --json: one object {song, name?, duration_s?, analyses (as `tactus analyze \
@@ -105,12 +105,13 @@ struct Timeline {
         let windowsEnd = response.analyses.flatMap(\.windows).map { $0.startS + $0.durationS }.max() ?? 0
         let envelopeEnd = envelope.map { Double($0.values.count) * $0.hopS } ?? 0
         let duration = response.durationS.flatMap { $0 > 0 ? $0 : nil } ?? max(windowsEnd, envelopeEnd)
-        var series = [(label: String, columns: (Int) -> [Double?], unit: String)]()
+        // The envelope shows at most 60 dB below its loudest column, as the plot does.
+        var series = [(label: String, columns: (Int) -> [Double?], floor: Double?, unit: String)]()
         if let envelope, !envelope.values.isEmpty {
-            series.append(("envelope", { Sparkline.columns(of: envelope, durationS: duration, columns: $0) }, "dB"))
+            series.append(("envelope", { Sparkline.columns(of: envelope, durationS: duration, columns: $0) }, 60, "dB"))
         }
         for analysis in response.analyses where analysis.windows.contains(where: { $0.bpm != nil }) {
-            series.append((analysis.detector, { Sparkline.columns(of: analysis.windows, durationS: duration, columns: $0) }, "BPM"))
+            series.append((analysis.detector, { Sparkline.columns(of: analysis.windows, durationS: duration, columns: $0) }, nil, "BPM"))
         }
         guard duration > 0, !series.isEmpty else {
             lines = []
@@ -122,9 +123,10 @@ struct Timeline {
         lines = ["  over \(Output.clock(duration)):"] + series.map { row in
             let values = row.columns(columns)
             let finite = values.compactMap { $0 }
-            let range = finite.isEmpty ? "no values" : String(format: "%.1f..%.1f ", finite.min()!, finite.max()!) + row.unit
+            guard let high = finite.max(), let lowest = finite.min() else { return "  " + row.label.padding(toLength: labelWidth, withPad: " ", startingAt: 0) + "  no values" }
+            let low = row.floor.map { max(lowest, high - $0) } ?? lowest
             return "  " + row.label.padding(toLength: labelWidth, withPad: " ", startingAt: 0) + "  "
-                + Sparkline.line(values) + "   " + range
+                + Sparkline.line(values, range: low...high) + "   " + String(format: "%.1f..%.1f ", low, high) + row.unit
         }
     }
 }
