@@ -84,7 +84,7 @@ let package = Package(
         // through rsvg-convert, and terminal sparklines.
         .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusStore"]),
         // The client side of the wire protocol: requests and replies to the frontend, events.
-        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol"]),
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",

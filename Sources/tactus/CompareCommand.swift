@@ -15,12 +15,15 @@ struct CompareCommand: ParsableCommand {
             often each pair of detectors agrees, each detector's accuracy against the \
             reference tempi (Acc1, Acc2, mean absolute error) and the library's tempo histogram.
 
+            With --db, reads the library file; otherwise asks the server (--server), which \
+            answers the same way (a file named as the song is hashed here and its SHA-256 sent).
+
             --plot FILE (library comparison only) also draws it: the agreement matrix, the \
             Acc1/Acc2 bars per detector and the tempo histogram, as FILE.svg or FILE.png \
             (converted by rsvg-convert, from the Debian package librsvg2-bin).
             """)
 
-    @OptionGroup var library: LibraryOptions
+    @OptionGroup var source: LibrarySourceOptions
     @OptionGroup var output: OutputOptions
 
     @Argument(help: ArgumentHelp("The song to compare (default: the whole library).", valueName: "song-or-file"))
@@ -39,19 +42,19 @@ struct CompareCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = try library.open(.readOnly)
+        let library = try LibrarySource(source, mode: .readOnly)
         if let song {
-            let comparison = try reportingStoreErrors { try store.compare(try store.resolveSong(song)) }
+            let comparison = try library.compare(song: song)
             if output.json { try Output.jsonLine(comparison) } else { show(comparison) }
         } else {
-            let comparison = try reportingStoreErrors { try store.compareLibrary(binWidth: binWidth) }
+            let comparison = try library.compareLibrary(binWidth: binWidth)
             if output.json { try Output.jsonLine(comparison) } else { show(comparison) }
             if let plot { try draw(comparison, to: plot) }
         }
     }
 
     private func draw(_ comparison: LibraryComparison, to path: String) throws {
-        let name = URL(fileURLWithPath: library.path).lastPathComponent
+        let name = source.library.path.map { URL(fileURLWithPath: $0).lastPathComponent } ?? source.server.endpoint
         let document = LibraryFigure(comparison, title: "How the detectors compare: \(name)").document()
         do throws(PlotError) {
             try ImageFile(path: path).write(document)

@@ -33,10 +33,7 @@ struct PlotCommand: ParsableCommand {
     @Argument(help: ArgumentHelp("The song: a SHA-256, a prefix of one (8+ hex digits), or a file.", valueName: "song-or-file"))
     var song: String
 
-    @Option(name: .customLong("db"), help: ArgumentHelp("Read the song from this library file (SQLite).", valueName: "path"))
-    var database: String?
-
-    @OptionGroup var server: ServerOptions
+    @OptionGroup var source: LibrarySourceOptions
 
     @Option(name: .shortAndLong, help: ArgumentHelp("The image to write: FILE.svg or FILE.png.", valueName: "file"))
     var output: String?
@@ -45,9 +42,6 @@ struct PlotCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if database != nil, server.server != nil {
-            throw ValidationError("Give --db (a library file) or --server (a coordinator), not both.")
-        }
         if let output {
             do throws(PlotError) { _ = try ImageFile(path: output) } catch { throw ValidationError(error.description) }
         }
@@ -55,10 +49,10 @@ struct PlotCommand: ParsableCommand {
 
     func run() throws {
         let figure: (plot: SongPlot, song: String, source: PlotSource)
-        if let database {
+        if let database = source.library.path {
             figure = try PlotSource.fromLibrary(database, song: song)
         } else {
-            figure = try PlotSource.fromServer(server, song: song)
+            figure = try PlotSource.fromServer(source.server, song: song)
         }
         let file: ImageFile
         do throws(PlotError) {
@@ -116,17 +110,17 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
     /// The song named `name` in the library at `path`; a file the library does not hold is
     /// analysed in process instead.
     static func fromLibrary(_ path: String, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
-        let library = try reportingStoreErrors { try Library(path: path, options: Library.Options(mode: .readOnly)) }
+        let library = try LibraryOptions.open(path, .readOnly)
         let id: SongID
         if let file = existingFile(name) {
             id = try hash(file)
-            guard try reportingStoreErrors({ try library.song(id) }) != nil else {
+            guard try reportingFailures({ try library.song(id) }) != nil else {
                 return (try analyse(file), id.hex, .analysis)
             }
         } else {
-            id = try reportingStoreErrors { try library.resolveSongID(name) }
+            id = try reportingFailures { try library.resolveSongID(name) }
         }
-        return try reportingStoreErrors {
+        return try reportingFailures {
             guard let record = try library.song(id) else { throw StoreError.unknownSong(name) }
             let analyses = try library.analyses(of: id, windows: true).filter { $0.record.status != .failed }
             let plot = SongPlot(
@@ -142,7 +136,9 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
     /// The song named `name` (a file is hashed here) as the server's `result` reply has it.
     static func fromServer(_ server: ServerOptions, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
         let song = try existingFile(name).map { try hash($0).hex } ?? name
-        let (response, values) = try server.client().result(ResultRequest(song: song, windows: true, envelope: true))
+        let (response, values) = try reportingFailures {
+            try server.client().result(ResultRequest(song: song, windows: true, envelope: true))
+        }
         let envelope = response.envelopeHopS.flatMap { hop in values.map { EnergyEnvelope(hopS: hop, values: $0) } }
         let file = response.name ?? response.song
         let plot = SongPlot(

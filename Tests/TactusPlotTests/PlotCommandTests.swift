@@ -69,7 +69,7 @@ import Testing
         let gif = try CLI.run(["plot", Sample.song(0).id.hex, "--db", database, "-o", "x.gif"], in: directory)
         #expect(gif.status == 2 && gif.errors.contains(".svg or .png"), "\(gif.errors)")
         let both = try CLI.run(["plot", Sample.song(0).id.hex, "--db", database, "--server", "tcp://127.0.0.1:1"], in: directory)
-        #expect(both.status == 2 && both.errors.contains("not both"), "\(both.errors)")
+        #expect(both.status == 2 && both.errors.contains("alternatives"), "\(both.errors)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("x.svg")))
     }
 
