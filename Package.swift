@@ -87,7 +87,7 @@ let package = Package(
             name: "tactus",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient",
+                "TactusWorker", "TactusClient", "TactusZMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

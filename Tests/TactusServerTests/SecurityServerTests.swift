@@ -1,0 +1,121 @@
+import Foundation
+import TactusProtocol
+import TactusTestSupport
+import TactusZMQ
+import Testing
+
+/// `tactus keys generate`, `tactus serve` with CURVE (its local workers included), SIGHUP
+/// reloading the authorized keys, and the refusal to listen beyond loopback without CURVE.
+@Suite(.serialized) struct SecurityServerTests {
+    /// Runs `tactus ARGUMENTS` to its end; returns its status, standard output and error.
+    private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tactusExecutable)
+        process.arguments = arguments
+        let output = Pipe(), error = Pipe()
+        process.standardOutput = output
+        process.standardError = error
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = error.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    private struct Generated: Decodable {
+        var name: String
+        var public_key: String
+        var public_file: String
+        var secret_file: String
+    }
+
+    private func generate(_ name: String, in directory: String) throws -> Generated {
+        let result = try run(["keys", "generate", name, "--out", directory, "--json"])
+        guard result.status == 0 else { throw ServerTestError("keys generate failed: \(result.error)") }
+        return try JSONDecoder().decode(Generated.self, from: Data(result.output.utf8))
+    }
+
+    @Test func keysGenerateWritesACertificatePairReadableBack() throws {
+        let directory = try TemporaryDirectory()
+        let generated = try generate("alice", in: directory.path + "/keys")
+        #expect(generated.public_file == directory.path + "/keys/alice.key")
+        #expect(generated.secret_file == directory.path + "/keys/alice.key_secret")
+        let pair = try CurveCertificate(contentsOf: generated.secret_file).keyPair
+        #expect(pair.publicKey.z85 == generated.public_key)
+        #expect(try CurveCertificate(contentsOf: generated.public_file).publicKey == pair.publicKey)
+        let mode = try FileManager.default.attributesOfItem(atPath: generated.secret_file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // A second pair of the same name is refused, and the first stays.
+        let again = try run(["keys", "generate", "alice", "--out", directory.path + "/keys"])
+        #expect(again.status == 1 && again.error.contains("alice.key_secret"))
+        #expect(try CurveCertificate(contentsOf: generated.secret_file).keyPair == pair)
+    }
+
+    @Test func aCurveServerAdmitsItsLocalWorkersAndNewKeysAfterSIGHUP() throws {
+        let directory = try TemporaryDirectory()
+        let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
+        try FileManager.default.createDirectory(atPath: authorized, withIntermediateDirectories: true)
+        let server = try generate("server", in: keys)
+        let alice = try generate("alice", in: keys)
+        let bob = try generate("bob", in: keys)
+        try FileManager.default.copyItem(atPath: alice.public_file, toPath: authorized + "/alice.key")
+
+        let serve = try ServerProcess(
+            dataDirectory: directory.path + "/data",
+            extraArguments: [
+                "--curve-secret-key", server.secret_file, "--authorized-keys", authorized, "--max-worker-memory-mb", "3072",
+            ])
+        defer { serve.stop() }
+        let aliceClient = try ServerClient(
+            serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: alice.secret_file))
+        // The local workers got in with the key the server made for them.
+        var workers = 0
+        let deadline = ContinuousClock.now + .seconds(20)
+        while workers < 3 && ContinuousClock.now < deadline {
+            guard case .ok(.status(let status)) = try aliceClient.request(.status(StatusRequest())) else {
+                throw ServerTestError("status refused")
+            }
+            workers = status.server?.workers.count ?? 0
+            if workers < 3 { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(workers == 3)
+        // Each runs under the memory limit serve passed on.
+        for pid in serve.workerProcessIDs {
+            let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+            #expect(limits.split(separator: "\n").contains { $0.hasPrefix("Max address space") && $0.contains("\(3072 << 20)") })
+        }
+
+        let bobClient = try ServerClient(
+            serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: bob.secret_file))
+        #expect(throws: ServerTestError.self) { _ = try bobClient.request(.status(StatusRequest()), timeout: .milliseconds(700)) }
+
+        try FileManager.default.copyItem(atPath: bob.public_file, toPath: authorized + "/bob.key")
+        kill(serve.process.processIdentifier, SIGHUP)
+        // libzmq reconnects the refused client by itself; its next request gets in.
+        var answered = false
+        let reloadDeadline = ContinuousClock.now + .seconds(10)
+        while !answered && ContinuousClock.now < reloadDeadline {
+            answered = (try? bobClient.request(.status(StatusRequest()), timeout: .milliseconds(500))) != nil
+        }
+        #expect(answered)
+        #expect(serve.process.isRunning)
+    }
+
+    @Test func listeningBeyondLoopbackWithoutCurveNeedsInsecure() throws {
+        let directory = try TemporaryDirectory()
+        let arguments = [
+            "serve", "--data", directory.path, "--no-local-workers", "--json", "--frontend", "tcp://0.0.0.0:*",
+            "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
+        ]
+        let refused = try run(arguments)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("refusing to listen on tcp://0.0.0.0:* without CURVE"))
+
+        let insecure = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 1, extraArguments: [
+            "--no-local-workers", "--frontend", "tcp://0.0.0.0:*", "--insecure", "--log-level", "warning",
+        ], captureErrors: true)
+        #expect(insecure.endpoints.frontend.hasPrefix("tcp://0.0.0.0:"))
+        #expect(insecure.stop() == 0)
+        #expect(insecure.errors.contains("INSECURE"))
+    }
+}
