@@ -156,13 +156,16 @@ struct Serve: ParsableCommand {
         withExtendedLifetime((stopSignals, reloadSignal)) {}
     }
 
-    /// The coordinator's CURVE security, and the key files of the local workers: a key pair
-    /// made at each start, admitted besides the directory's keys, its secret certificate
+    /// The coordinator's CURVE security, and the key files of the local workers (if any): a
+    /// key pair made at each start, admitted besides the directory's keys, its secret certificate
     /// written (mode 0600) under DATA/local-worker-keys with the server's public certificate.
     private func curveSetup() throws -> (security: CoordinatorSecurity, localWorkerArguments: [String])? {
         guard let curveSecretKey, let authorizedKeys else { return nil }
         do {
             let serverKeys = try CurveCertificate(contentsOf: curveSecretKey).keyPair
+            guard !noLocalWorkers else {
+                return (CoordinatorSecurity(keyPair: serverKeys, authorizedKeysDirectory: authorizedKeys), [])
+            }
             let directory = (data as NSString).appendingPathComponent("local-worker-keys")
             for name in ["server.key", "local-worker.key", "local-worker.key_secret"] {
                 unlink((directory as NSString).appendingPathComponent(name))

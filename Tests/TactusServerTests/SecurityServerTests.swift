@@ -1,4 +1,5 @@
 import Foundation
+import TactusAudio
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -79,11 +80,19 @@ import Testing
             if workers < 3 { Thread.sleep(forTimeInterval: 0.1) }
         }
         #expect(workers == 3)
-        // Each runs under the memory limit serve passed on.
+        // Each runs under the memory limit serve passed on, and analyses songs within it.
+        #expect(serve.workerProcessIDs.count == 3)
         for pid in serve.workerProcessIDs {
             let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
             #expect(limits.split(separator: "\n").contains { $0.hasPrefix("Max address space") && $0.contains("\(3072 << 20)") })
         }
+
+        let signal = Synth.drumPattern(bpm: 124, seconds: 12, sampleRate: 22050)
+        guard case .ok(.submit(let submitted)) = try aliceClient.submit(
+            try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050), name: "drums.wav")
+        else { throw ServerTestError("submit refused") }
+        #expect(try aliceClient.waitForSongs([submitted.song], timeout: .seconds(30)) == [submitted.song])
+        #expect(try aliceClient.jobs(of: submitted.song).allSatisfy { $0.state == .done })
 
         let bobClient = try ServerClient(
             serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: bob.secret_file))
@@ -91,11 +100,14 @@ import Testing
 
         try FileManager.default.copyItem(atPath: bob.public_file, toPath: authorized + "/bob.key")
         kill(serve.process.processIdentifier, SIGHUP)
-        // libzmq reconnects the refused client by itself; its next request gets in.
+        // A refused connection is closed for good (libzmq does not retry a failed handshake):
+        // bob connects again, as a client does after a timeout, and gets in.
         var answered = false
         let reloadDeadline = ContinuousClock.now + .seconds(10)
         while !answered && ContinuousClock.now < reloadDeadline {
-            answered = (try? bobClient.request(.status(StatusRequest()), timeout: .milliseconds(500))) != nil
+            let again = try ServerClient(
+                serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: bob.secret_file))
+            answered = (try? again.request(.status(StatusRequest()), timeout: .milliseconds(500))) != nil
         }
         #expect(answered)
         #expect(serve.process.isRunning)

@@ -61,7 +61,7 @@ import TactusZMQ
         let certificate = try CurveCertificate(text: text)
         #expect(try certificate.keyPair == pair)
         #expect(certificate.metadata == ["name": "render farm", "email": "ops@example.org"])
-        // A key containing '#' (a Z85 character) is not cut as a comment.
+        // What the certificate writes reads back the same.
         #expect(try CurveCertificate(text: certificate.secretText()!).keyPair == pair)
     }
 
