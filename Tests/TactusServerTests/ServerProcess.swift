@@ -1,14 +1,8 @@
 import Foundation
 import TactusCoordinator
 import TactusProtocol
+import TactusTestSupport
 import TactusZMQ
-
-/// The `tactus` executable built by `swift build` (tests run after it).
-let tactusExecutable: String = {
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return packageRoot.appendingPathComponent(".build/debug/tactus").path
-}()
 
 struct ServerTestError: Error, CustomStringConvertible {
     let description: String
@@ -27,7 +21,7 @@ final class ServerProcess {
     /// (only for servers that log little: the pipe is read once the server has stopped).
     init(dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = [], captureErrors: Bool = false) throws {
         self.dataDirectory = dataDirectory
-        process.executableURL = URL(fileURLWithPath: tactusExecutable)
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments =
             [
                 "serve", "--data", dataDirectory, "--workers", String(workersPerDetector), "--json",
