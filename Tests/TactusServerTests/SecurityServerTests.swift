@@ -10,17 +10,8 @@ import Testing
 @Suite(.serialized) struct SecurityServerTests {
     /// Runs `tactus ARGUMENTS` to its end; returns its status, standard output and error.
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tactusExecutable)
-        process.arguments = arguments
-        let output = Pipe(), error = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = error.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+        let result = try CLI.run(arguments)
+        return (result.status, result.standardOutput, result.standardError)
     }
 
     private struct Generated: Decodable {
