@@ -121,4 +121,33 @@ import Testing
         #expect(insecure.stop() == 0)
         #expect(insecure.errors.contains("INSECURE"))
     }
+
+    @Test(.enabled(if: pythonCanImportZMQ, "python3 with pyzmq (make deps installs it)"))
+    func thePythonExampleClientTalksCurveWithKeysFromTactusKeysGenerate() throws {
+        let directory = try TemporaryDirectory()
+        let keys = directory.path + "/keys", authorized = directory.path + "/authorized", songs = directory.path + "/songs"
+        let server = try generate("server", in: keys)
+        let client = try generate("py", in: authorized)
+        try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
+        let signal = Synth.clickTrack(bpm: 120, seconds: 8, sampleRate: 22050)
+        try AudioFileWriter(.wav16).write([signal], sampleRate: 22050, to: songs + "/click.wav")
+
+        let serve = try ServerProcess(
+            dataDirectory: directory.path + "/data",
+            extraArguments: ["--curve-secret-key", server.secret_file, "--authorized-keys", authorized])
+        defer { serve.stop() }
+        let script = CLI.repositoryRoot + "/protocol/examples/client.py"
+        let run = try CLI.runProgram("/usr/bin/env", [
+            "python3", script, songs, "--server", serve.endpoints.frontend, "--events", serve.endpoints.events, "--json",
+            "--timeout", "10", "--curve-server-key", server.public_file, "--curve-secret-key", client.secret_file,
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        let line = try #require(run.jsonLines.first)
+        #expect((line["consensus"] as? [String: Any])?["bpm"] as? Double != nil)
+    }
 }
+
+/// Whether `python3` can import pyzmq.
+private let pythonCanImportZMQ: Bool = {
+    (try? CLI.runProgram("/usr/bin/env", ["python3", "-c", "import zmq, zmq.auth"]).status) == 0
+}()
