@@ -85,6 +85,17 @@ import Testing
         #expect(try aliceClient.waitForSongs([submitted.song], timeout: .seconds(30)) == [submitted.song])
         #expect(try aliceClient.jobs(of: submitted.song).allSatisfy { $0.state == .done })
 
+        // The client commands take the keys from options or from the environment.
+        let status = try CLI.run(
+            ["status", "--server", serve.endpoints.frontend, "--json"],
+            environment: ["TACTUS_CURVE_SERVER_KEY": server.public_file, "TACTUS_CURVE_SECRET_KEY": alice.secret_file])
+        #expect(status.status == 0, "\(status.standardError)")
+        let refused = try CLI.run([
+            "status", "--server", serve.endpoints.frontend, "--timeout", "0.3",
+            "--curve-server-key", server.public_file, "--curve-secret-key", bob.secret_file,
+        ])
+        #expect(refused.status == 1 && refused.standardError.contains("no answer"))
+
         let bobClient = try ServerClient(
             serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: bob.secret_file))
         #expect(throws: ServerTestError.self) { _ = try bobClient.request(.status(StatusRequest()), timeout: .milliseconds(700)) }
