@@ -90,7 +90,7 @@ let package = Package(
             name: "tactus",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient", "TactusPlot",
+                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -226,7 +226,21 @@ public final class ZMQSocket {
         }
     }
 
+    /// The next message if one is waiting, without waiting, with the `User-Id` its sender
+    /// was given by the ZAP handler that admitted it (``ZAPRequest/reply(_:text:userID:)``);
+    /// the id is nil when the connection was not authenticated or none was given.
+    public func tryReceiveWithUserID(maxFrames: Int = .max) throws(ZMQError) -> (frames: [[UInt8]], userID: String?)? {
+        var userID: String?
+        guard let frames = try receive(flags: ZMQ_DONTWAIT, maxFrames: maxFrames, userID: &userID) else { return nil }
+        return (frames, userID)
+    }
+
     private func receive(flags: Int32, maxFrames: Int) throws(ZMQError) -> [[UInt8]]? {
+        var ignored: String?
+        return try receive(flags: flags, maxFrames: maxFrames, userID: &ignored)
+    }
+
+    private func receive(flags: Int32, maxFrames: Int, userID: inout String?) throws(ZMQError) -> [[UInt8]]? {
         let handle = try openHandle("receive")
         var frames: [[UInt8]] = []
         var discarding = false
@@ -243,6 +257,10 @@ public final class ZMQSocket {
                 throw error
             }
             total += 1
+            if total == 1, let value = zmq_msg_gets(scratch, "User-Id") {
+                let text = String(cString: value)
+                userID = text.isEmpty ? nil : text
+            }
             if total > maxFrames { discarding = true }
             if !discarding {
                 let size = zmq_msg_size(scratch)
