@@ -5,7 +5,7 @@ PYTHON_PACKAGES := python3-zmq python3-numpy
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
-SAMPLE := Tests/Fixtures/sample.ogg
+DATA := tactus-data
 
 .PHONY: run test build release bench deps clean
 
@@ -35,9 +35,10 @@ build: deps
 release: deps
 	swift build -c release $(SWIFT_BUILD_FLAGS)
 
-## Build the release binary and run it.
+## Build the release binary and start the server: a coordinator on 127.0.0.1:5555 (clients),
+## 5556 (workers) and 5557 (events), local workers, and the library under ./tactus-data.
 run: release
-	$(RELEASE_BIN) probe $(SAMPLE)
+	$(RELEASE_BIN) serve --data $(DATA)
 
 ## Build and run every test.
 test: deps

@@ -109,6 +109,12 @@ let package = Package(
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
+        .testTarget(
+            name: "StatisticalEnergyTests",
+            dependencies: ["StatisticalEnergyDetector", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(
+            name: "AutocorrelationTests",
+            dependencies: ["AutocorrelationDetector", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ"]),
         .testTarget(

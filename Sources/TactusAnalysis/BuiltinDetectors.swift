@@ -1,4 +1,6 @@
+import AutocorrelationDetector
 import CombFilterDetector
+import StatisticalEnergyDetector
 import TactusDetector
 
 /// The detectors built into Tactus.
@@ -9,5 +11,7 @@ public enum BuiltinDetectors {
     /// Every built-in detector, in the order `tactus detectors` lists them and `analyze` runs them.
     public static let registry = DetectorRegistry([
         CombFilterDetector.self,
+        StatisticalEnergyDetector.self,
+        AutocorrelationDetector.self,
     ])
 }

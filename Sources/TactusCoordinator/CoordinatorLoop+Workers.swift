@@ -25,7 +25,11 @@ extension CoordinatorLoop {
         guard workers[address] != nil else {
             // Majordomo: a peer we do not know (we restarted, or purged it) must start over.
             if case .disconnect = message { return }
-            sendToWorker(address, .disconnect(DisconnectBody(reason: "unknown worker: send READY first")))
+            sendToWorker(
+                address,
+                .disconnect(
+                    DisconnectBody(
+                        reason: "unknown worker", error: ErrorBody(code: .badRequest, message: "send READY first"))))
             return
         }
         workers.refresh(address, expiry: .now + workerExpiry)
@@ -41,7 +45,9 @@ extension CoordinatorLoop {
 
     private func workerReady(_ address: [UInt8], _ body: ReadyBody) {
         if workers[address] != nil {
-            sendToWorker(address, .disconnect(DisconnectBody(reason: "READY twice")))
+            sendToWorker(
+                address,
+                .disconnect(DisconnectBody(reason: "READY twice", error: ErrorBody(code: .badRequest, message: "READY twice"))))
             workerLost(address, reason: "sent READY twice", notify: true)
             return
         }

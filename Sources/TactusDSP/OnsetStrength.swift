@@ -53,7 +53,10 @@ public struct OnsetStrengthEnvelope: Sendable {
     /// (``frameStart(_:)``); the last entry covers every sample.
     private let energyPrefix: [Double]
 
-    init(frameRate: Double, sampleRate: Double, bands: [[Float]], sampleCount: Int, energyPrefix: [Double]) {
+    /// An envelope computed elsewhere (a detector's own beat-strength train, for example).
+    /// `energyPrefix[k]` is the sum of squared samples before the start of frame `k` (so it
+    /// starts with 0), and its last entry is the sum over every sample.
+    public init(frameRate: Double, sampleRate: Double, bands: [[Float]], sampleCount: Int, energyPrefix: [Double]) {
         self.frameRate = frameRate
         self.sampleRate = sampleRate
         self.bands = bands

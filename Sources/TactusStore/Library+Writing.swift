@@ -158,15 +158,25 @@ extension Library {
     }
 
     /// Recomputes a song's consensus from its stored analyses with ``Consensus/of(_:tolerance:)``.
+    ///
+    /// Each detector votes once, with its current analysis: the `default` preset's (or any
+    /// preset's when it has no default analysis), the most recent one first; an older version
+    /// or another preset of the same detector does not vote again. A detector whose current
+    /// analysis found no tempo or failed does not vote.
     static func refreshConsensus(songKey: Int64, _ db: Database) throws -> ConsensusTempo {
         let select = try db.cachedStatement(
             sql: """
-                SELECT detector, detector_version, bpm, confidence, candidates_json FROM analyses
-                WHERE song_id = ? AND status = 'done'
+                SELECT detector, detector_version, bpm, confidence, candidates_json, status FROM analyses
+                WHERE song_id = ?
+                ORDER BY detector,
+                         coalesce(json_extract(params_json, '$.preset'), 'default') = 'default' DESC,
+                         analyzed_at DESC, id DESC
                 """)
         var analyses = [TempoAnalysis]()
+        var voted = Set<String>()
         let rows = try Row.fetchCursor(select, arguments: [songKey])
         while let row = try rows.next() {
+            guard voted.insert(row[0]).inserted, row[5] as String == AnalysisStatus.done.rawValue else { continue }
             let descriptor = DetectorDescriptor(
                 name: row[0], version: row[1], summary: "", presets: [], specific: [])
             let output = DetectorOutput(

@@ -106,9 +106,9 @@ struct DetectorListing: Encodable {
         let width = parameters.map(\.name.count).max() ?? 0
         for parameter in parameters {
             var line = "  " + parameter.name.padding(toLength: width, withPad: " ", startingAt: 0)
-                + "  default \(parameter.default)"
+                + "  default=\(parameter.default)"
             for (preset, value) in parameter.presets.sorted(by: { $0.key < $1.key }) {
-                line += ", \(preset) \(value)"
+                line += "  \(preset)=\(value)"
             }
             lines.append(line)
             lines.append("  " + String(repeating: " ", count: width) + "  \(parameter.summary); \(parameter.accepts)")

@@ -60,9 +60,10 @@ import Testing
         defer { running.stop() }
         let client = try TestClient(running)
         let first = try TestWorker(running, id: "first")
-        try first.heartbeat()
-        Thread.sleep(forTimeInterval: 0.2)
+        // READYs on two connections may arrive in either order: let the first be registered.
+        try client.waitForWorkers(1, heartbeating: first)
         let second = try TestWorker(running, id: "second")
+        try client.waitForWorkers(2, heartbeating: first)
         _ = try submitted(try submit(client, try testSong(seed: 1)))
         let job = try #require(try first.nextJob(timeout: .seconds(3)))
         _ = try submitted(try submit(client, try testSong(seed: 2)))

@@ -20,7 +20,7 @@ final class RunningCoordinator: @unchecked Sendable {
             dataDirectory: directory, frontend: "tcp://127.0.0.1:*", backend: "tcp://127.0.0.1:*",
             events: "tcp://127.0.0.1:*",
             knownDetectors: [DetectorDescriptor(name: "fake", version: "1.0", summary: "a detector played by a test", specific: [])],
-            jobTimeLimitS: 30, heartbeatIntervalS: 0.2, shutdownGraceS: 1)
+            jobTimeLimitS: 30, heartbeatIntervalS: 0.3, shutdownGraceS: 1)
         configure(&configuration)
         var logger = Logger(label: "test.coordinator")
         logger.logLevel = .critical
@@ -135,6 +135,19 @@ final class TestClient {
         let reply = try ClientReply(frames: frames)
         guard reply.requestID == id else { throw HarnessError("reply to another request") }
         return reply.outcome
+    }
+
+    /// Waits until the coordinator has `count` workers, keeping `worker` alive meanwhile.
+    func waitForWorkers(_ count: Int, heartbeating worker: TestWorker) throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            try worker.heartbeat()
+            if case .ok(.status(let status)) = try request(.status(StatusRequest())), status.server?.workers.count == count {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw HarnessError("the coordinator never had \(count) workers")
     }
 
     /// Waits for an event satisfying `matches`.

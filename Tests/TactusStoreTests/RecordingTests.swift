@@ -42,6 +42,27 @@ import Testing
         #expect(try library.counts().analyses == 4)
     }
 
+    @Test func eachDetectorVotesOnceWithItsCurrentDefaultAnalysis() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        let earlier = Date(timeIntervalSince1970: 1_750_000_000)
+        let later = earlier.addingTimeInterval(60)
+        let consensus = try library.record(
+            Fixture.song(1),
+            analyses: [
+                // An old version and the classic preset agree with beta; the current default does not.
+                Fixture.record("alpha", bpm: 120, confidence: 0.9, version: "1", at: earlier),
+                Fixture.record("alpha", bpm: 120, confidence: 0.9, version: "2", preset: "classic", at: later),
+                Fixture.record("alpha", bpm: 80, confidence: 0.9, version: "2", at: later),
+                Fixture.record("beta", bpm: 120, confidence: 0.5, at: earlier),
+            ])
+        #expect(consensus.bpm == 80)
+        #expect(consensus.detectors == ["alpha"])
+        // A detector whose current analysis found nothing does not vote with an older one.
+        let quiet = try library.store(Fixture.record("alpha", bpm: nil, version: "3", at: later.addingTimeInterval(60)), for: Fixture.songID(1))
+        #expect(quiet == ConsensusTempo(bpm: 120, detectors: ["beta"]))
+    }
+
     @Test func recordingASongAgainKeepsItsDateAndEnvelope() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)

@@ -1,0 +1,157 @@
+import Foundation
+import TactusDSP
+import TactusDetector
+
+/// The settings of the `default` statistical-energy analysis.
+struct EnergyStatisticsSettings {
+    var blockSeconds: Double
+    var historyBlocks: Int
+    var threshold: AdaptiveThreshold
+    var salience: BeatMultipleSalience
+    var vote: TempoVoteConfiguration
+    /// Crossover frequencies between the low, middle and high bands, in Hz.
+    var bandSplitHz: (low: Double, high: Double)
+
+    init(_ parameters: ParameterSet) {
+        blockSeconds = parameters.number("block_ms") / 1000
+        historyBlocks = parameters.integer("history_blocks")
+        threshold = AdaptiveThreshold(parameters)
+        salience = BeatMultipleSalience(multiples: parameters.integer("beat_multiples"))
+        let split = parameters.numbers("band_split_hz")
+        bandSplitHz = (split[0], split[1])
+        vote = TempoVoteConfiguration(
+            windowSeconds: parameters.number("window_s"), hopSeconds: parameters.number("hop_s"),
+            minBPM: parameters.number("min_bpm"), maxBPM: parameters.number("max_bpm"),
+            priorBPM: parameters.number("prior_bpm"), priorOctaves: parameters.number("prior_octaves"))
+    }
+}
+
+/// The `default` preset: Patin's statistic made soft and frequency-selective, over the whole
+/// song in windows.
+///
+/// Three sub-bands are split with one-pole filters as the samples stream in: by default
+/// below 150 Hz (kick, bass; two poles), 150 Hz-3 kHz (snare body, voices, chords) and above
+/// 3 kHz (hi-hats, cymbals). Each block's energy in each band is compared with C times the mean of the
+/// band's previous `historyBlocks` blocks, and by how much (in log terms) it exceeds it is
+/// the block's beat strength: a continuous beat train instead of Patin's yes/no decision.
+/// The train goes through the shared windowed ``TempoVote`` with a ``BeatMultipleSalience``.
+final class EnergyStatisticsSession: DetectorSession {
+    private var finite = FiniteSamples()
+    static let bandCount = 3
+    private let settings: EnergyStatisticsSettings
+    private let sampleRate: Double
+    private let blockLength: Int
+    private let lowCoefficient: Float
+    private let highCoefficient: Float
+    private var lowState1: Float = 0
+    private var lowState2: Float = 0
+    private var highState: Float = 0
+    private var sums: (low: Float, mid: Float, high: Float, all: Float) = (0, 0, 0, 0)
+    private var pending = 0
+    private var sampleCount = 0
+    /// Energy per block and band, band-interleaved.
+    private var bandEnergies: [Float] = []
+    /// Sum of squared samples before each block, then over every sample (for window energies).
+    private var energyPrefix: [Double] = [0]
+
+    init(settings: EnergyStatisticsSettings, sampleRate: Double) {
+        self.settings = settings
+        self.sampleRate = sampleRate
+        blockLength = max(1, Int((settings.blockSeconds * sampleRate).rounded()))
+        lowCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.low / sampleRate))
+        highCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.high / sampleRate))
+    }
+
+    func consume(_ samples: UnsafeBufferPointer<Float>) {
+        finite.process(samples) { accumulate($0) }
+    }
+
+    private func accumulate(_ samples: UnsafeBufferPointer<Float>) {
+        var low1 = lowState1, low2 = lowState2, high = highState
+        var sums = self.sums
+        var pending = self.pending
+        let lowCoefficient = self.lowCoefficient, highCoefficient = self.highCoefficient
+        for sample in samples {
+            low1 += lowCoefficient * (sample - low1)
+            low2 += lowCoefficient * (low1 - low2)
+            high += highCoefficient * (sample - high)
+            let mid = high - low2
+            let top = sample - high
+            sums.low += low2 * low2
+            sums.mid += mid * mid
+            sums.high += top * top
+            sums.all += sample * sample
+            pending += 1
+            if pending == blockLength {
+                bandEnergies.append(sums.low)
+                bandEnergies.append(sums.mid)
+                bandEnergies.append(sums.high)
+                energyPrefix.append(energyPrefix[energyPrefix.count - 1] + Double(sums.all))
+                sums = (0, 0, 0, 0)
+                pending = 0
+            }
+        }
+        lowState1 = low1
+        lowState2 = low2
+        highState = high
+        self.sums = sums
+        self.pending = pending
+        sampleCount += samples.count
+    }
+
+    func finish() -> DetectorOutput {
+        var prefix = energyPrefix
+        prefix.append(prefix[prefix.count - 1] + Double(sums.all))
+        let envelope = OnsetStrengthEnvelope(
+            frameRate: sampleRate / Double(blockLength), sampleRate: sampleRate, bands: beatStrengths(),
+            sampleCount: sampleCount, energyPrefix: prefix)
+        let autocorrelation = EnvelopeAutocorrelation()
+        let salience = settings.salience
+        let result = TempoVote(configuration: settings.vote).decide(envelope) { window, bpms in
+            salience(autocorrelation.summed(window), window: window, bpms: bpms)
+        }
+        return DetectorOutput(voted: result)
+    }
+
+    /// The soft beat trains, one per band: per block, the log excess of the band's energy over
+    /// C times its history mean (0 when it does not exceed it). Energies below 10^-4 of the
+    /// band's mean over the song are treated as that floor, so near-silence adds no noise.
+    private func beatStrengths() -> [[Float]] {
+        let bands = Self.bandCount
+        let blocks = bandEnergies.count / bands
+        var trains: [[Float]] = []
+        for band in 0..<bands {
+            var train = [Float](repeating: 0, count: blocks)
+            var songMean = 0.0
+            for block in 0..<blocks { songMean += Double(bandEnergies[block * bands + band]) }
+            songMean /= Double(max(blocks, 1))
+            let floor = max(songMean * 1e-4, Double.leastNormalMagnitude)
+            var history = EnergyHistory(capacity: settings.historyBlocks)
+            for block in 0..<blocks {
+                let energy = Double(bandEnergies[block * bands + band])
+                if history.count > 0 {
+                    let constant = settings.threshold.constant(mean: history.mean, variance: history.variance)
+                    let excess = log((energy + floor) / (constant * history.mean + floor))
+                    if excess > 0 { train[block] = Float(excess) }
+                }
+                history.append(energy)
+            }
+            trains.append(train)
+        }
+        return trains
+    }
+}
+
+extension DetectorOutput {
+    /// The output of a session whose tempo the shared windowed vote decided.
+    init(voted result: TempoVote.Result) {
+        self.init(
+            bpm: result.bpm, reason: result.reason, confidence: result.confidence,
+            candidates: result.candidates.map { TempoCandidate(bpm: $0.bpm, strength: $0.strength) },
+            windows: result.windows.map {
+                AnalysisWindow(
+                    startS: $0.startSeconds, durationS: $0.durationSeconds, energy: $0.energy,
+                    bpm: $0.bpm, strength: $0.strength)
+            })
+    }
+}

@@ -1,0 +1,93 @@
+import TactusDSP
+import TactusDetector
+
+/// Tempo from sound-energy statistics (Frederic Patin, "Beat Detection Algorithms", 2003;
+/// seed 002 section 3.3).
+///
+/// Patin compares the instant energy of each block with the average energy of the blocks
+/// before it: a block much louder than its recent past is a beat. Patin stops at beats;
+/// a tempo needs one more step.
+///
+/// - `classic` is Patin's streaming detector as published: 1024-sample blocks (23.2 ms),
+///   a 43-block history, the variance-adaptive constant C = -0.0025714 V + 1.5142857, hard
+///   beat decisions debounced as seed 004 does, and the tempo from clustering the intervals
+///   between beats.
+/// - `default` keeps the statistic but makes it soft and frequency-selective: three
+///   sub-bands (kick, body, cymbals) at a 5.8 ms hop, each block's energy against its own
+///   history, the excess taken as a continuous beat strength instead of a yes/no decision;
+///   the tempo of that beat-strength train is estimated per window over the whole song and
+///   decided by a strength-weighted, octave-aware vote.
+public struct StatisticalEnergyDetector: TempoDetector {
+    static let name = "statistical-energy"
+
+    public static let descriptor = DetectorDescriptor(
+        name: name,
+        version: "1.0.0",
+        summary: "Patin's sound-energy statistics: blocks louder than their recent past are beats; tempo from their periodicity",
+        specific: [
+            ParameterSpec(
+                "block_ms", .number(2...100), default: .number(5.8),
+                presets: ["classic": .number(1024_000.0 / 44_100)],
+                summary: "block length in milliseconds (Patin: 1024 samples at 44.1 kHz, 23.2 ms); scaled to every sample rate"),
+            ParameterSpec(
+                "history_blocks", .integer(2...400), default: .number(8),
+                presets: ["classic": .number(43)],
+                summary: "blocks in the local-average history each block is compared with (Patin: 43, about 1 s)"),
+            ParameterSpec(
+                "c_slope", .number(-1...1), default: .number(-0.0025714),
+                summary: "slope of Patin's adaptive constant C = c_slope * V + c_intercept"),
+            ParameterSpec(
+                "c_intercept", .number(0.5...4), default: .number(1.5142857),
+                summary: "intercept of Patin's adaptive constant C = c_slope * V + c_intercept"),
+            ParameterSpec(
+                "variance_scale", .number(0...10_000), default: .number(20),
+                summary: "V is the variance of the history's energies relative to their squared mean, times this scale, so C does not depend on the signal's level"),
+            ParameterSpec(
+                "c_min", .number(0.5...4), default: .number(1.05),
+                summary: "lowest value C may take however large the variance"),
+            ParameterSpec(
+                "hold_blocks", .integer(1...16), default: .number(1),
+                summary: "classic: blocks the energy must stay above C * <E> before a beat is declared (seed 004's debounce)"),
+            ParameterSpec(
+                "refractory_s", .number(0...1), default: .number(0.15),
+                summary: "classic: shortest time between two beats, in seconds"),
+            ParameterSpec(
+                "window_s", .number(2...60), default: .number(8),
+                summary: "analysis window length in seconds (classic: only for the per-window record)"),
+            ParameterSpec(
+                "hop_s", .number(0.5...60), default: .number(4),
+                summary: "seconds between the starts of consecutive windows"),
+            ParameterSpec(
+                "band_split_hz", .increasingNumbers(range: 20...20_000, count: 2...2), default: .numbers([150, 3000]),
+                summary: "default: crossover frequencies in Hz between the low, middle and high sub-bands"),
+            ParameterSpec(
+                "beat_multiples", .integer(1...8), default: .number(4),
+                summary: "default: a tempo's salience averages the beat-strength autocorrelation at this many multiples of its beat period"),
+            ParameterSpec(
+                "prior_bpm", .number(40...300), default: .number(120),
+                summary: "default: centre of the log-normal tempo prior that decides between octave-related tempi"),
+            ParameterSpec(
+                "prior_octaves", .number(0...4), default: .number(1),
+                summary: "default: width of the tempo prior in octaves (0: no prior)"),
+        ])
+
+    public let parameters: ParameterSet
+
+    public init(parameters: ParameterSet) throws(ParameterError) {
+        self.parameters = parameters
+        if parameters.number("hop_s") > parameters.number("window_s") {
+            throw .inconsistent(
+                detector: Self.name, parameters: ["hop_s", "window_s"],
+                message: "hop_s must not exceed window_s (every part of the song belongs to a window)")
+        }
+    }
+
+    public func makeSession(format: SignalFormat) -> any DetectorSession {
+        switch parameters.text("preset") {
+        case "classic":
+            return PatinBeatSession(settings: PatinSettings(parameters), sampleRate: format.sampleRate)
+        default:
+            return EnergyStatisticsSession(settings: EnergyStatisticsSettings(parameters), sampleRate: format.sampleRate)
+        }
+    }
+}
