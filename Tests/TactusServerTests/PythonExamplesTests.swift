@@ -1,5 +1,6 @@
 import Foundation
 import TactusAnalysis
+import TactusAudio
 import TactusDetector
 import TactusProtocol
 import TactusStore
@@ -87,11 +88,11 @@ struct PythonExamplesTests {
             if let bpm = tempi[file] {
                 let onset = try #require(analyses.first { $0["detector"] as? String == "python-onset" }, "\(file): \(detectors)")
                 #expect(TempoRelation.acc2(onset["bpm"] as? Double, bpm), "\(file): python-onset found \(String(describing: onset["bpm"]))")
-                #expect(TempoRelation.acc2(consensus[song] ?? nil, bpm), "\(file): consensus \(String(describing: consensus[song]))")
+                #expect(TempoRelation.acc2(consensus[song], bpm), "\(file): consensus \(String(describing: consensus[song]))")
             }
         }
         // The query lists exactly the songs whose consensus tempo lies in the range.
-        let inRange = Set(consensus.compactMap { song, bpm in bpm.map { (90...150).contains($0) } == true ? song : nil })
+        let inRange = Set(consensus.filter { (90...150).contains($0.value) }.keys)
         #expect(Set(matches.compactMap { $0["song"] as? String }) == inRange)
         #expect(matches.allSatisfy { ($0["bpm"] as? Double).map { (90...150).contains($0) } == true })
 
@@ -128,7 +129,7 @@ final class PythonProcess {
 
     init(_ script: String, _ arguments: [String]) throws {
         logFile = FileManager.default.temporaryDirectory.path + "/tactus-python-\(UUID().uuidString).log"
-        FileManager.default.createFile(atPath: logFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: logFile, contents: nil)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", script] + arguments
         process.standardOutput = FileHandle.nullDevice
@@ -165,7 +166,7 @@ final class PythonProcess {
     /// standard output and its standard error.
     static func run(_ script: String, _ arguments: [String], timeout: Duration) throws -> (status: Int32, output: String, errors: String) {
         let errorsFile = FileManager.default.temporaryDirectory.path + "/tactus-python-\(UUID().uuidString).err"
-        FileManager.default.createFile(atPath: errorsFile, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorsFile, contents: nil)
         defer { try? FileManager.default.removeItem(atPath: errorsFile) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
