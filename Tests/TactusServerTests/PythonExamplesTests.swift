@@ -25,8 +25,7 @@ let pythonHasZMQ: Bool = {
 /// like the built-ins.
 @Suite(.serialized, .enabled(if: pythonHasZMQ, "needs python3 with pyzmq and numpy: run `make deps`"))
 struct PythonExamplesTests {
-    private static let examples = URL(fileURLWithPath: tactusExecutable).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("protocol/examples")
+    private static let examples = URL(fileURLWithPath: CLI.repositoryRoot).appendingPathComponent("protocol/examples")
     private static let builtins = Set(BuiltinDetectors.registry.names)
 
     @Test func theExampleWorkerAndClientWorkWithTheRealServer() throws {
