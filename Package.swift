@@ -100,6 +100,7 @@ let package = Package(
             name: "tactus-bench",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
+                "TactusClient", "TactusProtocol", "TactusZMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
