@@ -130,13 +130,7 @@ extension CoordinatorLoop {
                     retryAfterMs: error.code == .diskFull ? 60_000 : nil)
             }
         }
-        let record = SongRecord(
-            id: song, fileName: name, byteSize: bytes.count, format: metadata.format.rawValue, codec: metadata.codec,
-            sampleRate: metadata.sampleRate, channels: metadata.channels, durationS: metadata.duration,
-            tags: SongTags(
-                title: metadata.tags.title, artist: metadata.tags.artist, album: metadata.tags.album,
-                genre: metadata.tags.genre, year: metadata.tags.year),
-            addedAt: Date(), envelope: nil)
+        let record = SongRecord(id: song, fileName: name, byteSize: bytes.count, metadata: metadata)
         let jobs = try library.enqueue(record, jobs: requests)
         for job in jobs where job.state == .queued && !pending.contains(job.id) {
             pending.append(PendingJob(id: job.id, song: song.hex, detector: job.detector, params: job.params))

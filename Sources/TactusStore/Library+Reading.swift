@@ -123,7 +123,7 @@ extension Library {
             id: try SongID.stored(row["sha256"]), fileName: row["file_name"], byteSize: row["byte_size"],
             format: row["format"], codec: row["codec"], sampleRate: row["sample_rate"], channels: row["channels"],
             durationS: row["duration_s"],
-            tags: SongTags(
+            tags: AudioTags(
                 title: row["title"], artist: row["artist"], album: row["album"], genre: row["genre"], year: row["year"]),
             addedAt: row["added_at"], envelope: envelope)
     }

@@ -2,26 +2,9 @@ import Foundation
 import TactusDetector
 import TactusAudio
 
-/// The tags of a song, as read from its file. Any of them may be missing.
-public struct SongTags: Sendable, Hashable, Codable {
-    public var title: String?
-    public var artist: String?
-    public var album: String?
-    public var genre: String?
-    public var year: Int?
-
-    public init(title: String? = nil, artist: String? = nil, album: String? = nil, genre: String? = nil, year: Int? = nil) {
-        self.title = title
-        self.artist = artist
-        self.album = album
-        self.genre = genre
-        self.year = year
-    }
-}
-
 /// What the library keeps of a song: its identity, where it came from, its audio format, its
-/// tags and its energy envelope. The store's own record, independent of the audio decoder:
-/// whoever decodes a file fills one in.
+/// tags (TactusAudio's `AudioTags`, as read from the file) and its energy envelope. Whoever
+/// decodes a file fills one in.
 public struct SongRecord: Sendable, Hashable, Codable {
     /// The SHA-256 of the file's bytes.
     public var id: SongID
@@ -37,7 +20,7 @@ public struct SongRecord: Sendable, Hashable, Codable {
     public var channels: Int
     /// Duration in seconds.
     public var durationS: Double
-    public var tags: SongTags
+    public var tags: AudioTags
     /// When the song entered the library. Recording a song again keeps the first date.
     public var addedAt: Date
     /// The energy envelope shared by every detector, stored as little-endian float32 (see
@@ -46,7 +29,7 @@ public struct SongRecord: Sendable, Hashable, Codable {
 
     public init(
         id: SongID, fileName: String, byteSize: Int, format: String, codec: String? = nil,
-        sampleRate: Int, channels: Int, durationS: Double, tags: SongTags = SongTags(),
+        sampleRate: Int, channels: Int, durationS: Double, tags: AudioTags = AudioTags(),
         addedAt: Date = Date(), envelope: EnergyEnvelope? = nil
     ) {
         self.id = id
@@ -82,5 +65,18 @@ public struct SongRecord: Sendable, Hashable, Codable {
         if let envelope, !(envelope.hopS.isFinite && envelope.hopS > 0) {
             throw .invalidValue(field: "envelope_hop_s", value: "\(envelope.hopS)", accepted: "a hop > 0 seconds")
         }
+    }
+}
+
+extension SongRecord {
+    /// The record of a song from what the decoder found out about it.
+    public init(
+        id: SongID, fileName: String, byteSize: Int, metadata: AudioMetadata, addedAt: Date = Date(),
+        envelope: EnergyEnvelope? = nil
+    ) {
+        self.init(
+            id: id, fileName: fileName, byteSize: byteSize, format: metadata.format.rawValue, codec: metadata.codec,
+            sampleRate: metadata.sampleRate, channels: metadata.channels, durationS: metadata.duration,
+            tags: metadata.tags, addedAt: addedAt, envelope: envelope)
     }
 }

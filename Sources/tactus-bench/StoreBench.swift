@@ -120,7 +120,7 @@ struct StoreBench: ParsableCommand {
         SongRecord(
             id: id, fileName: "song-\(n).mp3", byteSize: 4_000_000 + n, format: "mp3", codec: "mp3", sampleRate: 44_100,
             channels: 2, durationS: Double.random(in: 120...360, using: &random),
-            tags: SongTags(title: "Song \(n)", artist: "Artist \(n % 997)", album: "Album \(n % 4999)", genre: "Bench", year: 1960 + n % 60))
+            tags: AudioTags(title: "Song \(n)", artist: "Artist \(n % 997)", album: "Album \(n % 4999)", genre: "Bench", year: 1960 + n % 60))
     }
 
     /// A detector's result near `tempo`: usually right, sometimes an octave off, 40 windows.

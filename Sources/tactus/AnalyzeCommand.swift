@@ -110,12 +110,8 @@ enum StoredSong {
         guard let byteSize = (attributes[.size] as? NSNumber)?.intValue else {
             throw CommandFailure("\(file): the file system reports no size")
         }
-        let tags = metadata.tags
         let song = SongRecord(
-            id: id, fileName: (file as NSString).lastPathComponent, byteSize: byteSize, format: metadata.format.rawValue,
-            codec: metadata.codec, sampleRate: metadata.sampleRate, channels: metadata.channels,
-            durationS: metadata.duration,
-            tags: SongTags(title: tags.title, artist: tags.artist, album: tags.album, genre: tags.genre, year: tags.year),
+            id: id, fileName: (file as NSString).lastPathComponent, byteSize: byteSize, metadata: metadata,
             envelope: analysis.envelope)
         return (song, analysis.analyses.map { AnalysisRecord($0) })
     }

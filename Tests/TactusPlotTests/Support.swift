@@ -46,7 +46,7 @@ enum Sample {
     static func song(_ n: Int, title: String? = nil, artist: String? = nil) -> SongRecord {
         SongRecord(
             id: SongID(hashing: Data("plot song \(n)".utf8)), fileName: "song-\(n).flac", byteSize: 1000 + n, format: "flac",
-            codec: "flac", sampleRate: 44100, channels: 2, durationS: 180, tags: SongTags(title: title, artist: artist),
+            codec: "flac", sampleRate: 44100, channels: 2, durationS: 180, tags: AudioTags(title: title, artist: artist),
             envelope: envelope())
     }
 
