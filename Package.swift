@@ -39,7 +39,7 @@ let package = Package(
             ]
         ),
         // DSP building blocks shared by the detectors (FFTW-backed).
-        .target(name: "TactusDSP", dependencies: ["CFFTW"]),
+        .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result.
         .target(name: "TactusDetector"),
     ] + builtinDetectors.map { detector in
@@ -107,6 +107,8 @@ let package = Package(
         // Synthesised audio (click tracks, drum patterns, ramps) written through libsndfile,
         // shared by the tests and the benchmarks.
         .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio"]),
+        // The behaviour every built-in detector shares, as Swift Testing checks its tests call.
+        .target(name: "TactusDetectorTestSupport", dependencies: ["TactusTestSupport", "TactusAudio", "TactusDetector"]),
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
@@ -114,10 +116,10 @@ let package = Package(
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(
             name: "StatisticalEnergyTests",
-            dependencies: ["StatisticalEnergyDetector", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+            dependencies: ["StatisticalEnergyDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
         .testTarget(
             name: "AutocorrelationTests",
-            dependencies: ["AutocorrelationDetector", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+            dependencies: ["AutocorrelationDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ"]),
         .testTarget(

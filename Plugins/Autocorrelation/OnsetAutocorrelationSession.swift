@@ -45,17 +45,3 @@ final class OnsetAutocorrelationSession: DetectorSession {
         return DetectorOutput(voted: result)
     }
 }
-
-extension DetectorOutput {
-    /// The output of a session whose tempo the shared windowed vote decided.
-    init(voted result: TempoVote.Result) {
-        self.init(
-            bpm: result.bpm, reason: result.reason, confidence: result.confidence,
-            candidates: result.candidates.map { TempoCandidate(bpm: $0.bpm, strength: $0.strength) },
-            windows: result.windows.map {
-                AnalysisWindow(
-                    startS: $0.startSeconds, durationS: $0.durationSeconds, energy: $0.energy,
-                    bpm: $0.bpm, strength: $0.strength)
-            })
-    }
-}

@@ -108,17 +108,3 @@ enum CombEnergy {
         return total
     }
 }
-
-/// Maps the shared vote's result onto the detector interface.
-extension DetectorOutput {
-    init(_ result: TempoVote.Result) {
-        self.init(
-            bpm: result.bpm, reason: result.reason, confidence: result.confidence,
-            candidates: result.candidates.map { TempoCandidate(bpm: $0.bpm, strength: $0.strength) },
-            windows: result.windows.map {
-                AnalysisWindow(
-                    startS: $0.startSeconds, durationS: $0.durationSeconds, energy: $0.energy, bpm: $0.bpm,
-                    strength: $0.strength)
-            })
-    }
-}

@@ -37,6 +37,6 @@ final class WindowedCombFilterSession: DetectorSession {
             let scale = 1 / (total * Double(r[0]))
             return bpms.map { CombEnergy.excess(r, lag: window.lag(ofBPM: $0), weights: weights) * scale }
         }
-        return DetectorOutput(result)
+        return DetectorOutput(voted: result)
     }
 }

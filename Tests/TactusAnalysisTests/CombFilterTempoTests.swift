@@ -12,7 +12,7 @@ import TactusTestSupport
         let signal = Synth.clickTrack(bpm: bpm, seconds: 16, sampleRate: Double(Self.rate))
         let result = try TestSongs.analyze([signal], sampleRate: Self.rate, detectors: [TestSongs.combFilter(preset)])
         let analysis = try #require(result.analyses.first)
-        #expect(TestSongs.isTempoOrOctave(analysis.bpm, of: bpm), "\(preset): \(analysis.bpm ?? 0) for \(bpm)")
+        #expect(TempoOctave.matches(analysis.bpm, bpm), "\(preset): \(analysis.bpm ?? 0) for \(bpm)")
         #expect(analysis.confidence > 0.3)
     }
 
@@ -27,7 +27,7 @@ import TactusTestSupport
         let signal = Synth.drumPattern(bpm: bpm, seconds: 20, sampleRate: Double(Self.rate), pattern: pattern)
         let result = try TestSongs.analyze([signal], sampleRate: Self.rate, detectors: [TestSongs.combFilter()])
         let analysis = try #require(result.analyses.first)
-        #expect(TestSongs.isTempoOrOctave(analysis.bpm, of: bpm), "\(analysis.bpm ?? 0) for \(bpm) \(patternName)")
+        #expect(TempoOctave.matches(analysis.bpm, bpm), "\(analysis.bpm ?? 0) for \(bpm) \(patternName)")
         // The octave the detector did not choose is among the candidates.
         #expect(analysis.candidates.count >= 2 && analysis.candidates.count <= 5)
         #expect(analysis.candidates.first?.strength == 1)

@@ -25,10 +25,4 @@ enum TestSongs {
         given["preset"] = .text(preset)
         return try BuiltinDetectors.registry.make("comb-filter", parameters: given)
     }
-
-    /// True when `found` is within `tolerance` of `bpm` times 1, 2 or 1/2.
-    static func isTempoOrOctave(_ found: Double?, of bpm: Double, tolerance: Double = 0.01) -> Bool {
-        guard let found else { return false }
-        return [1.0, 2, 0.5].contains { abs(found - bpm * $0) <= tolerance * bpm * $0 }
-    }
 }
