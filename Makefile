@@ -6,7 +6,7 @@ SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
 DATA := tactus-data
 
-.PHONY: run test build release bench deps clean
+.PHONY: run test build release bench fuzz soak deps clean
 
 ## Install the missing system packages (apt-get, through sudo when not root).
 deps:
@@ -38,6 +38,33 @@ BENCHES ?= decode store accuracy
 bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
 	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done
+
+## The long fault tests (minutes): kill -9 random workers while 300 songs are analysed, and
+## kill -9 the coordinator during a batch of 100; TACTUS_SOAK_SONGS=N changes the batch size.
+soak: deps
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	TACTUS_SOAK=1 swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter SoakTests
+
+## Fuzzing (libFuzzer, with AddressSanitizer): each target runs FUZZ_SECONDS (default 60) on a
+## corpus grown from the committed seeds (Tests/Fixtures/fuzz/NAME); any crash fails the run and
+## is saved as .build/fuzz/crashes/NAME/crash-*. Replay one with the normal build:
+## `swift run tactus-fuzz-NAME FILE`. `make fuzz FUZZ_TARGETS=audio` runs one target.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= protocol audio
+FUZZ_DIR := .build/fuzz
+FUZZ_BUILD_FLAGS := -c debug --scratch-path $(FUZZ_DIR) -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+	-Xswiftc -DTACTUS_LIBFUZZER
+fuzz: deps
+	@set -e; for t in $(FUZZ_TARGETS); do swift build $(FUZZ_BUILD_FLAGS) --product tactus-fuzz-$$t $(SWIFT_BUILD_FLAGS); done
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t; \
+		case $$t in protocol) max_len=8192;; *) max_len=65536;; esac; \
+		echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+		$(FUZZ_DIR)/debug/tactus-fuzz-$$t $(FUZZ_DIR)/corpus/$$t Tests/Fixtures/fuzz/$$t \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=$$max_len -timeout=30 -rss_limit_mb=4096 \
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crashes/$$t/ \
+		|| { echo "fuzz $$t: crash saved in $(FUZZ_DIR)/crashes/$$t/"; exit 1; }; \
+	done
 
 clean:
 	swift package clean

@@ -43,6 +43,16 @@ extension CoordinatorLoop {
         }
     }
 
+    /// Disconnects a worker whose message has too many frames to decode.
+    func refuseWorkerMessage(_ firstFrames: [[UInt8]], frameCount: Int) {
+        guard let address = firstFrames.first else { return }
+        let error = ProtocolError.tooManyFrames(
+            message: "worker message", limit: configuration.limits.maxFrames, received: frameCount - 1)
+        logger.warning("a worker sent an invalid message; disconnecting it", metadata: ["error": "\(error)"])
+        sendToWorker(address, .disconnect(DisconnectBody(reason: "protocol error", error: error.body)))
+        workerLost(address, reason: "protocol error: \(error)", notify: false)
+    }
+
     private func workerReady(_ address: [UInt8], _ body: ReadyBody) {
         if workers[address] != nil {
             sendToWorker(
@@ -205,16 +215,22 @@ extension CoordinatorLoop {
                     pending.requeue(job)
                     break
                 }
-                do {
+                do throws(StoreError) {
                     let attempt = try library.startJob(job.id, worker: worker.id)
                     workers.setAttempt(worker.address, attempt)
                     let body = JobBody(
                         job: job.id, attempt: attempt, song: job.song, params: job.params,
                         timeLimitS: configuration.jobTimeLimitS, envelope: true)
                     sendToWorker(worker.address, .job(body, audio: bytes))
+                } catch .invalidValue {
+                    // No longer queued (cancelled meanwhile): nothing to send.
+                    workers.release(worker.address)
                 } catch {
+                    // The job stays queued (the database is locked, say): try again on a later pass.
                     logger.error("cannot start a job", metadata: ["job": "\(job.id)", "error": "\(error)"])
                     workers.release(worker.address)
+                    pending.requeue(job)
+                    break
                 }
             }
         }

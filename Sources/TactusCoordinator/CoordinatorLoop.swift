@@ -82,8 +82,8 @@ final class CoordinatorLoop {
                 return
             }
             let ready = try poller.poll(timeout: .milliseconds(100))
-            if ready.contains(backend) { drain(backend, handler: handleBackend) }
-            if ready.contains(frontend) { drain(frontend, handler: handleFrontend) }
+            if ready.contains(backend) { drain(backend, handler: handleBackend, tooManyFrames: refuseWorkerMessage) }
+            if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
             tick()
             dispatch()
         }
@@ -91,11 +91,21 @@ final class CoordinatorLoop {
 
     /// Handles every message waiting on `socket` (at most a bounded batch, so neither
     /// socket starves the other).
-    private func drain(_ socket: ZMQSocket, handler: ([[UInt8]]) -> Void) {
+    ///
+    /// A message with more frames than the limit (plus the routing id and delimiter) is not
+    /// decoded: `tooManyFrames` answers it from its first frames and its frame count.
+    private func drain(
+        _ socket: ZMQSocket, handler: ([[UInt8]]) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
+    ) {
+        let keep = configuration.limits.maxFrames + 2
         for _ in 0..<256 {
             do {
-                guard let message = try socket.tryReceive(maxFrames: configuration.limits.maxFrames + 2) else { return }
-                handler(message)
+                guard let (message, frameCount) = try socket.tryReceive(keepingAtMost: keep) else { return }
+                if frameCount > keep {
+                    tooManyFrames(message, frameCount)
+                } else {
+                    handler(message)
+                }
             } catch {
                 logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
             }

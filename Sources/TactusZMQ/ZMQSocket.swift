@@ -212,6 +212,13 @@ public final class ZMQSocket {
         try receive(flags: ZMQ_DONTWAIT, maxFrames: maxFrames)
     }
 
+    /// The next message if one is waiting, without waiting, cut to its first `maxFrames`
+    /// frames; `frameCount` is how many it had. A server uses it to answer a message with
+    /// too many frames, whose first frame (a ROUTER's routing id) says who sent it.
+    public func tryReceive(keepingAtMost maxFrames: Int) throws(ZMQError) -> (frames: [[UInt8]], frameCount: Int)? {
+        try receiveFrames(flags: ZMQ_DONTWAIT, keeping: maxFrames)
+    }
+
     /// The next message, waiting at most `timeout`; nil when none came in time.
     public func receive(timeout: Duration, maxFrames: Int = .max) throws(ZMQError) -> [[UInt8]]? {
         let clock = ContinuousClock()
@@ -227,9 +234,20 @@ public final class ZMQSocket {
     }
 
     private func receive(flags: Int32, maxFrames: Int) throws(ZMQError) -> [[UInt8]]? {
+        guard let (frames, total) = try receiveFrames(flags: flags, keeping: maxFrames) else { return nil }
+        if total > maxFrames {
+            throw ZMQError(
+                code: ZMQError.messageTooLarge,
+                operation: "receive: a message of \(total) frames exceeds the limit of \(maxFrames)")
+        }
+        return frames
+    }
+
+    /// Reads a whole message, keeping its first `keeping` frames; returns them and the count
+    /// of frames the message had.
+    private func receiveFrames(flags: Int32, keeping: Int) throws(ZMQError) -> ([[UInt8]], Int)? {
         let handle = try openHandle("receive")
         var frames: [[UInt8]] = []
-        var discarding = false
         var total = 0
         while true {
             zmq_msg_init(scratch)
@@ -243,8 +261,7 @@ public final class ZMQSocket {
                 throw error
             }
             total += 1
-            if total > maxFrames { discarding = true }
-            if !discarding {
+            if total <= keeping {
                 let size = zmq_msg_size(scratch)
                 if let data = zmq_msg_data(scratch), size > 0 {
                     frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
@@ -254,12 +271,7 @@ public final class ZMQSocket {
             }
             if zmq_msg_more(scratch) == 0 { break }
         }
-        if discarding {
-            throw ZMQError(
-                code: ZMQError.messageTooLarge,
-                operation: "receive: a message of \(total) frames exceeds the limit of \(maxFrames)")
-        }
-        return frames
+        return (frames, total)
     }
 
     // MARK: Options
