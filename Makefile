@@ -46,8 +46,9 @@ soak: deps
 	TACTUS_SOAK=1 swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter SoakTests
 
 ## Fuzzing (libFuzzer, with AddressSanitizer): each target runs FUZZ_SECONDS (default 60) on a
-## corpus grown from the committed seeds (Tests/Fixtures/fuzz/NAME); any crash fails the run and
-## is saved as .build/fuzz/crashes/NAME/crash-*. Replay one with the normal build:
+## corpus grown from the committed seeds (Tests/Fixtures/fuzz/NAME); any crash, leak or timeout
+## fails the run and is saved in .build/fuzz/crashes/NAME/ (leaks inside the system's C decoders
+## are suppressed: Tests/Fixtures/fuzz/lsan.supp). Replay one with the normal build:
 ## `swift run tactus-fuzz-NAME FILE`. `make fuzz FUZZ_TARGETS=audio` runs one target.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= protocol audio
@@ -60,6 +61,7 @@ fuzz: deps
 		mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t; \
 		case $$t in protocol) max_len=8192;; *) max_len=65536;; esac; \
 		echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Fixtures/fuzz/lsan.supp:print_suppressions=0 \
 		$(FUZZ_DIR)/debug/tactus-fuzz-$$t $(FUZZ_DIR)/corpus/$$t Tests/Fixtures/fuzz/$$t \
 			-max_total_time=$(FUZZ_SECONDS) -max_len=$$max_len -timeout=30 -rss_limit_mb=4096 \
 			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crashes/$$t/ \
