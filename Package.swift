@@ -81,7 +81,7 @@ let package = Package(
             ]
         ),
         // The client side of the wire protocol: requests and replies to the frontend, events.
-        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol"]),
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",

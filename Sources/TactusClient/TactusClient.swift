@@ -1,4 +1,5 @@
 import TactusProtocol
+import TactusStore
 import TactusZMQ
 
 /// A connection to a coordinator's frontend: one request at a time, each answered or failed
@@ -163,6 +164,30 @@ public final class TactusClient {
     /// Cancels one job or every unfinished job of a song; the answer lists those cancelled.
     public func cancel(_ request: CancelRequest) throws(ClientError) -> CancelResponse {
         guard case .cancel(let response) = try send(.cancel(request)) else { throw mismatch(.cancel) }
+        return response
+    }
+
+    /// The songs whose tempo lies in the request's range, as `tactus query` lists them.
+    public func query(_ request: QueryRequest) throws(ClientError) -> [TempoMatch] {
+        guard case .query(let response) = try send(.query(request)) else { throw mismatch(.query) }
+        return response.songs
+    }
+
+    /// One song's results side by side, or (without a song) the detectors over the whole library.
+    public func compare(_ request: CompareRequest) throws(ClientError) -> CompareResponse {
+        guard case .compare(let response) = try send(.compare(request)) else { throw mismatch(.compare) }
+        return response
+    }
+
+    /// Songs for a running cadence or a profile of cadences.
+    public func playlist(_ request: PlaylistQuery) throws(ClientError) -> Playlist {
+        guard case .playlist(let response) = try send(.playlist(request)) else { throw mismatch(.playlist) }
+        return response.playlist
+    }
+
+    /// A song's reference tempo, set first when the request has a `bpm`.
+    public func truth(_ request: TruthRequest) throws(ClientError) -> TruthResponse {
+        guard case .truth(let response) = try send(.truth(request)) else { throw mismatch(.truth) }
         return response
     }
 

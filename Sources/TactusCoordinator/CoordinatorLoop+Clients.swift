@@ -71,7 +71,9 @@ extension CoordinatorLoop {
             return .result(response, envelope: envelope)
         case .query(let request): return .query(SongList(songs: try library.query(request.tempoQuery)))
         case .compare(let request):
-            guard let song = request.song else { return .compare(CompareResponse(library: try library.compareLibrary())) }
+            guard let song = request.song else {
+                return .compare(CompareResponse(library: try library.compareLibrary(binWidth: request.binWidth ?? 10)))
+            }
             return .compare(CompareResponse(song: try library.compare(try library.resolveSongID(song))))
         case .playlist(let request):
             return .playlist(PlaylistResponse(playlist: try library.playlist(try request.playlistRequest())))

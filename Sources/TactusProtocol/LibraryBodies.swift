@@ -92,16 +92,26 @@ public struct SongList: WireBody {
 }
 
 /// `compare`: one song's results side by side (`song`: its id or a unique prefix of at least
-/// 8 hex digits), or, without `song`, the whole library.
+/// 8 hex digits), or, without `song`, the whole library, its tempo histogram in bins of
+/// `bin_width` BPM (default 10).
 public struct CompareRequest: WireBody {
     public var song: String?
+    /// The width of the library histogram's bins, in BPM (0.1 to 1000); only without `song`.
+    public var binWidth: Double?
 
-    public init(song: String? = nil) {
+    public init(song: String? = nil, binWidth: Double? = nil) {
         self.song = song
+        self.binWidth = binWidth
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case song
+        case binWidth = "bin_width"
     }
 
     public func validate(command: String) throws(ProtocolError) {
         if let song { try Check.song(song, command: command) }
+        if let binWidth { try Check.finite(binWidth, field: "bin_width", in: 0.1...1000, command: command) }
     }
 }
 

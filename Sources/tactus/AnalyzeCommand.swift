@@ -4,6 +4,7 @@ import Logging
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusStore
 
 /// `tactus analyze FILE...`: decodes each file once and runs the chosen detectors on it.
 struct Analyze: ParsableCommand {
@@ -22,7 +23,14 @@ struct Analyze: ParsableCommand {
             [{start_s, duration_s, energy, bpm, strength}], seconds}), envelope ({hop_s, \
             values}, only with --envelope), consensus ({bpm, detectors}) and warnings.
 
-            Exit status: 0 when every file was analysed, 1 when any failed, 2 on usage errors.
+            With --db, each analysed song is also stored in that library file (created if \
+            missing), the song and all its analyses in one transaction, replacing earlier \
+            analyses with the same detector version and parameters; `tactus query`, \
+            `compare` and `playlist` then find it. A file that cannot be decoded is reported \
+            and not stored.
+
+            Exit status: 0 when every file was analysed (and stored), 1 when any failed, 2 on \
+            usage errors.
             """
     )
 
@@ -44,6 +52,10 @@ struct Analyze: ParsableCommand {
     @Flag(help: "Print one JSON object per file and per line (JSON Lines).")
     var json = false
 
+    @Option(name: .customLong("db"), help: ArgumentHelp(
+        "Also store the results in this library file (SQLite, created if missing).", valueName: "path"))
+    var databasePath: String?
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Give at least one file to analyse.") }
         _ = try DetectorChoice(names: detectorNames, parameters: parameters)
@@ -51,18 +63,61 @@ struct Analyze: ParsableCommand {
 
     func run() throws {
         let analyzer = SongAnalyzer(detectors: try DetectorChoice(names: detectorNames, parameters: parameters).detectors)
+        let library = try databasePath.map { try LibraryOptions.open($0, .create) }
         let logger = Logger(label: "tactus.analyze")
         var failures = 0
         for file in files {
             var result = analyzer.analyze(.file(file))
             result.includesEnvelopeInJSON = envelope
+            var stored: String?
             if let error = result.error {
                 failures += 1
                 logger.error("\(error.message)", metadata: ["file": "\(file)", "code": "\(error.code)"])
+            } else if let library, let databasePath {
+                do {
+                    let (song, analyses) = try StoredSong.records(of: result, file: file)
+                    _ = try library.record(song, analyses: analyses)
+                    stored = databasePath
+                } catch {
+                    failures += 1
+                    logger.error("not stored: \(error)", metadata: ["file": "\(file)", "db": "\(databasePath)"])
+                }
             }
-            print(json ? AnalysisText.jsonLine(result) : AnalysisText.table(result))
+            if json {
+                print(AnalysisText.jsonLine(result))
+            } else {
+                print(AnalysisText.table(result) + (stored.map { "\n  stored in \($0)" } ?? ""))
+            }
         }
         if failures > 0 { throw ExitCode.failure }
+    }
+}
+
+/// What the library keeps of an analysed song: its record, filled from the decoded file,
+/// and one analysis record per detector.
+enum StoredSong {
+    /// The records of `analysis`, a song analysed without error from `file`.
+    static func records(of analysis: SongAnalysis, file: String) throws -> (SongRecord, [AnalysisRecord]) {
+        guard let hex = analysis.song, let id = SongID(hex), let metadata = analysis.metadata else {
+            throw CommandFailure("\(file): the analysis has no song id or metadata to store")
+        }
+        let attributes: [FileAttributeKey: Any]
+        do {
+            attributes = try FileManager.default.attributesOfItem(atPath: file)
+        } catch {
+            throw CommandFailure("\(file): cannot read its size: \(error.localizedDescription)")
+        }
+        guard let byteSize = (attributes[.size] as? NSNumber)?.intValue else {
+            throw CommandFailure("\(file): the file system reports no size")
+        }
+        let tags = metadata.tags
+        let song = SongRecord(
+            id: id, fileName: (file as NSString).lastPathComponent, byteSize: byteSize, format: metadata.format.rawValue,
+            codec: metadata.codec, sampleRate: metadata.sampleRate, channels: metadata.channels,
+            durationS: metadata.duration,
+            tags: SongTags(title: tags.title, artist: tags.artist, album: tags.album, genre: tags.genre, year: tags.year),
+            envelope: analysis.envelope)
+        return (song, analysis.analyses.map { AnalysisRecord($0) })
     }
 }
 

@@ -12,9 +12,12 @@ struct CompareCommand: ParsableCommand {
             results within 4 % of the reference and octave errors. Without one, shows how \
             often each pair of detectors agrees, each detector's accuracy against the \
             reference tempi (Acc1, Acc2, mean absolute error) and the library's tempo histogram.
+
+            With --db, reads the library file; otherwise asks the server (--server), which \
+            answers the same way (a file named as the song is hashed here and its SHA-256 sent).
             """)
 
-    @OptionGroup var library: LibraryOptions
+    @OptionGroup var source: LibrarySourceOptions
     @OptionGroup var output: OutputOptions
 
     @Argument(help: ArgumentHelp("The song to compare (default: the whole library).", valueName: "song-or-file"))
@@ -24,12 +27,12 @@ struct CompareCommand: ParsableCommand {
     var binWidth = 10.0
 
     func run() throws {
-        let store = try library.open(.readOnly)
+        let library = try LibrarySource(source, mode: .readOnly)
         if let song {
-            let comparison = try reportingStoreErrors { try store.compare(try store.resolveSong(song)) }
+            let comparison = try library.compare(song: song)
             if output.json { try Output.jsonLine(comparison) } else { show(comparison) }
         } else {
-            let comparison = try reportingStoreErrors { try store.compareLibrary(binWidth: binWidth) }
+            let comparison = try library.compareLibrary(binWidth: binWidth)
             if output.json { try Output.jsonLine(comparison) } else { show(comparison) }
         }
     }

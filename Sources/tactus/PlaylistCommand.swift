@@ -1,4 +1,5 @@
 import ArgumentParser
+import TactusProtocol
 import TactusStore
 
 /// `tactus playlist`: songs to run to at a cadence.
@@ -10,9 +11,12 @@ struct PlaylistCommand: ParsableCommand {
             Picks songs whose tempo, or half or double it, lies within the tolerance of the \
             cadence, closest first, never the same song twice, until the duration is filled. \
             --profile follows cadences over time, for example 10m@150,5m@170,10m@160.
+
+            With --db, reads the library file; otherwise asks the server (--server), which \
+            answers the same way.
             """)
 
-    @OptionGroup var library: LibraryOptions
+    @OptionGroup var source: LibrarySourceOptions
     @OptionGroup var output: OutputOptions
 
     @Option(help: ArgumentHelp("Steps per minute.", valueName: "spm"))
@@ -37,13 +41,10 @@ struct PlaylistCommand: ParsableCommand {
     }
 
     func run() throws {
-        let store = try library.open(.readOnly)
-        let playlist = try reportingStoreErrors {
-            let plan = try profile.map { try CadenceProfile(parsing: $0) } ?? .constant(cadence: cadence!, minutes: minutes)
-            return try store.playlist(
-                PlaylistRequest(
-                    profile: plan, tolerance: tolerance / 100, source: detector.map(TempoSource.detector) ?? .consensus))
-        }
+        let request = PlaylistQuery(
+            cadence: cadence, minutes: profile == nil ? minutes : nil, profile: profile, tolerance: tolerance / 100,
+            detector: detector)
+        let playlist = try LibrarySource(source, mode: .readOnly).playlist(request)
         for fill in playlist.fills where fill.isShort {
             Output.warn(
                 "only \(Output.clock(fill.filledS)) of music for the \(Output.clock(fill.segment.durationS)) "

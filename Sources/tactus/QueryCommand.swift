@@ -11,9 +11,12 @@ struct QueryCommand: ParsableCommand {
             detector's tempo, --agree N needs N detectors whose tempi fall in the range. With \
             --octave, songs at half or double a tempo of the range match too, with factor 1/2 \
             or 2 (the song's tempo divided by the tempo of the range it matches).
+
+            With --db, reads the library file; otherwise asks the server (--server), which \
+            answers the same way.
             """)
 
-    @OptionGroup var library: LibraryOptions
+    @OptionGroup var source: LibrarySourceOptions
     @OptionGroup var output: OutputOptions
 
     @Option(help: ArgumentHelp("The tempo range, inclusive (for example 120..130).", valueName: "lo..hi"))
@@ -50,11 +53,10 @@ struct QueryCommand: ParsableCommand {
     }
 
     func run() throws {
-        let source: TempoSource =
+        let tempo: TempoSource =
             if let detector { .detector(detector) } else if let agree { .agreement(minimum: agree) } else { .consensus }
-        let query = TempoQuery(range: bpm.range, source: source, octave: octave, order: order, limit: limit, offset: offset)
-        let store = try library.open(.readOnly)
-        let matches = try reportingStoreErrors { try store.query(query) }
+        let query = TempoQuery(range: bpm.range, source: tempo, octave: octave, order: order, limit: limit, offset: offset)
+        let matches = try LibrarySource(source, mode: .readOnly).query(query)
         if output.json {
             for match in matches { try Output.jsonLine(match) }
             return

@@ -6,15 +6,20 @@ struct TruthCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "truth",
         abstract: "Set or import reference tempi (the tempo a person asserts for a song).",
+        discussion: """
+            With --db, works on the library file; otherwise `set` asks the server (--server). \
+            `import` needs --db: a file is imported all or nothing, which one request per \
+            line to a server could not promise.
+            """,
         subcommands: [Set.self, Import.self])
 
-    @OptionGroup var library: LibraryOptions
+    @OptionGroup var source: LibrarySourceOptions
 
-    /// `tactus truth --db PATH set SONG BPM`
+    /// `tactus truth [--db PATH] set SONG BPM`
     struct Set: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Set the reference tempo of one song.")
 
-        @OptionGroup var library: LibraryOptions
+        @OptionGroup var source: LibrarySourceOptions
         @OptionGroup var output: OutputOptions
 
         @Argument(help: ArgumentHelp("A SHA-256, a prefix of at least 8 hex digits, or a file.", valueName: "song"))
@@ -24,13 +29,9 @@ struct TruthCommand: ParsableCommand {
         var bpm: Double
 
         func run() throws {
-            let store = try library.open(.existing)
-            let reference = try reportingStoreErrors { () throws -> ReferenceTempo? in
-                let id = try store.resolveSong(song)
-                try store.setReference(bpm, for: id)
-                return try store.reference(for: id)
+            guard let reference = try LibrarySource(source, mode: .existing).truth(song: song, setting: bpm) else {
+                throw CommandFailure("\(song): the reference tempo was not kept")
             }
-            guard let reference else { throw ExitCode.failure }
             if output.json {
                 try Output.jsonLine(reference)
             } else {
@@ -56,9 +57,18 @@ struct TruthCommand: ParsableCommand {
         @Argument(help: ArgumentHelp("The CSV file.", valueName: "file.csv"))
         var file: String
 
+        func validate() throws {
+            if library.path == nil {
+                throw ValidationError(
+                    "truth import needs --db PATH: a server could not import a file all or nothing; "
+                        + "set songs one by one with `tactus truth set` instead")
+            }
+        }
+
         func run() throws {
-            let store = try library.open(.existing)
-            let count = try reportingStoreErrors { try store.importReferences(csvAt: file) }
+            guard let path = library.path else { return }
+            let store = try LibraryOptions.open(path, .existing)
+            let count = try reportingFailures { try store.importReferences(csvAt: file) }
             if output.json {
                 try Output.jsonLine(ImportSummary(file: file, imported: count))
             } else {

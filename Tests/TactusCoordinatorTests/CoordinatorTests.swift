@@ -73,7 +73,7 @@ import Testing
 
     @Test func aSilentWorkersJobIsRequeuedAndItsLateResultDiscarded() throws {
         let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path)
+        let running = try RunningCoordinator(directory: directory.path) { $0.liveness = 3 }
         defer { running.stop() }
         let client = try TestClient(running)
         let silent = try TestWorker(running, id: "silent")
@@ -95,7 +95,10 @@ import Testing
 
     @Test func aJobWhoseWorkersKeepDyingFailsAfterItsLastAttempt() throws {
         let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path) { $0.maxAttempts = 2 }
+        let running = try RunningCoordinator(directory: directory.path) {
+            $0.maxAttempts = 2
+            $0.liveness = 3
+        }
         defer { running.stop() }
         let client = try TestClient(running)
         _ = try submitted(try submit(client, try testSong()))

@@ -14,13 +14,15 @@ final class RunningCoordinator: @unchecked Sendable {
     let context: ZMQContext
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Starts a coordinator; `configure` adjusts the test defaults (fast heartbeats).
+    /// Starts a coordinator; `configure` adjusts the test defaults: fast heartbeats, and a
+    /// liveness long enough (3 s) that a busy machine does not make idle test workers look
+    /// dead; the tests of dead workers shorten it.
     init(directory: String, configure: (inout CoordinatorConfiguration) -> Void = { _ in }) throws {
         var configuration = CoordinatorConfiguration(
             dataDirectory: directory, frontend: "tcp://127.0.0.1:*", backend: "tcp://127.0.0.1:*",
             events: "tcp://127.0.0.1:*",
             knownDetectors: [DetectorDescriptor(name: "fake", version: "1.0", summary: "a detector played by a test", specific: [])],
-            jobTimeLimitS: 30, heartbeatIntervalS: 0.3, shutdownGraceS: 1)
+            jobTimeLimitS: 30, heartbeatIntervalS: 0.3, liveness: 10, shutdownGraceS: 1)
         configure(&configuration)
         var logger = Logger(label: "test.coordinator")
         logger.logLevel = .critical

@@ -68,6 +68,7 @@ enum Examples {
             ClientRequest(.query(QueryRequest(minBpm: 165, maxBpm: 175, agree: 2))),
             ClientRequest(.compare(CompareRequest(song: song))),
             ClientRequest(.compare(CompareRequest())),
+            ClientRequest(.compare(CompareRequest(binWidth: 5))),
             ClientRequest(.playlist(PlaylistQuery(cadence: 170, minutes: 30, tolerance: 0.03, detector: "autocorrelation"))),
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170,90s@160"))),
             ClientRequest(.truth(TruthRequest(song: song, bpm: 128))),

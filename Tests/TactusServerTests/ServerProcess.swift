@@ -1,14 +1,8 @@
 import Foundation
 import TactusCoordinator
 import TactusProtocol
+import TactusTestSupport
 import TactusZMQ
-
-/// The `tactus` executable built by `swift build` (tests run after it).
-let tactusExecutable: String = {
-    let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-    return packageRoot.appendingPathComponent(".build/debug/tactus").path
-}()
 
 struct ServerTestError: Error, CustomStringConvertible {
     let description: String
@@ -23,7 +17,7 @@ final class ServerProcess {
 
     init(dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = []) throws {
         self.dataDirectory = dataDirectory
-        process.executableURL = URL(fileURLWithPath: tactusExecutable)
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments =
             [
                 "serve", "--data", dataDirectory, "--workers", String(workersPerDetector), "--json",

@@ -94,7 +94,7 @@ enum TactusBinary {
         for arguments in [
             ["query", "--db", path, "--bpm", "fast"],
             ["query", "--db", path, "--bpm", "100..120", "--detector", "alpha", "--agree", "2"],
-            ["query", "--bpm", "100..120"],
+            ["query", "--db", path, "--server", "tcp://127.0.0.1:5555", "--bpm", "100..120"],  // without --db: the server
             ["playlist", "--db", path],
             ["truth", "--db", path, "set", "abcdef01"],
         ] {

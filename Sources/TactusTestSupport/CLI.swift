@@ -1,0 +1,61 @@
+import Foundation
+
+/// Runs the built `tactus` binary (`.build/debug/tactus`, found from this file's path) as a
+/// real process, for the tests of its commands.
+public enum CLI {
+    /// The package's root directory.
+    public static let repositoryRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path
+    }()
+
+    /// The `tactus` executable built by `swift build`.
+    public static let binary = repositoryRoot + "/.build/debug/tactus"
+
+    /// What a run of `tactus` left behind.
+    public struct Result: Sendable {
+        public var status: Int32
+        public var standardOutput: String
+        public var standardError: String
+
+        /// Each line of standard output parsed as a JSON object.
+        public var jsonLines: [[String: Any]] {
+            standardOutput.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+        }
+    }
+
+    /// Why `tactus` could not be run.
+    public struct LaunchError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Runs `tactus` with `arguments` (and `environment` added to this process's) and waits
+    /// for it. Output goes through files, so no pipe can fill up and block the child.
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw LaunchError(description: "\(binary) is missing: build the tactus binary first (swift build)")
+        }
+        let directory = try TemporaryDirectory(prefix: "tactus-cli")
+        let outputPath = directory.file("stdout"), errorPath = directory.file("stderr")
+        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
+            FileManager.default.createFile(atPath: errorPath, contents: nil)
+        else { throw LaunchError(description: "cannot create output files in \(directory.path)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        try process.run()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            standardOutput: try String(contentsOfFile: outputPath, encoding: .utf8),
+            standardError: try String(contentsOfFile: errorPath, encoding: .utf8))
+    }
+}
