@@ -55,18 +55,9 @@ struct SoakTests {
         let directory = try TemporaryDirectory()
         let server = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 2)
         let client = try ServerClient(server.endpoints)
-        let started = ContinuousClock.now
-        var submitted = Set<String>()
-        for bytes in try songs(count) {
-            guard case .ok(.submit(let response)) = try client.submit(bytes, name: "soak.wav") else {
-                Issue.record("a submission was refused")
-                continue
-            }
-            submitted.insert(response.song)
-        }
-        log("\(submitted.count) songs submitted in \(ContinuousClock.now - started)")
-
-        // A killer thread: every 2 to 4 s, kill -9 one of the server's workers at random.
+        let batch = try songs(count)
+        // A killer thread: every 2 to 4 s, kill -9 one of the server's workers at random, from
+        // the first submission to the last song.
         let stop = DispatchSemaphore(value: 0)
         let serverProcess = server.process.processIdentifier
         nonisolated(unsafe) var kills = 0
@@ -80,6 +71,16 @@ struct SoakTests {
             }
         }
         killer.start()
+        let started = ContinuousClock.now
+        var submitted = Set<String>()
+        for bytes in batch {
+            guard case .ok(.submit(let response)) = try client.submit(bytes, name: "soak.wav") else {
+                Issue.record("a submission was refused")
+                continue
+            }
+            submitted.insert(response.song)
+        }
+        log("\(submitted.count) songs submitted in \(ContinuousClock.now - started)")
         let finished = try client.waitForSongs(submitted, timeout: .seconds(3600))
         stop.signal()
         let elapsed = ContinuousClock.now - started
@@ -92,56 +93,91 @@ struct SoakTests {
     @Test func killingTheCoordinatorDuringABatchLosesAndDuplicatesNothing() throws {
         let count = Self.songCount(default: 100)
         let directory = try TemporaryDirectory()
-        var server = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 1)
-        let endpoints = server.endpoints
-        let fixed = ["--frontend", endpoints.frontend, "--backend", endpoints.backend, "--events", endpoints.events]
+        let batch = try songs(count)
+        let crasher = try Crasher(dataDirectory: directory.path)
+        let endpoints = crasher.endpoints
         let context = try ZMQContext(socketLinger: .zero)
         let socket = try context.socket(.dealer)
         try socket.connect(endpoints.frontend)
-        var generator = SeededGenerator(seed: 7)
-        var nextKill = ContinuousClock.now + .milliseconds(Int.random(in: 500...3000, using: &generator))
-        var restarts = 0
-        var resent = 0
-
-        /// Kills the coordinator and its workers (the machine "crashes") and starts it again.
-        func crashAndRestart() throws {
-            let workers = server.workerProcessIDs
-            server.stop(signal: SIGKILL)
-            for worker in workers { kill(worker, SIGKILL) }
-            server = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 1, extraArguments: fixed)
-            restarts += 1
-            nextKill = ContinuousClock.now + .milliseconds(Int.random(in: 500...3000, using: &generator))
+        // A crash every 0.5 to 3 s while the batch is submitted, so some land mid-request.
+        let stop = DispatchSemaphore(value: 0)
+        let crashes = Thread {
+            var generator = SeededGenerator(seed: 7)
+            while stop.wait(timeout: .now() + .milliseconds(Int.random(in: 500...3000, using: &generator))) == .timedOut {
+                crasher.crashAndRestart()
+            }
         }
-
+        crashes.start()
         var accepted = Set<String>()
         var counter = 0
-        for bytes in try songs(count) {
+        var resent = 0
+        for bytes in batch {
             var answer: SubmitResponse?
             while answer == nil {
-                if ContinuousClock.now >= nextKill { try crashAndRestart() }
                 counter += 1
                 let id = Array("soak-\(counter)".utf8)
                 try socket.send(try ClientRequest(requestID: id, .submit(SubmitRequest(name: "soak.wav"), audio: bytes)).frames(delimited: true))
                 let deadline = ContinuousClock.now + .seconds(5)
-                while answer == nil, ContinuousClock.now < deadline, let frames = try socket.receive(timeout: .milliseconds(200)) {
-                    guard let reply = try? ClientReply(frames: frames), reply.requestID == id else { continue }
+                while answer == nil, ContinuousClock.now < deadline {
+                    guard let frames = try socket.receive(timeout: .milliseconds(200)),
+                        let reply = try? ClientReply(frames: frames), reply.requestID == id
+                    else { continue }
                     if case .ok(.submit(let response)) = reply.outcome { answer = response }
                 }
                 if answer == nil { resent += 1 }
             }
             accepted.insert(answer!.song)
         }
-        log("\(accepted.count) songs accepted; coordinator killed and restarted \(restarts) times during the batch; \(resent) submissions resent")
-        // Keep crashing it while the queue drains, then let it finish.
-        for _ in 0..<3 {
-            Thread.sleep(forTimeInterval: Double.random(in: 1...4, using: &generator))
-            try crashAndRestart()
-        }
-        let client = try ServerClient(server.endpoints)
+        log("\(accepted.count) songs accepted with \(crasher.restarts) crashes during the batch; \(resent) submissions resent")
+        // Crash it twice more while the queue drains, then let it finish.
+        Thread.sleep(forTimeInterval: 3)
+        crasher.crashAndRestart()
+        Thread.sleep(forTimeInterval: 3)
+        stop.signal()
+        crasher.crashAndRestart()
+        let client = try ServerClient(endpoints)
         let finished = try client.waitForSongs(accepted, timeout: .seconds(1800))
         #expect(finished == accepted, "\(accepted.count - finished.count) accepted songs never finished")
-        #expect(server.stop() == 0)
+        #expect(crasher.stop() == 0)
         let (jobs, attempts) = try checkLibrary(directory.path + "/library.sqlite", songs: accepted)
-        log("restarts: \(restarts); songs: \(finished.count)/\(accepted.count); jobs: \(jobs), attempts: \(attempts)")
+        log("crashes: \(crasher.restarts); songs: \(finished.count)/\(accepted.count); jobs: \(jobs), attempts: \(attempts)")
+    }
+}
+
+/// A `tactus serve` that can be crashed (`kill -9` of it and its workers, as when the machine
+/// dies) and restarted on the same endpoints from any thread.
+final class Crasher: @unchecked Sendable {
+    private let lock = NSLock()
+    private let dataDirectory: String
+    private var server: ServerProcess
+    let endpoints: BoundEndpoints
+    private(set) var restarts = 0
+
+    init(dataDirectory: String) throws {
+        self.dataDirectory = dataDirectory
+        server = try ServerProcess(dataDirectory: dataDirectory, workersPerDetector: 1)
+        endpoints = server.endpoints
+    }
+
+    func crashAndRestart() {
+        lock.withLock {
+            let workers = server.workerProcessIDs
+            server.stop(signal: SIGKILL)
+            for worker in workers { kill(worker, SIGKILL) }
+            let fixed = ["--frontend", endpoints.frontend, "--backend", endpoints.backend, "--events", endpoints.events]
+            // The ports were just freed; a restart that cannot bind yet is tried again.
+            for _ in 0..<20 {
+                if let restarted = try? ServerProcess(dataDirectory: dataDirectory, workersPerDetector: 1, extraArguments: fixed) {
+                    server = restarted
+                    restarts += 1
+                    return
+                }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+        }
+    }
+
+    func stop() -> Int32 {
+        lock.withLock { server.stop() }
     }
 }
