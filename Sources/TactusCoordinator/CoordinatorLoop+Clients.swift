@@ -277,7 +277,10 @@ extension CoordinatorLoop {
     static func errorBody(_ error: StoreError) -> ErrorBody {
         switch error {
         case .unknownSong: return ErrorBody(code: .notFound, message: error.description)
-        case .locked: return ErrorBody(code: .unavailable, message: error.description, retryAfterMs: 1000)
+        case .locked(_, let waited):
+            return ErrorBody(
+                code: .unavailable, message: "the library is locked by another process (waited \(waited) s); nothing was stored",
+                retryAfterMs: 1000)
         case .database, .cannotOpen, .newerSchema: return ErrorBody(code: .internal, message: error.description)
         default: return ErrorBody(code: .badRequest, message: error.description)
         }
