@@ -80,6 +80,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Figures of a song's analyses and of a library comparison: a small SVG builder, PNG
+        // through rsvg-convert, and terminal sparklines.
+        .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusStore"]),
         // The client side of the wire protocol: requests and replies to the frontend, events.
         .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore"]),
         // The command-line tool.
@@ -87,7 +90,7 @@ let package = Package(
             name: "tactus",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient",
+                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -97,6 +100,7 @@ let package = Package(
             name: "tactus-bench",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
+                "TactusClient", "TactusProtocol", "TactusZMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -140,6 +144,9 @@ let package = Package(
         .testTarget(
             name: "TactusClientTests",
             dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusPlotTests",
+            dependencies: ["TactusPlot", "TactusStore", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),

@@ -22,13 +22,18 @@ public final class EventSubscriber {
     public private(set) var skipped = 0
     private let socket: ZMQSocket
 
-    /// Connects a SUB socket to `endpoint`, subscribed to `topics` (none at first by default).
-    public init(endpoint: String, topics: [String] = [], limits: ProtocolLimits = .standard, context: ZMQContext) throws(ClientError) {
+    /// Connects a SUB socket to `endpoint`, subscribed to `topics` (none at first by default),
+    /// over CURVE with `curve` (a client's ``TactusClient/curve``) when given.
+    public init(
+        endpoint: String, topics: [String] = [], limits: ProtocolLimits = .standard, context: ZMQContext,
+        curve: CurveClientKeys? = nil
+    ) throws(ClientError) {
         self.endpoint = endpoint
         self.limits = limits
         do throws(ZMQError) {
             socket = try context.socket(.sub)
             try socket.set([.linger(.zero), .maxMessageSize(limits.maxBodyBytes)])
+            if let curve { try socket.set(curve.socketOptions) }
             for topic in topics { try socket.set(.subscribe(Array(topic.utf8))) }
             try socket.connect(endpoint)
         } catch {

@@ -35,16 +35,26 @@ public final class TactusClient {
     private let idPrefix: String
     private var counter: UInt64 = 0
 
+    /// The CURVE keys the client's sockets use, nil without CURVE; an ``EventSubscriber``
+    /// of the same server needs them too.
+    public let curve: CurveClientKeys?
+
     /// Connects to `server` (the connection itself is made in the background: an absent
     /// server shows as ``ClientError/noAnswer(server:seconds:attempts:)`` on the first request).
+    ///
+    /// - Parameter curve: the server's public key and the client's key pair, for a server
+    ///   whose sockets are CURVE servers. A client with a wrong server key, or a key the
+    ///   server has not authorized, never gets an answer: its requests fail with
+    ///   ``ClientError/noAnswer(server:seconds:attempts:)``.
     public init(
         server: String, timeout: Duration = .milliseconds(2500), retries: Int = 1, limits: ProtocolLimits = .standard,
-        context: ZMQContext? = nil
+        context: ZMQContext? = nil, curve: CurveClientKeys? = nil
     ) throws(ClientError) {
         self.server = server
         self.timeout = timeout
         self.retries = max(retries, 0)
         self.limits = limits
+        self.curve = curve
         do throws(ZMQError) {
             let shared: ZMQContext
             if let context { shared = context } else { shared = try ZMQContext(socketLinger: .zero) }
@@ -52,6 +62,7 @@ public final class TactusClient {
             socket = try self.context.socket(.dealer)
             // Unsent requests are worthless once the client gives up: never linger on them.
             try socket.set([.linger(.zero), .maxMessageSize(limits.maxFrameBytes)])
+            if let curve { try socket.set(curve.socketOptions) }
             try socket.connect(server)
         } catch {
             throw .transport(error)

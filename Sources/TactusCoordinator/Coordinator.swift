@@ -43,11 +43,28 @@ public final class Coordinator: Sendable {
     let blobs: BlobStore
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
+    private let reloadRequested = Atomic<Bool>(false)
 
     /// Opens the data directory (creating it), the library and the blob store.
+    ///
+    /// Refuses to start when an endpoint is reachable from other machines and the
+    /// configuration has no ``CoordinatorConfiguration/security``, unless it allows that
+    /// (``CoordinatorConfiguration/allowInsecure``), in which case a warning is logged.
     public init(configuration: CoordinatorConfiguration, logger: Logger) throws {
         self.configuration = configuration
         self.logger = logger
+        let exposed = configuration.exposedEndpoints
+        if configuration.security == nil && !exposed.isEmpty {
+            guard configuration.allowInsecure else {
+                throw CoordinatorError(
+                    message: "refusing to listen on \(exposed.joined(separator: ", ")) without CURVE: anyone who can reach "
+                        + "it could submit songs and read the library. Use --curve-secret-key FILE --authorized-keys DIR "
+                        + "(see `tactus keys generate`), bind to 127.0.0.1, or pass --insecure to accept the risk")
+            }
+            logger.warning(
+                "INSECURE: listening beyond loopback without CURVE: anyone who can reach these endpoints can use the server",
+                metadata: ["endpoints": "\(exposed.joined(separator: ", "))"])
+        }
         do {
             try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         } catch {
@@ -64,6 +81,17 @@ public final class Coordinator: Sendable {
     }
 
     var isStopRequested: Bool { stopRequested.load(ordering: .sequentiallyConsistent) }
+
+    /// Asks the running loop to read the authorized keys directory again (for `SIGHUP`).
+    /// Thread-safe; does nothing without CURVE.
+    public func reloadAuthorizedKeys() {
+        reloadRequested.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// True once per ``reloadAuthorizedKeys()``.
+    func takeReloadRequest() -> Bool {
+        reloadRequested.exchange(false, ordering: .sequentiallyConsistent)
+    }
 
     /// Binds the sockets, recovers the queue and serves until ``stop()``. `onReady` is called
     /// once the sockets are bound, with their endpoints.

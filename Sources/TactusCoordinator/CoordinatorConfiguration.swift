@@ -19,6 +19,20 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxQueuedJobs: Int
     /// Frame and message size limits of every socket.
     public var limits: ProtocolLimits
+    /// The largest song accepted by `submit`, in bytes (`too-large` above it), checked before
+    /// the song is decoded or stored.
+    public var maxSongBytes: Int
+    /// Jobs one client may have queued or running; a submission that would take it over the
+    /// limit is answered `busy` (one submission is always allowed to a client with nothing
+    /// in flight, so a limit below the number of detectors does not lock clients out).
+    public var maxClientJobs: Int
+    /// The largest RESULT a worker may send (body and envelope), in bytes; a larger one fails
+    /// its job with `too-large`.
+    public var maxResultBytes: Int
+    /// CURVE on every socket, admitting only authorized keys; nil for no encryption (loopback only).
+    public var security: CoordinatorSecurity?
+    /// Allows binding beyond loopback without ``security`` (a warning is logged at each start).
+    public var allowInsecure: Bool
     /// How long one attempt of a job may run before its worker is treated as dead, in seconds.
     public var jobTimeLimitS: Double
     /// Attempts after which a job whose workers keep dying is failed.
@@ -46,6 +60,11 @@ public struct CoordinatorConfiguration: Sendable {
         knownDetectors: [DetectorDescriptor] = [],
         maxQueuedJobs: Int = 100_000,
         limits: ProtocolLimits = .standard,
+        maxSongBytes: Int = 256 << 20,
+        maxClientJobs: Int = 10_000,
+        maxResultBytes: Int = 32 << 20,
+        security: CoordinatorSecurity? = nil,
+        allowInsecure: Bool = false,
         jobTimeLimitS: Double = 600,
         maxAttempts: Int = Liveness.maxAttempts,
         heartbeatIntervalS: Double = Liveness.heartbeatInterval.seconds,
@@ -62,6 +81,11 @@ public struct CoordinatorConfiguration: Sendable {
         self.knownDetectors = knownDetectors
         self.maxQueuedJobs = maxQueuedJobs
         self.limits = limits
+        self.maxSongBytes = maxSongBytes
+        self.maxClientJobs = maxClientJobs
+        self.maxResultBytes = maxResultBytes
+        self.security = security
+        self.allowInsecure = allowInsecure
         self.jobTimeLimitS = jobTimeLimitS
         self.maxAttempts = maxAttempts
         self.heartbeatIntervalS = heartbeatIntervalS
@@ -70,6 +94,11 @@ public struct CoordinatorConfiguration: Sendable {
         self.decoding = decoding
         self.shutdownGraceS = shutdownGraceS
         self.databaseBusyTimeoutS = databaseBusyTimeoutS
+    }
+
+    /// The endpoints that others than this machine can reach.
+    var exposedEndpoints: [String] {
+        [frontend, backend, events].filter { !BindAddress.isLoopback($0) }
     }
 
     var libraryPath: String { dataDirectory + "/library.sqlite" }

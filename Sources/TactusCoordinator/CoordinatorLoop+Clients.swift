@@ -7,7 +7,9 @@ import TactusStore
 
 /// The frontend: clients' requests and their answers.
 extension CoordinatorLoop {
-    func handleFrontend(_ frames: [[UInt8]]) {
+    /// Handles one client message; `userID` is the client's CURVE public key (Z85) when the
+    /// coordinator uses CURVE.
+    func handleFrontend(_ frames: [[UInt8]], userID: String?) {
         let envelope: ClientEnvelope
         let message: [[UInt8]]
         do {
@@ -25,7 +27,8 @@ extension CoordinatorLoop {
         }
         let command = request.body.command.rawValue
         do {
-            let response = try answer(request.body, client: envelope.routingID)
+            let client = userID.map { "key:" + $0 } ?? "connection:" + envelope.routingID.map { String($0, radix: 16) }.joined()
+            let response = try answer(request.body, client: client)
             reply(envelope, ClientReply(requestID: request.requestID, response))
         } catch let error as ErrorBody {
             reply(envelope, ClientReply(requestID: request.requestID, command: command, error: error))
@@ -62,9 +65,9 @@ extension CoordinatorLoop {
         reply(envelope, RequestRejection(requestID: requestID, command: command, error: tooMany).reply)
     }
 
-    private func answer(_ body: ClientRequest.Body, client: [UInt8]) throws -> ClientReply.Response {
+    private func answer(_ body: ClientRequest.Body, client: String) throws -> ClientReply.Response {
         switch body {
-        case .submit(let request, let audio): return .submit(try submit(request, audio: audio))
+        case .submit(let request, let audio): return .submit(try submit(request, audio: audio, client: client))
         case .status(let request): return .status(try status(request))
         case .result(let request):
             let (response, envelope) = try result(request)
@@ -88,11 +91,16 @@ extension CoordinatorLoop {
 
     // MARK: submit
 
-    private func submit(_ request: SubmitRequest, audio: [UInt8]?) throws -> SubmitResponse {
+    private func submit(_ request: SubmitRequest, audio: [UInt8]?, client: String) throws -> SubmitResponse {
         guard accepting else {
             throw ErrorBody(code: .unavailable, message: "the server is stopping; submit again after it restarts", retryAfterMs: 5000)
         }
         let (bytes, name) = try songBytes(request, audio: audio)
+        guard bytes.count <= configuration.maxSongBytes else {
+            throw ErrorBody(
+                code: .tooLarge,
+                message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(configuration.maxSongBytes) bytes")
+        }
         let song = SongID(hashing: bytes)
         let metadata: AudioMetadata
         do {
@@ -122,6 +130,14 @@ extension CoordinatorLoop {
         if !requests.isEmpty && pending.count + requests.count > configuration.maxQueuedJobs {
             throw ErrorBody(
                 code: .busy, message: "the queue is full (\(pending.count) jobs); submit again later",
+                retryAfterMs: retryHintMs)
+        }
+        let inFlight = clientJobs.count(of: client)
+        if !requests.isEmpty && inFlight > 0 && inFlight + requests.count > configuration.maxClientJobs {
+            throw ErrorBody(
+                code: .busy,
+                message: "you have \(inFlight) jobs in flight, the most a client may have is \(configuration.maxClientJobs); "
+                    + "submit again when some are done",
                 retryAfterMs: retryHintMs)
         }
         // A blob this request creates is removed again if the jobs cannot be stored, so a
@@ -154,6 +170,7 @@ extension CoordinatorLoop {
         for job in jobs where job.state == .queued && !pending.contains(job.id) {
             pending.append(PendingJob(id: job.id, song: song.hex, detector: job.detector, params: job.params))
         }
+        clientJobs.add(jobs.filter { $0.state.isActive }.map(\.id), to: client)
         logger.info("song submitted", metadata: ["song": "\(song.short)", "name": "\(name)", "jobs": "\(jobs.count)"])
         return SubmitResponse(song: song.hex, jobs: answered + jobs.map(JobInfo.init))
     }
@@ -268,6 +285,7 @@ extension CoordinatorLoop {
             let failure = AnalysisFailure(code: ErrorCode.cancelled.rawValue, message: "cancelled by a client")
             guard let completion = try library.endJob(job.id, state: .cancelled, failure: failure) else { continue }
             _ = pending.remove(job.id)
+            clientJobs.end(job.id)
             cancelled.append(job.id)
             publishSongDoneIfFinished(job.song.hex, completion)
         }

@@ -39,7 +39,8 @@ extension CoordinatorLoop {
         case .disconnect(let body):
             workerLost(address, reason: "disconnected: \(body.reason ?? "no reason")", notify: true)
         case .result(let body, let envelope):
-            workerResult(address, body, envelope: envelope)
+            let size = frames.dropFirst().reduce(0) { $0 + $1.count }
+            workerResult(address, body, envelope: envelope, size: size)
         }
     }
 
@@ -115,7 +116,8 @@ extension CoordinatorLoop {
         }
     }
 
-    private func workerResult(_ address: [UInt8], _ body: ResultBody, envelope: [Float]?) {
+    /// Records a worker's RESULT, `size` bytes on the wire.
+    private func workerResult(_ address: [UInt8], _ body: ResultBody, envelope: [Float]?, size: Int) {
         guard let worker = workers[address] else { return }
         guard let assignment = worker.assignment, assignment.job == body.job, assignment.attempt == body.attempt else {
             logger.info(
@@ -123,6 +125,13 @@ extension CoordinatorLoop {
             return
         }
         workers.release(address)
+        guard size <= configuration.maxResultBytes else {
+            let failure = AnalysisFailure(
+                code: ErrorCode.tooLarge.rawValue,
+                message: "the result is \(size) bytes, over the server's limit of \(configuration.maxResultBytes) bytes")
+            finishFailed(body.job, failure: failure, worker: worker, attempts: body.attempt)
+            return
+        }
         if let error = body.error {
             finishFailed(
                 body.job, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: worker,
@@ -150,6 +159,7 @@ extension CoordinatorLoop {
                 return
             }
             completions.append(.now)
+            clientJobs.end(body.job)
             publish(
                 .jobDone(
                     JobDoneEvent(
@@ -176,6 +186,7 @@ extension CoordinatorLoop {
             }
             guard let completion = try library.endJob(job, state: .failed, failure: failure, analysis: analysis) else { return }
             _ = pending.remove(job)
+            clientJobs.end(job)
             publish(
                 .jobFailed(
                     JobFailedEvent(

@@ -12,7 +12,12 @@ final class CoordinatorLoop {
     let frontend: ZMQSocket
     let backend: ZMQSocket
     let publisher: ZMQSocket
+    /// The ZAP handler (RFC 27) that admits CURVE peers; nil without CURVE.
+    let authenticator: ZMQSocket?
     let endpoints: BoundEndpoints
+    /// The keys the ZAP handler admits.
+    var authorizedKeys: AuthorizedKeys?
+    var clientJobs = ClientJobs()
 
     var workers = WorkerRegistry()
     var pending = PendingJobs()
@@ -37,6 +42,19 @@ final class CoordinatorLoop {
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
+        if let security = configuration.security {
+            authorizedKeys = try security.loadAuthorizedKeys()
+            // The handler must be bound before a server socket accepts its first connection.
+            let handler = try context.socket(.rep)
+            try handler.set(.linger(.zero))
+            try handler.bind(ZAP.endpoint)
+            authenticator = handler
+            for socket in [frontend, backend, publisher] {
+                try socket.set(security.serverKeys.socketOptions)
+            }
+        } else {
+            authenticator = nil
+        }
         for socket in [frontend, backend] {
             try socket.set(.maxMessageSize(maxMessage))
             try socket.set(.routerMandatory(true))
@@ -60,8 +78,9 @@ final class CoordinatorLoop {
             "coordinator listening",
             metadata: [
                 "frontend": "\(endpoints.frontend)", "backend": "\(endpoints.backend)", "events": "\(endpoints.events)",
-                "queued": "\(pending.count)",
+                "queued": "\(pending.count)", "curve": "\(authorizedKeys != nil)",
             ])
+        if let authorizedKeys { logAuthorizedKeys(authorizedKeys, event: "authorized keys loaded") }
     }
 
     /// Serves until a stop is requested and the running jobs are over (or the grace period
@@ -70,6 +89,7 @@ final class CoordinatorLoop {
         var poller = ZMQPoller()
         poller.add(frontend)
         poller.add(backend)
+        if let authenticator { poller.add(authenticator) }
         var stopDeadline: ContinuousClock.Instant?
         while true {
             if coordinator.isStopRequested && stopDeadline == nil {
@@ -81,8 +101,12 @@ final class CoordinatorLoop {
                 disconnectAllWorkers()
                 return
             }
+            if coordinator.takeReloadRequest() { reloadAuthorizedKeys() }
             let ready = try poller.poll(timeout: .milliseconds(100))
-            if ready.contains(backend) { drain(backend, handler: handleBackend, tooManyFrames: refuseWorkerMessage) }
+            if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
+            if ready.contains(backend) {
+                drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage)
+            }
             if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
             tick()
             dispatch()
@@ -90,25 +114,79 @@ final class CoordinatorLoop {
     }
 
     /// Handles every message waiting on `socket` (at most a bounded batch, so neither
-    /// socket starves the other).
+    /// socket starves the other). The handler gets each message with the `User-Id` the ZAP handler gave its sender (the
+    /// sender's CURVE public key in Z85), nil without CURVE.
     ///
     /// A message with more frames than the limit (plus the routing id and delimiter) is not
     /// decoded: `tooManyFrames` answers it from its first frames and its frame count.
     private func drain(
-        _ socket: ZMQSocket, handler: ([[UInt8]]) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
+        _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
     ) {
         let keep = configuration.limits.maxFrames + 2
         for _ in 0..<256 {
             do {
-                guard let (message, frameCount) = try socket.tryReceive(keepingAtMost: keep) else { return }
-                if frameCount > keep {
-                    tooManyFrames(message, frameCount)
+                guard let message = try socket.tryReceive(keepingAtMost: keep) else { return }
+                if message.frameCount > keep {
+                    tooManyFrames(message.frames, message.frameCount)
                 } else {
-                    handler(message)
+                    handler(message.frames, message.userID)
                 }
             } catch {
                 logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
             }
+        }
+    }
+
+    // MARK: Authentication
+
+    /// Answers the waiting ZAP requests: a CURVE peer whose public key is authorized is
+    /// admitted, with its key (Z85) as the user id of its messages; anything else is refused.
+    private func authenticate(_ handler: ZMQSocket) {
+        for _ in 0..<256 {
+            do {
+                guard let frames = try handler.tryReceive(maxFrames: 16) else { return }
+                let reply: [[UInt8]]
+                do {
+                    let request = try ZAPRequest(frames: frames)
+                    if let key = request.curvePublicKey, authorizedKeys?.admits(key) == true {
+                        reply = request.reply(.success, text: "OK", userID: key.z85)
+                    } else {
+                        logger.notice(
+                            "refused a connection: key not authorized",
+                            metadata: [
+                                "address": "\(request.address)", "mechanism": "\(request.mechanism)",
+                                "key": "\(request.curvePublicKey?.z85 ?? "none")",
+                            ])
+                        reply = request.reply(.authenticationFailure, text: "key not authorized")
+                    }
+                } catch {
+                    // A REP socket must answer before it can receive again.
+                    reply = [Array("1.0".utf8), frames.count > 1 ? frames[1] : [], Array("500".utf8), Array("bad ZAP request".utf8), [], []]
+                }
+                try handler.send(reply)
+            } catch {
+                logger.error("the ZAP handler failed", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// Reads the authorized keys directory again; on failure the keys loaded before stay.
+    private func reloadAuthorizedKeys() {
+        guard let security = configuration.security else { return }
+        do {
+            let keys = try security.loadAuthorizedKeys()
+            authorizedKeys = keys
+            logAuthorizedKeys(keys, event: "authorized keys reloaded")
+        } catch {
+            logger.error("cannot reload the authorized keys; keeping the previous ones", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func logAuthorizedKeys(_ keys: AuthorizedKeys, event: Logger.Message) {
+        logger.info(event, metadata: ["directory": "\(keys.directory)", "keys": "\(keys.keys.count)"])
+        for problem in keys.problems {
+            logger.warning("skipped an authorized key file", metadata: ["error": "\(problem)"])
         }
     }
 

@@ -38,13 +38,18 @@ public enum CLI {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw LaunchError(description: "\(binary) is missing: build the tactus binary first (swift build)")
         }
+        return try runProgram(binary, arguments, environment: environment)
+    }
+
+    /// Runs another program (`python3` for the protocol's examples) the same way.
+    public static func runProgram(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
         let directory = try TemporaryDirectory(prefix: "tactus-cli")
         let outputPath = directory.file("stdout"), errorPath = directory.file("stderr")
         guard FileManager.default.createFile(atPath: outputPath, contents: nil),
             FileManager.default.createFile(atPath: errorPath, contents: nil)
         else { throw LaunchError(description: "cannot create output files in \(directory.path)") }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }

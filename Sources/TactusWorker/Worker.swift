@@ -152,6 +152,7 @@ private final class CoordinatorLink {
     func connect() throws(ZMQError) {
         let socket = try context.socket(.dealer)
         try socket.set([.linger(.zero), .maxMessageSize(configuration.limits.maxFrameBytes)])
+        if let curve = configuration.curve { try socket.set(curve.socketOptions) }
         try socket.connect(configuration.endpoint)
         generation += 1
         dealer = socket

@@ -2,6 +2,7 @@ import Foundation
 import TactusAudio
 import TactusDetector
 import TactusProtocol
+import TactusZMQ
 
 /// What a ``Worker`` connects to, which detector it offers, and its timing.
 ///
@@ -35,12 +36,15 @@ public struct WorkerConfiguration: Sendable {
     public var limits: ProtocolLimits
     /// The limits of decoding (shortest and longest song accepted).
     public var decoding: DecodingOptions
+    /// CURVE keys for a coordinator whose sockets are CURVE servers; nil for plain TCP.
+    public var curve: CurveClientKeys?
 
     public init(
         endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detector: any TempoDetector.Type,
         parameters: ParameterSet, heartbeatInterval: Duration = Liveness.heartbeatInterval,
         liveness: Int = Liveness.heartbeats, backoff: ReconnectBackoff = ReconnectBackoff(),
-        shutdownGrace: Duration = .seconds(60), limits: ProtocolLimits = .standard, decoding: DecodingOptions = .standard
+        shutdownGrace: Duration = .seconds(60), limits: ProtocolLimits = .standard, decoding: DecodingOptions = .standard,
+        curve: CurveClientKeys? = nil
     ) {
         self.endpoint = endpoint
         self.workerID = workerID
@@ -52,6 +56,7 @@ public struct WorkerConfiguration: Sendable {
         self.shutdownGrace = shutdownGrace
         self.limits = limits
         self.decoding = decoding
+        self.curve = curve
     }
 
     /// `HOST:PID`: unique among the processes running at one time.

@@ -92,3 +92,55 @@ public enum Z85 {
     private static let z85Alphabet = Set(
         "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#".utf8)
 }
+
+/// What a CURVE client socket needs: the server's public key and its own key pair.
+///
+/// ```swift
+/// let curve = try CurveClientKeys(serverKeyFile: "server.key", secretKeyFile: "alice.key_secret")
+/// try socket.set(curve.socketOptions)   // before connect
+/// ```
+public struct CurveClientKeys: Sendable, Hashable {
+    /// The server's long-term public key.
+    public var serverKey: CurveKey
+    /// The client's own key pair, whose public key the server must have authorized.
+    public var keyPair: CurveKeyPair
+
+    public init(serverKey: CurveKey, keyPair: CurveKeyPair) {
+        self.serverKey = serverKey
+        self.keyPair = keyPair
+    }
+
+    /// The keys from certificate files: the server's public certificate (`server.key`) and
+    /// the client's secret certificate (`NAME.key_secret`).
+    public init(serverKeyFile: String, secretKeyFile: String) throws(CertificateError) {
+        serverKey = try CurveCertificate(contentsOf: serverKeyFile).publicKey
+        do throws(CertificateError) {
+            keyPair = try CurveCertificate(contentsOf: secretKeyFile).keyPair
+        } catch {
+            throw CertificateError(path: secretKeyFile, problem: "not a secret certificate (\(error.problem))")
+        }
+    }
+
+    /// The options making a socket a CURVE client of the server; set them before connecting.
+    public var socketOptions: [SocketOption] {
+        [.curveServerKey(serverKey), .curvePublicKey(keyPair.publicKey), .curveSecretKey(keyPair.secretKey)]
+    }
+}
+
+/// What a CURVE server socket needs: its key pair and the ZAP domain its connections are
+/// authenticated in.
+public struct CurveServerKeys: Sendable, Hashable {
+    public var keyPair: CurveKeyPair
+    /// The ``SocketOption/zapDomain(_:)`` of the server's sockets.
+    public var zapDomain: String
+
+    public init(keyPair: CurveKeyPair, zapDomain: String) {
+        self.keyPair = keyPair
+        self.zapDomain = zapDomain
+    }
+
+    /// The options making a socket a CURVE server; set them before binding.
+    public var socketOptions: [SocketOption] {
+        [.curveServer(true), .curveSecretKey(keyPair.secretKey), .zapDomain(zapDomain)]
+    }
+}

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Foundation
+import TactusPlot
 import TactusStore
 
 /// `tactus compare`: detectors side by side, for one song or the whole library.
@@ -15,6 +17,10 @@ struct CompareCommand: ParsableCommand {
 
             With --db, reads the library file; otherwise asks the server (--server), which \
             answers the same way (a file named as the song is hashed here and its SHA-256 sent).
+
+            --plot FILE (library comparison only) also draws it: the agreement matrix, the \
+            Acc1/Acc2 bars per detector and the tempo histogram, as FILE.svg or FILE.png \
+            (converted by rsvg-convert, from the Debian package librsvg2-bin).
             """)
 
     @OptionGroup var source: LibrarySourceOptions
@@ -26,6 +32,15 @@ struct CompareCommand: ParsableCommand {
     @Option(help: "Width of the histogram's bins, in BPM.")
     var binWidth = 10.0
 
+    @Option(help: ArgumentHelp("Also draw the library comparison into this image (.svg or .png).", valueName: "file"))
+    var plot: String?
+
+    func validate() throws {
+        guard let plot else { return }
+        guard song == nil else { throw ValidationError("--plot draws the comparison of the whole library; leave out the song.") }
+        do throws(PlotError) { _ = try ImageFile(path: plot) } catch { throw ValidationError(error.description) }
+    }
+
     func run() throws {
         let library = try LibrarySource(source, mode: .readOnly)
         if let song {
@@ -34,7 +49,19 @@ struct CompareCommand: ParsableCommand {
         } else {
             let comparison = try library.compareLibrary(binWidth: binWidth)
             if output.json { try Output.jsonLine(comparison) } else { show(comparison) }
+            if let plot { try draw(comparison, to: plot) }
         }
+    }
+
+    private func draw(_ comparison: LibraryComparison, to path: String) throws {
+        let name = source.library.path.map { URL(fileURLWithPath: $0).lastPathComponent } ?? source.server.endpoint
+        let document = LibraryFigure(comparison, title: "How the detectors compare: \(name)").document()
+        do throws(PlotError) {
+            try ImageFile(path: path).write(document)
+        } catch {
+            throw CommandFailure(error.description)
+        }
+        if !output.json { print("\nWrote \(path) (\(Int(document.width)) × \(Int(document.height)) px).") }
     }
 
     private func show(_ comparison: SongComparison) {

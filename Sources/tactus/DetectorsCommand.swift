@@ -34,10 +34,13 @@ struct Detectors: ParsableCommand {
     @Option(help: ArgumentHelp("With --server: seconds to wait for an answer.", valueName: "seconds"))
     var timeout = 2.5
 
+    @OptionGroup var curve: CurveClientOptions
+
     func run() throws {
         var listings = BuiltinDetectors.registry.descriptors.map { DetectorListing($0) }
         if let server {
-            let client = try TactusClient(server: server, timeout: .milliseconds(Int64((timeout * 1000).rounded())))
+            let client = try TactusClient(
+                server: server, timeout: .milliseconds(Int64((timeout * 1000).rounded())), curve: curve.keys())
             listings = try client.detectors().detectors.map(DetectorListing.init)
         }
         for listing in listings {

@@ -3,7 +3,9 @@ import Dispatch
 import Foundation
 import Logging
 import TactusAnalysis
+import TactusAudio
 import TactusCoordinator
+import TactusZMQ
 
 /// `tactus serve`: the coordinator with local workers, the embedded default.
 struct Serve: ParsableCommand {
@@ -21,6 +23,12 @@ struct Serve: ParsableCommand {
             SIGINT or SIGTERM stops accepting submissions, lets running jobs finish for the \
             grace period, checkpoints the library and exits 0. Jobs still queued run after the \
             next start.
+
+            Security: with --curve-secret-key and --authorized-keys every socket is a CurveZMQ \
+            server that admits only the clients and workers whose public certificates (*.key, \
+            from `tactus keys generate`) are in the directory; SIGHUP reads the directory again. \
+            Binding anything but loopback (127.0.0.0/8, ::1, localhost, ipc, inproc) without \
+            CURVE is refused unless --insecure is given.
             """
     )
 
@@ -50,6 +58,34 @@ struct Serve: ParsableCommand {
     @Option(help: "Queued jobs beyond which submissions are answered 'busy'.")
     var maxQueue = 100_000
 
+    @Option(help: ArgumentHelp("The largest song accepted, in bytes (too-large above it).", valueName: "bytes"))
+    var maxSongBytes = 256 << 20
+
+    @Option(name: .customLong("max-duration-s"), help: ArgumentHelp("The longest song accepted, in seconds (too-long above it).", valueName: "seconds"))
+    var maxDurationS = 7200.0
+
+    @Option(help: ArgumentHelp("Jobs one client may have queued or running before its submissions are answered 'busy'.", valueName: "count"))
+    var maxClientJobs = 10_000
+
+    @Option(help: ArgumentHelp("The largest result a worker may send, in bytes (its job fails with too-large above it).", valueName: "bytes"))
+    var maxResultBytes = 32 << 20
+
+    @Option(help: ArgumentHelp(
+        "Address-space limit of each local worker process, in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
+    var maxWorkerMemoryMb = 4096
+
+    @Option(help: ArgumentHelp(
+        "The server's secret certificate (NAME.key_secret): makes every socket a CURVE server.", valueName: "file"))
+    var curveSecretKey: String?
+
+    @Option(help: ArgumentHelp(
+        "Directory of the public certificates (*.key) of the clients and workers admitted; reloaded on SIGHUP.",
+        valueName: "dir"))
+    var authorizedKeys: String?
+
+    @Flag(help: "Allow binding beyond loopback without CURVE (a warning is logged at every start).")
+    var insecure = false
+
     @Option(help: "Seconds one attempt of a job may take before its worker is treated as dead.")
     var jobTimeLimit = 600.0
 
@@ -67,23 +103,35 @@ struct Serve: ParsableCommand {
         if maxQueue < 1 { throw ValidationError("--max-queue must be at least 1") }
         if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
         if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
+        if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+        if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
+        if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
+        if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
+        if maxWorkerMemoryMb < 0 { throw ValidationError("--max-worker-memory-mb must not be negative") }
+        if (curveSecretKey == nil) != (authorizedKeys == nil) {
+            throw ValidationError("--curve-secret-key and --authorized-keys go together")
+        }
     }
 
     func run() throws {
         let logger = CommandLogging.logger("tactus.serve", level: logLevel)
         let descriptors = BuiltinDetectors.registry.descriptors
+        let curve = try curveSetup()
         let coordinator: Coordinator
         do {
             coordinator = try Coordinator(
                 configuration: CoordinatorConfiguration(
                     dataDirectory: data, frontend: frontend, backend: backend, events: events,
-                    knownDetectors: descriptors, maxQueuedJobs: maxQueue, jobTimeLimitS: jobTimeLimit,
-                    libraryRoots: libraryRoots, shutdownGraceS: grace),
+                    knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
+                    maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
+                    allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots,
+                    decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace),
                 logger: logger)
         } catch {
             throw CommandFailure("cannot start the server: \(error)")
         }
         let stopSignals = StopSignals { coordinator.stop() }
+        let reloadSignal = ReloadSignal { coordinator.reloadAuthorizedKeys() }
         var pool: LocalWorkerPool?
         try coordinator.run { endpoints in
             announce(endpoints)
@@ -96,7 +144,8 @@ struct Serve: ParsableCommand {
                         arguments: [
                             "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
                             "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
-                        ],
+                            "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                        ] + (curve?.localWorkerArguments ?? []),
                         label: "\(descriptor.name)#\(index)")
                 }
             }
@@ -104,7 +153,33 @@ struct Serve: ParsableCommand {
             pool?.start()
         }
         pool?.stop(grace: 2)
-        withExtendedLifetime(stopSignals) {}
+        withExtendedLifetime((stopSignals, reloadSignal)) {}
+    }
+
+    /// The coordinator's CURVE security, and the key files of the local workers (if any): a
+    /// key pair made at each start, admitted besides the directory's keys, its secret certificate
+    /// written (mode 0600) under DATA/local-worker-keys with the server's public certificate.
+    private func curveSetup() throws -> (security: CoordinatorSecurity, localWorkerArguments: [String])? {
+        guard let curveSecretKey, let authorizedKeys else { return nil }
+        do {
+            let serverKeys = try CurveCertificate(contentsOf: curveSecretKey).keyPair
+            guard !noLocalWorkers else {
+                return (CoordinatorSecurity(keyPair: serverKeys, authorizedKeysDirectory: authorizedKeys), [])
+            }
+            let directory = (data as NSString).appendingPathComponent("local-worker-keys")
+            for name in ["server.key", "local-worker.key", "local-worker.key_secret"] {
+                unlink((directory as NSString).appendingPathComponent(name))
+            }
+            let workerKeys = try CurveKeyPair.generate()
+            let files = try CurveCertificate(keyPair: workerKeys).save(name: "local-worker", in: directory)
+            let serverPublic = (directory as NSString).appendingPathComponent("server.key")
+            try Data(CurveCertificate(publicKey: serverKeys.publicKey).publicText().utf8).write(to: URL(fileURLWithPath: serverPublic))
+            let security = CoordinatorSecurity(
+                keyPair: serverKeys, authorizedKeysDirectory: authorizedKeys, extraAuthorizedKeys: [workerKeys.publicKey])
+            return (security, ["--curve-server-key", serverPublic, "--curve-secret-key", files.secretPath])
+        } catch {
+            throw CommandFailure("cannot set up CURVE: \(error)")
+        }
     }
 
     /// Prints the endpoints and writes them to DATA/endpoints.json for scripts and tests.
@@ -120,6 +195,18 @@ struct Serve: ParsableCommand {
             print("data in \(data); stop with Ctrl-C")
         }
         fflush(nil)  // every output stream: the endpoints must reach a pipe at once
+    }
+}
+
+/// Runs an action on each SIGHUP (instead of the default exit).
+final class ReloadSignal {
+    private let source: any DispatchSourceSignal
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        signal(SIGHUP, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler(handler: action)
+        source.resume()
     }
 }
 

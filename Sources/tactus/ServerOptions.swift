@@ -13,6 +13,8 @@ struct ServerOptions: ParsableArguments {
         "Seconds to wait for an answer; an unanswered request is sent once more, then fails.", valueName: "seconds"))
     var timeout = 2.5
 
+    @OptionGroup var curve: CurveClientOptions
+
     /// The frontend to talk to.
     var endpoint: String {
         server ?? ProcessInfo.processInfo.environment["TACTUS_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
@@ -28,7 +30,7 @@ struct ServerOptions: ParsableArguments {
 
     /// A client of the frontend.
     func client() throws -> TactusClient {
-        try TactusClient(server: endpoint, timeout: .milliseconds(Int64((timeout * 1000).rounded())))
+        try TactusClient(server: endpoint, timeout: .milliseconds(Int64((timeout * 1000).rounded())), curve: curve.keys())
     }
 }
 

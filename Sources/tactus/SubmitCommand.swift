@@ -190,7 +190,7 @@ final class SubmitSession {
         self.client = client
         self.request = request
         self.json = json
-        subscriber = try eventsEndpoint.map { try EventSubscriber(endpoint: $0, context: client.context) }
+        subscriber = try eventsEndpoint.map { try EventSubscriber(endpoint: $0, context: client.context, curve: client.curve) }
         self.progress = progress
         start = clock.now
         lastStatusCheck = clock.now

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import TactusAnalysis
+import TactusAudio
 import TactusDetector
 import TactusProtocol
 import TactusWorker
@@ -21,6 +22,11 @@ struct WorkerCommand: ParsableCommand {
             SIGINT or SIGTERM: the current job is finished (for at most --grace seconds), the \
             coordinator is told, and the worker exits 0; a second signal leaves at once. Logs \
             go to standard error.
+
+            With --max-memory-mb the worker limits its own address space (setrlimit RLIMIT_AS) \
+            before it connects: a song that needs more ends the process, and so costs one \
+            failed job. A coordinator using CURVE needs --curve-server-key and \
+            --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
             """
     )
 
@@ -47,6 +53,14 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds the current job may take after SIGINT or SIGTERM.", valueName: "seconds"))
     var grace = 60.0
 
+    @Option(help: ArgumentHelp("Address-space limit of this process in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
+    var maxMemoryMb = 0
+
+    @Option(name: .customLong("max-duration-s"), help: ArgumentHelp("The longest song analysed, in seconds (too-long above it).", valueName: "seconds"))
+    var maxDurationS = 7200.0
+
+    @OptionGroup var curve: CurveClientOptions
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel = "info"
 
@@ -55,7 +69,9 @@ struct WorkerCommand: ParsableCommand {
     }
 
     func run() throws {
-        let (configuration, level) = try setup()
+        var (configuration, level) = try setup()
+        if maxMemoryMb > 0 { try ResourceLimits.limitMemory(megabytes: maxMemoryMb) }
+        configuration.curve = try curve.keys()
         var logger = Logger(label: "tactus.worker")
         logger.logLevel = level
         let worker = Worker(configuration: configuration, logger: logger)
@@ -89,6 +105,8 @@ struct WorkerCommand: ParsableCommand {
         guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.seconds else {
             throw ValidationError("--heartbeat-interval must be above 0 and at most 2.5 seconds (got \(heartbeatInterval)).")
         }
+        guard maxMemoryMb >= 0 else { throw ValidationError("--max-memory-mb must not be negative (got \(maxMemoryMb)).") }
+        guard maxDurationS > 0 else { throw ValidationError("--max-duration-s must be positive (got \(maxDurationS)).") }
         guard grace >= 0 else { throw ValidationError("--grace must not be negative (got \(grace)).") }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -98,7 +116,8 @@ struct WorkerCommand: ParsableCommand {
         }
         let configuration = WorkerConfiguration(
             endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
-            heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace))
+            heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
+            decoding: DecodingOptions(maximumSeconds: maxDurationS))
         return (configuration, level)
     }
 }

@@ -15,7 +15,11 @@ final class ServerProcess {
     let dataDirectory: String
     private(set) var endpoints = BoundEndpoints(frontend: "", backend: "", events: "")
 
-    init(dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = []) throws {
+    private let errorPipe: Pipe?
+
+    /// Starts the server; with `captureErrors`, its standard error is kept for ``errors``
+    /// (only for servers that log little: the pipe is read once the server has stopped).
+    init(dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = [], captureErrors: Bool = false) throws {
         self.dataDirectory = dataDirectory
         process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments =
@@ -26,7 +30,8 @@ final class ServerProcess {
             ] + extraArguments
         let output = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        errorPipe = captureErrors ? Pipe() : nil
+        process.standardError = errorPipe ?? FileHandle.nullDevice
         try process.run()
         // The first line on standard output is the bound endpoints.
         var line = Data()
@@ -41,6 +46,12 @@ final class ServerProcess {
             throw ServerTestError("tactus serve printed no endpoints")
         }
         endpoints = try JSONDecoder().decode(BoundEndpoints.self, from: line[..<newline])
+    }
+
+    /// What the server wrote to standard error, once it has stopped (empty unless captured).
+    var errors: String {
+        guard let errorPipe, !process.isRunning else { return "" }
+        return String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
     /// The worker processes the server started (its children).
@@ -83,11 +94,14 @@ final class ServerClient {
     let events: ZMQSocket
     private var counter = 0
 
-    init(_ endpoints: BoundEndpoints) throws {
+    /// Connects to the server; with `curve`, over CURVE with those keys.
+    init(_ endpoints: BoundEndpoints, curve: CurveClientKeys? = nil) throws {
         context = try ZMQContext(socketLinger: .zero)
         socket = try context.socket(.dealer)
+        if let curve { try socket.set(curve.socketOptions) }
         try socket.connect(endpoints.frontend)
         events = try context.socket(.sub)
+        if let curve { try events.set(curve.socketOptions) }
         try events.set(.subscribe([]))
         try events.connect(endpoints.events)
     }
@@ -95,8 +109,10 @@ final class ServerClient {
     func request(_ body: ClientRequest.Body, timeout: Duration = .seconds(20)) throws -> ClientReply.Outcome {
         counter += 1
         let id = Array("e\(counter)".utf8)
-        try socket.send(try ClientRequest(requestID: id, body).frames())
-        guard let frames = try socket.receive(timeout: timeout) else { throw ServerTestError("no answer to \(body.command)") }
+        // Not queued (no connection: a refused CURVE handshake) is as good as unanswered.
+        guard try socket.trySend(try ClientRequest(requestID: id, body).frames()),
+            let frames = try socket.receive(timeout: timeout)
+        else { throw ServerTestError("no answer to \(body.command)") }
         let reply = try ClientReply(frames: frames)
         guard reply.requestID == id else { throw ServerTestError("answer to another request") }
         return reply.outcome

@@ -140,14 +140,15 @@ import TactusZMQ
         try dealer.connect(endpoint)
         try dealer.send((0..<10).map { bytes("frame \($0)") })
         try dealer.send([bytes("after")])
-        var received: (frames: [[UInt8]], frameCount: Int)?
+        var received: ReceivedMessage?
         let deadline = ContinuousClock.now + .seconds(2)
         while received == nil && ContinuousClock.now < deadline {
             received = try router.tryReceive(keepingAtMost: 4)
         }
-        let (frames, count) = try #require(received)
+        let message = try #require(received)
         // The routing id, then the first three frames; the count includes the routing id.
-        #expect(count == 11)
+        #expect(message.frameCount == 11 && message.userID == nil)
+        let frames = message.frames
         #expect(frames.count == 4 && frames[1] == bytes("frame 0") && frames[3] == bytes("frame 2"))
         let next = try #require(try router.receive(timeout: .seconds(2), maxFrames: 4))
         #expect(next.count == 2 && next[1] == bytes("after"))

@@ -3,13 +3,15 @@
 
     python3 client.py MUSIC_FOLDER [--server tcp://127.0.0.1:5555] [--detector NAME]...
                       [--query MIN_BPM MAX_BPM] [--json]
+                      [--curve-server-key server.key --curve-secret-key me.key_secret]
 
 It follows protocol/SPEC.md with nothing but pyzmq: a DEALER socket for requests (each with
 its own request id, an answer awaited with a timeout and the request sent once more before
 giving up), a SUB socket for events, subscribed to each song id (the SHA-256 of its bytes)
 *before* the song is submitted, a wait for every song's `song.done` (asking `status` every few
 seconds in case an event was missed), then each song's `result`. With --query, it lists the
-songs whose consensus tempo lies in a range.
+songs whose consensus tempo lies in a range. With the CURVE options, both sockets are CURVE
+clients of a server that uses CurveZMQ (SPEC section 9), with keys from certificate files.
 
 Files are recognised as audio by their first bytes (WAV, AIFF, FLAC, Ogg, MP3); the server
 recognises them again and reports any it cannot read as a failed job.
@@ -24,6 +26,7 @@ import time
 import uuid
 
 import zmq
+import zmq.auth
 
 VERSION = b"TACTUS1"
 FINAL_STATES = {"done", "failed", "cancelled"}
@@ -39,13 +42,36 @@ class Rejected(Exception):
         self.error = error
 
 
+def load_curve(server_key_file, secret_key_file):
+    """The server's public key and this client's key pair, from CZMQ certificate files."""
+    if not server_key_file and not secret_key_file:
+        return None
+    if not (server_key_file and secret_key_file):
+        sys.exit("--curve-server-key and --curve-secret-key go together")
+    server_public, _ = zmq.auth.load_certificate(server_key_file)
+    public, secret = zmq.auth.load_certificate(secret_key_file)
+    if secret is None:
+        sys.exit(f"{secret_key_file}: not a secret certificate")
+    return server_public, public, secret
+
+
+def set_curve(socket, curve):
+    """Makes `socket` a CURVE client of the server (before it connects)."""
+    if curve:
+        server_public, public, secret = curve
+        socket.setsockopt(zmq.CURVE_SERVERKEY, server_public)
+        socket.setsockopt(zmq.CURVE_PUBLICKEY, public)
+        socket.setsockopt(zmq.CURVE_SECRETKEY, secret)
+
+
 class Client:
     """Requests to the coordinator's frontend, one at a time, over a DEALER socket."""
 
-    def __init__(self, context, server, timeout):
+    def __init__(self, context, server, timeout, curve=None):
         self.server, self.timeout = server, timeout
         self.socket = context.socket(zmq.DEALER)
         self.socket.setsockopt(zmq.LINGER, 0)
+        set_curve(self.socket, curve)
         self.socket.connect(server)
 
     def request(self, command, body, *binary, retries=1):
@@ -96,14 +122,18 @@ def main():
     parser.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for each answer")
     parser.add_argument("--query", nargs=2, type=float, metavar=("MIN_BPM", "MAX_BPM"))
     parser.add_argument("--json", action="store_true", help="print one JSON object per song")
+    parser.add_argument("--curve-server-key", help="the server's public certificate (server.key)")
+    parser.add_argument("--curve-secret-key", help="this client's secret certificate (NAME.key_secret)")
     options = parser.parse_args()
     host, port = options.server.rsplit(":", 1)
     events = options.events or f"{host}:{int(port) + 2}"
 
+    curve = load_curve(options.curve_server_key, options.curve_secret_key)
     context = zmq.Context()
-    client = Client(context, options.server, options.timeout)
+    client = Client(context, options.server, options.timeout, curve)
     subscriber = context.socket(zmq.SUB)
     subscriber.setsockopt(zmq.LINGER, 0)
+    set_curve(subscriber, curve)
     subscriber.connect(events)
 
     files_by_song, answered = {}, set()

@@ -1,0 +1,73 @@
+import Foundation
+import Synchronization
+import TactusTestSupport
+
+/// The songs of the server benchmark: synthesised drum patterns at varied tempi and in three
+/// patterns, 44.1 kHz stereo FLAC, written once into a cache directory under the system's
+/// temporary directory and reused by later runs (a file is renamed into place only when
+/// complete).
+enum BenchSongs {
+    static let sampleRate = 44_100
+
+    /// The tempo of song `index`: spread over 80 to 170 BPM.
+    static func bpm(_ index: Int) -> Double {
+        80 + Double((index * 37) % 91) + Double(index % 4) * 0.25
+    }
+
+    /// The paths of `count` songs of `seconds` each, synthesising those not in the cache yet
+    /// (two at a time, one per core).
+    static func prepare(count: Int, seconds: Double) throws -> (paths: [String], synthesisedSeconds: Double) {
+        let directory = FileManager.default.temporaryDirectory.path + "/tactus-bench-server-songs/\(Int(seconds))s-v1"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let paths = (0..<count).map { String(format: "\(directory)/song-%03d.flac", $0) }
+        let missing = paths.indices.filter { !FileManager.default.fileExists(atPath: paths[$0]) }
+        let start = ContinuousClock.now
+        let failures = ErrorLog()
+        DispatchQueue.concurrentPerform(iterations: missing.count) { position in
+            let index = missing[position]
+            do {
+                try write(index, seconds: seconds, to: paths[index])
+            } catch {
+                failures.add("\(paths[index]): \(error)")
+            }
+        }
+        if let first = failures.first { throw BenchFailure(first) }
+        return (paths, missing.isEmpty ? 0 : (ContinuousClock.now - start).seconds)
+    }
+
+    private static func write(_ index: Int, seconds: Double, to path: String) throws {
+        let patterns: [Synth.Pattern] = [.fourOnTheFloor, .backbeat, .halfTime]
+        let pattern = patterns[index % patterns.count]
+        let rate = Double(sampleRate)
+        let left = Synth.drumPattern(bpm: bpm(index), seconds: seconds, sampleRate: rate, pattern: pattern, seed: UInt64(2 * index + 1))
+        let right = Synth.drumPattern(bpm: bpm(index), seconds: seconds, sampleRate: rate, pattern: pattern, seed: UInt64(2 * index + 2))
+        let partial = path + ".partial"
+        try AudioFileWriter(.flac).write([left, right], sampleRate: sampleRate, to: partial)
+        try FileManager.default.moveItem(atPath: partial, toPath: path)
+    }
+}
+
+/// A benchmark that cannot go on, with the reason.
+struct BenchFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Error messages gathered from several threads.
+final class ErrorLog: Sendable {
+    private let messages = Mutex<[String]>([])
+
+    func add(_ message: String) {
+        messages.withLock { $0.append(message) }
+    }
+
+    var first: String? { messages.withLock { $0.first } }
+    var all: [String] { messages.withLock { $0 } }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,418 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import TactusAnalysis
+import TactusClient
+import TactusProtocol
+import TactusTestSupport
+import TactusZMQ
+
+/// `tactus-bench server`: the release `tactus serve` under load. Songs per second with 1 and 2
+/// local workers per detector, the time from submit to `song.done` on an idle server, and
+/// the coordinator's own cost per job, measured with external workers that answer at once.
+struct ServerBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "server",
+        abstract: "Songs per second with 1 and 2 workers per detector, idle latency, coordinator overhead per job.",
+        discussion: """
+            Throughput: --songs synthesised songs of --seconds each (44.1 kHz stereo FLAC, drum \
+            patterns at 80 to 170 BPM, cached under the temporary directory) are submitted by \
+            --submitters concurrent clients to a fresh `tactus serve --workers N` (N = 1, then 2) \
+            running every built-in detector; the time runs from the first submit to the last \
+            song.done. Target: 2 workers at least 1.8x one (which needs at least 2x the cores \
+            that 1 worker per detector keeps busy).
+
+            Latency: on a fresh idle server with 1 worker per detector, --latency-runs songs \
+            are submitted one at a time; each time runs from the start of the submit to its \
+            song.done; the median is reported.
+
+            Overhead: a fresh server without local workers, and --null-workers external \
+            workers (threads of this benchmark) offering the detector bench-null, which answer \
+            every job at once with a fixed result. --jobs tiny songs (6 s, 8 kHz WAV) are \
+            submitted while the workers hold their first job, then the workers are released and \
+            the queue drains. Per job: the wall time of the drain (dispatch, result, store, \
+            events), and the coordinator's CPU time (user + system, from /proc) for submit and \
+            for the drain. Target: under 2 ms per job.
+            """
+    )
+
+    @Option(help: "Songs in the throughput runs.")
+    var songs = 100
+
+    @Option(help: "Length of each song in seconds.")
+    var seconds: Double = 180
+
+    @Option(help: "Concurrent clients submitting songs.")
+    var submitters = 2
+
+    @Option(help: "Songs submitted one at a time for the idle latency.")
+    var latencyRuns = 5
+
+    @Option(help: "Jobs through the coordinator for the overhead measurement.")
+    var jobs = 2000
+
+    @Option(help: "External null workers for the overhead measurement.")
+    var nullWorkers = 2
+
+    @Option(help: ArgumentHelp("The tactus executable (default: next to this benchmark).", valueName: "path"))
+    var tactus: String?
+
+    @Flag(help: "Print one JSON object with every figure.")
+    var json = false
+
+    func validate() throws {
+        guard (1...10_000).contains(songs) else { throw ValidationError("--songs must be between 1 and 10000 (got \(songs)).") }
+        guard seconds >= 6, seconds <= 3600 else { throw ValidationError("--seconds must be between 6 and 3600 (got \(seconds)).") }
+        guard (1...16).contains(submitters) else { throw ValidationError("--submitters must be between 1 and 16.") }
+        guard (1...songs).contains(latencyRuns) else { throw ValidationError("--latency-runs must be between 1 and --songs.") }
+        guard (10...1_000_000).contains(jobs) else { throw ValidationError("--jobs must be between 10 and 1000000.") }
+        guard (1...16).contains(nullWorkers) else { throw ValidationError("--null-workers must be between 1 and 16.") }
+    }
+
+    /// Every figure of a run.
+    struct Report: Encodable {
+        var songs: Int
+        var song_seconds: Double
+        var song_megabytes: Double
+        var cores: Int
+        var throughput: [Throughput] = []
+        var speedup: Double?
+        var latency_runs: [Double] = []
+        var latency_median_s: Double?
+        var overhead: Overhead?
+    }
+
+    struct Throughput: Encodable {
+        var workers_per_detector: Int
+        var wall_s: Double
+        var songs_per_s: Double
+        var jobs_per_s: Double
+        var failed_jobs: Int
+        /// Coordinator CPU seconds per job (submit, dispatch, store; the songs' hashing and blobs).
+        var coordinator_cpu_ms_per_job: Double
+        /// CPU seconds of the worker processes over the run, in cores kept busy.
+        var worker_cores_busy: Double
+        /// CPU seconds of the coordinator and the workers per song.
+        var cpu_s_per_song: Double
+        /// The whole machine's busy share of its cores over the run (other processes included).
+        var machine_busy: Double
+    }
+
+    struct Overhead: Encodable {
+        var jobs: Int
+        var null_workers: Int
+        var submit_jobs_per_s: Double
+        var submit_cpu_ms_per_job: Double
+        var drain_jobs_per_s: Double
+        var drain_wall_ms_per_job: Double
+        var drain_cpu_ms_per_job: Double
+        var total_cpu_ms_per_job: Double
+    }
+
+    func run() throws {
+        let executable = tactus ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("tactus").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw BenchFailure("\(executable): no tactus executable (build it with `swift build -c release`)")
+        }
+        let (paths, synthesis) = try BenchSongs.prepare(count: songs, seconds: seconds)
+        let sizes = try paths.map { try FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int ?? 0 }
+        var report = Report(
+            songs: songs, song_seconds: seconds, song_megabytes: Double(sizes.reduce(0, +)) / Double(sizes.count) / 1e6,
+            cores: ProcessInfo.processInfo.activeProcessorCount)
+        if !json {
+            print(
+                "Songs: \(songs) x \(format(seconds, 0)) s, 44.1 kHz stereo FLAC, \(format(report.song_megabytes, 1)) MB each"
+                    + (synthesis > 0 ? " (synthesised in \(format(synthesis, 0)) s)" : " (cached)")
+                    + "; \(report.cores) cores")
+        }
+        for workers in [1, 2] {
+            let run = try throughput(paths, workers: workers, executable: executable)
+            report.throughput.append(run)
+            if !json {
+                print("  \(workers) worker(s)/detector: \(format(run.songs_per_s, 2)) songs/s in \(format(run.wall_s, 1)) s ...")
+            }
+        }
+        report.speedup = report.throughput[1].songs_per_s / report.throughput[0].songs_per_s
+        report.latency_runs = try latency(paths, executable: executable)
+        report.latency_median_s = median(report.latency_runs)
+        report.overhead = try overhead(executable: executable)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            printTable(report)
+        }
+    }
+
+    // MARK: Throughput
+
+    private func throughput(_ paths: [String], workers: Int, executable: String) throws -> Throughput {
+        let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
+        defer { server.stop() }
+        let detectors = BuiltinDetectors.registry.names
+        try awaitWorkers(server.endpoints.frontend, detectors: detectors, perDetector: workers)
+        let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: try ZMQContext(socketLinger: .zero))
+        Thread.sleep(forTimeInterval: 0.3)  // the subscription reaches the publisher
+
+        let coordinatorCPU = ProcessCPU.seconds(server.processID)
+        let workerIDs = server.workerProcessIDs
+        let workerCPU = workerIDs.map(ProcessCPU.seconds).reduce(0, +)
+        let machine = ProcessCPU.machine()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let submissions = Submissions()
+        submissions.start(paths: paths, clients: submitters, frontend: server.endpoints.frontend)
+
+        var done = Set<String>()
+        var failedJobs = 0
+        var lastDone = start
+        var lastCheck = clock.now
+        while done.count < paths.count {
+            if let error = submissions.errors.first { throw BenchFailure("submit: \(error)") }
+            if case .songDone(let event)? = try events.next(timeout: .milliseconds(500)), done.insert(event.song).inserted {
+                failedJobs += event.jobs.filter { $0.state != .done }.count
+                lastDone = clock.now
+            }
+            // Events are not a reliable channel: look at the songs' jobs when none came for a while.
+            if clock.now - lastCheck > .seconds(10) && clock.now - lastDone > .seconds(10) {
+                lastCheck = clock.now
+                let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(10))
+                for song in submissions.songs where !done.contains(song) {
+                    let jobs = try client.status(song: song).jobs
+                    if !jobs.isEmpty && jobs.allSatisfy({ [.done, .failed, .cancelled].contains($0.state) }) {
+                        done.insert(song)
+                        failedJobs += jobs.filter { $0.state != .done }.count
+                        lastDone = clock.now
+                    }
+                }
+            }
+            if clock.now - start > .seconds(3600) { throw BenchFailure("the songs did not finish within an hour") }
+        }
+        submissions.wait()
+        let wall = (lastDone - start).seconds
+        let machineAfter = ProcessCPU.machine()
+        let jobCount = paths.count * detectors.count
+        let workersBusy = workerIDs.map(ProcessCPU.seconds).reduce(0, +) - workerCPU
+        let coordinatorBusy = ProcessCPU.seconds(server.processID) - coordinatorCPU
+        return Throughput(
+            workers_per_detector: workers, wall_s: wall, songs_per_s: Double(paths.count) / wall,
+            jobs_per_s: Double(jobCount) / wall, failed_jobs: failedJobs,
+            coordinator_cpu_ms_per_job: coordinatorBusy * 1000 / Double(jobCount),
+            worker_cores_busy: workersBusy / wall, cpu_s_per_song: (coordinatorBusy + workersBusy) / Double(paths.count),
+            machine_busy: (machineAfter.busy - machine.busy) / max(machineAfter.total - machine.total, 1))
+    }
+
+    /// Waits until the server's local workers have connected: `perDetector` for each detector.
+    private func awaitWorkers(_ frontend: String, detectors: [String], perDetector: Int) throws {
+        let client = try TactusClient(server: frontend, timeout: .seconds(5))
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let offered = try client.detectors().detectors
+            let ready = detectors.allSatisfy { name in offered.contains { $0.detector.name == name && $0.workers >= perDetector } }
+            if ready { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw BenchFailure("the server's workers did not all connect within 60 s")
+    }
+
+    // MARK: Latency
+
+    /// Seconds from submit to song.done for songs submitted one at a time to an idle server.
+    private func latency(_ paths: [String], executable: String) throws -> [Double] {
+        let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", "1"])
+        defer { server.stop() }
+        try awaitWorkers(server.endpoints.frontend, detectors: BuiltinDetectors.registry.names, perDetector: 1)
+        let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(30))
+        let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: client.context)
+        Thread.sleep(forTimeInterval: 0.5)  // the subscription reaches the publisher
+        var times: [Double] = []
+        for path in paths.prefix(latencyRuns) {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            let start = ContinuousClock.now
+            let song = try client.submit(SubmitRequest(name: (path as NSString).lastPathComponent), audio: bytes).song
+            while true {
+                guard let event = try events.next(timeout: .seconds(120)) else { throw BenchFailure("no song.done for \(path)") }
+                if case .songDone(let done) = event, done.song == song { break }
+            }
+            times.append((ContinuousClock.now - start).seconds)
+            Thread.sleep(forTimeInterval: 0.5)  // idle again
+        }
+        return times
+    }
+
+    // MARK: Overhead
+
+    private func overhead(executable: String) throws -> Overhead {
+        let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--no-local-workers"])
+        defer { server.stop() }
+        let workers = NullWorkers(count: nullWorkers, backend: server.endpoints.backend)
+        defer { _ = workers.stop() }
+        let name = NullWorkers.descriptor.name
+        try awaitWorkers(server.endpoints.frontend, detectors: [name], perDetector: nullWorkers)
+        let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(10))
+        let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: client.context)
+        let songs = try tinySongs(jobs)
+        Thread.sleep(forTimeInterval: 0.5)  // the subscription reaches the publisher
+
+        let clock = ContinuousClock()
+        let submitCPU = ProcessCPU.seconds(server.processID)
+        let submitStart = clock.now
+        for (index, song) in songs.enumerated() {
+            _ = try client.submit(SubmitRequest(name: "tiny-\(index).wav", detectors: [name]), audio: song)
+        }
+        let submitWall = (clock.now - submitStart).seconds
+        let drainCPU = ProcessCPU.seconds(server.processID)
+
+        let drainStart = clock.now
+        workers.open()
+        var finished = 0
+        var lastDone = drainStart
+        while finished < songs.count {
+            guard let event = try events.next(timeout: .seconds(3)) else {
+                // Events may be dropped under load: the queue tells when the drain is over.
+                guard let status = try client.status().server else { continue }
+                if status.queue[name, default: 0] == 0 && status.workers.allSatisfy({ $0.job == nil }) { break }
+                continue
+            }
+            switch event {
+            case .jobDone: finished += 1; lastDone = clock.now
+            case .jobFailed(let failure): throw BenchFailure("a bench-null job failed: \(failure.error.message)")
+            default: break
+            }
+        }
+        let drainWall = (lastDone - drainStart).seconds
+        let drainCPUSeconds = ProcessCPU.seconds(server.processID) - drainCPU
+        if let failure = workers.stop() { throw BenchFailure(failure) }
+        let count = Double(songs.count)
+        return Overhead(
+            jobs: songs.count, null_workers: nullWorkers, submit_jobs_per_s: count / submitWall,
+            submit_cpu_ms_per_job: (drainCPU - submitCPU) * 1000 / count,
+            drain_jobs_per_s: count / drainWall, drain_wall_ms_per_job: drainWall * 1000 / count,
+            drain_cpu_ms_per_job: drainCPUSeconds * 1000 / count,
+            total_cpu_ms_per_job: (drainCPU - submitCPU + drainCPUSeconds) * 1000 / count)
+    }
+
+    /// `count` different 6-second, 8 kHz mono WAV files (a click track whose first samples
+    /// spell the index).
+    private func tinySongs(_ count: Int) throws -> [[UInt8]] {
+        let base = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 8000)
+        let writer = AudioFileWriter(.wav16)
+        return try (0..<count).map { index in
+            var signal = base
+            for byte in 0..<3 { signal[byte] = Float((index >> (8 * byte)) & 0xFF) / 32768 }
+            return try writer.encode([signal], sampleRate: 8000)
+        }
+    }
+
+    // MARK: Output
+
+    private func printTable(_ report: Report) {
+        print("")
+        print("Throughput (every built-in detector; time from the first submit to the last song.done)")
+        print("  workers/detector   wall s   songs/s   jobs/s   failed   coordinator CPU/job   worker cores busy   CPU s/song   machine busy")
+        for run in report.throughput {
+            print(
+                "  " + pad("\(run.workers_per_detector)", 16) + pad(format(run.wall_s, 1), 9) + pad(format(run.songs_per_s, 3), 10)
+                    + pad(format(run.jobs_per_s, 2), 9) + pad("\(run.failed_jobs)", 9)
+                    + pad(format(run.coordinator_cpu_ms_per_job, 2) + " ms", 22) + pad(format(run.worker_cores_busy, 2), 20)
+                    + pad(format(run.cpu_s_per_song, 3), 13) + format(100 * run.machine_busy, 0) + " %")
+        }
+        if let speedup = report.speedup {
+            let verdict = speedup >= 1.8 ? "meets" : "misses"
+            print("  2 workers vs 1: \(format(speedup, 2))x (\(verdict) the 1.8x target on \(report.cores) cores)")
+            let one = report.throughput[0]
+            let detectors = BuiltinDetectors.registry.names.count
+            print(
+                "  1 worker per detector is already \(detectors) worker processes for \(report.cores) cores: 2 per detector can only"
+                    + " go faster where cores are left idle. At \(format(one.cpu_s_per_song, 3)) CPU s per song (workers and"
+                    + " coordinator), \(report.cores) otherwise idle cores allow at most \(format(Double(report.cores) / one.cpu_s_per_song, 2)) songs/s.")
+            let served = one.worker_cores_busy + one.coordinator_cpu_ms_per_job * one.jobs_per_s / 1000
+            if one.machine_busy > 0.9 && served < 0.8 * Double(report.cores) {
+                print(
+                    "  The machine was \(format(100 * one.machine_busy, 0)) % busy but the server used only \(format(served, 2)) cores:"
+                        + " other processes took the rest, so these rates measure the server's share of the machine, not its capacity.")
+            }
+        }
+        print("")
+        if let median = report.latency_median_s {
+            let runs = report.latency_runs.map { format($0, 2) }.joined(separator: ", ")
+            print("Idle server, 1 worker per detector: submit to song.done median \(format(median, 2)) s (runs: \(runs) s)")
+        }
+        if let overhead = report.overhead {
+            let verdict = overhead.total_cpu_ms_per_job < 2 && overhead.drain_wall_ms_per_job < 2 ? "meets" : "misses"
+            print("")
+            print("Coordinator overhead (\(overhead.jobs) jobs of tiny WAV songs, \(overhead.null_workers) external workers answering at once)")
+            print("  submit:                 \(format(overhead.submit_jobs_per_s, 0)) jobs/s (one client, one at a time); coordinator CPU \(format(overhead.submit_cpu_ms_per_job, 3)) ms/job")
+            print("  dispatch, result, store: \(format(overhead.drain_jobs_per_s, 0)) jobs/s = \(format(overhead.drain_wall_ms_per_job, 3)) ms/job wall; coordinator CPU \(format(overhead.drain_cpu_ms_per_job, 3)) ms/job")
+            print("  coordinator CPU per job, all told: \(format(overhead.total_cpu_ms_per_job, 3)) ms (\(verdict) the 2 ms target)")
+        }
+    }
+
+    private func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted()
+        return sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+    }
+
+    private func format(_ value: Double, _ decimals: Int) -> String {
+        String(format: "%.\(decimals)f", value)
+    }
+
+    private func pad(_ text: String, _ width: Int) -> String {
+        text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0)
+    }
+}
+
+/// Songs submitted by several clients at once, each on a thread of its own with its own
+/// connection, taking the next song until none is left; a `busy` answer waits as it asks.
+final class Submissions: Sendable {
+    let errors = ErrorLog()
+    private let next = Atomic<Int>(0)
+    private let submitted = Mutex<[String]>([])
+    private let running = Atomic<Int>(0)
+
+    /// The ids of the songs submitted so far.
+    var songs: [String] { submitted.withLock { $0 } }
+
+    func start(paths: [String], clients: Int, frontend: String) {
+        for _ in 0..<clients {
+            running.add(1, ordering: .sequentiallyConsistent)
+            Thread { [self] in
+                defer { running.subtract(1, ordering: .sequentiallyConsistent) }
+                do {
+                    let client = try TactusClient(server: frontend, timeout: .seconds(30))
+                    while true {
+                        let index = next.add(1, ordering: .sequentiallyConsistent).oldValue
+                        guard index < paths.count else { return }
+                        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: paths[index])))
+                        let song = try submit(bytes, name: (paths[index] as NSString).lastPathComponent, client: client)
+                        submitted.withLock { $0.append(song) }
+                    }
+                } catch {
+                    errors.add("\(error)")
+                }
+            }.start()
+        }
+    }
+
+    /// Waits until every client has finished.
+    func wait() {
+        while running.load(ordering: .sequentiallyConsistent) > 0 { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    private func submit(_ bytes: [UInt8], name: String, client: TactusClient) throws -> String {
+        while true {
+            do {
+                return try client.submit(SubmitRequest(name: name), audio: bytes).song
+            } catch {
+                guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
+                Thread.sleep(forTimeInterval: Double(refusal.retryAfterMs ?? 1000) / 1000)
+            }
+        }
+    }
+}

@@ -1,0 +1,180 @@
+import Foundation
+import TactusCoordinator
+import TactusProtocol
+import TactusStore
+import TactusTestSupport
+import TactusZMQ
+import Testing
+
+/// CURVE with a ZAP handler in the coordinator's poll loop, and refusing to listen beyond
+/// loopback without it.
+@Suite struct CurveCoordinatorTests {
+    /// A directory with the public certificates of `authorized`, and a coordinator using it.
+    private func curveCoordinator(
+        _ directory: TemporaryDirectory, server: CurveKeyPair, authorized: [CurveKeyPair]
+    ) throws -> RunningCoordinator {
+        let keysDirectory = directory.path + "/authorized"
+        for (index, pair) in authorized.enumerated() {
+            _ = try CurveCertificate(keyPair: pair).save(name: "peer\(index)", in: keysDirectory)
+        }
+        try FileManager.default.createDirectory(atPath: keysDirectory, withIntermediateDirectories: true)
+        return try RunningCoordinator(directory: directory.path + "/data") {
+            $0.security = CoordinatorSecurity(keyPair: server, authorizedKeysDirectory: keysDirectory)
+        }
+    }
+
+    @Test func anAuthorizedClientAndWorkerGetInAndAnUnauthorizedClientGetsNoAnswer() throws {
+        let directory = try TemporaryDirectory()
+        let server = try CurveKeyPair.generate()
+        let alice = try CurveKeyPair.generate()
+        let workerKeys = try CurveKeyPair.generate()
+        let running = try curveCoordinator(directory, server: server, authorized: [alice, workerKeys])
+        defer { running.stop() }
+
+        let client = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
+        let worker = try TestWorker(running, id: "w1", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: workerKeys))
+        try client.waitForWorkers(1, heartbeating: worker)
+
+        // A full round trip over CURVE: the job reaches the worker, the event reaches the client.
+        let bytes = try testSong()
+        guard case .ok(.submit(let submitted)) = try client.request(
+            .submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: bytes))
+        else { Issue.record("submit refused"); return }
+        let (job, audio) = try #require(try worker.nextJob())
+        #expect(audio == bytes)
+        try worker.finish(job, bpm: 120)
+        #expect(try client.waitForEvent { if case .songDone(let body) = $0 { body.song == submitted.song } else { false } } != nil)
+
+        let mallory = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: CurveKeyPair.generate()))
+        #expect(try mallory.request(.status(StatusRequest()), timeout: .milliseconds(800)) == nil)
+        // Without CURVE at all, no answer either.
+        let plain = try TestClient(running)
+        #expect(try plain.request(.status(StatusRequest()), timeout: .milliseconds(500)) == nil)
+        // The authorized client is still served.
+        #expect(try client.request(.status(StatusRequest()), timeout: .seconds(5)) != nil)
+    }
+
+    @Test func anUnauthorizedWorkerNeverJoins() throws {
+        let directory = try TemporaryDirectory()
+        let server = try CurveKeyPair.generate()
+        let alice = try CurveKeyPair.generate()
+        let running = try curveCoordinator(directory, server: server, authorized: [alice])
+        defer { running.stop() }
+        let client = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
+        let intruder = try TestWorker(running, id: "intruder", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: CurveKeyPair.generate()))
+        // A worker with the right key but the wrong server key fails the handshake too.
+        let confused = try TestWorker(running, id: "confused", curve: CurveClientKeys(serverKey: CurveKeyPair.generate().publicKey, keyPair: alice))
+        for _ in 0..<10 {
+            try intruder.heartbeat()
+            try confused.heartbeat()
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else {
+            Issue.record("status refused"); return
+        }
+        #expect(status.server?.workers.isEmpty == true)
+        #expect(try intruder.nextJob(timeout: .milliseconds(200)) == nil)
+    }
+
+    @Test func listeningBeyondLoopbackWithoutCurveIsRefusedUnlessInsecure() throws {
+        let directory = try TemporaryDirectory()
+        var configuration = CoordinatorConfiguration(
+            dataDirectory: directory.path, frontend: "tcp://0.0.0.0:*", backend: "tcp://127.0.0.1:*", events: "tcp://127.0.0.1:*")
+        #expect {
+            _ = try Coordinator(configuration: configuration, logger: .init(label: "test"))
+        } throws: { error in
+            "\(error)".contains("refusing to listen on tcp://0.0.0.0:* without CURVE") && "\(error)".contains("--insecure")
+        }
+        configuration.allowInsecure = true
+        _ = try Coordinator(configuration: configuration, logger: .init(label: "test"))
+    }
+
+    @Test(arguments: [
+        ("tcp://127.0.0.1:5555", true), ("tcp://127.3.2.1:*", true), ("tcp://localhost:5555", true),
+        ("tcp://[::1]:5555", true), ("ipc:///tmp/tactus.sock", true), ("inproc://coordinator", true),
+        ("tcp://*:5555", false), ("tcp://0.0.0.0:5555", false), ("tcp://192.168.1.4:5555", false),
+        ("tcp://[::]:5555", false), ("tcp://eth0:5555", false), ("tcp://127.0.0.1.example.com:5555", false),
+        ("tcp://1270.0.0.1:5", false),
+    ])
+    func loopbackAddresses(endpoint: String, loopback: Bool) {
+        #expect(BindAddress.isLoopback(endpoint) == loopback)
+    }
+}
+
+/// The coordinator's limits, each with its error code.
+@Suite struct CoordinatorLimitTests {
+    @Test func aSongOverTheSizeLimitIsTooLarge() throws {
+        let directory = try TemporaryDirectory()
+        let bytes = try testSong()
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxSongBytes = bytes.count - 1 }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        guard case .error(let error) = try client.request(.submit(SubmitRequest(name: "big.wav", detectors: ["fake"]), audio: bytes)) else {
+            Issue.record("a song over the limit was accepted"); return
+        }
+        #expect(error.code == .tooLarge)
+        #expect(error.message.contains("\(bytes.count - 1)"))
+        // Nothing was stored.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path + "/blobs").filter { !$0.hasPrefix(".") }.isEmpty)
+    }
+
+    @Test func aSongOverTheDurationLimitIsTooLong() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.decoding = .init(minimumSeconds: 1, maximumSeconds: 3) }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        guard case .error(let error) = try client.request(.submit(SubmitRequest(name: "long.wav", detectors: ["fake"]), audio: try testSong())) else {
+            Issue.record("a 6 s song was accepted with a 3 s limit"); return
+        }
+        #expect(error.code == .tooLong)
+    }
+
+    @Test func aClientOverItsJobLimitIsBusyUntilItsJobsFinish() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxClientJobs = 2 }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let other = try TestClient(running)
+        func submit(_ by: TestClient, seed: UInt64) throws -> ClientReply.Outcome {
+            try by.request(.submit(SubmitRequest(name: "s\(seed).wav", detectors: ["fake"]), audio: try testSong(seed: seed)))
+        }
+        guard case .ok = try submit(client, seed: 1), case .ok = try submit(client, seed: 2) else {
+            Issue.record("the first two jobs were refused"); return
+        }
+        guard case .error(let busy) = try submit(client, seed: 3) else { Issue.record("a third job was accepted"); return }
+        #expect(busy.code == .busy)
+        #expect((busy.retryAfterMs ?? 0) > 0)
+        // Another client is not held back by the first one's jobs.
+        guard case .ok = try submit(other, seed: 4) else { Issue.record("another client was refused"); return }
+
+        // Once a job of the first client finishes, it may submit again.
+        let worker = try TestWorker(running, id: "w1")
+        let (job, _) = try #require(try worker.nextJob())
+        try worker.finish(job, bpm: 100)
+        _ = try client.waitForEvent { if case .jobDone(let body) = $0 { body.job == job.job } else { false } }
+        guard case .ok = try submit(client, seed: job.job == 3 ? 5 : 3) else { Issue.record("still busy after a job finished"); return }
+    }
+
+    @Test func aResultOverTheLimitFailsTheJobWithTooLarge() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxResultBytes = 200 }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w1")
+        guard case .ok(.submit(let submitted)) = try client.request(
+            .submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong()))
+        else { Issue.record("submit refused"); return }
+        let (job, _) = try #require(try worker.nextJob())
+        try worker.finish(job, bpm: 120)
+        let failed = try client.waitForEvent { if case .jobFailed(let body) = $0 { body.job == job.job } else { false } }
+        guard case .jobFailed(let body)? = failed else { Issue.record("no job.failed"); return }
+        #expect(body.error.code == .tooLarge)
+        #expect(body.error.message.contains("limit of 200 bytes"))
+        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest(song: submitted.song))) else {
+            Issue.record("status refused"); return
+        }
+        #expect(status.jobs.first?.state == .failed)
+        // The worker is free for the next job.
+        #expect(try worker.nextJob(timeout: .milliseconds(200)) == nil)
+    }
+}

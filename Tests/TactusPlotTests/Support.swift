@@ -1,0 +1,105 @@
+import Foundation
+import TactusAudio
+import TactusDetector
+import TactusStore
+import TactusTestSupport
+import Testing
+
+/// Songs and analyses for the figure tests.
+enum Sample {
+    static func descriptor(_ name: String, version: String = "1") -> DetectorDescriptor {
+        DetectorDescriptor(name: name, version: version, summary: "test detector", specific: [])
+    }
+
+    /// 40 windows of 6 s every 4.5 s at about `bpm`, every tenth without a tempo, strengths cycling 0 to 0.75.
+    static func windows(bpm: Double, count: Int = 40) -> [AnalysisWindow] {
+        (0..<count).map { (i: Int) -> AnalysisWindow in
+            let tempo: Double? = i % 10 == 9 ? nil : bpm + Double(i % 3) * 0.5
+            let energy = 0.01 * Double(i % 5) + 0.001
+            return AnalysisWindow(startS: Double(i) * 4.5, durationS: 6, energy: energy, bpm: tempo, strength: Double(i % 4) / 4)
+        }
+    }
+
+    static func analysis(_ detector: String, bpm: Double, version: String = "1", windows: Int = 40) -> TempoAnalysis {
+        let descriptor = descriptor(detector, version: version)
+        return TempoAnalysis(
+            descriptor: descriptor, params: ParameterSet(),
+            output: DetectorOutput(
+                bpm: bpm, confidence: 0.8,
+                candidates: [TempoCandidate(bpm: bpm, strength: 1), TempoCandidate(bpm: bpm / 2, strength: 0.6),
+                             TempoCandidate(bpm: bpm * 2, strength: 0.3)],
+                windows: Self.windows(bpm: bpm, count: windows)),
+            seconds: 0.2)
+    }
+
+    /// An envelope of 180 s: a quiet intro, a loud middle, a fade out.
+    static func envelope() -> EnergyEnvelope {
+        let hop = 1024.0 / 44100
+        let count = Int(180 / hop)
+        return EnergyEnvelope(hopS: hop, values: (0..<count).map { i in
+            let t = Double(i) * hop
+            let level = t < 20 ? 0.001 : t < 160 ? 0.1 : 0.1 * (180 - t) / 20
+            return Float(level * (i % 22 == 0 ? 4 : 1))
+        })
+    }
+
+    static func song(_ n: Int, title: String? = nil, artist: String? = nil) -> SongRecord {
+        SongRecord(
+            id: SongID(hashing: Data("plot song \(n)".utf8)), fileName: "song-\(n).flac", byteSize: 1000 + n, format: "flac",
+            codec: "flac", sampleRate: 44100, channels: 2, durationS: 180, tags: SongTags(title: title, artist: artist),
+            envelope: envelope())
+    }
+
+    /// A library in `directory` with `count` songs, each analysed by alpha, beta and gamma.
+    static func library(in directory: TemporaryDirectory, count: Int = 12) throws -> Library {
+        let library = try Library(path: directory.file("library.sqlite"))
+        _ = try library.record((0..<count).map { n in
+            let bpm = 90 + Double(n * 7 % 60)
+            return SongAnalyses(
+                song: song(n, title: n == 0 ? "First & Best" : "Song \(n)", artist: "Artist"),
+                analyses: [
+                    AnalysisRecord(analysis("alpha", bpm: bpm)),
+                    AnalysisRecord(analysis("beta", bpm: n % 3 == 0 ? bpm * 2 : bpm)),
+                    AnalysisRecord(analysis("gamma", bpm: n % 4 == 0 ? bpm * 1.3 : bpm)),
+                ])
+        })
+        return library
+    }
+
+    /// The width and height in an image's PNG header (IHDR), after checking the PNG signature.
+    static func pngSize(atPath path: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> (width: Int, height: Int) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        try #require(bytes.count > 24, sourceLocation: sourceLocation)
+        #expect(Array(bytes[0..<8]) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "PNG signature", sourceLocation: sourceLocation)
+        #expect(String(decoding: bytes[12..<16], as: UTF8.self) == "IHDR", sourceLocation: sourceLocation)
+        func bigEndian(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 << 8 | Int($1) } }
+        return (bigEndian(16..<20), bigEndian(20..<24))
+    }
+}
+
+/// Runs the built `tactus` binary (`.build/debug/tactus`, found from this file's path) as a
+/// real process, its output collected through files.
+enum CLI {
+    static let binary: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url.path + "/.build/debug/tactus"
+    }()
+
+    static func run(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: Int32, output: String, errors: String) {
+        try #require(FileManager.default.isExecutableFile(atPath: binary), "build the tactus binary first (swift build)")
+        let outputPath = directory.file("cli-\(UUID().uuidString).out"), errorPath = directory.file("cli-\(UUID().uuidString).err")
+        #expect(FileManager.default.createFile(atPath: outputPath, contents: nil))
+        #expect(FileManager.default.createFile(atPath: errorPath, contents: nil))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+        try process.run()
+        process.waitUntilExit()
+        return (process.terminationStatus, try String(contentsOfFile: outputPath, encoding: .utf8),
+                try String(contentsOfFile: errorPath, encoding: .utf8))
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import TactusAudio
+import TactusProtocol
+import TactusTestSupport
+import TactusZMQ
+import Testing
+
+/// `tactus keys generate`, `tactus serve` with CURVE (its local workers included), SIGHUP
+/// reloading the authorized keys, and the refusal to listen beyond loopback without CURVE.
+@Suite(.serialized) struct SecurityServerTests {
+    /// Runs `tactus ARGUMENTS` to its end; returns its status, standard output and error.
+    private func run(_ arguments: [String]) throws -> (status: Int32, output: String, error: String) {
+        let result = try CLI.run(arguments)
+        return (result.status, result.standardOutput, result.standardError)
+    }
+
+    private struct Generated: Decodable {
+        var name: String
+        var public_key: String
+        var public_file: String
+        var secret_file: String
+    }
+
+    private func generate(_ name: String, in directory: String) throws -> Generated {
+        let result = try run(["keys", "generate", name, "--out", directory, "--json"])
+        guard result.status == 0 else { throw ServerTestError("keys generate failed: \(result.error)") }
+        return try JSONDecoder().decode(Generated.self, from: Data(result.output.utf8))
+    }
+
+    @Test func keysGenerateWritesACertificatePairReadableBack() throws {
+        let directory = try TemporaryDirectory()
+        let generated = try generate("alice", in: directory.path + "/keys")
+        #expect(generated.public_file == directory.path + "/keys/alice.key")
+        #expect(generated.secret_file == directory.path + "/keys/alice.key_secret")
+        let pair = try CurveCertificate(contentsOf: generated.secret_file).keyPair
+        #expect(pair.publicKey.z85 == generated.public_key)
+        #expect(try CurveCertificate(contentsOf: generated.public_file).publicKey == pair.publicKey)
+        let mode = try FileManager.default.attributesOfItem(atPath: generated.secret_file)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        // A second pair of the same name is refused, and the first stays.
+        let again = try run(["keys", "generate", "alice", "--out", directory.path + "/keys"])
+        #expect(again.status == 1 && again.error.contains("alice.key_secret"))
+        #expect(try CurveCertificate(contentsOf: generated.secret_file).keyPair == pair)
+    }
+
+    @Test func aCurveServerAdmitsItsLocalWorkersAndNewKeysAfterSIGHUP() throws {
+        let directory = try TemporaryDirectory()
+        let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
+        try FileManager.default.createDirectory(atPath: authorized, withIntermediateDirectories: true)
+        let server = try generate("server", in: keys)
+        let alice = try generate("alice", in: keys)
+        let bob = try generate("bob", in: keys)
+        try FileManager.default.copyItem(atPath: alice.public_file, toPath: authorized + "/alice.key")
+
+        let serve = try ServerProcess(
+            dataDirectory: directory.path + "/data",
+            extraArguments: [
+                "--curve-secret-key", server.secret_file, "--authorized-keys", authorized, "--max-worker-memory-mb", "3072",
+            ])
+        defer { serve.stop() }
+        let aliceClient = try ServerClient(
+            serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: alice.secret_file))
+        // The local workers got in with the key the server made for them.
+        var workers = 0
+        let deadline = ContinuousClock.now + .seconds(20)
+        while workers < 3 && ContinuousClock.now < deadline {
+            guard case .ok(.status(let status)) = try aliceClient.request(.status(StatusRequest())) else {
+                throw ServerTestError("status refused")
+            }
+            workers = status.server?.workers.count ?? 0
+            if workers < 3 { Thread.sleep(forTimeInterval: 0.1) }
+        }
+        #expect(workers == 3)
+        // Each runs under the memory limit serve passed on, and analyses songs within it.
+        #expect(serve.workerProcessIDs.count == 3)
+        for pid in serve.workerProcessIDs {
+            let limits = try String(contentsOfFile: "/proc/\(pid)/limits", encoding: .utf8)
+            #expect(limits.split(separator: "\n").contains { $0.hasPrefix("Max address space") && $0.contains("\(3072 << 20)") })
+        }
+
+        let signal = Synth.drumPattern(bpm: 124, seconds: 12, sampleRate: 22050)
+        guard case .ok(.submit(let submitted)) = try aliceClient.submit(
+            try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050), name: "drums.wav")
+        else { throw ServerTestError("submit refused") }
+        #expect(try aliceClient.waitForSongs([submitted.song], timeout: .seconds(30)) == [submitted.song])
+        #expect(try aliceClient.jobs(of: submitted.song).allSatisfy { $0.state == .done })
+
+        // The client commands take the keys from options or from the environment.
+        let status = try CLI.run(
+            ["status", "--server", serve.endpoints.frontend, "--json"],
+            environment: ["TACTUS_CURVE_SERVER_KEY": server.public_file, "TACTUS_CURVE_SECRET_KEY": alice.secret_file])
+        #expect(status.status == 0, "\(status.standardError)")
+        let refused = try CLI.run([
+            "status", "--server", serve.endpoints.frontend, "--timeout", "0.3",
+            "--curve-server-key", server.public_file, "--curve-secret-key", bob.secret_file,
+        ])
+        #expect(refused.status == 1 && refused.standardError.contains("no answer"))
+
+        let bobClient = try ServerClient(
+            serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: bob.secret_file))
+        #expect(throws: ServerTestError.self) { _ = try bobClient.request(.status(StatusRequest()), timeout: .milliseconds(700)) }
+
+        try FileManager.default.copyItem(atPath: bob.public_file, toPath: authorized + "/bob.key")
+        kill(serve.process.processIdentifier, SIGHUP)
+        // A refused connection is closed for good (libzmq does not retry a failed handshake):
+        // bob connects again, as a client does after a timeout, and gets in.
+        var answered = false
+        let reloadDeadline = ContinuousClock.now + .seconds(10)
+        while !answered && ContinuousClock.now < reloadDeadline {
+            let again = try ServerClient(
+                serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: bob.secret_file))
+            answered = (try? again.request(.status(StatusRequest()), timeout: .milliseconds(500))) != nil
+        }
+        #expect(answered)
+        #expect(serve.process.isRunning)
+    }
+
+    @Test func listeningBeyondLoopbackWithoutCurveNeedsInsecure() throws {
+        let directory = try TemporaryDirectory()
+        let arguments = [
+            "serve", "--data", directory.path, "--no-local-workers", "--json", "--frontend", "tcp://0.0.0.0:*",
+            "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
+        ]
+        let refused = try run(arguments)
+        #expect(refused.status == 1)
+        #expect(refused.error.contains("refusing to listen on tcp://0.0.0.0:* without CURVE"))
+
+        let insecure = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 1, extraArguments: [
+            "--no-local-workers", "--frontend", "tcp://0.0.0.0:*", "--insecure", "--log-level", "warning",
+        ], captureErrors: true)
+        #expect(insecure.endpoints.frontend.hasPrefix("tcp://0.0.0.0:"))
+        #expect(insecure.stop() == 0)
+        #expect(insecure.errors.contains("INSECURE"))
+    }
+
+    @Test(.enabled(if: pythonCanImportZMQ, "python3 with pyzmq (make deps installs it)"))
+    func thePythonExampleClientTalksCurveWithKeysFromTactusKeysGenerate() throws {
+        let directory = try TemporaryDirectory()
+        let keys = directory.path + "/keys", authorized = directory.path + "/authorized", songs = directory.path + "/songs"
+        let server = try generate("server", in: keys)
+        let client = try generate("py", in: authorized)
+        try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
+        let signal = Synth.clickTrack(bpm: 120, seconds: 8, sampleRate: 22050)
+        try AudioFileWriter(.wav16).write([signal], sampleRate: 22050, to: songs + "/click.wav")
+
+        let serve = try ServerProcess(
+            dataDirectory: directory.path + "/data",
+            extraArguments: ["--curve-secret-key", server.secret_file, "--authorized-keys", authorized])
+        defer { serve.stop() }
+        let script = CLI.repositoryRoot + "/protocol/examples/client.py"
+        let run = try CLI.runProgram("/usr/bin/env", [
+            "python3", script, songs, "--server", serve.endpoints.frontend, "--events", serve.endpoints.events, "--json",
+            "--timeout", "10", "--curve-server-key", server.public_file, "--curve-secret-key", client.secret_file,
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        let line = try #require(run.jsonLines.first)
+        #expect((line["consensus"] as? [String: Any])?["bpm"] as? Double != nil)
+    }
+}
+
+/// Whether `python3` can import pyzmq.
+private let pythonCanImportZMQ: Bool = {
+    (try? CLI.runProgram("/usr/bin/env", ["python3", "-c", "import zmq, zmq.auth"]).status) == 0
+}()
