@@ -1,13 +1,13 @@
 # Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
 SHELL := /bin/bash
-SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin
+SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3
 PYTHON_PACKAGES := python3-zmq python3-numpy
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
 DATA := tactus-data
 
-.PHONY: run test build release bench deps clean
+.PHONY: run test build release bench fuzz soak deps clean
 
 ## Install the missing system packages (apt-get, through sudo when not root), and pyzmq and numpy.
 deps:
@@ -51,6 +51,35 @@ BENCHES ?= decode store accuracy server
 bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
 	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done
+
+## The long fault tests (minutes): kill -9 random workers while 300 songs are analysed, and
+## kill -9 the coordinator during a batch of 100; TACTUS_SOAK_SONGS=N changes the batch size.
+soak: deps
+	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	TACTUS_SOAK=1 swift test --skip-build $(SWIFT_BUILD_FLAGS) --filter SoakTests
+
+## Fuzzing (libFuzzer, with AddressSanitizer): each target runs FUZZ_SECONDS (default 60) on a
+## corpus grown from the committed seeds (Tests/Fixtures/fuzz/NAME); any crash, leak or timeout
+## fails the run and is saved in .build/fuzz/crashes/NAME/ (leaks inside the system's C decoders
+## are suppressed: Tests/Fixtures/fuzz/lsan.supp). Replay one with the normal build:
+## `swift run tactus-fuzz-NAME FILE`. `make fuzz FUZZ_TARGETS=audio` runs one target.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= protocol audio
+FUZZ_DIR := .build/fuzz
+FUZZ_BUILD_FLAGS := -c debug --scratch-path $(FUZZ_DIR) -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
+	-Xswiftc -DTACTUS_LIBFUZZER
+fuzz: deps
+	@set -e; for t in $(FUZZ_TARGETS); do swift build $(FUZZ_BUILD_FLAGS) --product tactus-fuzz-$$t $(SWIFT_BUILD_FLAGS); done
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t; \
+		case $$t in protocol) max_len=8192;; *) max_len=65536;; esac; \
+		echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+		LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Fixtures/fuzz/lsan.supp:print_suppressions=0 \
+		$(FUZZ_DIR)/debug/tactus-fuzz-$$t $(FUZZ_DIR)/corpus/$$t Tests/Fixtures/fuzz/$$t \
+			-max_total_time=$(FUZZ_SECONDS) -max_len=$$max_len -timeout=30 -rss_limit_mb=4096 \
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crashes/$$t/ \
+		|| { echo "fuzz $$t: crash saved in $(FUZZ_DIR)/crashes/$$t/"; exit 1; }; \
+	done
 
 clean:
 	swift package clean

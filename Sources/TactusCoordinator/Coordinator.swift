@@ -70,7 +70,7 @@ public final class Coordinator: Sendable {
         } catch {
             throw CoordinatorError(message: "\(configuration.dataDirectory): cannot create the data directory: \(error)")
         }
-        library = try Library(path: configuration.libraryPath)
+        library = try Library(path: configuration.libraryPath, options: .init(busyTimeout: configuration.databaseBusyTimeoutS))
         blobs = try BlobStore(root: configuration.blobDirectory)
     }
 

@@ -47,6 +47,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var decoding: DecodingOptions
     /// Seconds running jobs get to finish when the coordinator stops.
     public var shutdownGraceS: Double
+    /// Seconds a write waits for another process's lock on the library before the request
+    /// fails with `unavailable`. The loop waits meanwhile, so this stays well under a worker's
+    /// liveness (7.5 s) for heartbeats to keep flowing.
+    public var databaseBusyTimeoutS: Double
 
     public init(
         dataDirectory: String,
@@ -67,7 +71,8 @@ public struct CoordinatorConfiguration: Sendable {
         liveness: Int = Liveness.heartbeats,
         libraryRoots: [String] = [],
         decoding: DecodingOptions = .standard,
-        shutdownGraceS: Double = 10
+        shutdownGraceS: Double = 10,
+        databaseBusyTimeoutS: Double = 2
     ) {
         self.dataDirectory = dataDirectory
         self.frontend = frontend
@@ -88,6 +93,7 @@ public struct CoordinatorConfiguration: Sendable {
         self.libraryRoots = libraryRoots
         self.decoding = decoding
         self.shutdownGraceS = shutdownGraceS
+        self.databaseBusyTimeoutS = databaseBusyTimeoutS
     }
 
     /// The endpoints that others than this machine can reach.

@@ -46,6 +46,25 @@ extension CoordinatorLoop {
         }
     }
 
+    /// Answers a message with too many frames to decode: `too-large`, with the command and
+    /// request id echoed as far as its first frames hold them.
+    func refuseClientMessage(_ firstFrames: [[UInt8]], frameCount: Int) {
+        guard let (envelope, message) = try? ClientEnvelope.split(firstFrames) else { return }
+        let tooMany = ProtocolError.tooManyFrames(
+            message: "client request", limit: configuration.limits.maxFrames,
+            received: frameCount - (firstFrames.count - message.count))
+        var requestID: [UInt8] = []
+        var command = ""
+        do throws(RequestRejection) {
+            // Three frames are never a request: the rejection carries what could be read.
+            _ = try ClientRequest(frames: Array(message.prefix(3)), limits: configuration.limits)
+        } catch {
+            requestID = error.requestID
+            command = error.command
+        }
+        reply(envelope, RequestRejection(requestID: requestID, command: command, error: tooMany).reply)
+    }
+
     private func answer(_ body: ClientRequest.Body, client: String) throws -> ClientReply.Response {
         switch body {
         case .submit(let request, let audio): return .submit(try submit(request, audio: audio, client: client))
@@ -121,7 +140,11 @@ extension CoordinatorLoop {
                     + "submit again when some are done",
                 retryAfterMs: retryHintMs)
         }
+        // A blob this request creates is removed again if the jobs cannot be stored, so a
+        // refused submission leaves nothing behind.
+        var createdBlob = false
         if !requests.isEmpty {
+            createdBlob = !coordinator.blobs.contains(song.hex)
             do {
                 try coordinator.blobs.put(bytes, id: song.hex)
             } catch {
@@ -131,7 +154,13 @@ extension CoordinatorLoop {
             }
         }
         let record = SongRecord(id: song, fileName: name, byteSize: bytes.count, metadata: metadata)
-        let jobs = try library.enqueue(record, jobs: requests)
+        let jobs: [JobRecord]
+        do {
+            jobs = try library.enqueue(record, jobs: requests)
+        } catch {
+            if createdBlob { coordinator.blobs.remove(song.hex) }
+            throw error
+        }
         for job in jobs where job.state == .queued && !pending.contains(job.id) {
             pending.append(PendingJob(id: job.id, song: song.hex, detector: job.detector, params: job.params))
         }
@@ -260,6 +289,10 @@ extension CoordinatorLoop {
     static func errorBody(_ error: StoreError) -> ErrorBody {
         switch error {
         case .unknownSong: return ErrorBody(code: .notFound, message: error.description)
+        case .locked(_, let waited):
+            return ErrorBody(
+                code: .unavailable, message: "the library is locked by another process (waited \(waited) s); nothing was stored",
+                retryAfterMs: 1000)
         case .database, .cannotOpen, .newerSchema: return ErrorBody(code: .internal, message: error.description)
         default: return ErrorBody(code: .badRequest, message: error.description)
         }

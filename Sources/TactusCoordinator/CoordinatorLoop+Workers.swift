@@ -44,6 +44,16 @@ extension CoordinatorLoop {
         }
     }
 
+    /// Disconnects a worker whose message has too many frames to decode.
+    func refuseWorkerMessage(_ firstFrames: [[UInt8]], frameCount: Int) {
+        guard let address = firstFrames.first else { return }
+        let error = ProtocolError.tooManyFrames(
+            message: "worker message", limit: configuration.limits.maxFrames, received: frameCount - 1)
+        logger.warning("a worker sent an invalid message; disconnecting it", metadata: ["error": "\(error)"])
+        sendToWorker(address, .disconnect(DisconnectBody(reason: "protocol error", error: error.body)))
+        workerLost(address, reason: "protocol error: \(error)", notify: false)
+    }
+
     private func workerReady(_ address: [UInt8], _ body: ReadyBody) {
         if workers[address] != nil {
             sendToWorker(
@@ -216,18 +226,42 @@ extension CoordinatorLoop {
                     pending.requeue(job)
                     break
                 }
-                do {
+                do throws(StoreError) {
                     let attempt = try library.startJob(job.id, worker: worker.id)
                     workers.setAttempt(worker.address, attempt)
                     let body = JobBody(
                         job: job.id, attempt: attempt, song: job.song, params: job.params,
                         timeLimitS: configuration.jobTimeLimitS, envelope: true)
                     sendToWorker(worker.address, .job(body, audio: bytes))
+                } catch .invalidValue {
+                    // No longer queued (cancelled meanwhile): nothing to send.
+                    workers.release(worker.address)
                 } catch {
+                    // The job stays queued (the database is locked, say): try again on a later pass.
                     logger.error("cannot start a job", metadata: ["job": "\(job.id)", "error": "\(error)"])
                     workers.release(worker.address)
+                    pending.requeue(job)
+                    break
                 }
             }
+        }
+    }
+
+    /// Queues again the jobs the library has as running that no connected worker holds: a
+    /// result that could not be stored (the library was locked), or a failure that could not
+    /// be recorded. Runs every heartbeat, so no job stays stuck once the library is writable.
+    func requeueOrphanedJobs() {
+        let held = Set(workers.all.compactMap { $0.assignment?.job })
+        do {
+            for job in try library.runningJobs() where !held.contains(job.id) {
+                try library.requeueJob(job.id)
+                if !pending.contains(job.id) {
+                    pending.requeue(PendingJob(id: job.id, song: job.song.hex, detector: job.detector, params: job.params))
+                }
+                logger.notice("requeued a job no worker holds", metadata: ["job": "\(job.id)"])
+            }
+        } catch {
+            logger.warning("cannot requeue orphaned jobs yet", metadata: ["error": "\(error)"])
         }
     }
 

@@ -104,23 +104,33 @@ final class CoordinatorLoop {
             if coordinator.takeReloadRequest() { reloadAuthorizedKeys() }
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
-            if ready.contains(backend) { drain(backend) { frames, _ in handleBackend(frames) } }
-            if ready.contains(frontend) { drain(frontend, handler: handleFrontend) }
+            if ready.contains(backend) {
+                drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage)
+            }
+            if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
             tick()
             dispatch()
         }
     }
 
     /// Handles every message waiting on `socket` (at most a bounded batch, so neither
-    /// socket starves the other).
-    /// The handler gets each message with the `User-Id` the ZAP handler gave its sender (the
+    /// socket starves the other). The handler gets each message with the `User-Id` the ZAP handler gave its sender (the
     /// sender's CURVE public key in Z85), nil without CURVE.
-    private func drain(_ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void) {
+    ///
+    /// A message with more frames than the limit (plus the routing id and delimiter) is not
+    /// decoded: `tooManyFrames` answers it from its first frames and its frame count.
+    private func drain(
+        _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
+    ) {
+        let keep = configuration.limits.maxFrames + 2
         for _ in 0..<256 {
             do {
-                guard let (message, userID) = try socket.tryReceiveWithUserID(maxFrames: configuration.limits.maxFrames + 2)
-                else { return }
-                handler(message, userID)
+                guard let message = try socket.tryReceive(keepingAtMost: keep) else { return }
+                if message.frameCount > keep {
+                    tooManyFrames(message.frames, message.frameCount)
+                } else {
+                    handler(message.frames, message.userID)
+                }
             } catch {
                 logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
             }
@@ -191,6 +201,7 @@ final class CoordinatorLoop {
         for worker in workers.all {
             sendToWorker(worker.address, .heartbeat)
         }
+        requeueOrphanedJobs()
         let cutoff = now - .seconds(60)
         completions.removeAll { $0 < cutoff }
     }

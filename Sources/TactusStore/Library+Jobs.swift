@@ -181,6 +181,11 @@ extension Library {
         try read { db in try JobRecord.fetch(db, where: "s.sha256 = ?", arguments: [song.hex]) }
     }
 
+    /// Every job the library has as running.
+    public func runningJobs() throws(StoreError) -> [JobRecord] {
+        try read { db in try JobRecord.fetch(db, where: "j.state = 'running'", arguments: []) }
+    }
+
     /// The number of queued jobs per detector.
     public func queuedJobCounts() throws(StoreError) -> [String: Int] {
         try read { db in

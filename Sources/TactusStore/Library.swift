@@ -62,11 +62,14 @@ public final class Library: Sendable {
 
     /// The library file.
     public let path: String
+    /// How long a statement waits for another connection's lock, in seconds.
+    public let busyTimeout: Double
     let pool: DatabasePool
 
     /// Opens the library at `path`, creating it and migrating its schema as `options` allow.
     public init(path: String, options: Options = Options()) throws(StoreError) {
         self.path = path
+        self.busyTimeout = options.busyTimeout
         if options.mode != .create, !FileManager.default.fileExists(atPath: path) {
             throw .cannotOpen(path: path, reason: "no such file")
         }
@@ -130,7 +133,7 @@ public final class Library: Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw .database(Self.describe(error))
+            throw storeError(error)
         }
     }
 
@@ -141,8 +144,17 @@ public final class Library: Sendable {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw .database(Self.describe(error))
+            throw storeError(error)
         }
+    }
+
+    /// `error` as a ``StoreError``: ``StoreError/locked(path:waitedS:)`` when the busy timeout
+    /// ran out, ``StoreError/database(_:)`` otherwise.
+    private func storeError(_ error: any Error) -> StoreError {
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
+            return .locked(path: path, waitedS: busyTimeout)
+        }
+        return .database(Self.describe(error))
     }
 
     static func describe(_ error: any Error) -> String {

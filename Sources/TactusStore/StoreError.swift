@@ -22,7 +22,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadableFile(path: String, reason: String)
     /// A cadence profile such as `10m@150,5m@170` that cannot be parsed.
     case invalidProfile(String, reason: String)
-    /// SQLite refused the operation (disk full, file locked for longer than the busy timeout...).
+    /// Another connection (another process) held a lock on the library for longer than the
+    /// busy timeout; nothing was written. Retrying later is safe.
+    case locked(path: String, waitedS: Double)
+    /// SQLite refused the operation (disk full, I/O error...).
     case database(String)
 
     public var description: String {
@@ -47,6 +50,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "cannot read \(path): \(reason)"
         case .invalidProfile(let spec, let reason):
             return "invalid cadence profile '\(spec)': \(reason)"
+        case .locked(let path, let waited):
+            return "the library \(path) is locked by another connection (waited \(waited) s); nothing was written, try again"
         case .database(let message):
             return "database error: \(message)"
         }

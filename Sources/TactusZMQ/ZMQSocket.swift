@@ -230,54 +230,64 @@ public final class ZMQSocket {
     /// was given by the ZAP handler that admitted it (``ZAPRequest/reply(_:text:userID:)``);
     /// the id is nil when the connection was not authenticated or none was given.
     public func tryReceiveWithUserID(maxFrames: Int = .max) throws(ZMQError) -> (frames: [[UInt8]], userID: String?)? {
-        var userID: String?
-        guard let frames = try receive(flags: ZMQ_DONTWAIT, maxFrames: maxFrames, userID: &userID) else { return nil }
-        return (frames, userID)
+        guard let message = try receiveMessage(flags: ZMQ_DONTWAIT, keeping: maxFrames) else { return nil }
+        try Self.check(message, maxFrames: maxFrames)
+        return (message.frames, message.userID)
+    }
+
+    /// The next message if one is waiting, without waiting, cut to its first `maxFrames`
+    /// frames, with the number of frames it had and its sender's `User-Id`. A server uses it
+    /// to answer a message with too many frames, whose first frame (a ROUTER's routing id)
+    /// says who sent it.
+    public func tryReceive(keepingAtMost maxFrames: Int) throws(ZMQError) -> ReceivedMessage? {
+        try receiveMessage(flags: ZMQ_DONTWAIT, keeping: maxFrames)
     }
 
     private func receive(flags: Int32, maxFrames: Int) throws(ZMQError) -> [[UInt8]]? {
-        var ignored: String?
-        return try receive(flags: flags, maxFrames: maxFrames, userID: &ignored)
+        guard let message = try receiveMessage(flags: flags, keeping: maxFrames) else { return nil }
+        try Self.check(message, maxFrames: maxFrames)
+        return message.frames
     }
 
-    private func receive(flags: Int32, maxFrames: Int, userID: inout String?) throws(ZMQError) -> [[UInt8]]? {
+    private static func check(_ message: ReceivedMessage, maxFrames: Int) throws(ZMQError) {
+        guard message.frameCount <= maxFrames else {
+            throw ZMQError(
+                code: ZMQError.messageTooLarge,
+                operation: "receive: a message of \(message.frameCount) frames exceeds the limit of \(maxFrames)")
+        }
+    }
+
+    /// Reads a whole message, keeping its first `keeping` frames.
+    private func receiveMessage(flags: Int32, keeping: Int) throws(ZMQError) -> ReceivedMessage? {
         let handle = try openHandle("receive")
-        var frames: [[UInt8]] = []
-        var discarding = false
-        var total = 0
+        var message = ReceivedMessage(frames: [], frameCount: 0, userID: nil)
         while true {
             zmq_msg_init(scratch)
             defer { zmq_msg_close(scratch) }
             // Later frames of a message are already queued: only the first may need waiting.
-            let frameFlags = total == 0 ? flags : 0
+            let frameFlags = message.frameCount == 0 ? flags : 0
             if zmq_msg_recv(scratch, handle, frameFlags) < 0 {
                 let error = ZMQError.last("receive")
                 if error.code == EINTR { continue }
-                if error.code == EAGAIN && total == 0 && flags & ZMQ_DONTWAIT != 0 { return nil }
+                if error.code == EAGAIN && message.frameCount == 0 && flags & ZMQ_DONTWAIT != 0 { return nil }
                 throw error
             }
-            total += 1
-            if total == 1, let value = zmq_msg_gets(scratch, "User-Id") {
+            message.frameCount += 1
+            if message.frameCount == 1, let value = zmq_msg_gets(scratch, "User-Id") {
                 let text = String(cString: value)
-                userID = text.isEmpty ? nil : text
+                message.userID = text.isEmpty ? nil : text
             }
-            if total > maxFrames { discarding = true }
-            if !discarding {
+            if message.frameCount <= keeping {
                 let size = zmq_msg_size(scratch)
                 if let data = zmq_msg_data(scratch), size > 0 {
-                    frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
+                    message.frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
                 } else {
-                    frames.append([])
+                    message.frames.append([])
                 }
             }
             if zmq_msg_more(scratch) == 0 { break }
         }
-        if discarding {
-            throw ZMQError(
-                code: ZMQError.messageTooLarge,
-                operation: "receive: a message of \(total) frames exceeds the limit of \(maxFrames)")
-        }
-        return frames
+        return message
     }
 
     // MARK: Options
@@ -332,3 +342,13 @@ public final class ZMQSocket {
 /// A socket must stay on one thread at a time: no `Sendable` conformance, not even an unchecked one.
 @available(*, unavailable)
 extension ZMQSocket: Sendable {}
+
+/// A message as ``ZMQSocket/tryReceive(keepingAtMost:)`` read it.
+public struct ReceivedMessage: Sendable, Hashable {
+    /// The first frames (all of them unless the message had more than were kept).
+    public var frames: [[UInt8]]
+    /// How many frames the message had.
+    public var frameCount: Int
+    /// The `User-Id` the ZAP handler gave the sender; nil without authentication.
+    public var userID: String?
+}

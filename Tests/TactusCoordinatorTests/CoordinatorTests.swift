@@ -147,6 +147,29 @@ import Testing
         #expect(try worker.nextJob() != nil)
     }
 
+    @Test func aResultArrivingWhileTheLibraryIsLockedIsRedoneOnceItIsWritable() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.databaseBusyTimeoutS = 0.2 }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w")
+        let response = try submitted(try submit(client, try testSong()))
+        let (job, _) = try #require(try worker.nextJob())
+
+        // Another process holds the write lock while the result arrives: it cannot be stored.
+        let holder = try SQLiteLockHolder(path: directory.path + "/library.sqlite")
+        try worker.finish(job, bpm: 111)
+        Thread.sleep(forTimeInterval: 1)
+        holder.release()
+
+        // Once the library is writable the job runs again and its result is stored.
+        let (again, _) = try #require(try worker.nextJob(timeout: .seconds(10)))
+        #expect(again.job == job.job && again.attempt == 2)
+        try worker.finish(again, bpm: 111)
+        let done = try client.waitForEvent { if case .songDone(let body) = $0 { body.song == response.song } else { false } }
+        #expect(done != nil)
+    }
+
     @Test func badSubmissionsGetClearErrors() throws {
         let directory = try TemporaryDirectory()
         let running = try RunningCoordinator(directory: directory.path)

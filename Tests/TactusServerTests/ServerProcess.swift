@@ -55,8 +55,10 @@ final class ServerProcess {
     }
 
     /// The worker processes the server started (its children).
-    var workerProcessIDs: [Int32] {
-        let parent = process.processIdentifier
+    var workerProcessIDs: [Int32] { Self.children(of: process.processIdentifier) }
+
+    /// The processes whose parent is `parent`.
+    static func children(of parent: Int32) -> [Int32] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return entries.compactMap(Int32.init).filter { pid in
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

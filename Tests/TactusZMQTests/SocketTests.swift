@@ -132,6 +132,28 @@ import TactusZMQ
         #expect(next.count == 2 && next[1] == bytes("after"))
     }
 
+    @Test func aMessageWithTooManyFramesCanBeKeptInPartWithItsFrameCount() throws {
+        let endpoint = inprocEndpoint()
+        let router = try context.socket(.router)
+        try router.bind(endpoint)
+        let dealer = try context.socket(.dealer)
+        try dealer.connect(endpoint)
+        try dealer.send((0..<10).map { bytes("frame \($0)") })
+        try dealer.send([bytes("after")])
+        var received: ReceivedMessage?
+        let deadline = ContinuousClock.now + .seconds(2)
+        while received == nil && ContinuousClock.now < deadline {
+            received = try router.tryReceive(keepingAtMost: 4)
+        }
+        let message = try #require(received)
+        // The routing id, then the first three frames; the count includes the routing id.
+        #expect(message.frameCount == 11 && message.userID == nil)
+        let frames = message.frames
+        #expect(frames.count == 4 && frames[1] == bytes("frame 0") && frames[3] == bytes("frame 2"))
+        let next = try #require(try router.receive(timeout: .seconds(2), maxFrames: 4))
+        #expect(next.count == 2 && next[1] == bytes("after"))
+    }
+
     @Test func framesLargerThanTheMaximumMessageSizeAreRefused() throws {
         let router = try context.socket(.router)
         try router.set(.maxMessageSize(1024))

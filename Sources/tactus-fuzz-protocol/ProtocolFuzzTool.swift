@@ -1,0 +1,67 @@
+import Foundation
+#if TACTUS_LIBFUZZER
+import CLibFuzzer
+#endif
+
+// The fuzz target. `make fuzz` builds it with `-sanitize=fuzzer,address -D TACTUS_LIBFUZZER`:
+// the entry function then hands each input libFuzzer makes to `fuzz`. Built normally, the
+// target is a tool that writes the seed corpus and replays inputs (a corpus, a saved crash).
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    ProtocolFuzzer.run(ProtocolFuzzer.frames(UnsafeRawBufferPointer(start: data, count: size)))
+    return 0
+}
+
+#if TACTUS_LIBFUZZER
+/// The executable's entry point (SwiftPM links `main` to it): libFuzzer's driver.
+@_cdecl("tactus_fuzz_protocol_main")
+func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var argc = argc
+    var argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv, fuzz)
+}
+#endif
+
+#if !TACTUS_LIBFUZZER
+/// The normal build's entry point: writes the seed corpus or replays inputs.
+@main
+enum ProtocolFuzzTool {
+    static let usage = """
+        usage: tactus-fuzz-protocol seeds DIR     write the seed corpus (valid messages) into DIR
+               tactus-fuzz-protocol PATH...       run each file (or each file of a directory) through the decoders
+        """
+
+    static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "seeds", arguments.count == 2 {
+            do {
+                try FileManager.default.createDirectory(atPath: arguments[1], withIntermediateDirectories: true)
+                for seed in try ProtocolSeeds.all() {
+                    try Data(ProtocolFuzzer.input(seed.frames)).write(to: URL(fileURLWithPath: "\(arguments[1])/\(seed.name)"))
+                }
+            } catch {
+                FileHandle.standardError.write(Data("tactus-fuzz-protocol: \(error)\n".utf8))
+                exit(1)
+            }
+        } else if arguments.isEmpty || arguments.contains(where: { $0.hasPrefix("-") }) {
+            print(usage)
+            exit(arguments.isEmpty ? 2 : 0)
+        } else {
+            for path in arguments {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                    FileHandle.standardError.write(Data("tactus-fuzz-protocol: \(path): no such file\n".utf8))
+                    exit(1)
+                }
+                let files = isDirectory.boolValue
+                    ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { "\(path)/\($0)" } : [path]
+                for file in files {
+                    guard let bytes = FileManager.default.contents(atPath: file) else { continue }
+                    let accepted = bytes.withUnsafeBytes { ProtocolFuzzer.run(ProtocolFuzzer.frames($0)) }
+                    print("\(file): \(bytes.count) bytes, accepted by \(accepted) decoder(s)")
+                }
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,77 @@
+import TactusDetector
+import TactusProtocol
+
+/// The seed corpus: one valid message of each kind, encoded by the protocol's own encoder.
+enum ProtocolSeeds {
+    static let song = String(repeating: "3f9a", count: 16)
+
+    static func all() throws -> [(name: String, frames: [[UInt8]])] {
+        let descriptor = DetectorDescriptor(
+            name: "comb-filter", version: "1.0.0", summary: "comb filter bank",
+            specific: [ParameterSpec("bands", .integer(1...12), default: .number(6), summary: "sub-bands")])
+        let params = try descriptor.resolve()
+        let analysis = TempoAnalysis(
+            descriptor: descriptor, params: params,
+            output: DetectorOutput(
+                bpm: 128.5, confidence: 0.8, candidates: [TempoCandidate(bpm: 128.5, strength: 1)],
+                windows: [AnalysisWindow(startS: 0, durationS: 6, energy: 0.01, bpm: 128, strength: 0.7)]),
+            seconds: 0.4)
+        let audio: [UInt8] = Array("RIFF\u{24}\0\0\0WAVEfmt ".utf8) + [UInt8](repeating: 0, count: 24)
+        let job = JobInfo(job: 41, song: song, detector: "comb-filter", state: .done, attempt: 1)
+        let failure = ErrorBody(code: .busy, message: "the queue is full", retryAfterMs: 1500)
+
+        var seeds: [(String, [[UInt8]])] = []
+        let requests: [(String, ClientRequest.Body)] = [
+            ("submit", .submit(SubmitRequest(name: "a.wav", detectors: ["comb-filter"], params: ["comb-filter": ParameterSet(["bands": .number(8)])]), audio: audio)),
+            ("submit-path", .submit(SubmitRequest(path: "/music/a.flac"), audio: nil)),
+            ("status-job", .status(StatusRequest(job: 42))),
+            ("status-server", .status(StatusRequest())),
+            ("result", .result(ResultRequest(song: song, detectors: ["comb-filter"], windows: true, envelope: true))),
+            ("query", .query(QueryRequest(minBpm: 120, maxBpm: 130, detector: "comb-filter", octave: true, limit: 5))),
+            ("compare", .compare(CompareRequest(song: song))),
+            ("playlist", .playlist(PlaylistQuery(profile: "10m@150,5m@170"))),
+            ("truth", .truth(TruthRequest(song: song, bpm: 128))),
+            ("detectors", .detectors),
+            ("cancel", .cancel(CancelRequest(song: song))),
+        ]
+        for (name, body) in requests {
+            let request = ClientRequest(requestID: Array("r1".utf8), body)
+            seeds.append(("request-\(name)", try request.frames()))
+            seeds.append(("routed-request-\(name)", [[0, 0x80, 0, 0x41, 0xA7]] + (try request.frames(delimited: true))))
+        }
+        let replies: [(String, ClientReply)] = [
+            ("submit", ClientReply(requestID: [1], .submit(SubmitResponse(song: song, jobs: [job])))),
+            ("status", ClientReply(requestID: [], .status(StatusResponse(jobs: [job])))),
+            ("result", ClientReply(requestID: [2], .result(ResultResponse(
+                song: song, analyses: [analysis], consensus: ConsensusTempo(bpm: 128.5, detectors: ["comb-filter"]),
+                envelopeHopS: 0.02), envelope: [0, 0.5, 1]))),
+            ("cancel", ClientReply(requestID: [3], .cancel(CancelResponse(cancelled: [41])))),
+            ("error", ClientReply(requestID: [4], command: "submit", error: failure)),
+        ]
+        for (name, reply) in replies { seeds.append(("reply-\(name)", try reply.frames())) }
+        let workerMessages: [(String, WorkerMessage)] = [
+            ("ready", .ready(ReadyBody(workerId: "host-1-ab", detector: DetectorInfo(descriptor), params: params))),
+            ("result", .result(ResultBody(
+                job: 41, attempt: 1, analysis: analysis, audio: AudioFacts(format: "wav", durationS: 6, sampleRate: 22050, channels: 1),
+                envelopeHopS: 0.02), envelope: [0.1, 0.2])),
+            ("result-error", .result(ResultBody(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "bad")), envelope: nil)),
+            ("heartbeat", .heartbeat),
+            ("disconnect", .disconnect(DisconnectBody(reason: "leaving"))),
+        ]
+        for (name, message) in workerMessages { seeds.append(("worker-\(name)", try message.frames())) }
+        let coordinatorMessages: [(String, CoordinatorMessage)] = [
+            ("job", .job(JobBody(job: 41, attempt: 1, song: song, name: "a.wav", params: params, timeLimitS: 600, envelope: true), audio: audio)),
+            ("heartbeat", .heartbeat),
+            ("disconnect", .disconnect(DisconnectBody(reason: "refused", error: ErrorBody(code: .badRequest, message: "send READY first")))),
+        ]
+        for (name, message) in coordinatorMessages { seeds.append(("coordinator-\(name)", try message.frames())) }
+        let events: [(String, Event)] = [
+            ("job-done", .jobDone(JobDoneEvent(job: 41, song: song, detector: "comb-filter", bpm: 128, confidence: 0.8))),
+            ("job-failed", .jobFailed(JobFailedEvent(job: 41, song: song, detector: "comb-filter", attempts: 3, error: failure))),
+            ("song-done", .songDone(SongDoneEvent(song: song, jobs: [job], consensus: ConsensusTempo(bpm: 128, detectors: ["comb-filter"])))),
+            ("worker-lost", .workerLost(WorkerEvent(workerId: "host-1-ab", detector: "comb-filter", version: "1.0.0", reason: "silent"))),
+        ]
+        for (name, event) in events { seeds.append(("event-\(name)", try event.frames())) }
+        return seeds
+    }
+}
