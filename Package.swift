@@ -107,7 +107,7 @@ let package = Package(
         // Fuzz targets (`make fuzz`): libFuzzer entry points when built with
         // `-sanitize=fuzzer,address`; otherwise tools that write the seed corpus and replay inputs.
         .systemLibrary(name: "CLibFuzzer"),
-        .executableTarget(name: "tactus-fuzz-protocol", dependencies: ["CLibFuzzer", "TactusProtocol", "TactusDetector"]),
+        .executableTarget(name: "tactus-fuzz-protocol", dependencies: ["CLibFuzzer", "TactusProtocol", "TactusDetector", "TactusTestSupport"]),
         .executableTarget(name: "tactus-fuzz-audio", dependencies: ["CLibFuzzer", "TactusAudio", "TactusTestSupport"]),
         // Synthesised audio (click tracks, drum patterns, ramps) written through libsndfile,
         // shared by the tests and the benchmarks.

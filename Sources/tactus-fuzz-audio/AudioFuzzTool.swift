@@ -23,6 +23,8 @@ func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer
 #endif
 
 #if !TACTUS_LIBFUZZER
+import TactusTestSupport
+
 /// The normal build's entry point: writes the seed corpus or replays inputs.
 @main
 enum AudioFuzzTool {
@@ -32,35 +34,10 @@ enum AudioFuzzTool {
         """
 
     static func main() {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "seeds", arguments.count == 2 {
-            do {
-                try FileManager.default.createDirectory(atPath: arguments[1], withIntermediateDirectories: true)
-                for seed in try AudioFuzzer.seeds() {
-                    try Data(seed.bytes).write(to: URL(fileURLWithPath: "\(arguments[1])/\(seed.name)"))
-                }
-            } catch {
-                FileHandle.standardError.write(Data("tactus-fuzz-audio: \(error)\n".utf8))
-                exit(1)
-            }
-        } else if arguments.isEmpty || arguments.contains(where: { $0.hasPrefix("-") }) {
-            print(usage)
-            exit(arguments.isEmpty ? 2 : 0)
-        } else {
-            for path in arguments {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                    FileHandle.standardError.write(Data("tactus-fuzz-audio: \(path): no such file\n".utf8))
-                    exit(1)
-                }
-                let files = isDirectory.boolValue
-                    ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { "\(path)/\($0)" } : [path]
-                for file in files {
-                    guard let bytes = FileManager.default.contents(atPath: file) else { continue }
-                    print("\(file): \(bytes.count) bytes: \(AudioFuzzer.run([UInt8](bytes)))")
-                }
-            }
-        }
+        FuzzToolCommandLine.run(
+            name: "tactus-fuzz-audio", usage: usage, arguments: Array(CommandLine.arguments.dropFirst()),
+            seeds: AudioFuzzer.seeds,
+            replay: { ": \(AudioFuzzer.run($0))" })
     }
 }
 #endif

@@ -23,6 +23,8 @@ func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer
 #endif
 
 #if !TACTUS_LIBFUZZER
+import TactusTestSupport
+
 /// The normal build's entry point: writes the seed corpus or replays inputs.
 @main
 enum ProtocolFuzzTool {
@@ -32,36 +34,13 @@ enum ProtocolFuzzTool {
         """
 
     static func main() {
-        let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "seeds", arguments.count == 2 {
-            do {
-                try FileManager.default.createDirectory(atPath: arguments[1], withIntermediateDirectories: true)
-                for seed in try ProtocolSeeds.all() {
-                    try Data(ProtocolFuzzer.input(seed.frames)).write(to: URL(fileURLWithPath: "\(arguments[1])/\(seed.name)"))
-                }
-            } catch {
-                FileHandle.standardError.write(Data("tactus-fuzz-protocol: \(error)\n".utf8))
-                exit(1)
-            }
-        } else if arguments.isEmpty || arguments.contains(where: { $0.hasPrefix("-") }) {
-            print(usage)
-            exit(arguments.isEmpty ? 2 : 0)
-        } else {
-            for path in arguments {
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                    FileHandle.standardError.write(Data("tactus-fuzz-protocol: \(path): no such file\n".utf8))
-                    exit(1)
-                }
-                let files = isDirectory.boolValue
-                    ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).sorted().map { "\(path)/\($0)" } : [path]
-                for file in files {
-                    guard let bytes = FileManager.default.contents(atPath: file) else { continue }
-                    let accepted = bytes.withUnsafeBytes { ProtocolFuzzer.run(ProtocolFuzzer.frames($0)) }
-                    print("\(file): \(bytes.count) bytes, accepted by \(accepted) decoder(s)")
-                }
-            }
-        }
+        FuzzToolCommandLine.run(
+            name: "tactus-fuzz-protocol", usage: usage, arguments: Array(CommandLine.arguments.dropFirst()),
+            seeds: { try ProtocolSeeds.all().map { (name: $0.name, bytes: ProtocolFuzzer.input($0.frames)) } },
+            replay: { bytes in
+                let accepted = bytes.withUnsafeBytes { ProtocolFuzzer.run(ProtocolFuzzer.frames($0)) }
+                return ", accepted by \(accepted) decoder(s)"
+            })
     }
 }
 #endif
