@@ -50,29 +50,13 @@ public struct AutocorrelationDetector: TempoDetector {
             ParameterSpec(
                 "beat_multiples", .integer(1...8), default: .number(4),
                 summary: "default: a tempo's salience averages the envelope autocorrelation at this many multiples of its beat period"),
-            ParameterSpec(
-                "window_s", .number(2...60), default: .number(8),
-                summary: "analysis window length in seconds (classic: only for the per-window record)"),
-            ParameterSpec(
-                "hop_s", .number(0.5...60), default: .number(4),
-                summary: "seconds between the starts of consecutive windows"),
-            ParameterSpec(
-                "prior_bpm", .number(40...300), default: .number(120),
-                summary: "default: centre of the log-normal tempo prior that decides between octave-related tempi"),
-            ParameterSpec(
-                "prior_octaves", .number(0...4), default: .number(1),
-                summary: "default: width of the tempo prior in octaves (0: no prior)"),
-        ])
+        ] + TempoVote.windowParameters + TempoVote.priorParameters)
 
     public let parameters: ParameterSet
 
     public init(parameters: ParameterSet) throws(ParameterError) {
         self.parameters = parameters
-        if parameters.number("hop_s") > parameters.number("window_s") {
-            throw .inconsistent(
-                detector: Self.name, parameters: ["hop_s", "window_s"],
-                message: "hop_s must not exceed window_s (every part of the song belongs to a window)")
-        }
+        try TempoVote.checkWindows(parameters, detector: Self.name)
     }
 
     public func makeSession(format: SignalFormat) -> any DetectorSession {
