@@ -67,6 +67,8 @@ public final class Worker: Sendable {
         // (a job abandoned at once), while the network one must end here, as its
         // termination is what waits for the DISCONNECT to be delivered.
         let threads = try ZMQContext()
+        // A stopped worker is not a healthy one, whatever the file's age.
+        defer { configuration.healthFile?.remove() }
         // Ends the analysis thread, whatever it is doing, once its current job is done.
         defer { threads.shutdown() }
         let analysisEndpoint = "inproc://tactus-analysis-\(UUID().uuidString)"
@@ -123,6 +125,8 @@ private final class CoordinatorLink {
     private var lastSent: ContinuousClock.Instant
     /// Whether the coordinator has sent anything on this connection.
     private var answered = false
+    /// Whether touching the health file failed (reported once).
+    private var healthFileFailed = false
     /// Consecutive connections the coordinator did not answer, for the backoff.
     private var failures = 0
     private var reconnectAt: ContinuousClock.Instant?
@@ -234,6 +238,7 @@ private final class CoordinatorLink {
     /// Handles a message from the coordinator.
     private func received(_ frames: [[UInt8]]) {
         lastReceived = clock.now
+        markHealthy()
         if !answered {
             answered = true
             failures = 0
@@ -277,6 +282,18 @@ private final class CoordinatorLink {
                 logger.notice("the coordinator said goodbye\(body.reason.map { ": \($0)" } ?? "")")
             }
             dropConnection(reason: "disconnected by the coordinator")
+        }
+    }
+
+    /// Touches the health file, if any: the coordinator was just heard from.
+    private func markHealthy() {
+        guard let healthFile = configuration.healthFile else { return }
+        do throws(HealthFileError) {
+            try healthFile.touch()
+            healthFileFailed = false
+        } catch {
+            if !healthFileFailed { logger.error("\(error)") }
+            healthFileFailed = true
         }
     }
 

@@ -38,13 +38,16 @@ public struct WorkerConfiguration: Sendable {
     public var decoding: DecodingOptions
     /// CURVE keys for a coordinator whose sockets are CURVE servers; nil for plain TCP.
     public var curve: CurveClientKeys?
+    /// A file touched at every message from the coordinator and removed when the worker
+    /// stops, for health checks (``HealthFile``); nil for none.
+    public var healthFile: HealthFile?
 
     public init(
         endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detector: any TempoDetector.Type,
         parameters: ParameterSet, heartbeatInterval: Duration = Liveness.heartbeatInterval,
         liveness: Int = Liveness.heartbeats, backoff: ReconnectBackoff = ReconnectBackoff(),
         shutdownGrace: Duration = .seconds(60), limits: ProtocolLimits = .standard, decoding: DecodingOptions = .standard,
-        curve: CurveClientKeys? = nil
+        curve: CurveClientKeys? = nil, healthFile: HealthFile? = nil
     ) {
         self.endpoint = endpoint
         self.workerID = workerID
@@ -57,6 +60,7 @@ public struct WorkerConfiguration: Sendable {
         self.limits = limits
         self.decoding = decoding
         self.curve = curve
+        self.healthFile = healthFile
     }
 
     /// `HOST:PID`: unique among the processes running at one time.

@@ -27,6 +27,11 @@ struct WorkerCommand: ParsableCommand {
             before it connects: a song that needs more ends the process, and so costs one \
             failed job. A coordinator using CURVE needs --curve-server-key and \
             --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
+
+            With --health-file the worker sets the file's modification time at every message \
+            from the coordinator (at least every 2.5 s while connected) and removes it when it \
+            stops; `tactus health --file PATH` tells from its age whether the worker is in \
+            touch with its coordinator (a container health check).
             """
     )
 
@@ -60,6 +65,10 @@ struct WorkerCommand: ParsableCommand {
     var maxDurationS = 7200.0
 
     @OptionGroup var curve: CurveClientOptions
+
+    @Option(help: ArgumentHelp(
+        "A file touched at every message from the coordinator and removed at exit (see `tactus health`).", valueName: "path"))
+    var healthFile: String?
 
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
     var logLevel = "info"
@@ -114,10 +123,19 @@ struct WorkerCommand: ParsableCommand {
         if let id {
             guard (1...128).contains(id.utf8.count) else { throw ValidationError("--id must have 1 to 128 bytes.") }
         }
+        if let healthFile {
+            var isDirectory: ObjCBool = false
+            let parent = (healthFile as NSString).deletingLastPathComponent
+            guard !healthFile.hasSuffix("/"),
+                FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
+                throw ValidationError("--health-file must be a file in an existing directory (got '\(healthFile)').")
+            }
+        }
         let configuration = WorkerConfiguration(
             endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
             heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
-            decoding: DecodingOptions(maximumSeconds: maxDurationS))
+            decoding: DecodingOptions(maximumSeconds: maxDurationS), healthFile: healthFile.map(HealthFile.init(path:)))
         return (configuration, level)
     }
 }
