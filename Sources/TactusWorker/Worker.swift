@@ -67,7 +67,9 @@ public final class Worker: Sendable {
         // (a job abandoned at once), while the network one must end here, as its
         // termination is what waits for the DISCONNECT to be delivered.
         let threads = try ZMQContext()
-        // A stopped worker is not a healthy one, whatever the file's age.
+        // Healthy only once the coordinator is heard from, and no longer once stopped (a file
+        // left by an earlier run, or fresh at the end, must not say otherwise).
+        configuration.healthFile?.remove()
         defer { configuration.healthFile?.remove() }
         // Ends the analysis thread, whatever it is doing, once its current job is done.
         defer { threads.shutdown() }

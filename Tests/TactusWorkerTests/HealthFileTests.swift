@@ -9,12 +9,14 @@ import Testing
     @Test func theHealthFileFollowsTheCoordinatorAndGoesAwayWithTheWorker() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-health-test")
         let path = directory.file("health")
+        // A fresh file left by an earlier run must not make the new worker look healthy.
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
         let coordinator = try FakeCoordinator()
         let worker = try WorkerProcess(
             connect: coordinator.endpoint, arguments: WorkerProcessTests.fastHeartbeats + ["--health-file", path])
         _ = try #require(try coordinator.awaitReady(), "no READY; worker log:\n\(worker.log)")
 
-        // READY sent, nothing heard yet: no file, unhealthy.
+        // READY sent, nothing heard yet: no file (the old one removed), unhealthy.
         #expect(!FileManager.default.fileExists(atPath: path))
         let before = try health(path, maxAge: 10)
         #expect(before.status == 1)
