@@ -137,6 +137,8 @@ class Host:
             host, port = match.group(1), match.group(2)
             if host not in ("0.0.0.0", "127.0.0.1") and host not in self.compose["services"]:
                 fail(f"{service}: {host} is neither a wildcard, loopback nor a service")
+            if port not in self.ports:
+                fail(f"{service}: port {port} is not published by the coordinator")
             return f"tcp://{'0.0.0.0' if host == '0.0.0.0' else '127.0.0.1'}:{self.ports[port]}"
         return re.sub(r"tcp://([^:/]+):(\d+)", endpoint, argument)
 
@@ -146,7 +148,8 @@ class Host:
 
     def environment(self, service, replica=0):
         variables = self.compose["services"][service].get("environment", {})
-        return {**os.environ, **{k: self.translate(service, str(v), replica) for k, v in variables.items()}}
+        inherited = {k: v for k, v in os.environ.items() if not k.startswith("TACTUS_")}  # as in a container
+        return {**inherited, **{k: self.translate(service, str(v), replica) for k, v in variables.items()}}
 
     def healthy(self, service, replica=0):
         """Whether the service's health check passes, run as Docker would (exit status 0)."""
