@@ -10,7 +10,7 @@ import Testing
 /// `make multihost`: a coordinator and two worker hosts, each in its own network namespace,
 /// joined by veth links; one worker host's link is cut in the middle of a batch. Only with
 /// `TACTUS_MULTIHOST=1`; skipped, with the reason, where namespaces cannot be made (it needs
-/// root, iproute2 and veth support). `TACTUS_MULTIHOST_SONGS` sets the batch size (default 48).
+/// root, iproute2 and veth support). `TACTUS_MULTIHOST_SONGS` sets the batch size (default 40).
 ///
 /// ```
 ///  host a  10.201.1.2 uplink ── to-a 10.201.1.1 ┐
@@ -20,11 +20,12 @@ import Testing
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_MULTIHOST"] == "1", "set TACTUS_MULTIHOST=1 (make multihost)"))
 struct MultiHostTests {
     private static let detectors = BuiltinDetectors.registry.names
-    private static let songCount = ProcessInfo.processInfo.environment["TACTUS_MULTIHOST_SONGS"].flatMap(Int.init) ?? 48
-    private static let songSeconds = 60.0
-    /// The coordinator purges a worker silent for the liveness (7.5 s), checked once per
-    /// heartbeat interval (2.5 s); the rest is slack for a loaded machine.
-    private static let noticeBound = Liveness.expiry + Liveness.heartbeatInterval + .seconds(5)
+    private static let songCount = ProcessInfo.processInfo.environment["TACTUS_MULTIHOST_SONGS"].flatMap(Int.init) ?? 40
+    private static let songSeconds = 45.0
+    /// The coordinator purges a worker silent for the liveness (7.5 s since its last message,
+    /// sent at most just before the cut), checking once per heartbeat interval (2.5 s); the
+    /// rest is slack for a loaded machine.
+    private static let noticeBound = Liveness.expiry + Liveness.heartbeatInterval + .milliseconds(2500)
 
     private static let hosts = ["a": (coordinator: "10.201.1.1", worker: "10.201.1.2"), "b": (coordinator: "10.201.2.1", worker: "10.201.2.2")]
 
@@ -49,13 +50,6 @@ struct MultiHostTests {
 
     @Test func cuttingAWorkerHostsLinkMidBatchRequeuesItsJobsOnTheOtherHost() throws {
         let testStarted = ContinuousClock.now
-        let directory = try TemporaryDirectory(prefix: "tactus-multihost")
-        let batch = try (0..<Self.songCount).map { index in
-            let signal = Synth.drumPattern(
-                bpm: 80 + Double(index % 90), seconds: Self.songSeconds, sampleRate: 22050,
-                pattern: index % 2 == 0 ? .fourOnTheFloor : .backbeat, seed: UInt64(index + 1))
-            return try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050)
-        }
         let lab = try Self.makeLab()
         let namespaces = Array(lab.namespaces.values)
         defer {
@@ -63,6 +57,12 @@ struct MultiHostTests {
             let left = Set(NetworkLab.existing()).intersection(namespaces)
             #expect(left.isEmpty, "namespaces left behind: \(left.sorted())")
         }
+        let directory = try TemporaryDirectory(prefix: "tactus-multihost")
+        let batch = try (0..<Self.songCount).map { index in
+            let signal = Synth.clickTrack(bpm: 80 + Double(index % 90) + Double(index / 90) * 0.5, seconds: Self.songSeconds, sampleRate: 22050)
+            return try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050)
+        }
+        let synthesised = ContinuousClock.now - testStarted
 
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
         let serverKeys = try GeneratedKeys.generate("server", in: keys)
@@ -103,6 +103,7 @@ struct MultiHostTests {
         let workerIDs = { (host: String) in Set(Self.detectors.map { "host-\(host)/\($0)" }) }
         try events.wait(timeout: .seconds(30), on: client.events) { $0.joined.keys.count == 2 * Self.detectors.count }
         #expect(Set(events.joined.keys) == workerIDs("a").union(workerIDs("b")), "every worker joined over its link")
+        let setUp = ContinuousClock.now - testStarted - synthesised
 
         // The batch; the cut as soon as host a's workers hold jobs.
         let started = ContinuousClock.now
@@ -191,7 +192,7 @@ struct MultiHostTests {
         Self.log("host a's link cut \(Self.seconds(cut - started)) into the batch; coordinator noticed its \(lostA.count) workers gone after \(noticed.map(Self.seconds).sorted().joined(separator: ", ")) and requeued \(requeued.count) jobs (\(heldByA.count) held by host a), each finished on host b at attempt 2")
         Self.log("batch done \(Self.seconds(batchEnd - cut)) after the cut; wall time \(Self.seconds(batchEnd - started)) for \(songs.count) songs")
         Self.log("host a's workers back \(Self.seconds(rejoined)) after its link came up, and ran jobs of a second batch of \(secondBatch.count) songs")
-        Self.log("whole test \(Self.seconds(ContinuousClock.now - testStarted))")
+        Self.log("whole test \(Self.seconds(ContinuousClock.now - testStarted)) (hosts made and songs synthesised in \(Self.seconds(synthesised)), keys, coordinator and workers up in \(Self.seconds(setUp)))")
     }
 
     /// The jobs the coordinator has running on workers whose id starts with `prefix`.
