@@ -71,6 +71,18 @@ import Testing
         #expect(job.0.job != other.0.job)
     }
 
+    @Test func anAcceptedReadyIsAnsweredAtOnceNotAtTheNextHeartbeat() throws {
+        let directory = try TemporaryDirectory()
+        // Heartbeats every 20 s. The loop's first turn heartbeats; a status answered means that
+        // turn is over, so the next heartbeat is 20 s away when the worker connects.
+        let running = try RunningCoordinator(directory: directory.path) { $0.heartbeatIntervalS = 20 }
+        defer { running.stop() }
+        _ = try TestClient(running).request(.status(StatusRequest()))
+        let worker = try TestWorker(running, id: "just-connected")
+        let frames = try #require(try worker.socket.receive(timeout: .seconds(5)), "READY unanswered")
+        #expect(try CoordinatorMessage(frames: frames) == .heartbeat)
+    }
+
     @Test func aSilentWorkersJobIsRequeuedAndItsLateResultDiscarded() throws {
         let directory = try TemporaryDirectory()
         let running = try RunningCoordinator(directory: directory.path) { $0.liveness = 3 }

@@ -119,6 +119,7 @@ struct MultiHostTests {
         let busyDeadline = ContinuousClock.now + .seconds(30)
         while heldByA.isEmpty && ContinuousClock.now < busyDeadline {
             heldByA = try Self.jobs(heldBy: "host-a/", client)
+            if heldByA.isEmpty { Thread.sleep(forTimeInterval: 0.02) }
         }
         try #require(!heldByA.isEmpty, "host a's workers never held a job")
         try lab.setLink("coord", "to-a", up: false)
