@@ -123,6 +123,7 @@ struct MultiHostTests {
         try #require(!heldByA.isEmpty, "host a's workers never held a job")
         try lab.setLink("coord", "to-a", up: false)
         let cut = ContinuousClock.now
+        let cutDate = Date()
 
         // What host a holds in the coordinator's view from just after the cut (messages already
         // on their way have arrived) until its workers are purged; nothing arrives from it.
@@ -171,6 +172,7 @@ struct MultiHostTests {
         #expect(try library.integrityCheck() == ["ok"])
         var requeued = Set<Int64>()
         var secondBatchWorkers = Set<String>()
+        var analysesByHost: [String: Int] = [:]
         for song in songs.union(secondBatch) {
             let id = try #require(SongID(song))
             let jobs = try library.jobs(of: id)
@@ -179,7 +181,16 @@ struct MultiHostTests {
             let analyses = try library.analyses(of: id)
             #expect(analyses.count == Self.detectors.count && Set(analyses.map(\.record.analysis.detector)) == Set(Self.detectors),
                     "\(song): \(analyses.count) analyses")
-            if secondBatch.contains(song) { secondBatchWorkers.formUnion(jobs.compactMap(\.worker)) }
+            if secondBatch.contains(song) {
+                secondBatchWorkers.formUnion(jobs.compactMap(\.worker))
+            } else {
+                for analysis in analyses {
+                    let host = String(analysis.record.worker?.prefix { $0 != "/" } ?? "none")
+                    analysesByHost[host, default: 0] += 1
+                    // Nothing from host a after the cut (what was on its way at the cut has had 0.5 s).
+                    #expect(host != "host-a" || analysis.record.analyzedAt < cutDate + 0.5, "\(song): stored from host a after the cut")
+                }
+            }
             for job in jobs where job.attempts > 1 {
                 requeued.insert(job.id)
                 #expect(job.attempts == 2 && job.worker?.hasPrefix("host-b/") == true, "job \(job.id): \(job.attempts) attempts, \(job.worker ?? "-")")
@@ -190,7 +201,7 @@ struct MultiHostTests {
 
         Self.log("\(songs.count) songs of \(Int(Self.songSeconds)) s, \(Self.detectors.count) detectors, workers on 2 hosts; submitted in \(Self.seconds(submitted - started))")
         Self.log("host a's link cut \(Self.seconds(cut - started)) into the batch; coordinator noticed its \(lostA.count) workers gone after \(noticed.map(Self.seconds).sorted().joined(separator: ", ")) and requeued \(requeued.count) jobs (\(heldByA.count) held by host a), each finished on host b at attempt 2")
-        Self.log("batch done \(Self.seconds(batchEnd - cut)) after the cut; wall time \(Self.seconds(batchEnd - started)) for \(songs.count) songs")
+        Self.log("batch done \(Self.seconds(batchEnd - cut)) after the cut; wall time \(Self.seconds(batchEnd - started)) for \(songs.count) songs; analyses by host: \(analysesByHost.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
         Self.log("host a's workers back \(Self.seconds(rejoined)) after its link came up, and ran jobs of a second batch of \(secondBatch.count) songs")
         Self.log("whole test \(Self.seconds(ContinuousClock.now - testStarted)) (hosts made and songs synthesised in \(Self.seconds(synthesised)), keys, coordinator and workers up in \(Self.seconds(setUp)))")
     }
