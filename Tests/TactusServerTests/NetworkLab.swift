@@ -5,8 +5,9 @@ import TactusTestSupport
 /// interfaces, addresses, routes and ports) joined by veth links, made with iproute2's `ip`.
 ///
 /// Every namespace is named `tactus-mh-PID-HOST` after the test process, so ``tearDown()`` (also
-/// run when the lab is released) and the next lab (for a run that was killed) find and remove
-/// them, with every process still running inside them.
+/// run when the lab is released, and on SIGINT or SIGTERM before the process exits) and the
+/// next lab (for a run that was killed) find and remove them, with every process still running
+/// inside them.
 ///
 /// ```swift
 /// let lab = try NetworkLab(hosts: ["c", "a"])       // NetworkLab.Unavailable without root or veth
@@ -26,6 +27,8 @@ final class NetworkLab {
     /// The namespaces made, by host name.
     private(set) var namespaces: [String: String] = [:]
     private let tag = "\(NetworkLab.prefix)\(getpid())"
+    /// Until ``tearDown()``: an interrupted test removes the namespaces, then exits.
+    private var signalSources: [any DispatchSourceSignal] = []
 
     /// Makes one namespace per host, each with its loopback up, after removing the leftovers
     /// of runs whose process is gone.
@@ -40,6 +43,17 @@ final class NetworkLab {
             }
             namespaces[host] = name
             try Self.ip(["-n", name, "link", "set", "lo", "up"])
+        }
+        let names = Array(namespaces.values)
+        signalSources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                for name in names { Self.remove(name) }
+                exit(128 + number)
+            }
+            source.resume()
+            return source
         }
     }
 
@@ -81,6 +95,12 @@ final class NetworkLab {
     func tearDown() {
         for name in namespaces.values { Self.remove(name) }
         namespaces = [:]
+        for source in signalSources { source.cancel() }
+        if !signalSources.isEmpty {
+            signal(SIGINT, SIG_DFL)
+            signal(SIGTERM, SIG_DFL)
+        }
+        signalSources = []
     }
 
     /// The names of the namespaces that exist on the machine.
