@@ -78,6 +78,11 @@ extension CoordinatorLoop {
             ConnectedWorker(
                 address: address, id: body.workerId, detector: descriptor, params: body.params,
                 expiry: .now + workerExpiry, assignment: nil))
+        // Answered at once, not at the next heartbeat tick: a worker gives up on a connection
+        // the coordinator has not answered within the liveness, counted from its connect, and a
+        // connection that took long to establish (a link coming back) would otherwise be
+        // dropped by the worker just after it was registered here, holding a job.
+        sendToWorker(address, .heartbeat)
         logger.info("worker joined", metadata: ["worker": "\(body.workerId)", "detector": "\(descriptor.name)"])
         publish(.workerJoined(WorkerEvent(workerId: body.workerId, detector: descriptor.name, version: descriptor.version)))
     }

@@ -190,14 +190,15 @@ final class CoordinatorLoop {
         }
     }
 
-    /// Heartbeats and the purge of dead workers, at most once per heartbeat interval.
+    /// The purge of dead workers, on every turn (a worker is dead once its expiry has passed,
+    /// not at the next heartbeat), and heartbeats, at most once per heartbeat interval.
     private func tick() {
         let now = ContinuousClock.now
-        guard now >= nextHeartbeat else { return }
-        nextHeartbeat = now + heartbeatInterval
         for (worker, reason) in workers.expired(at: now) {
             workerLost(worker.address, reason: reason, notify: true)
         }
+        guard now >= nextHeartbeat else { return }
+        nextHeartbeat = now + heartbeatInterval
         for worker in workers.all {
             sendToWorker(worker.address, .heartbeat)
         }

@@ -71,6 +71,43 @@ import Testing
         #expect(job.0.job != other.0.job)
     }
 
+    @Test func anAcceptedReadyIsAnsweredAtOnceNotAtTheNextHeartbeat() throws {
+        let directory = try TemporaryDirectory()
+        // Heartbeats every 20 s. The loop's first turn heartbeats; a status answered means that
+        // turn is over, so the next heartbeat is 20 s away when the worker connects.
+        let running = try RunningCoordinator(directory: directory.path) { $0.heartbeatIntervalS = 20 }
+        defer { running.stop() }
+        _ = try TestClient(running).request(.status(StatusRequest()))
+        let worker = try TestWorker(running, id: "just-connected")
+        let frames = try #require(try worker.socket.receive(timeout: .seconds(5)), "READY unanswered")
+        #expect(try CoordinatorMessage(frames: frames) == .heartbeat)
+    }
+
+    @Test func aSilentWorkerIsLostWhenItsExpiryPassesNotAtTheNextHeartbeat() throws {
+        let directory = try TemporaryDirectory()
+        // Expiry 3 s, heartbeats 3 s apart from the loop's first turn (over once a status is
+        // answered); READY half-way between two heartbeats. Checked only at heartbeats, the
+        // worker would be lost 4.5 s after READY.
+        let running = try RunningCoordinator(directory: directory.path) {
+            $0.heartbeatIntervalS = 3
+            $0.liveness = 1
+        }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        _ = try client.request(.status(StatusRequest()))
+        Thread.sleep(forTimeInterval: 1.5)
+        let worker = try TestWorker(running, id: "goes-silent")
+        let ready = ContinuousClock.now
+        let lost = try withExtendedLifetime(worker) {
+            try client.waitForEvent {
+                if case .workerLost(let event) = $0 { event.workerId == "goes-silent" } else { false }
+            }
+        }
+        let after = ContinuousClock.now - ready
+        #expect(lost != nil)
+        #expect(after >= .seconds(3) && after < .milliseconds(4000), "lost \(after) after READY")
+    }
+
     @Test func aSilentWorkersJobIsRequeuedAndItsLateResultDiscarded() throws {
         let directory = try TemporaryDirectory()
         let running = try RunningCoordinator(directory: directory.path) { $0.liveness = 3 }

@@ -14,22 +14,9 @@ import Testing
         return (result.status, result.standardOutput, result.standardError)
     }
 
-    private struct Generated: Decodable {
-        var name: String
-        var public_key: String
-        var public_file: String
-        var secret_file: String
-    }
-
-    private func generate(_ name: String, in directory: String) throws -> Generated {
-        let result = try run(["keys", "generate", name, "--out", directory, "--json"])
-        guard result.status == 0 else { throw ServerTestError("keys generate failed: \(result.error)") }
-        return try JSONDecoder().decode(Generated.self, from: Data(result.output.utf8))
-    }
-
     @Test func keysGenerateWritesACertificatePairReadableBack() throws {
         let directory = try TemporaryDirectory()
-        let generated = try generate("alice", in: directory.path + "/keys")
+        let generated = try GeneratedKeys.generate("alice", in: directory.path + "/keys")
         #expect(generated.public_file == directory.path + "/keys/alice.key")
         #expect(generated.secret_file == directory.path + "/keys/alice.key_secret")
         let pair = try CurveCertificate(contentsOf: generated.secret_file).keyPair
@@ -47,9 +34,9 @@ import Testing
         let directory = try TemporaryDirectory()
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
         try FileManager.default.createDirectory(atPath: authorized, withIntermediateDirectories: true)
-        let server = try generate("server", in: keys)
-        let alice = try generate("alice", in: keys)
-        let bob = try generate("bob", in: keys)
+        let server = try GeneratedKeys.generate("server", in: keys)
+        let alice = try GeneratedKeys.generate("alice", in: keys)
+        let bob = try GeneratedKeys.generate("bob", in: keys)
         try FileManager.default.copyItem(atPath: alice.public_file, toPath: authorized + "/alice.key")
 
         let serve = try ServerProcess(
@@ -137,8 +124,8 @@ import Testing
     func thePythonExampleClientTalksCurveWithKeysFromTactusKeysGenerate() throws {
         let directory = try TemporaryDirectory()
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized", songs = directory.path + "/songs"
-        let server = try generate("server", in: keys)
-        let client = try generate("py", in: authorized)
+        let server = try GeneratedKeys.generate("server", in: keys)
+        let client = try GeneratedKeys.generate("py", in: authorized)
         try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
         let signal = Synth.clickTrack(bpm: 120, seconds: 8, sampleRate: 22050)
         try AudioFileWriter(.wav16).write([signal], sampleRate: 22050, to: songs + "/click.wav")

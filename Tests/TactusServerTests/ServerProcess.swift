@@ -19,15 +19,22 @@ final class ServerProcess {
 
     /// Starts the server; with `captureErrors`, its standard error is kept for ``errors``
     /// (only for servers that log little: the pipe is read once the server has stopped).
-    init(dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = [], captureErrors: Bool = false) throws {
+    /// `launcher` runs the command line `tactus serve ...` it is given (in another network
+    /// namespace, say) and must exec it, so that the process started is the server.
+    init(
+        dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = [], captureErrors: Bool = false,
+        launcher: (([String]) -> (executable: String, arguments: [String]))? = nil
+    ) throws {
         self.dataDirectory = dataDirectory
-        process.executableURL = URL(fileURLWithPath: CLI.binary)
-        process.arguments =
+        let arguments =
             [
                 "serve", "--data", dataDirectory, "--workers", String(workersPerDetector), "--json",
                 "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
                 "--log-level", "error",
             ] + extraArguments
+        let (executable, launched) = launcher?([CLI.binary] + arguments) ?? (CLI.binary, arguments)
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = launched
         let output = Pipe()
         process.standardOutput = output
         errorPipe = captureErrors ? Pipe() : nil
@@ -145,5 +152,20 @@ final class ServerClient {
             if finished.count < songs.count { Thread.sleep(forTimeInterval: 0.25) }
         }
         return finished
+    }
+}
+
+/// A key pair written by `tactus keys generate NAME --out DIRECTORY --json`.
+struct GeneratedKeys: Decodable {
+    var name: String
+    var public_key: String
+    var public_file: String
+    var secret_file: String
+
+    /// Runs `tactus keys generate`; throws with its standard error when it fails.
+    static func generate(_ name: String, in directory: String) throws -> GeneratedKeys {
+        let result = try CLI.run(["keys", "generate", name, "--out", directory, "--json"])
+        guard result.status == 0 else { throw ServerTestError("keys generate failed: \(result.standardError)") }
+        return try JSONDecoder().decode(GeneratedKeys.self, from: Data(result.standardOutput.utf8))
     }
 }
