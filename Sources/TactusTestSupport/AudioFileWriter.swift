@@ -150,6 +150,12 @@ private final class MemoryOutput {
                 let output = MemoryOutput.from(context)
                 guard let buffer, count > 0 else { return 0 }
                 let end = output.position + Int(count)
+                if output.position == output.bytes.count {
+                    // Writing at the end, the usual case: one copy (songs of 100 MB in tests).
+                    output.bytes.append(contentsOf: UnsafeBufferPointer(start: buffer.assumingMemoryBound(to: UInt8.self), count: Int(count)))
+                    output.position = end
+                    return count
+                }
                 if end > output.bytes.count {
                     output.bytes.append(contentsOf: repeatElement(0, count: end - output.bytes.count))
                 }

@@ -129,6 +129,7 @@ public enum Synth {
 
     /// Interleaves channels of equal length into one buffer (frame by frame).
     public static func interleave(_ channels: [[Float]]) -> [Float] {
+        if channels.count == 1 { return channels[0] }
         guard let frames = channels.map(\.count).min() else { return [] }
         var out = [Float](repeating: 0, count: frames * channels.count)
         for frame in 0..<frames {
