@@ -14,6 +14,11 @@ import Foundation
 /// needs: roughly 2.5 times the song's bytes (the JOB message and its copies) plus the decoder's
 /// and detector's buffers. A worker runs one job at a time, so one arena costs it nothing.
 public enum ResourceLimits {
+    /// The smallest memory limit a worker accepts: below it the worker cannot even start its
+    /// threads (each needs an 8 MiB stack), and a worker whose signal-handling thread cannot
+    /// start does not stop on SIGTERM.
+    public static let minimumMemoryMegabytes = 256
+
     /// Limits the process's address space (RLIMIT_AS) to `megabytes` MiB, soft and hard,
     /// after restricting malloc to a single arena (Linux).
     public static func limitMemory(megabytes: Int) throws(ResourceLimitError) {

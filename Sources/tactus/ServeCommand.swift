@@ -122,7 +122,11 @@ struct Serve: ParsableCommand {
         if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
         if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
         if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
-        if maxWorkerMemoryMb < 0 { throw ValidationError("--max-worker-memory-mb must not be negative") }
+        if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumMemoryMegabytes {
+            throw ValidationError(
+                "--max-worker-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB: "
+                    + "an idle worker takes about 140 MiB of address space")
+        }
         if !(maxAnalysisSeconds >= 0) || !maxAnalysisSeconds.isFinite {
             throw ValidationError("--max-analysis-seconds must not be negative")
         }

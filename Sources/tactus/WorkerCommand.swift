@@ -113,7 +113,11 @@ struct WorkerCommand: ParsableCommand {
         guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.seconds else {
             throw ValidationError("--heartbeat-interval must be above 0 and at most 2.5 seconds (got \(heartbeatInterval)).")
         }
-        guard maxMemoryMb >= 0 else { throw ValidationError("--max-memory-mb must not be negative (got \(maxMemoryMb)).") }
+        guard maxMemoryMb == 0 || maxMemoryMb >= ResourceLimits.minimumMemoryMegabytes else {
+            throw ValidationError(
+                "--max-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB (got \(maxMemoryMb)): "
+                    + "an idle worker takes about 140 MiB of address space, and each of its threads 8 MiB more.")
+        }
         guard maxAnalysisSeconds >= 0, maxAnalysisSeconds.isFinite else {
             throw ValidationError("--max-analysis-seconds must not be negative (got \(maxAnalysisSeconds)).")
         }
