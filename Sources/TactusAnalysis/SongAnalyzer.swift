@@ -43,7 +43,7 @@ public struct SongAnalyzer: Sendable {
     /// song could not be analysed).
     public func analyze(_ source: AudioSource) -> SongAnalysis {
         let clock = ContinuousClock()
-        let deadline = timeLimit.map { clock.now + $0 }
+        let began = clock.now
         let song: String
         let stream: AudioStream
         do throws(AudioError) {
@@ -62,7 +62,7 @@ public struct SongAnalyzer: Sendable {
             sampleRate: Double(stream.metadata.sampleRate), expectedFrames: stream.expectedFrames))
         do throws(AudioError) {
             while try stream.readBlock({ run.consume($0) }) {
-                if let deadline, let timeLimit, clock.now >= deadline {
+                if let timeLimit, clock.now - began >= timeLimit {
                     return SongAnalysis(
                         file: source.name, song: song, metadata: stream.metadata,
                         error: .timeLimitExceeded(source.name, limit: timeLimit, reached: run.seconds))
