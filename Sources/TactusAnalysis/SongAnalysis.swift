@@ -1,3 +1,4 @@
+import Foundation
 import TactusAudio
 import TactusDetector
 
@@ -86,6 +87,21 @@ public struct AnalysisProblem: Error, Sendable, Hashable, Codable, CustomStringC
 
     public init(_ warning: AudioWarning) {
         self.init(code: warning.code, message: warning.description)
+    }
+
+    /// The analysis of `file` took longer than `limit` (``SongAnalyzer/timeLimit``) and was
+    /// stopped after `reached` seconds of audio: code `timeout`.
+    public static func timeLimitExceeded(_ file: String, limit: Duration, reached: Double) -> AnalysisProblem {
+        AnalysisProblem(
+            code: "timeout",
+            message: "\(file): the analysis was stopped at its time limit of \(Self.seconds(limit)) s, "
+                + "\(String(format: "%.1f", reached)) s into the song")
+    }
+
+    /// `limit` in seconds, without a fraction when it is whole (`30`, `0.5`).
+    private static func seconds(_ limit: Duration) -> String {
+        let (whole, attoseconds) = limit.components
+        return attoseconds == 0 ? "\(whole)" : "\(Double(whole) + Double(attoseconds) / 1e18)"
     }
 
     public var description: String { message }

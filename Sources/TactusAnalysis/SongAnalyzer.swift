@@ -21,10 +21,16 @@ import TactusDetector
 public struct SongAnalyzer: Sendable {
     public let detectors: [any TempoDetector]
     public let decoding: DecodingOptions
+    /// How long one song's analysis may take (wall clock, from the start of ``analyze(_:)``),
+    /// or nil for no limit. The clock is read between decoded blocks, so a song past the limit
+    /// stops within one block and fails with a `timeout` problem; the detectors' final step
+    /// (their `finish`) is not interrupted.
+    public let timeLimit: Duration?
 
-    public init(detectors: [any TempoDetector], decoding: DecodingOptions = .standard) {
+    public init(detectors: [any TempoDetector], decoding: DecodingOptions = .standard, timeLimit: Duration? = nil) {
         self.detectors = detectors
         self.decoding = decoding
+        self.timeLimit = timeLimit
     }
 
     /// Every built-in detector with its default parameters.
@@ -36,6 +42,8 @@ public struct SongAnalyzer: Sendable {
     /// Hashes and decodes `source`, runs the detectors, and returns what they found (or why the
     /// song could not be analysed).
     public func analyze(_ source: AudioSource) -> SongAnalysis {
+        let clock = ContinuousClock()
+        let began = clock.now
         let song: String
         let stream: AudioStream
         do throws(AudioError) {
@@ -53,7 +61,13 @@ public struct SongAnalyzer: Sendable {
         let run = Run(detectors: detectors, format: SignalFormat(
             sampleRate: Double(stream.metadata.sampleRate), expectedFrames: stream.expectedFrames))
         do throws(AudioError) {
-            while try stream.readBlock({ run.consume($0) }) {}
+            while try stream.readBlock({ run.consume($0) }) {
+                if let timeLimit, clock.now - began >= timeLimit {
+                    return SongAnalysis(
+                        file: source.name, song: song, metadata: stream.metadata,
+                        error: .timeLimitExceeded(source.name, limit: timeLimit, reached: run.seconds))
+                }
+            }
         } catch {
             return SongAnalysis(file: source.name, song: song, metadata: stream.metadata, error: AnalysisProblem(error))
         }
@@ -86,6 +100,8 @@ public struct SongAnalyzer: Sendable {
         private let sessions: [any DetectorSession]
         private var nanoseconds: [UInt64]
         private let energy: BlockEnergyAccumulator
+        private let sampleRate: Double
+        private var frames = 0
 
         init(detectors: [any TempoDetector], format: SignalFormat) {
             self.detectors = detectors
@@ -98,9 +114,14 @@ public struct SongAnalyzer: Sendable {
             }
             self.nanoseconds = nanoseconds
             energy = BlockEnergyAccumulator(sampleRate: format.sampleRate)
+            sampleRate = format.sampleRate
         }
 
+        /// Seconds of audio consumed so far.
+        var seconds: Double { Double(frames) / sampleRate }
+
         func consume(_ block: UnsafeBufferPointer<Float>) {
+            frames += block.count
             energy.consume(block)
             for (index, session) in sessions.enumerated() {
                 let start = DispatchTime.now().uptimeNanoseconds

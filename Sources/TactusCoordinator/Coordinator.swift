@@ -30,7 +30,8 @@ public struct BoundEndpoints: Sendable, Hashable, Codable {
 /// to workers, records their results in the library and publishes events.
 ///
 /// One thread runs ``run(onReady:)``: a single poll loop that owns every socket (the
-/// ZeroMQ Guide's Majordomo broker shape). Other threads may only call ``stop()``.
+/// ZeroMQ Guide's Majordomo broker shape). Other threads may only call ``stop()``,
+/// ``reloadAuthorizedKeys()`` and ``workerProcessEnded(workerID:reason:)``.
 ///
 /// ```swift
 /// let coordinator = try Coordinator(configuration: configuration, logger: logger)
@@ -44,6 +45,7 @@ public final class Coordinator: Sendable {
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
+    private let endedWorkers = Mutex<[(workerID: String, reason: String)]>([])
 
     /// Opens the data directory (creating it), the library and the blob store.
     ///
@@ -91,6 +93,24 @@ public final class Coordinator: Sendable {
     /// True once per ``reloadAuthorizedKeys()``.
     func takeReloadRequest() -> Bool {
         reloadRequested.exchange(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Tells the running loop that the process of the worker named `workerID` has ended
+    /// (`tactus serve` saw one of its local workers exit), so that the job it held is
+    /// requeued, or failed after its last attempt, at once rather than when the worker's
+    /// silence expires. `reason` says how the process ended, in the words of the job's
+    /// failure message (`was killed by signal 6 (SIGABRT)...`). Thread-safe; a worker the
+    /// coordinator does not know (any more) is ignored.
+    public func workerProcessEnded(workerID: String, reason: String) {
+        endedWorkers.withLock { $0.append((workerID, reason)) }
+    }
+
+    /// The workers reported ended since the last call.
+    func takeEndedWorkers() -> [(workerID: String, reason: String)] {
+        endedWorkers.withLock { ended in
+            defer { ended.removeAll() }
+            return ended
+        }
     }
 
     /// Binds the sockets, recovers the queue and serves until ``stop()``. `onReady` is called

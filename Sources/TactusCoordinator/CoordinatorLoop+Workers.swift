@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TactusAudio
 import TactusDetector
 import TactusProtocol
 import TactusStore
@@ -101,8 +102,23 @@ extension CoordinatorLoop {
         let timedOut = assignment.deadline < .now
         let failure = AnalysisFailure(
             code: (timedOut ? ErrorCode.timeout : ErrorCode.workerLost).rawValue,
-            message: "worker \(worker.id) \(reason) during attempt \(assignment.attempt)")
+            message: "\(songName(assignment.song)): worker \(worker.id) \(reason) during attempt \(assignment.attempt) "
+                + "of \(configuration.maxAttempts)")
         retryOrFail(assignment, failure: failure, worker: worker)
+    }
+
+    /// A worker whose process was seen to end (``Coordinator/workerProcessEnded(workerID:reason:)``):
+    /// lost now, without waiting for its silence to expire.
+    func workerEnded(id: String, reason: String) {
+        guard let worker = workers.all.first(where: { $0.id == id }) else { return }
+        workerLost(worker.address, reason: reason, notify: false)
+    }
+
+    /// The name `song` (hex) was submitted with, for messages; `song 1234abcd...` when the
+    /// library cannot say.
+    func songName(_ song: String) -> String {
+        let stored = SongID(song).flatMap { id in (try? library.fileName(of: id)) ?? nil }
+        return stored ?? "song \(song.prefix(16))"
     }
 
     private func retryOrFail(_ assignment: Assignment, failure: AnalysisFailure, worker: ConnectedWorker) {
@@ -235,7 +251,7 @@ extension CoordinatorLoop {
                     let attempt = try library.startJob(job.id, worker: worker.id)
                     workers.setAttempt(worker.address, attempt)
                     let body = JobBody(
-                        job: job.id, attempt: attempt, song: job.song, params: job.params,
+                        job: job.id, attempt: attempt, song: job.song, name: songName(job.song), params: job.params,
                         timeLimitS: configuration.jobTimeLimitS, envelope: true)
                     sendToWorker(worker.address, .job(body, audio: bytes))
                 } catch .invalidValue {

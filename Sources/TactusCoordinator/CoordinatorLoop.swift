@@ -102,6 +102,9 @@ final class CoordinatorLoop {
                 return
             }
             if coordinator.takeReloadRequest() { reloadAuthorizedKeys() }
+            for ended in coordinator.takeEndedWorkers() {
+                workerEnded(id: ended.workerID, reason: ended.reason)
+            }
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
             if ready.contains(backend) {

@@ -6,7 +6,8 @@ import Logging
 /// Each slot runs one `tactus worker` process. A process that exits for any reason is started
 /// again after a delay that doubles with each quick failure (0.5 s up to 30 s) and resets
 /// once a process has stayed up for a minute, so a worker that crashes on start does not
-/// spin the machine.
+/// spin the machine. Each exit is reported to `onExit` as it happens (on a Foundation
+/// thread), so the coordinator need not wait for the dead worker's silence to expire.
 public final class LocalWorkerPool: @unchecked Sendable {
     /// What to run in one slot.
     public struct Slot: Sendable, Hashable {
@@ -29,15 +30,47 @@ public final class LocalWorkerPool: @unchecked Sendable {
         var restarts = 0
     }
 
+    /// How a worker process ended.
+    public struct Exit: Sendable, Hashable, CustomStringConvertible {
+        public var label: String
+        public var processID: Int32
+        /// The exit status, or the signal number when ``killedBySignal``.
+        public var status: Int32
+        public var killedBySignal: Bool
+
+        public init(label: String, processID: Int32, status: Int32, killedBySignal: Bool) {
+            self.label = label
+            self.processID = processID
+            self.status = status
+            self.killedBySignal = killedBySignal
+        }
+
+        /// `exited with status 1`, or `was killed by signal 6 (SIGABRT)`.
+        public var description: String {
+            guard killedBySignal else { return "exited with status \(status)" }
+            let name = Self.signalNames[status].map { " (\($0))" } ?? ""
+            return "was killed by signal \(status)\(name)"
+        }
+
+        private static let signalNames: [Int32: String] = [
+            SIGHUP: "SIGHUP", SIGINT: "SIGINT", SIGQUIT: "SIGQUIT", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP",
+            SIGABRT: "SIGABRT", SIGBUS: "SIGBUS", SIGFPE: "SIGFPE", SIGKILL: "SIGKILL", SIGSEGV: "SIGSEGV",
+            SIGPIPE: "SIGPIPE", SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU",
+        ]
+    }
+
     private let slots: [Slot]
     private let logger: Logger
+    private let onExit: @Sendable (Exit) -> Void
     private let lock = NSLock()
     private var states: [SlotState]
     private var stopping = false
 
-    public init(slots: [Slot], logger: Logger) {
+    /// A pool of `slots`; `onExit` hears of every process that ends while the pool runs.
+    public init(slots: [Slot], logger: Logger, onExit: @escaping @Sendable (Exit) -> Void = { _ in }) {
         self.slots = slots
         self.logger = logger
+        self.onExit = onExit
         self.states = Array(repeating: SlotState(), count: slots.count)
     }
 
@@ -86,7 +119,11 @@ public final class LocalWorkerPool: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: slot.executable)
         process.arguments = slot.arguments
         process.terminationHandler = { [weak self] finished in
-            self?.exited(index, status: finished.terminationStatus, reason: finished.terminationReason)
+            self?.exited(
+                index,
+                Exit(
+                    label: slot.label, processID: finished.processIdentifier, status: finished.terminationStatus,
+                    killedBySignal: finished.terminationReason == .uncaughtSignal))
         }
         lock.lock()
         defer { lock.unlock() }
@@ -102,16 +139,19 @@ public final class LocalWorkerPool: @unchecked Sendable {
         }
     }
 
-    private func exited(_ index: Int, status: Int32, reason: Process.TerminationReason) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopping else { return }
-        let how = reason == .uncaughtSignal ? "signal \(status)" : "status \(status)"
-        logger.warning("worker exited; restarting", metadata: ["worker": "\(slots[index].label)", "exit": "\(how)"])
-        if Date().timeIntervalSince(states[index].startedAt) > 60 {
-            states[index].backoff = 0.5
+    private func exited(_ index: Int, _ exit: Exit) {
+        let reported: Bool = lock.withLock {
+            guard !stopping else { return false }
+            logger.warning(
+                "worker exited; restarting",
+                metadata: ["worker": "\(exit.label)", "pid": "\(exit.processID)", "exit": "\(exit)"])
+            if Date().timeIntervalSince(states[index].startedAt) > 60 {
+                states[index].backoff = 0.5
+            }
+            scheduleRestart(index)
+            return true
         }
-        scheduleRestart(index)
+        if reported { onExit(exit) }
     }
 
     /// Called with the lock held.

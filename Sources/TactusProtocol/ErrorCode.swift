@@ -64,7 +64,8 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     // Jobs.
     /// The job was cancelled by a client.
     public static let cancelled = ErrorCode(rawValue: "cancelled")
-    /// The job exceeded its time limit on every attempt.
+    /// The job's analysis ran past the worker's time limit (final at once), or the job
+    /// exceeded the coordinator's time limit on every attempt.
     public static let timeout = ErrorCode(rawValue: "timeout")
     /// The job's worker died or went silent on every attempt.
     public static let workerLost = ErrorCode(rawValue: "worker-lost")

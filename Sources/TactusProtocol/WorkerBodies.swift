@@ -36,7 +36,8 @@ public struct JobBody: WireBody {
     /// 1 for the first attempt; a RESULT must echo it.
     public var attempt: Int
     public var song: String
-    /// The file name when known, as a format hint.
+    /// The file name the song was submitted with, when known, for the worker's messages (the
+    /// format is recognised from the bytes).
     public var name: String?
     /// The complete, resolved parameters to run with.
     public var params: ParameterSet

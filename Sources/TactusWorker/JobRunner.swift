@@ -9,7 +9,8 @@ import TactusProtocol
 /// Nothing a job carries can make it trap or throw: parameters the detector does not accept
 /// are an `invalid-parameter` failure, bytes that do not decode are a failure with the audio
 /// error's code (`empty`, `unsupported-format`, `corrupt`, `truncated`, `too-short`,
-/// `too-long`), so a bad file costs one failed job, never the worker.
+/// `too-long`), and an analysis that runs past ``timeLimit`` stops and fails `timeout`, so a
+/// bad file costs one failed job, never the worker.
 ///
 /// ```swift
 /// let runner = JobRunner(detector: CombFilterDetector.self)
@@ -21,10 +22,13 @@ public struct JobRunner: Sendable {
     public let detector: any TempoDetector.Type
     /// The limits of decoding (shortest and longest song accepted).
     public let decoding: DecodingOptions
+    /// How long one job's analysis may take, or nil for no limit (``SongAnalyzer/timeLimit``).
+    public let timeLimit: Duration?
 
-    public init(detector: any TempoDetector.Type, decoding: DecodingOptions = .standard) {
+    public init(detector: any TempoDetector.Type, decoding: DecodingOptions = .standard, timeLimit: Duration? = nil) {
         self.detector = detector
         self.decoding = decoding
+        self.timeLimit = timeLimit
     }
 
     /// Analyses `audio`, the song's bytes, as `job` asks.
@@ -36,7 +40,7 @@ public struct JobRunner: Sendable {
             return JobOutcome(job: job, error: ErrorBody(code: .invalidParameter, message: error.description))
         }
         let name = job.name ?? "song \(job.song.prefix(16))"
-        let analysis = SongAnalyzer(detectors: [instance], decoding: decoding).analyze(.bytes(audio, name: name))
+        let analysis = SongAnalyzer(detectors: [instance], decoding: decoding, timeLimit: timeLimit).analyze(.bytes(audio, name: name))
         if let problem = analysis.error {
             return JobOutcome(job: job, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
         }

@@ -78,7 +78,9 @@ public final class Worker: Sendable {
         try analysis.bind(analysisEndpoint)
         AnalysisThread.start(
             context: threads, endpoint: analysisEndpoint,
-            runner: JobRunner(detector: configuration.detector, decoding: configuration.decoding),
+            runner: JobRunner(
+                detector: configuration.detector, decoding: configuration.decoding,
+                timeLimit: configuration.analysisTimeLimit),
             limits: configuration.limits, logger: logger)
         let network = try ZMQContext(socketLinger: .zero)
         let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)

@@ -36,6 +36,9 @@ public struct WorkerConfiguration: Sendable {
     public var limits: ProtocolLimits
     /// The limits of decoding (shortest and longest song accepted).
     public var decoding: DecodingOptions
+    /// How long one job's analysis may take before it stops and the job fails `timeout`
+    /// (checked between decoded blocks); nil for no limit.
+    public var analysisTimeLimit: Duration?
     /// CURVE keys for a coordinator whose sockets are CURVE servers; nil for plain TCP.
     public var curve: CurveClientKeys?
     /// A file touched at every message from the coordinator and removed when the worker
@@ -47,7 +50,7 @@ public struct WorkerConfiguration: Sendable {
         parameters: ParameterSet, heartbeatInterval: Duration = Liveness.heartbeatInterval,
         liveness: Int = Liveness.heartbeats, backoff: ReconnectBackoff = ReconnectBackoff(),
         shutdownGrace: Duration = .seconds(60), limits: ProtocolLimits = .standard, decoding: DecodingOptions = .standard,
-        curve: CurveClientKeys? = nil, healthFile: HealthFile? = nil
+        analysisTimeLimit: Duration? = nil, curve: CurveClientKeys? = nil, healthFile: HealthFile? = nil
     ) {
         self.endpoint = endpoint
         self.workerID = workerID
@@ -59,17 +62,24 @@ public struct WorkerConfiguration: Sendable {
         self.shutdownGrace = shutdownGrace
         self.limits = limits
         self.decoding = decoding
+        self.analysisTimeLimit = analysisTimeLimit
         self.curve = curve
         self.healthFile = healthFile
     }
 
     /// `HOST:PID`: unique among the processes running at one time.
     public static func defaultWorkerID() -> String {
+        defaultWorkerID(processID: ProcessInfo.processInfo.processIdentifier)
+    }
+
+    /// The default id of the worker that runs as process `processID` on this host: how
+    /// `tactus serve` names the local worker whose process it saw end.
+    public static func defaultWorkerID(processID: Int32) -> String {
         // gethostname, not ProcessInfo.hostName, which may wait on name resolution.
         var buffer = [CChar](repeating: 0, count: 256)
         let host = gethostname(&buffer, buffer.count) == 0
             ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
-        return "\(host):\(ProcessInfo.processInfo.processIdentifier)"
+        return "\(host):\(processID)"
     }
 
     /// The silence after which the coordinator is taken for gone.

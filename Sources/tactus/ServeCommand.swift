@@ -5,6 +5,7 @@ import Logging
 import TactusAnalysis
 import TactusAudio
 import TactusCoordinator
+import TactusWorker
 import TactusZMQ
 
 /// `tactus serve`: the coordinator with local workers, the embedded default.
@@ -29,6 +30,15 @@ struct Serve: ParsableCommand {
             from `tactus keys generate`) are in the directory; SIGHUP reads the directory again. \
             Binding anything but loopback (127.0.0.0/8, ::1, localhost, ipc, inproc) without \
             CURVE is refused unless --insecure is given.
+
+            Resource limits of the local workers: each runs under --max-worker-memory-mb of \
+            address space (a job needs about 2.5 times its song's bytes besides the worker's \
+            own 140 MiB) and stops any analysis still running after --max-analysis-seconds. A \
+            worker that runs out of memory ends; it is started again at once, its job is tried \
+            again on a new worker and, after the third attempt, fails worker-lost with a message \
+            naming the song, the signal and the limit. An analysis over its time limit fails its \
+            job at once with the code timeout. --job-time-limit is the coordinator's own \
+            backstop for any worker, local or not: past it the worker is taken for dead.
             """
     )
 
@@ -75,6 +85,11 @@ struct Serve: ParsableCommand {
     var maxWorkerMemoryMb = 4096
 
     @Option(help: ArgumentHelp(
+        "Seconds one analysis may take in a local worker before its job fails 'timeout' (0: no limit).",
+        valueName: "seconds"))
+    var maxAnalysisSeconds = 480.0
+
+    @Option(help: ArgumentHelp(
         "The server's secret certificate (NAME.key_secret): makes every socket a CURVE server.", valueName: "file"))
     var curveSecretKey: String?
 
@@ -107,7 +122,14 @@ struct Serve: ParsableCommand {
         if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
         if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
         if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
-        if maxWorkerMemoryMb < 0 { throw ValidationError("--max-worker-memory-mb must not be negative") }
+        if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumMemoryMegabytes {
+            throw ValidationError(
+                "--max-worker-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB: "
+                    + "an idle worker takes about 140 MiB of address space")
+        }
+        if !(maxAnalysisSeconds >= 0) || !maxAnalysisSeconds.isFinite {
+            throw ValidationError("--max-analysis-seconds must not be negative")
+        }
         if (curveSecretKey == nil) != (authorizedKeys == nil) {
             throw ValidationError("--curve-secret-key and --authorized-keys go together")
         }
@@ -145,11 +167,19 @@ struct Serve: ParsableCommand {
                             "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
                             "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
                             "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                            "--max-analysis-seconds", String(maxAnalysisSeconds),
                         ] + (curve?.localWorkerArguments ?? []),
                         label: "\(descriptor.name)#\(index)")
                 }
             }
-            pool = LocalWorkerPool(slots: slots, logger: logger)
+            let memoryLimit = maxWorkerMemoryMb
+            pool = LocalWorkerPool(slots: slots, logger: logger) { exit in
+                // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
+                // when an allocation fails; any death by signal may be that.
+                let hint = exit.killedBySignal && memoryLimit > 0 ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
+                coordinator.workerProcessEnded(
+                    workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
+            }
             pool?.start()
         }
         pool?.stop(grace: 2)

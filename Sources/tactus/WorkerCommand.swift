@@ -23,9 +23,12 @@ struct WorkerCommand: ParsableCommand {
             coordinator is told, and the worker exits 0; a second signal leaves at once. Logs \
             go to standard error.
 
-            With --max-memory-mb the worker limits its own address space (setrlimit RLIMIT_AS) \
-            before it connects: a song that needs more ends the process, and so costs one \
-            failed job. A coordinator using CURVE needs --curve-server-key and \
+            With --max-memory-mb the worker limits its own address space (setrlimit RLIMIT_AS, \
+            with malloc kept to one arena so an idle worker stays near 140 MiB) before it \
+            connects: a song that needs more ends the process, and so costs one failed job; a \
+            job needs about 2.5 times the song's bytes. With --max-analysis-seconds an analysis \
+            still running after that time (checked between decoded blocks) stops, and its job \
+            fails with the code timeout, naming the song and the limit. A coordinator using CURVE needs --curve-server-key and \
             --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
 
             With --health-file the worker sets the file's modification time at every message \
@@ -60,6 +63,11 @@ struct WorkerCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Address-space limit of this process in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
     var maxMemoryMb = 0
+
+    @Option(help: ArgumentHelp(
+        "Seconds one job's analysis may take before it stops and the job fails 'timeout' (0: no limit).",
+        valueName: "seconds"))
+    var maxAnalysisSeconds = 0.0
 
     @Option(name: .customLong("max-duration-s"), help: ArgumentHelp("The longest song analysed, in seconds (too-long above it).", valueName: "seconds"))
     var maxDurationS = 7200.0
@@ -114,7 +122,14 @@ struct WorkerCommand: ParsableCommand {
         guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.seconds else {
             throw ValidationError("--heartbeat-interval must be above 0 and at most 2.5 seconds (got \(heartbeatInterval)).")
         }
-        guard maxMemoryMb >= 0 else { throw ValidationError("--max-memory-mb must not be negative (got \(maxMemoryMb)).") }
+        guard maxMemoryMb == 0 || maxMemoryMb >= ResourceLimits.minimumMemoryMegabytes else {
+            throw ValidationError(
+                "--max-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB (got \(maxMemoryMb)): "
+                    + "an idle worker takes about 140 MiB of address space, and each of its threads 8 MiB more.")
+        }
+        guard maxAnalysisSeconds >= 0, maxAnalysisSeconds.isFinite else {
+            throw ValidationError("--max-analysis-seconds must not be negative (got \(maxAnalysisSeconds)).")
+        }
         guard maxDurationS > 0 else { throw ValidationError("--max-duration-s must be positive (got \(maxDurationS)).") }
         guard grace >= 0 else { throw ValidationError("--grace must not be negative (got \(grace)).") }
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -135,7 +150,9 @@ struct WorkerCommand: ParsableCommand {
         let configuration = WorkerConfiguration(
             endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
             heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
-            decoding: DecodingOptions(maximumSeconds: maxDurationS), healthFile: healthFile.map(HealthFile.init(path:)))
+            decoding: DecodingOptions(maximumSeconds: maxDurationS),
+            analysisTimeLimit: maxAnalysisSeconds > 0 ? .milliseconds(Int64((maxAnalysisSeconds * 1000).rounded())) : nil,
+            healthFile: healthFile.map(HealthFile.init(path:)))
         return (configuration, level)
     }
 }

@@ -76,4 +76,23 @@ import TactusTestSupport
         let missing = SongAnalyzer.builtin().analyze(.file(directory.file("missing.wav")))
         #expect(missing.error?.code == "unreadable")
     }
+
+    /// Past its time limit an analysis stops between blocks with a `timeout` naming the song and
+    /// the limit; within it, the same song is analysed as without one.
+    @Test func anAnalysisPastItsTimeLimitStopsWithTimeout() throws {
+        let music = Synth.clickTrack(bpm: 120, seconds: 20, sampleRate: 22_050)
+        let bytes = try AudioFileWriter(.wav16).encode([music], sampleRate: 22_050)
+        let detectors = [try TestSongs.combFilter()]
+        let stopped = SongAnalyzer(detectors: detectors, timeLimit: .zero).analyze(.bytes(bytes, name: "clicks.wav"))
+        let error = try #require(stopped.error)
+        #expect(error.code == "timeout")
+        #expect(error.message.hasPrefix("clicks.wav: the analysis was stopped at its time limit of 0 s"), "\(error.message)")
+        #expect(stopped.analyses.isEmpty)
+
+        let unlimited = SongAnalyzer(detectors: detectors).analyze(.bytes(bytes, name: "clicks.wav"))
+        let generous = SongAnalyzer(detectors: detectors, timeLimit: .seconds(600)).analyze(.bytes(bytes, name: "clicks.wav"))
+        #expect(generous.error == nil)
+        #expect(generous.analyses.map(\.bpm) == unlimited.analyses.map(\.bpm))
+        #expect(TempoOctave.matches(generous.analyses.first?.bpm, 120))
+    }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TactusAudio
+import TactusDetector
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -120,12 +121,14 @@ import Testing
         #expect(insecure.errors.contains("INSECURE"))
     }
 
-    @Test(.enabled(if: pythonCanImportZMQ, "python3 with pyzmq (make deps installs it)"))
-    func thePythonExampleClientTalksCurveWithKeysFromTactusKeysGenerate() throws {
+    @Test(.enabled(if: pythonCanImportZMQ, "python3 with pyzmq and numpy (make deps installs them)"))
+    func thePythonExamplesTalkCurveWithKeysFromTactusKeysGenerate() throws {
         let directory = try TemporaryDirectory()
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized", songs = directory.path + "/songs"
         let server = try GeneratedKeys.generate("server", in: keys)
         let client = try GeneratedKeys.generate("py", in: authorized)
+        let worker = try GeneratedKeys.generate("py-worker", in: authorized)
+        let stranger = try GeneratedKeys.generate("stranger", in: keys)
         try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
         let signal = Synth.clickTrack(bpm: 120, seconds: 8, sampleRate: 22050)
         try AudioFileWriter(.wav16).write([signal], sampleRate: 22050, to: songs + "/click.wav")
@@ -134,18 +137,47 @@ import Testing
             dataDirectory: directory.path + "/data",
             extraArguments: ["--curve-secret-key", server.secret_file, "--authorized-keys", authorized])
         defer { serve.stop() }
-        let script = CLI.repositoryRoot + "/protocol/examples/client.py"
+        let examples = CLI.repositoryRoot + "/protocol/examples/"
+        // The example worker over CURVE with an authorized key, and one whose key is not.
+        let admitted = try PythonProcess(examples + "worker.py", [
+            "--connect", serve.endpoints.backend, "--id", "admitted",
+            "--curve-server-key", server.public_file, "--curve-secret-key", worker.secret_file,
+        ])
+        defer { admitted.stop() }
+        let refused = try PythonProcess(examples + "worker.py", [
+            "--connect", serve.endpoints.backend, "--id", "refused",
+            "--curve-server-key", server.public_file, "--curve-secret-key", stranger.secret_file,
+        ])
+        defer { refused.stop() }
+        let status = try ServerClient(
+            serve.endpoints, curve: CurveClientKeys(serverKeyFile: server.public_file, secretKeyFile: client.secret_file))
+        var workers: [String] = []
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            guard case .ok(.status(let answer)) = try status.request(.status(StatusRequest())) else { throw ServerTestError("no status") }
+            workers = answer.server?.workers.map(\.workerId) ?? []
+            if workers.contains("admitted") { break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        #expect(workers.contains("admitted"), "worker log:\n\(admitted.log)")
+
         let run = try CLI.runProgram("/usr/bin/env", [
-            "python3", script, songs, "--server", serve.endpoints.frontend, "--events", serve.endpoints.events, "--json",
-            "--timeout", "10", "--curve-server-key", server.public_file, "--curve-secret-key", client.secret_file,
+            "python3", examples + "client.py", songs, "--server", serve.endpoints.frontend, "--events", serve.endpoints.events,
+            "--json", "--timeout", "10", "--curve-server-key", server.public_file, "--curve-secret-key", client.secret_file,
         ])
         #expect(run.status == 0, "\(run.standardError)")
         let line = try #require(run.jsonLines.first)
         #expect((line["consensus"] as? [String: Any])?["bpm"] as? Double != nil)
+        let analyses = try #require(line["analyses"] as? [[String: Any]])
+        let onset = try #require(analyses.first { $0["detector"] as? String == "python-onset" }, "worker log:\n\(admitted.log)")
+        #expect(TempoRelation.acc2(onset["bpm"] as? Double, 120))
+        // The stranger never got in: its handshake was refused, so it never became a worker.
+        guard case .ok(.status(let answer)) = try status.request(.status(StatusRequest())) else { throw ServerTestError("no status") }
+        #expect(answer.server?.workers.map(\.workerId).contains("refused") == false)
     }
 }
 
-/// Whether `python3` can import pyzmq.
+/// Whether `python3` can import pyzmq and numpy (the example worker needs both).
 private let pythonCanImportZMQ: Bool = {
-    (try? CLI.runProgram("/usr/bin/env", ["python3", "-c", "import zmq, zmq.auth"]).status) == 0
+    (try? CLI.runProgram("/usr/bin/env", ["python3", "-c", "import zmq, zmq.auth, numpy"]).status) == 0
 }()

@@ -5,11 +5,15 @@ Any program that speaks the worker side of protocol/SPEC.md (section 4) is a plu
 needs only pyzmq and numpy:
 
     python3 worker.py --connect tcp://127.0.0.1:5556
+                      [--curve-server-key server.key --curve-secret-key me.key_secret]
 
 It sends READY, a HEARTBEAT every 2.5 s (also while it analyses, since analysis runs on
 another thread), answers each JOB with a RESULT, reconnects with a backoff of 1 s doubling to
 32 s when the coordinator is silent for 3 heartbeats or sends DISCONNECT, and on SIGINT or
-SIGTERM finishes the current job, sends DISCONNECT and exits 0.
+SIGTERM finishes the current job, sends DISCONNECT and exits 0. With the CURVE options (or
+$TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY) its socket is a CURVE client of a
+coordinator that uses CurveZMQ (SPEC section 9), with keys from the CZMQ certificate files that
+`tactus keys generate` writes; the coordinator must have this worker's public key authorized.
 
 The detector: the song's energy per hop, log-compressed; the onset strength is its positive
 difference; the tempo is the autocorrelation lag of the onset strength with the highest peak
@@ -32,6 +36,7 @@ import wave
 
 import numpy as np
 import zmq
+import zmq.auth
 
 VERSION = b"TACTUS1"
 HEARTBEAT_INTERVAL = 2.5  # seconds
@@ -64,6 +69,19 @@ class JobFailure(Exception):
     def __init__(self, code, message):
         super().__init__(message)
         self.code, self.message = code, message
+
+
+def load_curve(server_key_file, secret_key_file):
+    """The coordinator's public key and this worker's key pair, from CZMQ certificate files."""
+    if not server_key_file and not secret_key_file:
+        return None
+    if not server_key_file or not secret_key_file:
+        sys.exit("--curve-server-key and --curve-secret-key go together")
+    server_public, _ = zmq.auth.load_certificate(server_key_file)
+    public, secret = zmq.auth.load_certificate(secret_key_file)
+    if secret is None:
+        sys.exit(f"{secret_key_file}: not a secret certificate")
+    return server_public, public, secret
 
 
 def resolve(params):
@@ -206,7 +224,12 @@ def main():
     parser.add_argument("--id", default=f"{socket.gethostname()}-{os.getpid()}-{random.randrange(16**4):04x}")
     parser.add_argument("--heartbeat-interval", type=float, default=HEARTBEAT_INTERVAL,
                         help="seconds between heartbeats (at most 2.5)")
+    parser.add_argument("--curve-server-key", default=os.environ.get("TACTUS_CURVE_SERVER_KEY"),
+                        help="the coordinator's public certificate (server.key)")
+    parser.add_argument("--curve-secret-key", default=os.environ.get("TACTUS_CURVE_SECRET_KEY"),
+                        help="this worker's secret certificate (NAME.key_secret)")
     options = parser.parse_args()
+    curve = load_curve(options.curve_server_key, options.curve_secret_key)
     interval = min(options.heartbeat_interval, HEARTBEAT_INTERVAL)
 
     stopping = threading.Event()
@@ -231,6 +254,9 @@ def main():
         nonlocal dealer, connection, last_received, reconnect_at
         dealer = context.socket(zmq.DEALER)
         dealer.setsockopt(zmq.LINGER, 0)
+        if curve:
+            # A CURVE client (SPEC 9.1): set before connecting.
+            dealer.curve_serverkey, dealer.curve_publickey, dealer.curve_secretkey = curve
         dealer.connect(options.connect)
         connection += 1
         last_received, reconnect_at = time.monotonic(), None

@@ -1,0 +1,100 @@
+import Foundation
+import TactusAnalysis
+import TactusProtocol
+import TactusTestSupport
+import Testing
+
+/// The local workers' resource limits, for real: a `tactus serve` whose workers run under a
+/// small memory limit or a short analysis time limit, and songs that exceed them. Each costs
+/// exactly its own job, with a message that names the song and the limit; the coordinator and
+/// the other songs carry on.
+@Suite(.serialized) struct ResourceLimitTests {
+    private static let detectorCount = BuiltinDetectors.registry.names.count
+
+    private func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
+        guard case .ok(.submit(let response)) = outcome else { throw ServerTestError("submit refused: \(outcome)") }
+        return response
+    }
+
+    private func serverStatus(_ client: ServerClient) throws -> ServerStatus {
+        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())), let server = status.server else {
+            throw ServerTestError("no server status")
+        }
+        return server
+    }
+
+    /// Waits until every detector's worker has joined; returns how many workers there are.
+    private func waitForWorkers(_ client: ServerClient) throws -> Int {
+        let deadline = ContinuousClock.now + .seconds(60)
+        var workers = 0
+        while ContinuousClock.now < deadline {
+            workers = try serverStatus(client).workers.count
+            if workers == Self.detectorCount { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        return workers
+    }
+
+    /// A song for the comb filter only, so that one worker meets it.
+    private func submit(_ bytes: [UInt8], name: String, to client: ServerClient) throws -> SubmitResponse {
+        try submitted(try client.request(.submit(SubmitRequest(name: name, detectors: ["comb-filter"]), audio: bytes)))
+    }
+
+    @Test func aSongOverTheWorkerMemoryLimitFailsItsJobAndTheOthersGoOn() throws {
+        let directory = try TemporaryDirectory()
+        // An idle worker takes about 140 MiB of address space; a job needs about 2.5 times its
+        // song's bytes. 96 MB of audio cannot fit in 256 MiB; 12 s of it easily does.
+        let server = try ServerProcess(
+            dataDirectory: directory.path, extraArguments: ["--max-worker-memory-mb", "256"])
+        let client = try ServerClient(server.endpoints)
+        let huge = try AudioFileWriter(.wavDouble).encode([Synth.silence(seconds: 544, sampleRate: 22050)], sampleRate: 22050)
+        #expect(huge.count > 95_000_000)
+        let big = try submit(huge, name: "huge.wav", to: client)
+        let small = try submit(
+            try AudioFileWriter(.wav16).encode([Synth.clickTrack(bpm: 120, seconds: 12, sampleRate: 22050)], sampleRate: 22050),
+            name: "small.wav", to: client)
+
+        let finished = try client.waitForSongs([big.song, small.song], timeout: .seconds(120))
+        #expect(finished == [big.song, small.song])
+        let failed = try #require(try client.jobs(of: big.song).first)
+        #expect(failed.state == .failed)
+        #expect(failed.attempt == 3)
+        let error = try #require(failed.error)
+        #expect(error.code == .workerLost)
+        for part in ["huge.wav", "killed by signal", "256 MiB memory limit", "attempt 3 of 3"] {
+            #expect(error.message.contains(part), "\(error.message)")
+        }
+        #expect(try client.jobs(of: small.song).map(\.state) == [.done])
+
+        // The coordinator is alive and `tactus serve` started the comb filter's worker again.
+        #expect(try waitForWorkers(client) == Self.detectorCount)
+        #expect(server.stop() == 0)
+    }
+
+    @Test func anAnalysisOverTheTimeLimitFailsTimeoutOnceAndTheWorkerStays() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--max-analysis-seconds", "0.5"])
+        let client = try ServerClient(server.endpoints)
+        #expect(try waitForWorkers(client) == Self.detectorCount)
+        let workersBefore = Set(server.workerProcessIDs)
+        // Half an hour of clicks: a debug build analyses it in tens of seconds, far past 0.5 s.
+        let long = try AudioFileWriter(.flac).encode(
+            [Synth.clickTrack(bpm: 126, seconds: 1800, sampleRate: 22050)], sampleRate: 22050)
+        let song = try submit(long, name: "endless.flac", to: client)
+
+        let finished = try client.waitForSongs([song.song], timeout: .seconds(60))
+        #expect(finished == [song.song])
+        let failed = try #require(try client.jobs(of: song.song).first)
+        #expect(failed.state == .failed)
+        #expect(failed.attempt == 1, "a time limit is final: the same song would take as long again")
+        let error = try #require(failed.error)
+        #expect(error.code == .timeout)
+        for part in ["endless.flac", "time limit of 0.5 s"] {
+            #expect(error.message.contains(part), "\(error.message)")
+        }
+        // The worker stopped the analysis itself: no process ended, none was started.
+        #expect(Set(server.workerProcessIDs) == workersBefore)
+        #expect(try serverStatus(client).workers.count == Self.detectorCount)
+        #expect(server.stop() == 0)
+    }
+}
