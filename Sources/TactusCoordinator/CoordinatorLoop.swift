@@ -18,6 +18,8 @@ final class CoordinatorLoop {
     /// The keys the ZAP handler admits.
     var authorizedKeys: AuthorizedKeys?
     var clientJobs = ClientJobs()
+    /// The threads that take the slow steps of requests off the loop.
+    let background: BackgroundWork
 
     var workers = WorkerRegistry()
     var pending = PendingJobs()
@@ -34,11 +36,16 @@ final class CoordinatorLoop {
     var heartbeatInterval: Duration { .milliseconds(Int64(configuration.heartbeatIntervalS * 1000)) }
     var workerExpiry: Duration { heartbeatInterval * configuration.liveness }
 
+    /// Threads for the slow steps of requests: hashing and blob writes are mostly I/O, so two
+    /// keep even a two-core machine's loop free.
+    static let backgroundThreads = 2
+
     init(coordinator: Coordinator, context: ZMQContext) throws {
         self.coordinator = coordinator
         let configuration = coordinator.configuration
         let limits = configuration.limits
         let maxMessage = limits.maxAudioBytes + limits.maxFloatArrayBytes + limits.maxBodyBytes + 65536
+        background = try BackgroundWork(threads: Self.backgroundThreads)
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -90,6 +97,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
+        poller.add(readableDescriptor: background.doorbell.descriptor)
         var stopDeadline: ContinuousClock.Instant?
         while true {
             if coordinator.isStopRequested && stopDeadline == nil {
@@ -97,7 +105,7 @@ final class CoordinatorLoop {
                 stopDeadline = .now + .milliseconds(Int64(configuration.shutdownGraceS * 1000))
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
-            if let stopDeadline, runningCount == 0 || ContinuousClock.now >= stopDeadline {
+            if let stopDeadline, runningCount == 0 && background.inFlight == 0 || ContinuousClock.now >= stopDeadline {
                 disconnectAllWorkers()
                 return
             }
@@ -108,6 +116,7 @@ final class CoordinatorLoop {
                 drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage)
             }
             if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
+            if ready.contains(readableDescriptor: background.doorbell.descriptor) { background.deliver() }
             tick()
             dispatch()
         }
