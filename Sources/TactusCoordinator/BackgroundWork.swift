@@ -5,6 +5,9 @@ import Synchronization
 /// own run them (hashing a song, reading its header, writing its blob, a read-only query of
 /// the library), so that the loop stays free to answer the next message at once.
 ///
+/// The loop keeps one pool for reads and one for submissions, so that a read never waits
+/// behind songs being hashed and written.
+///
 /// The loop hands over a piece of work with ``run(_:then:)``; the work runs on one of the
 /// threads and must touch nothing of the loop's (it only gets what it captures, which must
 /// be `Sendable`: the library, the blob store, the request). When it is over the threads
@@ -19,13 +22,13 @@ final class BackgroundWork {
     private var completions: [UInt64: (any Sendable) -> Void] = [:]
     private var nextID: UInt64 = 0
 
-    /// Starts `threads` threads.
-    init(threads: Int) throws(CoordinatorError) {
+    /// Starts `threads` threads named `name-N`.
+    init(threads: Int, name: String) throws(CoordinatorError) {
         doorbell = try Doorbell()
         queue = WorkQueue(doorbell: doorbell, threads: threads)
         for index in 0..<threads {
             let thread = Thread { [queue] in queue.serve() }
-            thread.name = "tactus-coordinator-background-\(index)"
+            thread.name = "\(name)-\(index)"
             thread.start()
         }
     }

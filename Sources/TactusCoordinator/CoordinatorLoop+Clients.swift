@@ -54,8 +54,8 @@ extension CoordinatorLoop {
     /// Answers a read of the library on a background thread (the library's read pool lets
     /// several run at once, beside the loop's writes).
     private func answerInBackground(_ read: LibraryRead, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
-        guard background.inFlight < Self.maxBackgroundWork else { return answer(.failure(backgroundBusy)) }
-        background.run({ [library] in Result { try read.answer(from: library) } }, then: answer)
+        guard reads.inFlight < Self.maxBackgroundWork else { return answer(.failure(backgroundBusy(reads))) }
+        reads.run({ [library] in Result { try read.answer(from: library) } }, then: answer)
     }
 
     /// The reply to request `requestID`: its answer, or the error it met as the protocol's
@@ -101,13 +101,12 @@ extension CoordinatorLoop {
 
     // MARK: submit
 
-    /// Pieces of background work beyond which a submit or a read is answered `busy` (each
-    /// may hold a song's bytes).
+    /// Requests in a background pool beyond which another is answered `busy` (a submission
+    /// holds its song's bytes meanwhile).
     static let maxBackgroundWork = 64
 
-    private var backgroundBusy: ErrorBody {
-        ErrorBody(
-            code: .busy, message: "the server has \(background.inFlight) requests in hand; submit again shortly", retryAfterMs: 200)
+    private func backgroundBusy(_ pool: BackgroundWork) -> ErrorBody {
+        ErrorBody(code: .busy, message: "the server has \(pool.inFlight) such requests in hand; try again shortly", retryAfterMs: 200)
     }
 
     /// A submission in three steps. Here on the loop: what needs the loop's state (is it
@@ -123,7 +122,7 @@ extension CoordinatorLoop {
             guard accepting else {
                 throw ErrorBody(code: .unavailable, message: "the server is stopping; submit again after it restarts", retryAfterMs: 5000)
             }
-            guard background.inFlight < Self.maxBackgroundWork else { throw backgroundBusy }
+            guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
             let names = request.detectors ?? allDetectorNames
             guard !names.isEmpty else {
                 throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
@@ -133,7 +132,7 @@ extension CoordinatorLoop {
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
                 libraryRoots: configuration.libraryRoots, decoding: configuration.decoding)
-            background.run({ Result { try intake.prepare() } }) { [self] prepared in
+            self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
                 answer(prepared.flatMap { prepared in Result { .submit(try finishSubmit(prepared, client: client)) } })
             }
         } catch {

@@ -15,25 +15,30 @@ struct LoadBench: ParsableCommand {
         discussion: """
             A fresh `tactus serve --workers N` runs every built-in detector. --clients \
             clients, each on a thread with its own connection, submit --songs-per-client \
-            different small songs (--seconds of 8 kHz mono WAV click tracks at 80 to 170 BPM) \
+            different small songs, made as they go (--seconds of 8 kHz mono WAV click tracks at 80 to 170 BPM) \
             one after the other, as fast as the answers come; a `busy` answer waits as it asks \
             and is counted. Meanwhile another client asks a BPM range query every \
             --query-interval-ms, and a monitor samples the coordinator's resident memory \
             (VmRSS) and queue every half second.
 
+            Each of --rounds rounds submits new songs and waits until every job is done. \
             Reported: submissions per second, p50/p99 latency of the submit answers and of the \
-            queries asked while jobs were queued, the coordinator's memory over the run, and \
-            whether every accepted song finished (every one of its jobs done, one analysis \
-            per detector). Targets: no loss, p99 submit answer under 50 ms, p99 query under \
-            20 ms, coordinator memory flat (the end within 10 % of the first quarter's peak).
+            queries asked while jobs were queued, the coordinator's memory at the end of each \
+            round, and whether every accepted song finished (every one of its jobs done, one \
+            analysis per detector). Targets: no loss, p99 submit answer under 50 ms, p99 \
+            query under 20 ms, coordinator memory flat (the last round ends within 5 % of the \
+            first).
             """
     )
 
     @Option(help: "Concurrent submitting clients.")
     var clients = 8
 
-    @Option(help: "Songs each client submits.")
+    @Option(help: "Songs each client submits in each round.")
     var songsPerClient = 500
+
+    @Option(help: "Rounds: each submits new songs and waits until every job is done (memory is compared between their ends).")
+    var rounds = 2
 
     @Option(help: "Length of each song in seconds.")
     var seconds: Double = 6
@@ -53,6 +58,7 @@ struct LoadBench: ParsableCommand {
     func validate() throws {
         guard (1...64).contains(clients) else { throw ValidationError("--clients must be between 1 and 64.") }
         guard (1...100_000).contains(songsPerClient) else { throw ValidationError("--songs-per-client must be between 1 and 100000.") }
+        guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 20.") }
         guard seconds >= 2, seconds <= 600 else { throw ValidationError("--seconds must be between 2 and 600.") }
         guard (1...10_000).contains(queryIntervalMs) else { throw ValidationError("--query-interval-ms must be between 1 and 10000.") }
         guard (1...16).contains(workers) else { throw ValidationError("--workers must be between 1 and 16.") }
@@ -61,26 +67,38 @@ struct LoadBench: ParsableCommand {
     /// Every figure of a run.
     struct Report: Encodable {
         var clients: Int
-        var songs: Int
+        var songs_per_round: Int
+        var rounds: [Round]
         var song_kilobytes: Double
         var workers_per_detector: Int
         var cores: Int
-        var submit_wall_s: Double
-        var submissions_per_s: Double
         var busy_answers: Int
         var submit_ms: Percentiles?
         var queries: Int
         var queries_while_queued: Int
         var query_ms_while_queued: Percentiles?
         var query_ms_all: Percentiles?
-        var drain_wall_s: Double
-        var jobs_per_s: Double
         var peak_queue: Int
-        var memory: Memory
+        var memory_before_mib: Double
+        var memory_peak_mib: Double
+        /// The coordinator's memory at the end of the last round is within 5 % of the first's.
+        var memory_flat: Bool?
         var accepted_songs: Int
         var finished_songs: Int
         var failed_jobs: Int
         var lost_songs: [String]
+        /// The monitor's samples: seconds since the start, resident MiB, jobs queued or running.
+        var samples: [[Double]]
+    }
+
+    /// One round: its submissions and its drain.
+    struct Round: Encodable {
+        var submit_wall_s: Double
+        var submissions_per_s: Double
+        var drain_wall_s: Double
+        var jobs_per_s: Double
+        /// The coordinator's resident memory once every job of the round was done.
+        var end_mib: Double
     }
 
     struct Percentiles: Encodable {
@@ -98,72 +116,72 @@ struct LoadBench: ParsableCommand {
         }
     }
 
-    /// The coordinator's resident memory (MiB) at points of the run.
-    struct Memory: Encodable {
-        var before_mib: Double
-        var first_quarter_peak_mib: Double
-        var end_of_submissions_mib: Double
-        var end_mib: Double
-        var peak_mib: Double
-        var flat: Bool
-    }
-
     func run() throws {
         let executable = tactus ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
             .deletingLastPathComponent().appendingPathComponent("tactus").path
         guard FileManager.default.isExecutableFile(atPath: executable) else {
             throw BenchFailure("\(executable): no tactus executable (build it with `swift build -c release`)")
         }
-        let songs = try BenchSongs.tiny(clients * songsPerClient, seconds: seconds)
+        let songKilobytes = Double(try BenchSongs.tiny(index: 0, seconds: seconds).count) / 1024
         let data = try TemporaryDirectory(prefix: "tactus-bench-load-data")
         let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
         defer { server.stop() }
         let detectors = BuiltinDetectors.registry.names
         try server.awaitWorkers(detectors: detectors, perDetector: workers)
+        let perRound = clients * songsPerClient
         if !json {
             print(
-                "\(clients) clients x \(songsPerClient) songs (\(format(seconds, 0)) s, 8 kHz WAV, "
-                    + "\(format(Double(songs[0].count) / 1024, 0)) KiB), \(workers) worker(s) per detector, "
-                    + "a range query every \(queryIntervalMs) ms")
+                "\(rounds) round(s) of \(clients) clients x \(songsPerClient) songs (\(format(seconds, 0)) s, 8 kHz WAV, "
+                    + "\(format(songKilobytes, 0)) KiB), \(workers) worker(s) per detector, a range query every \(queryIntervalMs) ms")
         }
 
         let monitor = try LoadMonitor(server: server)
         let queries = QueryStream(frontend: server.endpoints.frontend, interval: .milliseconds(queryIntervalMs), monitor: monitor)
-        let clock = ContinuousClock()
-        let start = clock.now
-        let load = ConcurrentSubmitters(songs: songs, clients: clients, frontend: server.endpoints.frontend, progress: !json)
-        load.wait()
-        let submitWall = (clock.now - start).seconds
-        monitor.markEndOfSubmissions()
-        if let error = load.errors.first { throw BenchFailure("submit: \(error)") }
-        if !json { print("  submitted \(load.accepted.count) songs in \(format(submitWall, 1)) s; waiting for the queue to drain ...") }
-
-        try monitor.awaitDrained(timeout: .seconds(3600))
-        let drainWall = (clock.now - start).seconds
+        var figures: [Round] = []
+        var accepted: [String] = []
+        var latencies: [Double] = []
+        var busy = 0
+        for round in 0..<rounds {
+            let start = ContinuousClock.now
+            let load = ConcurrentSubmitters(
+                first: round * perRound, count: perRound, clients: clients, seconds: seconds, frontend: server.endpoints.frontend,
+                progress: !json)
+            load.wait()
+            let submitWall = (ContinuousClock.now - start).seconds
+            if let error = load.errors.first { throw BenchFailure("submit: \(error)") }
+            try monitor.awaitDrained(after: .now, timeout: .seconds(3600))
+            let drainWall = (ContinuousClock.now - start).seconds
+            accepted += load.accepted
+            latencies += load.latenciesMs
+            busy += load.busyAnswers
+            let end = monitor.samples.last?.residentMiB ?? 0
+            figures.append(
+                Round(
+                    submit_wall_s: submitWall, submissions_per_s: Double(load.accepted.count) / submitWall, drain_wall_s: drainWall,
+                    jobs_per_s: Double(load.accepted.count * detectors.count) / drainWall, end_mib: end))
+            if !json {
+                print(
+                    "  round \(round + 1): \(load.accepted.count) songs submitted in \(format(submitWall, 1)) s, every job done after "
+                        + "\(format(drainWall, 1)) s; coordinator at \(mib(end))")
+            }
+        }
         queries.stop()
         monitor.stop()
         if let error = queries.errors.first { throw BenchFailure("query: \(error)") }
-        let (finished, failedJobs, lost) = try Self.check(load.accepted, detectors: detectors, frontend: server.endpoints.frontend)
+        let (finished, failedJobs, lost) = try Self.check(accepted, detectors: detectors, frontend: server.endpoints.frontend)
 
         let samples = monitor.samples
-        let quarter = samples.filter { $0.at <= submitWall / 4 }
-        let firstQuarterPeak = (quarter.isEmpty ? Array(samples.prefix(1)) : quarter).map(\.residentMiB).max() ?? 0
-        let endOfSubmissions = samples.last { $0.at <= submitWall }?.residentMiB ?? 0
-        let end = samples.last?.residentMiB ?? 0
         let queued = queries.latencies.filter(\.whileQueued).map(\.ms)
         let report = Report(
-            clients: clients, songs: songs.count, song_kilobytes: Double(songs[0].count) / 1024, workers_per_detector: workers,
-            cores: ProcessInfo.processInfo.activeProcessorCount, submit_wall_s: submitWall,
-            submissions_per_s: Double(load.accepted.count) / submitWall, busy_answers: load.busyAnswers,
-            submit_ms: Percentiles(load.latenciesMs), queries: queries.latencies.count,
-            queries_while_queued: queued.count, query_ms_while_queued: Percentiles(queued),
-            query_ms_all: Percentiles(queries.latencies.map(\.ms)), drain_wall_s: drainWall,
-            jobs_per_s: Double(load.accepted.count * detectors.count) / drainWall, peak_queue: samples.map(\.queued).max() ?? 0,
-            memory: Memory(
-                before_mib: monitor.residentBeforeMiB, first_quarter_peak_mib: firstQuarterPeak,
-                end_of_submissions_mib: endOfSubmissions, end_mib: end, peak_mib: samples.map(\.residentMiB).max() ?? 0,
-                flat: end <= firstQuarterPeak * 1.1),
-            accepted_songs: load.accepted.count, finished_songs: finished, failed_jobs: failedJobs, lost_songs: lost)
+            clients: clients, songs_per_round: perRound, rounds: figures, song_kilobytes: songKilobytes,
+            workers_per_detector: workers, cores: ProcessInfo.processInfo.activeProcessorCount, busy_answers: busy,
+            submit_ms: Percentiles(latencies), queries: queries.latencies.count, queries_while_queued: queued.count,
+            query_ms_while_queued: Percentiles(queued), query_ms_all: Percentiles(queries.latencies.map(\.ms)),
+            peak_queue: samples.map(\.queued).max() ?? 0, memory_before_mib: monitor.residentBeforeMiB,
+            memory_peak_mib: samples.map(\.residentMiB).max() ?? 0,
+            memory_flat: figures.count > 1 ? figures[figures.count - 1].end_mib <= figures[0].end_mib * 1.05 : nil,
+            accepted_songs: accepted.count, finished_songs: finished, failed_jobs: failedJobs, lost_songs: lost,
+            samples: samples.map { [$0.at, $0.residentMiB, Double($0.queued)] })
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -201,9 +219,10 @@ struct LoadBench: ParsableCommand {
 
     private func printReport(_ report: Report) {
         print("")
+        let submitted = report.rounds.reduce(0) { $0 + $1.submit_wall_s }
         print(
-            "Submissions: \(report.accepted_songs) songs in \(format(report.submit_wall_s, 1)) s = "
-                + "\(format(report.submissions_per_s, 0)) songs/s (\(report.busy_answers) busy answers)")
+            "Submissions: \(report.accepted_songs) songs, \(format(Double(report.accepted_songs) / submitted, 0)) songs/s while "
+                + "submitting (\(report.busy_answers) busy answers)")
         if let submit = report.submit_ms {
             print(
                 "  submit answer:  p50 \(ms(submit.p50))  p99 \(ms(submit.p99))  max \(ms(submit.max))"
@@ -214,14 +233,13 @@ struct LoadBench: ParsableCommand {
                 "  range query while jobs were queued (\(report.queries_while_queued) of \(report.queries)):  p50 \(ms(queued.p50))"
                     + "  p99 \(ms(queued.p99))  max \(ms(queued.max))  (target p99 < 20 ms: \(queued.p99 < 20 ? "meets" : "misses"))")
         }
+        let jobsPerSecond = report.rounds.map { format($0.jobs_per_s, 0) }.joined(separator: ", ")
+        print("Drain: \(jobsPerSecond) jobs/s over each round (peak queue \(report.peak_queue) jobs)")
+        let ends = report.rounds.map { mib($0.end_mib) }.joined(separator: ", ")
+        let verdict = report.memory_flat.map { $0 ? "flat" : "NOT flat" } ?? "one round: run --rounds 2 to compare"
         print(
-            "Drain: every job done \(format(report.drain_wall_s, 1)) s after the first submit = \(format(report.jobs_per_s, 1)) jobs/s"
-                + " (peak queue \(report.peak_queue) jobs)")
-        let memory = report.memory
-        print(
-            "Coordinator resident memory: \(mib(memory.before_mib)) before, \(mib(memory.first_quarter_peak_mib)) peak in the first quarter"
-                + " of the submissions, \(mib(memory.end_of_submissions_mib)) when they ended, \(mib(memory.end_mib)) at the end"
-                + " (peak \(mib(memory.peak_mib))): \(memory.flat ? "flat" : "NOT flat")")
+            "Coordinator resident memory: \(mib(report.memory_before_mib)) before, \(ends) at the end of each round"
+                + " (peak \(mib(report.memory_peak_mib))): \(verdict)")
         print(
             "Accepted songs finished: \(report.finished_songs) of \(report.accepted_songs)"
                 + " (\(report.failed_jobs) failed jobs); \(report.lost_songs.isEmpty ? "nothing lost" : "\(report.lost_songs.count) LOST")")
@@ -244,15 +262,17 @@ final class ConcurrentSubmitters: Sendable {
     var latenciesMs: [Double] { state.withLock { $0.latenciesMs } }
     var busyAnswers: Int { state.withLock { $0.busy } }
 
-    init(songs: [[UInt8]], clients: Int, frontend: String, progress: Bool) {
-        let share = (songs.count + clients - 1) / clients
+    /// Starts `clients` clients submitting songs number `first` to `first + count - 1`
+    /// (``BenchSongs/tiny(index:seconds:)``, made just before each is sent), a share each.
+    init(first: Int, count: Int, clients: Int, seconds: Double, frontend: String, progress: Bool) {
+        let share = (count + clients - 1) / clients
         for client in 0..<clients {
-            let mine = Array(songs[min(client * share, songs.count)..<min((client + 1) * share, songs.count)])
+            let mine = (first + min(client * share, count))..<(first + min((client + 1) * share, count))
             running.add(1, ordering: .sequentiallyConsistent)
             Thread { [self] in
                 defer { running.subtract(1, ordering: .sequentiallyConsistent) }
                 do {
-                    try submit(mine, client: client, frontend: frontend, progress: progress ? songs.count : nil)
+                    try submit(mine, seconds: seconds, client: client, frontend: frontend, progress: progress ? count : nil)
                 } catch {
                     errors.add("client \(client): \(error)")
                 }
@@ -265,13 +285,14 @@ final class ConcurrentSubmitters: Sendable {
         while running.load(ordering: .sequentiallyConsistent) > 0 { Thread.sleep(forTimeInterval: 0.01) }
     }
 
-    private func submit(_ songs: [[UInt8]], client index: Int, frontend: String, progress total: Int?) throws {
+    private func submit(_ songs: Range<Int>, seconds: Double, client index: Int, frontend: String, progress total: Int?) throws {
         let client = try TactusClient(server: frontend, timeout: .seconds(30))
-        for (number, bytes) in songs.enumerated() {
+        for number in songs {
+            let bytes = try BenchSongs.tiny(index: number, seconds: seconds)
             while true {
                 let start = ContinuousClock.now
                 do {
-                    let song = try client.submit(SubmitRequest(name: "load-\(index)-\(number).wav"), audio: bytes).song
+                    let song = try client.submit(SubmitRequest(name: "load-\(number).wav"), audio: bytes).song
                     let elapsed = (ContinuousClock.now - start).seconds * 1000
                     state.withLock {
                         $0.accepted.append(song)
@@ -308,7 +329,9 @@ final class LoadMonitor: Sendable {
     }
 
     let residentBeforeMiB: Double
-    private let state = Mutex<(samples: [Sample], submissionsEnded: Bool, drained: Bool, error: String?)>(([], false, false, nil))
+    /// When sampling began.
+    let start = ContinuousClock.now
+    private let state = Mutex<(samples: [Sample], error: String?)>(([], nil))
     private let stopping = Atomic<Bool>(false)
     private let queuedNow = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
@@ -321,7 +344,6 @@ final class LoadMonitor: Sendable {
         residentBeforeMiB = PeakMemory.residentMiB(field: "VmRSS", pid: server.processID) ?? 0
         let frontend = server.endpoints.frontend
         let pid = server.processID
-        let start = ContinuousClock.now
         Thread { [self] in
             defer { finished.store(true, ordering: .sequentiallyConsistent) }
             let client: TactusClient
@@ -337,12 +359,9 @@ final class LoadMonitor: Sendable {
                     let queued = (status?.queue.values.reduce(0, +) ?? 0) + (status?.workers.filter { $0.job != nil }.count ?? 0)
                     queuedNow.store(queued, ordering: .relaxed)
                     let sample = Sample(
-                        at: (ContinuousClock.now - start).seconds, residentMiB: PeakMemory.residentMiB(field: "VmRSS", pid: pid) ?? 0,
+                        at: (ContinuousClock.now - self.start).seconds, residentMiB: PeakMemory.residentMiB(field: "VmRSS", pid: pid) ?? 0,
                         queued: queued)
-                    state.withLock {
-                        $0.samples.append(sample)
-                        if $0.submissionsEnded && queued == 0 { $0.drained = true }
-                    }
+                    state.withLock { $0.samples.append(sample) }
                 } catch {
                     state.withLock { $0.error = "\(error)" }
                 }
@@ -351,16 +370,14 @@ final class LoadMonitor: Sendable {
         }.start()
     }
 
-    /// From now on an empty queue means the run is over.
-    func markEndOfSubmissions() {
-        state.withLock { $0.submissionsEnded = true }
-    }
-
-    /// Waits until a sample after ``markEndOfSubmissions()`` saw no job queued or running.
-    func awaitDrained(timeout: Duration) throws {
+    /// Waits until a sample taken after `instant` saw no job queued or running.
+    func awaitDrained(after instant: ContinuousClock.Instant, timeout: Duration) throws {
+        let after = (instant - start).seconds
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            let (drained, error) = state.withLock { ($0.drained, $0.error) }
+            let (drained, error) = state.withLock { state in
+                (state.samples.contains { $0.at > after && $0.queued == 0 }, state.error)
+            }
             if let error { throw BenchFailure("status: \(error)") }
             if drained { return }
             Thread.sleep(forTimeInterval: 0.1)

@@ -5,6 +5,7 @@ import Logging
 import TactusAnalysis
 import TactusAudio
 import TactusCoordinator
+import TactusStore
 import TactusZMQ
 
 /// `tactus serve`: the coordinator with local workers, the embedded default.
@@ -75,6 +76,10 @@ struct Serve: ParsableCommand {
     var maxWorkerMemoryMb = 4096
 
     @Option(help: ArgumentHelp(
+        "Nice value of the local workers (0 to 19): analysis yields the CPU to the coordinator's answers.", valueName: "n"))
+    var workerNice: Int32 = 10
+
+    @Option(help: ArgumentHelp(
         "The server's secret certificate (NAME.key_secret): makes every socket a CURVE server.", valueName: "file"))
     var curveSecretKey: String?
 
@@ -88,6 +93,19 @@ struct Serve: ParsableCommand {
 
     @Option(help: "Seconds one attempt of a job may take before its worker is treated as dead.")
     var jobTimeLimit = 600.0
+
+    @Option(help: ArgumentHelp(
+        "What accepted songs and stored results survive: process-crash (a crash of the server) or power-loss (also a power loss: every commit and song flushed to the disk first, slower).",
+        valueName: "level"))
+    var durability: Durability = .processCrash
+
+    /// The choices of `--durability`.
+    enum Durability: String, ExpressibleByArgument, CaseIterable {
+        case processCrash = "process-crash"
+        case powerLoss = "power-loss"
+
+        var library: Library.Durability { self == .powerLoss ? .powerLoss : .processCrash }
+    }
 
     @Option(help: "Seconds running jobs get to finish when the server stops.")
     var grace = 10.0
@@ -107,6 +125,7 @@ struct Serve: ParsableCommand {
         if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
         if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
         if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
+        if !(0...19).contains(workerNice) { throw ValidationError("--worker-nice must be between 0 and 19") }
         if maxWorkerMemoryMb < 0 { throw ValidationError("--max-worker-memory-mb must not be negative") }
         if (curveSecretKey == nil) != (authorizedKeys == nil) {
             throw ValidationError("--curve-secret-key and --authorized-keys go together")
@@ -125,7 +144,8 @@ struct Serve: ParsableCommand {
                     knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
                     maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
                     allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots,
-                    decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace),
+                    decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace,
+                    durability: durability.library),
                 logger: logger)
         } catch {
             throw CommandFailure("cannot start the server: \(error)")
@@ -145,6 +165,7 @@ struct Serve: ParsableCommand {
                             "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
                             "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
                             "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                            "--nice", String(workerNice),
                         ] + (curve?.localWorkerArguments ?? []),
                         label: "\(descriptor.name)#\(index)")
                 }

@@ -25,7 +25,8 @@ struct WorkerCommand: ParsableCommand {
 
             With --max-memory-mb the worker limits its own address space (setrlimit RLIMIT_AS) \
             before it connects: a song that needs more ends the process, and so costs one \
-            failed job. A coordinator using CURVE needs --curve-server-key and \
+            failed job. With --nice it lowers its CPU priority, so that a coordinator on the same \
+            machine answers its clients first. A coordinator using CURVE needs --curve-server-key and \
             --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
             """
     )
@@ -56,6 +57,9 @@ struct WorkerCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Address-space limit of this process in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
     var maxMemoryMb = 0
 
+    @Option(help: ArgumentHelp("Lower this worker's CPU priority by this nice value (0 to 19; 0: unchanged).", valueName: "n"))
+    var nice: Int32 = 0
+
     @Option(name: .customLong("max-duration-s"), help: ArgumentHelp("The longest song analysed, in seconds (too-long above it).", valueName: "seconds"))
     var maxDurationS = 7200.0
 
@@ -70,6 +74,7 @@ struct WorkerCommand: ParsableCommand {
 
     func run() throws {
         var (configuration, level) = try setup()
+        if nice > 0 { try ResourceLimits.lowerPriority(niceness: nice) }
         if maxMemoryMb > 0 { try ResourceLimits.limitMemory(megabytes: maxMemoryMb) }
         configuration.curve = try curve.keys()
         var logger = Logger(label: "tactus.worker")
@@ -105,6 +110,7 @@ struct WorkerCommand: ParsableCommand {
         guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.seconds else {
             throw ValidationError("--heartbeat-interval must be above 0 and at most 2.5 seconds (got \(heartbeatInterval)).")
         }
+        guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19 (got \(nice)).") }
         guard maxMemoryMb >= 0 else { throw ValidationError("--max-memory-mb must not be negative (got \(maxMemoryMb)).") }
         guard maxDurationS > 0 else { throw ValidationError("--max-duration-s must be positive (got \(maxDurationS)).") }
         guard grace >= 0 else { throw ValidationError("--grace must not be negative (got \(grace)).") }
