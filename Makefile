@@ -7,7 +7,7 @@ SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
 DATA := tactus-data
 
-.PHONY: run test build release bench fuzz soak multihost deps docker-check clean
+.PHONY: run test build release bench loadtest fuzz soak multihost deps docker-check clean
 
 ## Install the missing system packages (apt-get, through sudo when not root), and pyzmq and numpy.
 deps:
@@ -51,6 +51,14 @@ BENCHES ?= decode store accuracy server
 bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
 	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done
+
+## The load test: 8 clients submitting 500 small songs each while range queries run, against a
+## fresh release `tactus serve`; prints latencies, the coordinator's memory, and fails when an
+## accepted song did not finish. LOADTEST_FLAGS passes options (see `tactus-bench load --help`).
+LOADTEST_FLAGS ?=
+loadtest: release
+	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
+	.build/release/tactus-bench load $(LOADTEST_FLAGS)
 
 ## The long fault tests (minutes): kill -9 random workers while 300 songs are analysed, and
 ## kill -9 the coordinator during a batch of 100; TACTUS_SOAK_SONGS=N changes the batch size.

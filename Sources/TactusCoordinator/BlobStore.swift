@@ -32,16 +32,20 @@ public struct BlobStoreError: Error, Sendable, CustomStringConvertible {
 /// Song bytes stored by content: the file of song `id` (its SHA-256, lowercase hex) is
 /// `<root>/<first two hex digits>/<id>`.
 ///
-/// Writes are durable before ``put(_:id:)`` returns: the bytes go to a temporary file in the
-/// same directory, are flushed with `fsync`, renamed into place, and the directory is
-/// flushed, so a crash leaves either no blob or a complete one, never a partial one under
-/// the final name.
+/// A blob is complete before ``put(_:id:)`` returns: the bytes go to a temporary file in the
+/// same directory and are renamed into place, so a crash of the process leaves either no
+/// blob or a complete one, never a partial one under the final name. With
+/// ``syncsToDisk`` the file and the directory are also flushed (`fsync`) before the rename
+/// returns, so that a power loss or a crash of the system cannot lose the blob either.
 public struct BlobStore: Sendable {
     public let root: String
+    /// Whether each blob is flushed to the disk before ``put(_:id:)`` returns.
+    public let syncsToDisk: Bool
 
     /// Opens (creating if needed) the blob directory `root`.
-    public init(root: String) throws(BlobStoreError) {
+    public init(root: String, syncsToDisk: Bool = true) throws(BlobStoreError) {
         self.root = root
+        self.syncsToDisk = syncsToDisk
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         } catch {
@@ -93,7 +97,7 @@ public struct BlobStore: Sendable {
                 offset += written
             }
         }
-        if failure == nil, fsync(descriptor) != 0 {
+        if failure == nil, syncsToDisk, fsync(descriptor) != 0 {
             failure = .posix("fsync", path: temporary, errno: errno)
         }
         close(descriptor)
@@ -104,6 +108,7 @@ public struct BlobStore: Sendable {
             unlink(temporary)
             throw failure
         }
+        guard syncsToDisk else { return }
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryDescriptor >= 0 {
             fsync(directoryDescriptor)

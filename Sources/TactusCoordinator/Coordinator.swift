@@ -72,8 +72,24 @@ public final class Coordinator: Sendable {
         } catch {
             throw CoordinatorError(message: "\(configuration.dataDirectory): cannot create the data directory: \(error)")
         }
-        library = try Library(path: configuration.libraryPath, options: .init(busyTimeout: configuration.databaseBusyTimeoutS))
-        blobs = try BlobStore(root: configuration.blobDirectory)
+        // The loop's commits never checkpoint (with its fsyncs): a thread of run() does.
+        library = try Library(
+            path: configuration.libraryPath,
+            options: .init(
+                durability: configuration.durability, busyTimeout: configuration.databaseBusyTimeoutS, automaticCheckpoints: false))
+        blobs = try BlobStore(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
+    }
+
+    /// Copies the library's write-ahead log into its file every second on a thread of its own
+    /// (passive checkpoints), so that the loop's commits never wait for the disk.
+    private func startCheckpoints() -> PeriodicTask {
+        PeriodicTask(name: "tactus-checkpoint", interval: 1) { [library, logger] in
+            do {
+                try library.checkpointInBackground()
+            } catch {
+                logger.warning("cannot checkpoint the library", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Asks the running loop to stop: it stops accepting submissions, lets running jobs
@@ -119,8 +135,10 @@ public final class Coordinator: Sendable {
         let context = try ZMQContext(socketLinger: .milliseconds(500))
         defer { context.shutdown() }
         let loop = try CoordinatorLoop(coordinator: self, context: context)
+        let checkpoints = startCheckpoints()
         onReady(loop.endpoints)
         try loop.serve()
+        checkpoints.stop()
         try library.checkpoint()
         logger.info("coordinator stopped")
     }

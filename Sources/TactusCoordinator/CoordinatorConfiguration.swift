@@ -1,6 +1,7 @@
 import TactusAudio
 import TactusDetector
 import TactusProtocol
+import TactusStore
 
 /// Everything a coordinator needs to know before it starts.
 public struct CoordinatorConfiguration: Sendable {
@@ -47,6 +48,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var decoding: DecodingOptions
     /// Seconds running jobs get to finish when the coordinator stops.
     public var shutdownGraceS: Double
+    /// What an accepted submission and a stored result survive: a crash of the coordinator
+    /// (the default), or a power loss too (every commit and every song's blob flushed to the
+    /// disk before the answer, which makes submissions slower).
+    public var durability: Library.Durability
     /// Seconds a write waits for another process's lock on the library before the request
     /// fails with `unavailable`. The loop waits meanwhile, so this stays well under a worker's
     /// liveness (7.5 s) for heartbeats to keep flowing.
@@ -72,6 +77,7 @@ public struct CoordinatorConfiguration: Sendable {
         libraryRoots: [String] = [],
         decoding: DecodingOptions = .standard,
         shutdownGraceS: Double = 10,
+        durability: Library.Durability = .processCrash,
         databaseBusyTimeoutS: Double = 2
     ) {
         self.dataDirectory = dataDirectory
@@ -93,6 +99,7 @@ public struct CoordinatorConfiguration: Sendable {
         self.libraryRoots = libraryRoots
         self.decoding = decoding
         self.shutdownGraceS = shutdownGraceS
+        self.durability = durability
         self.databaseBusyTimeoutS = databaseBusyTimeoutS
     }
 

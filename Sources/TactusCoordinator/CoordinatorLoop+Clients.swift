@@ -26,23 +26,51 @@ extension CoordinatorLoop {
             return
         }
         let command = request.body.command.rawValue
-        do {
-            let client = userID.map { "key:" + $0 } ?? "connection:" + envelope.routingID.map { String($0, radix: 16) }.joined()
-            let response = try answer(request.body, client: client)
-            reply(envelope, ClientReply(requestID: request.requestID, response))
-        } catch let error as ErrorBody {
-            reply(envelope, ClientReply(requestID: request.requestID, command: command, error: error))
-        } catch let error as ProtocolError {
-            reply(envelope, ClientReply(requestID: request.requestID, command: command, error: error.body))
-        } catch let error as StoreError {
-            reply(envelope, ClientReply(requestID: request.requestID, command: command, error: Self.errorBody(error)))
-        } catch {
+        let requestID = request.requestID
+        let client = userID.map { "key:" + $0 } ?? "connection:" + envelope.routingID.map { String($0, radix: 16) }.joined()
+        let answer: (Result<ClientReply.Response, any Error>) -> Void = { [self] outcome in
+            reply(envelope, Self.reply(to: requestID, command: command, outcome, logger: logger))
+        }
+        switch request.body {
+        case .submit(let submit, let audio): beginSubmit(submit, audio: audio, client: client, then: answer)
+        case .status(let status):
+            if let job = status.job {
+                answerInBackground(.job(job), then: answer)
+            } else if let song = status.song {
+                answerInBackground(.jobs(song: song), then: answer)
+            } else {
+                answer(.success(.status(StatusResponse(jobs: [], server: serverStatus()))))
+            }
+        case .result(let result): answerInBackground(.result(result), then: answer)
+        case .query(let query): answerInBackground(.query(query), then: answer)
+        case .compare(let compare): answerInBackground(.compare(compare), then: answer)
+        case .playlist(let playlist): answerInBackground(.playlist(playlist), then: answer)
+        case .truth(let truth): answer(Result { .truth(try self.truth(truth)) })
+        case .detectors: answer(.success(.detectors(detectors())))
+        case .cancel(let cancel): answer(Result { .cancel(try self.cancel(cancel)) })
+        }
+    }
+
+    /// Answers a read of the library on a background thread (the library's read pool lets
+    /// several run at once, beside the loop's writes).
+    private func answerInBackground(_ read: LibraryRead, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+        guard reads.inFlight < Self.maxBackgroundWork else { return answer(.failure(backgroundBusy(reads))) }
+        reads.run({ [library] in Result { try read.answer(from: library) } }, then: answer)
+    }
+
+    /// The reply to request `requestID`: its answer, or the error it met as the protocol's
+    /// error body.
+    static func reply(
+        to requestID: [UInt8], command: String, _ outcome: Result<ClientReply.Response, any Error>, logger: Logger
+    ) -> ClientReply {
+        switch outcome {
+        case .success(let response): return ClientReply(requestID: requestID, response)
+        case .failure(let error as ErrorBody): return ClientReply(requestID: requestID, command: command, error: error)
+        case .failure(let error as ProtocolError): return ClientReply(requestID: requestID, command: command, error: error.body)
+        case .failure(let error as StoreError): return ClientReply(requestID: requestID, command: command, error: errorBody(error))
+        case .failure(let error):
             logger.error("internal error answering a client", metadata: ["command": "\(command)", "error": "\(error)"])
-            reply(
-                envelope,
-                ClientReply(
-                    requestID: request.requestID, command: command,
-                    error: ErrorBody(code: .internal, message: "internal error: \(error)")))
+            return ClientReply(requestID: requestID, command: command, error: ErrorBody(code: .internal, message: "internal error: \(error)"))
         }
     }
 
@@ -65,138 +93,86 @@ extension CoordinatorLoop {
         reply(envelope, RequestRejection(requestID: requestID, command: command, error: tooMany).reply)
     }
 
-    private func answer(_ body: ClientRequest.Body, client: String) throws -> ClientReply.Response {
-        switch body {
-        case .submit(let request, let audio): return .submit(try submit(request, audio: audio, client: client))
-        case .status(let request): return .status(try status(request))
-        case .result(let request):
-            let (response, envelope) = try result(request)
-            return .result(response, envelope: envelope)
-        case .query(let request): return .query(SongList(songs: try library.query(request.tempoQuery)))
-        case .compare(let request):
-            guard let song = request.song else {
-                return .compare(CompareResponse(library: try library.compareLibrary(binWidth: request.binWidth ?? 10)))
-            }
-            return .compare(CompareResponse(song: try library.compare(try library.resolveSongID(song))))
-        case .playlist(let request):
-            return .playlist(PlaylistResponse(playlist: try library.playlist(try request.playlistRequest())))
-        case .truth(let request):
-            let song = try library.resolveSongID(request.song)
-            if let bpm = request.bpm { try library.setReference(bpm, for: song) }
-            return .truth(TruthResponse(song: song.hex, reference: try library.reference(for: song)))
-        case .detectors: return .detectors(detectors())
-        case .cancel(let request): return .cancel(try cancel(request))
-        }
+    private func truth(_ request: TruthRequest) throws -> TruthResponse {
+        let song = try library.resolveSongID(request.song)
+        if let bpm = request.bpm { try library.setReference(bpm, for: song) }
+        return TruthResponse(song: song.hex, reference: try library.reference(for: song))
     }
 
     // MARK: submit
 
-    private func submit(_ request: SubmitRequest, audio: [UInt8]?, client: String) throws -> SubmitResponse {
-        guard accepting else {
-            throw ErrorBody(code: .unavailable, message: "the server is stopping; submit again after it restarts", retryAfterMs: 5000)
-        }
-        let (bytes, name) = try songBytes(request, audio: audio)
-        guard bytes.count <= configuration.maxSongBytes else {
-            throw ErrorBody(
-                code: .tooLarge,
-                message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(configuration.maxSongBytes) bytes")
-        }
-        let song = SongID(hashing: bytes)
-        let metadata: AudioMetadata
-        do {
-            metadata = try AudioStream(.bytes(bytes, name: name), options: configuration.decoding).metadata
-        } catch {
-            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
-        }
+    /// Requests in a background pool beyond which another is answered `busy` (a submission
+    /// holds its song's bytes meanwhile).
+    static let maxBackgroundWork = 64
 
-        let names = request.detectors ?? allDetectorNames
-        guard !names.isEmpty else {
-            throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
-        }
-        var requests = [JobRequest]()
-        var answered = [JobInfo]()
-        for detector in Set(names).sorted() {
-            let given = request.params?[detector] ?? ParameterSet()
-            let descriptor = try descriptor(of: detector)
-            if let descriptor, request.force != true, let stored = try storedAnalysis(song, descriptor, given) {
-                answered.append(
-                    JobInfo(
-                        job: 0, song: song.hex, detector: detector, state: stored.record.status == .failed ? .failed : .done,
-                        error: stored.record.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) }))
-                continue
-            }
-            requests.append(JobRequest(detector: detector, params: given))
-        }
-        if !requests.isEmpty && pending.count + requests.count > configuration.maxQueuedJobs {
-            throw ErrorBody(
-                code: .busy, message: "the queue is full (\(pending.count) jobs); submit again later",
-                retryAfterMs: retryHintMs)
-        }
-        let inFlight = clientJobs.count(of: client)
-        if !requests.isEmpty && inFlight > 0 && inFlight + requests.count > configuration.maxClientJobs {
-            throw ErrorBody(
-                code: .busy,
-                message: "you have \(inFlight) jobs in flight, the most a client may have is \(configuration.maxClientJobs); "
-                    + "submit again when some are done",
-                retryAfterMs: retryHintMs)
-        }
-        // A blob this request creates is removed again if the jobs cannot be stored, so a
-        // refused submission leaves nothing behind.
-        var createdBlob = false
-        if !requests.isEmpty {
-            createdBlob = !coordinator.blobs.contains(song.hex)
-            do {
-                try coordinator.blobs.put(bytes, id: song.hex)
-            } catch {
-                throw ErrorBody(
-                    code: error.code == .diskFull ? .unavailable : .internal, message: "cannot store the song: \(error.message)",
-                    retryAfterMs: error.code == .diskFull ? 60_000 : nil)
-            }
-        }
-        let record = SongRecord(id: song, fileName: name, byteSize: bytes.count, metadata: metadata)
-        let jobs: [JobRecord]
+    private func backgroundBusy(_ pool: BackgroundWork) -> ErrorBody {
+        ErrorBody(code: .busy, message: "the server has \(pool.inFlight) such requests in hand; try again shortly", retryAfterMs: 200)
+    }
+
+    /// A submission in three steps. Here on the loop: what needs the loop's state (is it
+    /// accepting, which detectors, their declarations). On a background thread
+    /// (``SubmissionIntake``): the song's bytes, hash and header, the analyses already stored,
+    /// the blob written durably. Back on the loop (``finishSubmit(_:client:)``): the queue
+    /// limits, the jobs stored, queued and answered.
+    private func beginSubmit(
+        _ request: SubmitRequest, audio: [UInt8]?, client: String,
+        then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void
+    ) {
         do {
-            jobs = try library.enqueue(record, jobs: requests)
+            guard accepting else {
+                throw ErrorBody(code: .unavailable, message: "the server is stopping; submit again after it restarts", retryAfterMs: 5000)
+            }
+            guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
+            let names = request.detectors ?? allDetectorNames
+            guard !names.isEmpty else {
+                throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
+            }
+            let detectors = try Set(names).sorted().map { SubmissionIntake.Detector(name: $0, descriptor: try descriptor(of: $0)) }
+            let intake = SubmissionIntake(
+                request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs,
+                maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
+                libraryRoots: configuration.libraryRoots, decoding: configuration.decoding)
+            self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
+                answer(prepared.flatMap { prepared in Result { .submit(try finishSubmit(prepared, client: client)) } })
+            }
         } catch {
-            if createdBlob { coordinator.blobs.remove(song.hex) }
+            answer(.failure(error))
+        }
+    }
+
+    /// Stores and queues a prepared submission's jobs, within the queue's limits (a blob this
+    /// submission created is removed again when its jobs are refused or cannot be stored).
+    private func finishSubmit(_ prepared: PreparedSubmission, client: String) throws -> SubmitResponse {
+        let requests = prepared.requests
+        do {
+            if !requests.isEmpty && pending.count + requests.count > configuration.maxQueuedJobs {
+                throw ErrorBody(
+                    code: .busy, message: "the queue is full (\(pending.count) jobs); submit again later",
+                    retryAfterMs: retryHintMs)
+            }
+            let inFlight = clientJobs.count(of: client)
+            if !requests.isEmpty && inFlight > 0 && inFlight + requests.count > configuration.maxClientJobs {
+                throw ErrorBody(
+                    code: .busy,
+                    message: "you have \(inFlight) jobs in flight, the most a client may have is \(configuration.maxClientJobs); "
+                        + "submit again when some are done",
+                    retryAfterMs: retryHintMs)
+            }
+            let jobs = try library.enqueue(prepared.song, jobs: requests)
+            for job in jobs where job.state == .queued && !pending.contains(job.id) {
+                pending.append(PendingJob(id: job.id, song: prepared.song.id.hex, detector: job.detector, params: job.params))
+            }
+            clientJobs.add(jobs.filter { $0.state.isActive }.map(\.id), to: client)
+            logger.info(
+                "song submitted", metadata: ["song": "\(prepared.song.id.short)", "name": "\(prepared.song.fileName)", "jobs": "\(jobs.count)"])
+            return SubmitResponse(song: prepared.song.id.hex, jobs: prepared.answered + jobs.map(JobInfo.init))
+        } catch {
+            // Another submission of the same song may have stored jobs meanwhile: its blob stays.
+            if prepared.createdBlob, (try? library.jobs(of: prepared.song.id))?.isEmpty ?? false {
+                coordinator.blobs.remove(prepared.song.id.hex)
+            }
             throw error
         }
-        for job in jobs where job.state == .queued && !pending.contains(job.id) {
-            pending.append(PendingJob(id: job.id, song: song.hex, detector: job.detector, params: job.params))
-        }
-        clientJobs.add(jobs.filter { $0.state.isActive }.map(\.id), to: client)
-        logger.info("song submitted", metadata: ["song": "\(song.short)", "name": "\(name)", "jobs": "\(jobs.count)"])
-        return SubmitResponse(song: song.hex, jobs: answered + jobs.map(JobInfo.init))
-    }
-
-    /// The song's bytes and name: the request's audio frame, or a file under a library root.
-    private func songBytes(_ request: SubmitRequest, audio: [UInt8]?) throws -> ([UInt8], String) {
-        if let audio {
-            return (audio, request.name ?? "upload")
-        }
-        guard let path = request.path else {
-            throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes or a path")
-        }
-        let resolved = try LibraryRoots(configuration.libraryRoots).resolve(path)
-        guard let data = FileManager.default.contents(atPath: resolved) else {
-            throw ErrorBody(code: .unreadable, message: "\(path): cannot read the file")
-        }
-        guard data.count <= configuration.limits.maxAudioBytes else {
-            throw ErrorBody(
-                code: .tooLarge, message: "\(path): \(data.count) bytes is over the limit of \(configuration.limits.maxAudioBytes)")
-        }
-        return ([UInt8](data), request.name ?? (path as NSString).lastPathComponent)
-    }
-
-    /// A stored analysis with the detector's current version and the same resolved parameters.
-    private func storedAnalysis(_ song: SongID, _ descriptor: DetectorDescriptor, _ given: ParameterSet) throws -> StoredAnalysis? {
-        let resolved: ParameterSet
-        do {
-            resolved = try descriptor.resolve(given)
-        } catch {
-            throw ErrorBody(code: .invalidParameter, message: error.description)
-        }
-        return try library.analysis(of: song, detector: descriptor.name, version: descriptor.version, params: resolved)
     }
 
     /// The declaration of `name` from a connected worker or the known detectors; nil for a
@@ -220,39 +196,17 @@ extension CoordinatorLoop {
         return min(max(Int(Double(pending.count) / 10 / rate * 1000), 500), 60_000)
     }
 
-    // MARK: status, result, detectors, cancel
+    // MARK: status, truth, detectors, cancel
 
-    private func status(_ request: StatusRequest) throws -> StatusResponse {
-        if let job = request.job {
-            guard let record = try library.job(job) else { throw ErrorBody(code: .notFound, message: "no job \(job)") }
-            return StatusResponse(jobs: [JobInfo(record)])
-        }
-        if let song = request.song {
-            return StatusResponse(jobs: try library.jobs(of: try library.resolveSongID(song)).map(JobInfo.init))
-        }
-        let server = ServerStatus(
+    /// The server's own state: queue depths, workers, throughput.
+    private func serverStatus() -> ServerStatus {
+        ServerStatus(
             queue: pending.depths,
             workers: workers.all.map {
                 WorkerInfo(workerId: $0.id, detector: $0.detector.name, version: $0.detector.version, job: $0.assignment?.job)
             },
             jobsPerSecond: Double(completions.count) / 60, uptimeS: (ContinuousClock.now - started).seconds,
             accepting: accepting)
-        return StatusResponse(jobs: [], server: server)
-    }
-
-    private func result(_ request: ResultRequest) throws -> (ResultResponse, [Float]?) {
-        let song = try library.resolveSongID(request.song)
-        guard let record = try library.song(song) else { throw ErrorBody(code: .notFound, message: "unknown song \(request.song)") }
-        let wanted = request.detectors.map(Set.init)
-        let stored = try library.analyses(of: song, windows: request.windows ?? false)
-            .filter { wanted?.contains($0.record.analysis.detector) ?? true && $0.record.status != .failed }
-        let active = try library.jobs(of: song).filter { $0.state.isActive }.map(\.detector)
-        let envelope = request.envelope == true ? record.envelope : nil
-        let response = ResultResponse(
-            song: song.hex, name: record.fileName, durationS: record.durationS, analyses: stored.map(\.record.analysis),
-            pending: Array(Set(active)).sorted(), consensus: try library.consensus(of: song) ?? ConsensusTempo(bpm: nil, detectors: []),
-            envelopeHopS: envelope?.hopS)
-        return (response, envelope?.values)
     }
 
     private func detectors() -> DetectorsResponse {

@@ -18,6 +18,10 @@ final class CoordinatorLoop {
     /// The keys the ZAP handler admits.
     var authorizedKeys: AuthorizedKeys?
     var clientJobs = ClientJobs()
+    /// The threads that answer reads of the library off the loop.
+    let reads: BackgroundWork
+    /// The threads that take the slow steps of submissions off the loop.
+    let intake: BackgroundWork
 
     var workers = WorkerRegistry()
     var pending = PendingJobs()
@@ -39,6 +43,10 @@ final class CoordinatorLoop {
         let configuration = coordinator.configuration
         let limits = configuration.limits
         let maxMessage = limits.maxAudioBytes + limits.maxFloatArrayBytes + limits.maxBodyBytes + 65536
+        reads = try BackgroundWork(threads: 2, name: "tactus-reads")
+        // A submission waits mostly on the disk (file creation, fsync), so more threads than
+        // cores keep submissions flowing without taking CPU from the loop.
+        intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -90,6 +98,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
+        for pool in [reads, intake] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
         while true {
             if coordinator.isStopRequested && stopDeadline == nil {
@@ -97,7 +106,7 @@ final class CoordinatorLoop {
                 stopDeadline = .now + .milliseconds(Int64(configuration.shutdownGraceS * 1000))
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
-            if let stopDeadline, runningCount == 0 || ContinuousClock.now >= stopDeadline {
+            if let stopDeadline, runningCount == 0 && reads.inFlight + intake.inFlight == 0 || ContinuousClock.now >= stopDeadline {
                 disconnectAllWorkers()
                 return
             }
@@ -107,18 +116,28 @@ final class CoordinatorLoop {
             }
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
+            // Answers to reads go out between the other steps: a client waits on each.
+            reads.deliver()
             if ready.contains(backend) {
                 drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage)
             }
+            reads.deliver()
             if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
+            reads.deliver()
+            if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             tick()
             dispatch()
         }
     }
 
-    /// Handles every message waiting on `socket` (at most a bounded batch, so neither
-    /// socket starves the other). The handler gets each message with the `User-Id` the ZAP handler gave its sender (the
-    /// sender's CURVE public key in Z85), nil without CURVE.
+    /// Messages handled from one socket in one turn of the loop: enough to keep up, few enough
+    /// that neither socket starves the other and answers to reads go out in between.
+    static let messagesPerTurn = 32
+
+    /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` (the rest wait
+    /// for the next turn, which comes at once: the poll sees them). The handler gets each
+    /// message with the `User-Id` the ZAP handler gave its sender (the sender's CURVE public
+    /// key in Z85), nil without CURVE.
     ///
     /// A message with more frames than the limit (plus the routing id and delimiter) is not
     /// decoded: `tooManyFrames` answers it from its first frames and its frame count.
@@ -126,7 +145,7 @@ final class CoordinatorLoop {
         _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
     ) {
         let keep = configuration.limits.maxFrames + 2
-        for _ in 0..<256 {
+        for _ in 0..<Self.messagesPerTurn {
             do {
                 guard let message = try socket.tryReceive(keepingAtMost: keep) else { return }
                 if message.frameCount > keep {

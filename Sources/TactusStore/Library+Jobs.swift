@@ -68,7 +68,7 @@ extension Library {
                     jobs.append(active)
                     continue
                 }
-                try db.execute(
+                try db.executeCached(
                     sql: """
                         INSERT INTO jobs (song_id, detector, params_json, state, attempts, created_at, updated_at)
                         VALUES (?, ?, ?, 'queued', 0, ?, ?)
@@ -87,7 +87,7 @@ extension Library {
     /// again. Returns every queued job, oldest first.
     public func recoverJobs() throws(StoreError) -> [JobRecord] {
         try write { db in
-            try db.execute(sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE state = 'running'", arguments: [Date()])
+            try db.executeCached(sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE state = 'running'", arguments: [Date()])
             return try JobRecord.fetch(db, where: "j.state = 'queued'", arguments: [])
         }
     }
@@ -95,21 +95,21 @@ extension Library {
     /// Marks job `id` as sent to `worker`; returns the new attempt number.
     public func startJob(_ id: Int64, worker: String) throws(StoreError) -> Int {
         try write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     UPDATE jobs SET state = 'running', attempts = attempts + 1, worker = ?, updated_at = ?
                     WHERE id = ? AND state = 'queued'
                     """,
                 arguments: [worker, Date(), id])
             guard db.changesCount == 1 else { throw StoreError.invalidValue(field: "job", value: "\(id)", accepted: "a queued job") }
-            return try Int.fetchOne(db, sql: "SELECT attempts FROM jobs WHERE id = ?", arguments: [id])!
+            return try Int.fetchOne(db.cachedStatement(sql: "SELECT attempts FROM jobs WHERE id = ?"), arguments: [id])!
         }
     }
 
     /// Puts a running job back in the queue (its worker died or went silent).
     public func requeueJob(_ id: Int64) throws(StoreError) {
         try write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'running'",
                 arguments: [Date(), id])
         }
@@ -131,14 +131,14 @@ extension Library {
             var params = ParameterText()
             try Self.upsert(result, songKey: key, params: &params, db)
             if let durationS, durationS.isFinite, durationS >= 0 {
-                try db.execute(sql: "UPDATE songs SET duration_s = ? WHERE id = ?", arguments: [durationS, key])
+                try db.executeCached(sql: "UPDATE songs SET duration_s = ? WHERE id = ?", arguments: [durationS, key])
             }
             if let envelope {
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE songs SET envelope = ?, envelope_hop_s = ? WHERE id = ?",
                     arguments: [EnvelopeBlob.encode(envelope), envelope.hopS, key])
             }
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",
                 arguments: [Date(), id])
             let consensus = try Self.refreshConsensus(songKey: key, db)
@@ -163,7 +163,7 @@ extension Library {
                 var params = ParameterText()
                 try Self.upsert(analysis, songKey: key, params: &params, db)
             }
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
                 arguments: [state.rawValue, failure.code, failure.message, Date(), id])
             let consensus = try Self.refreshConsensus(songKey: key, db)
@@ -200,13 +200,14 @@ extension Library {
 
 extension JobRecord {
     static func fetch(_ db: Database, where condition: String, arguments: StatementArguments) throws -> [JobRecord] {
+        // A fixed set of conditions, so the statement cache stays small.
         let rows = try Row.fetchAll(
-            db,
-            sql: """
-                SELECT j.id, s.sha256, j.detector, j.params_json, j.state, j.attempts, j.worker, j.error_code, j.error_message
-                FROM jobs j JOIN songs s ON s.id = j.song_id
-                WHERE \(condition) ORDER BY j.id
-                """,
+            db.cachedStatement(
+                sql: """
+                    SELECT j.id, s.sha256, j.detector, j.params_json, j.state, j.attempts, j.worker, j.error_code, j.error_message
+                    FROM jobs j JOIN songs s ON s.id = j.song_id
+                    WHERE \(condition) ORDER BY j.id
+                    """),
             arguments: arguments)
         return rows.map { row in
             let code: String? = row[7]

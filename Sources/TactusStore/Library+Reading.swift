@@ -15,7 +15,8 @@ extension Library {
     /// single column, for messages about the song (a job's failure, a worker's log).
     public func fileName(of id: SongID) throws(StoreError) -> String? {
         try read { db in
-            try String.fetchOne(db, sql: "SELECT file_name FROM songs WHERE sha256 = ?", arguments: [id.hex])
+            // Asked for every job the coordinator sends: a cached statement.
+            try String.fetchOne(db.cachedStatement(sql: "SELECT file_name FROM songs WHERE sha256 = ?"), arguments: [id.hex])
         }
     }
 

@@ -52,11 +52,19 @@ public final class Library: Sendable {
         public var durability: Durability
         /// How long a connection waits for another process's lock before failing, in seconds.
         public var busyTimeout: Double
+        /// Whether a commit that grows the write-ahead log past 1000 pages also copies it into
+        /// the database file (SQLite's automatic checkpoint, with its fsyncs, in the writer's
+        /// thread). A program whose writes must stay quick turns it off and calls
+        /// ``Library/checkpointInBackground()`` from another thread instead.
+        public var automaticCheckpoints: Bool
 
-        public init(mode: Mode = .create, durability: Durability = .processCrash, busyTimeout: Double = 10) {
+        public init(
+            mode: Mode = .create, durability: Durability = .processCrash, busyTimeout: Double = 10, automaticCheckpoints: Bool = true
+        ) {
             self.mode = mode
             self.durability = durability
             self.busyTimeout = busyTimeout
+            self.automaticCheckpoints = automaticCheckpoints
         }
     }
 
@@ -65,6 +73,8 @@ public final class Library: Sendable {
     /// How long a statement waits for another connection's lock, in seconds.
     public let busyTimeout: Double
     let pool: DatabasePool
+    /// The connection of ``checkpointInBackground()``, apart from the pool's writer.
+    private let checkpointer: DatabaseQueue?
 
     /// Opens the library at `path`, creating it and migrating its schema as `options` allow.
     public init(path: String, options: Options = Options()) throws(StoreError) {
@@ -79,13 +89,24 @@ public final class Library: Sendable {
         configuration.busyMode = .timeout(options.busyTimeout)
         configuration.label = "tactus-library"
         let synchronous = options.durability == .powerLoss ? "FULL" : "NORMAL"
+        let automaticCheckpoints = options.automaticCheckpoints
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            if !automaticCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
         }
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
             throw .cannotOpen(path: path, reason: Self.describe(error))
+        }
+        if !options.automaticCheckpoints && options.mode != .readOnly {
+            do {
+                checkpointer = try DatabaseQueue(path: path, configuration: configuration)
+            } catch {
+                throw .cannotOpen(path: path, reason: Self.describe(error))
+            }
+        } else {
+            checkpointer = nil
         }
         try checkSchema(mode: options.mode)
     }
@@ -169,6 +190,19 @@ public final class Library: Sendable {
     public func checkpoint() throws(StoreError) {
         do {
             try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        } catch {
+            throw .database(Self.describe(error))
+        }
+    }
+
+    /// Copies what it can of the write-ahead log into the database file without waiting for
+    /// the writer or the readers (a passive checkpoint), on a connection of its own, so that
+    /// the writer's commits never wait for it. For a library opened without
+    /// ``Options/automaticCheckpoints``, from a thread other than the writer's; otherwise a no-op.
+    public func checkpointInBackground() throws(StoreError) {
+        guard let checkpointer else { return }
+        do {
+            try checkpointer.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
         } catch {
             throw .database(Self.describe(error))
         }

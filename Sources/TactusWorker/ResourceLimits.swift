@@ -48,6 +48,20 @@ public enum ResourceLimits {
         }
     }
     #endif
+
+    /// Lowers the process's CPU priority by `niceness` (1 to 19), so that the machine's
+    /// interactive work (a coordinator answering clients) runs first. Linux sets the nice
+    /// value per thread and new threads inherit it: call this before any thread is started.
+    public static func lowerPriority(niceness: Int32) throws {
+        #if os(Linux)
+        let which = __priority_which_t(PRIO_PROCESS.rawValue)
+        #else
+        let which = PRIO_PROCESS
+        #endif
+        guard setpriority(which, 0, niceness) == 0 else {
+            throw ResourceLimitError(message: "cannot lower the priority by \(niceness): \(String(cString: strerror(errno)))")
+        }
+    }
 }
 
 /// A resource limit that could not be applied.

@@ -35,6 +35,20 @@ enum BenchSongs {
         return (paths, missing.isEmpty ? 0 : (ContinuousClock.now - start).seconds)
     }
 
+    /// `count` different small songs of `seconds` each (``tiny(index:seconds:)``).
+    static func tiny(_ count: Int, seconds: Double = 6) throws -> [[UInt8]] {
+        try (0..<count).map { try tiny(index: $0, seconds: seconds) }
+    }
+
+    /// Small song number `index`: `seconds` of 8 kHz mono 16-bit WAV in memory, a click track
+    /// at the tempo ``bpm(_:)``, whose first samples also spell the index (so no two songs are
+    /// the same bytes).
+    static func tiny(index: Int, seconds: Double = 6) throws -> [UInt8] {
+        var signal = Synth.clickTrack(bpm: bpm(index), seconds: seconds, sampleRate: 8000)
+        for byte in 0..<3 { signal[byte] = Float((index >> (8 * byte)) & 0xFF) / 32768 }
+        return try AudioFileWriter(.wav16).encode([signal], sampleRate: 8000)
+    }
+
     private static func write(_ index: Int, seconds: Double, to path: String) throws {
         let patterns: [Synth.Pattern] = [.fourOnTheFloor, .backbeat, .halfTime]
         let pattern = patterns[index % patterns.count]

@@ -109,9 +109,10 @@ enum PeakMemory {
         try? "5".write(toFile: "/proc/self/clear_refs", atomically: false, encoding: .utf8)
     }
 
-    /// `VmHWM` (the high-water mark) or `VmRSS` (now) from /proc/self/status, in MiB.
-    static func residentMiB(field: String) -> Double? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+    /// `VmHWM` (the high-water mark) or `VmRSS` (now) of this process, or of process `pid`,
+    /// from /proc/PID/status, in MiB.
+    static func residentMiB(field: String, pid: Int32? = nil) -> Double? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid.map(String.init) ?? "self")/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") }),
               let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return nil }
         return kilobytes / 1024

@@ -1,4 +1,5 @@
 import Foundation
+import TactusClient
 
 /// A `tactus serve` process started by a benchmark: loopback ports chosen by the system, its
 /// data in a directory of the caller's, its endpoints read from the first line it prints.
@@ -47,6 +48,19 @@ final class ServeProcess {
     }
 
     var processID: Int32 { process.processIdentifier }
+
+    /// Waits until the server offers `perDetector` connected workers for each of `detectors`.
+    func awaitWorkers(detectors: [String], perDetector: Int) throws {
+        let client = try TactusClient(server: endpoints.frontend, timeout: .seconds(5))
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            let offered = try client.detectors().detectors
+            let ready = detectors.allSatisfy { name in offered.contains { $0.detector.name == name && $0.workers >= perDetector } }
+            if ready { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw Failure(description: "the server's workers did not all connect within 60 s")
+    }
 
     /// The worker processes the server started (its children).
     var workerProcessIDs: [Int32] {

@@ -153,7 +153,7 @@ struct ServerBench: ParsableCommand {
         let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
         defer { server.stop() }
         let detectors = BuiltinDetectors.registry.names
-        try awaitWorkers(server.endpoints.frontend, detectors: detectors, perDetector: workers)
+        try server.awaitWorkers(detectors: detectors, perDetector: workers)
         let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: try ZMQContext(socketLinger: .zero))
         Thread.sleep(forTimeInterval: 0.3)  // the subscription reaches the publisher
 
@@ -205,19 +205,6 @@ struct ServerBench: ParsableCommand {
             machine_busy: (machineAfter.busy - machine.busy) / max(machineAfter.total - machine.total, 1))
     }
 
-    /// Waits until the server's local workers have connected: `perDetector` for each detector.
-    private func awaitWorkers(_ frontend: String, detectors: [String], perDetector: Int) throws {
-        let client = try TactusClient(server: frontend, timeout: .seconds(5))
-        let deadline = ContinuousClock.now + .seconds(60)
-        while ContinuousClock.now < deadline {
-            let offered = try client.detectors().detectors
-            let ready = detectors.allSatisfy { name in offered.contains { $0.detector.name == name && $0.workers >= perDetector } }
-            if ready { return }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        throw BenchFailure("the server's workers did not all connect within 60 s")
-    }
-
     // MARK: Latency
 
     /// Seconds from submit to song.done for songs submitted one at a time to an idle server.
@@ -225,7 +212,7 @@ struct ServerBench: ParsableCommand {
         let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
         let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", "1"])
         defer { server.stop() }
-        try awaitWorkers(server.endpoints.frontend, detectors: BuiltinDetectors.registry.names, perDetector: 1)
+        try server.awaitWorkers(detectors: BuiltinDetectors.registry.names, perDetector: 1)
         let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(30))
         let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: client.context)
         Thread.sleep(forTimeInterval: 0.5)  // the subscription reaches the publisher
@@ -253,10 +240,10 @@ struct ServerBench: ParsableCommand {
         let workers = NullWorkers(count: nullWorkers, backend: server.endpoints.backend)
         defer { _ = workers.stop() }
         let name = NullWorkers.descriptor.name
-        try awaitWorkers(server.endpoints.frontend, detectors: [name], perDetector: nullWorkers)
+        try server.awaitWorkers(detectors: [name], perDetector: nullWorkers)
         let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(10))
         let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: client.context)
-        let songs = try tinySongs(jobs)
+        let songs = try BenchSongs.tiny(jobs)
         Thread.sleep(forTimeInterval: 0.5)  // the subscription reaches the publisher
 
         let clock = ContinuousClock()
@@ -295,18 +282,6 @@ struct ServerBench: ParsableCommand {
             drain_jobs_per_s: count / drainWall, drain_wall_ms_per_job: drainWall * 1000 / count,
             drain_cpu_ms_per_job: drainCPUSeconds * 1000 / count,
             total_cpu_ms_per_job: (drainCPU - submitCPU + drainCPUSeconds) * 1000 / count)
-    }
-
-    /// `count` different 6-second, 8 kHz mono WAV files (a click track whose first samples
-    /// spell the index).
-    private func tinySongs(_ count: Int) throws -> [[UInt8]] {
-        let base = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 8000)
-        let writer = AudioFileWriter(.wav16)
-        return try (0..<count).map { index in
-            var signal = base
-            for byte in 0..<3 { signal[byte] = Float((index >> (8 * byte)) & 0xFF) / 32768 }
-            return try writer.encode([signal], sampleRate: 8000)
-        }
     }
 
     // MARK: Output

@@ -6,6 +6,7 @@ import TactusAnalysis
 import TactusAudio
 import TactusCoordinator
 import TactusWorker
+import TactusStore
 import TactusZMQ
 
 /// `tactus serve`: the coordinator with local workers, the embedded default.
@@ -90,6 +91,10 @@ struct Serve: ParsableCommand {
     var maxAnalysisSeconds = 480.0
 
     @Option(help: ArgumentHelp(
+        "Nice value of the local workers (0 to 19): analysis yields the CPU to the coordinator's answers.", valueName: "n"))
+    var workerNice: Int32 = 10
+
+    @Option(help: ArgumentHelp(
         "The server's secret certificate (NAME.key_secret): makes every socket a CURVE server.", valueName: "file"))
     var curveSecretKey: String?
 
@@ -103,6 +108,19 @@ struct Serve: ParsableCommand {
 
     @Option(help: "Seconds one attempt of a job may take before its worker is treated as dead.")
     var jobTimeLimit = 600.0
+
+    @Option(help: ArgumentHelp(
+        "What accepted songs and stored results survive: process-crash (a crash of the server) or power-loss (also a power loss: every commit and song flushed to the disk first, slower).",
+        valueName: "level"))
+    var durability: Durability = .processCrash
+
+    /// The choices of `--durability`.
+    enum Durability: String, ExpressibleByArgument, CaseIterable {
+        case processCrash = "process-crash"
+        case powerLoss = "power-loss"
+
+        var library: Library.Durability { self == .powerLoss ? .powerLoss : .processCrash }
+    }
 
     @Option(help: "Seconds running jobs get to finish when the server stops.")
     var grace = 10.0
@@ -130,6 +148,7 @@ struct Serve: ParsableCommand {
         if !(maxAnalysisSeconds >= 0) || !maxAnalysisSeconds.isFinite {
             throw ValidationError("--max-analysis-seconds must not be negative")
         }
+        if !(0...19).contains(workerNice) { throw ValidationError("--worker-nice must be between 0 and 19") }
         if (curveSecretKey == nil) != (authorizedKeys == nil) {
             throw ValidationError("--curve-secret-key and --authorized-keys go together")
         }
@@ -147,7 +166,8 @@ struct Serve: ParsableCommand {
                     knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
                     maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
                     allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots,
-                    decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace),
+                    decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace,
+                    durability: durability.library),
                 logger: logger)
         } catch {
             throw CommandFailure("cannot start the server: \(error)")
@@ -168,6 +188,7 @@ struct Serve: ParsableCommand {
                             "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
                             "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                             "--max-analysis-seconds", String(maxAnalysisSeconds),
+                            "--nice", String(workerNice),
                         ] + (curve?.localWorkerArguments ?? []),
                         label: "\(descriptor.name)#\(index)")
                 }

@@ -28,7 +28,9 @@ struct WorkerCommand: ParsableCommand {
             connects: a song that needs more ends the process, and so costs one failed job; a \
             job needs about 2.5 times the song's bytes. With --max-analysis-seconds an analysis \
             still running after that time (checked between decoded blocks) stops, and its job \
-            fails with the code timeout, naming the song and the limit. A coordinator using CURVE needs --curve-server-key and \
+            fails with the code timeout, naming the song and the limit. With --nice it lowers its \
+            CPU priority, so that a coordinator on the same machine answers its clients first. \
+            A coordinator using CURVE needs --curve-server-key and \
             --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
 
             With --health-file the worker sets the file's modification time at every message \
@@ -69,6 +71,9 @@ struct WorkerCommand: ParsableCommand {
         valueName: "seconds"))
     var maxAnalysisSeconds = 0.0
 
+    @Option(help: ArgumentHelp("Lower this worker's CPU priority by this nice value (0 to 19; 0: unchanged).", valueName: "n"))
+    var nice: Int32 = 0
+
     @Option(name: .customLong("max-duration-s"), help: ArgumentHelp("The longest song analysed, in seconds (too-long above it).", valueName: "seconds"))
     var maxDurationS = 7200.0
 
@@ -87,6 +92,7 @@ struct WorkerCommand: ParsableCommand {
 
     func run() throws {
         var (configuration, level) = try setup()
+        if nice > 0 { try ResourceLimits.lowerPriority(niceness: nice) }
         if maxMemoryMb > 0 { try ResourceLimits.limitMemory(megabytes: maxMemoryMb) }
         configuration.curve = try curve.keys()
         var logger = Logger(label: "tactus.worker")
@@ -130,6 +136,9 @@ struct WorkerCommand: ParsableCommand {
         guard maxAnalysisSeconds >= 0, maxAnalysisSeconds.isFinite else {
             throw ValidationError("--max-analysis-seconds must not be negative (got \(maxAnalysisSeconds)).")
         }
+
+        guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19 (got \(nice)).") }
+        guard maxMemoryMb >= 0 else { throw ValidationError("--max-memory-mb must not be negative (got \(maxMemoryMb)).") }
         guard maxDurationS > 0 else { throw ValidationError("--max-duration-s must be positive (got \(maxDurationS)).") }
         guard grace >= 0 else { throw ValidationError("--grace must not be negative (got \(grace)).") }
         guard let level = Logger.Level(rawValue: logLevel) else {

@@ -4,6 +4,7 @@ import TactusCoordinator
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
+import Synchronization
 import Testing
 
 @Suite(.serialized) struct CoordinatorTests {
@@ -286,6 +287,47 @@ import Testing
         }
     }
 
+    /// The slow steps of a submission (hashing, checking, storing the song) run off the poll
+    /// loop: while a large song's blob is being written and flushed, another client's query
+    /// and status are answered, before the submission's own answer.
+    @Test func aSubmissionBeingStoredHoldsUpNoOtherRequest() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.durability = .powerLoss }
+        defer { running.stop() }
+        let other = try TestClient(running)
+        let song = silentWAV(dataBytes: 96 << 20)
+
+        let answers = Mutex<[String]>([])
+        let submitted = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let outcome = try? TestClient(running).request(
+                .submit(SubmitRequest(name: "long.wav", detectors: ["fake"]), audio: song), timeout: .seconds(60))
+            if case .ok(.submit)? = outcome { answers.withLock { $0.append("submit") } }
+            submitted.signal()
+        }
+        // The song's blob is being written once its partial file shows in the blob directory.
+        let blobs = directory.path + "/blobs"
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !partialBlobExists(under: blobs) {
+            guard ContinuousClock.now < deadline, submitted.wait(timeout: .now()) == .timedOut else {
+                Issue.record("never saw the song's blob being written")
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        guard case .ok(.query(let list))? = try other.request(.query(QueryRequest(minBpm: 60, maxBpm: 200)), timeout: .seconds(10)),
+            case .ok(.status(let status))? = try other.request(.status(StatusRequest()), timeout: .seconds(10))
+        else {
+            Issue.record("no answer to a query or status during the submission")
+            return
+        }
+        answers.withLock { $0.append("query and status") }
+        #expect(list.songs.isEmpty)
+        #expect(status.server?.accepting == true)
+        #expect(submitted.wait(timeout: .now() + 60) == .success)
+        #expect(answers.withLock { $0 } == ["query and status", "submit"])
+    }
+
     @Test func aFullQueueAnswersBusyWithARetryHint() throws {
         let directory = try TemporaryDirectory()
         let running = try RunningCoordinator(directory: directory.path) { $0.maxQueuedJobs = 1 }
@@ -347,5 +389,24 @@ import Testing
         #expect(cancelled.cancelled == response.jobs.map(\.job))
         let worker = try TestWorker(running, id: "w")
         #expect(try worker.nextJob(timeout: .milliseconds(600)) == nil)
+    }
+}
+
+/// A WAV file of 16-bit stereo 44.1 kHz silence with `dataBytes` bytes of samples.
+private func silentWAV(dataBytes: Int) -> [UInt8] {
+    func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+    func le16(_ value: Int) -> [UInt8] { (0..<2).map { UInt8((value >> (8 * $0)) & 0xFF) } }
+    var bytes = Array("RIFF".utf8) + le32(36 + dataBytes) + Array("WAVEfmt ".utf8) + le32(16)
+    bytes += le16(1) + le16(2) + le32(44_100) + le32(44_100 * 4) + le16(4) + le16(16)
+    bytes += Array("data".utf8) + le32(dataBytes)
+    bytes += [UInt8](repeating: 0, count: dataBytes)
+    return bytes
+}
+
+/// True when a blob is being written under `root` (its `.partial` file exists).
+private func partialBlobExists(under root: String) -> Bool {
+    let folders = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+    return folders.contains { folder in
+        ((try? FileManager.default.contentsOfDirectory(atPath: root + "/" + folder)) ?? []).contains { $0.hasSuffix(".partial") }
     }
 }

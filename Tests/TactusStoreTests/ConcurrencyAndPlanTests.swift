@@ -52,3 +52,55 @@ import Testing
         #expect(!plan.contains { $0.contains("SCAN a") || $0.contains("SCAN analyses") || $0.contains("SCAN consensus") }, "\(plan)")
     }
 }
+
+@Suite struct BackgroundCheckpointTests {
+    /// Pages in the library's write-ahead log file.
+    private func walPages(_ library: Library) throws -> Int {
+        let size = try FileManager.default.attributesOfItem(atPath: library.path + "-wal")[.size] as? Int ?? 0
+        return size / 4096
+    }
+
+    /// The songs in the library's database file alone, as a copy without its log sees them.
+    private func songsInTheFile(_ library: Library, _ directory: TemporaryDirectory) throws -> Int {
+        let copy = directory.path("copy-\(UUID().uuidString).sqlite")
+        try FileManager.default.copyItem(atPath: library.path, toPath: copy)
+        let queue = try DatabaseQueue(path: copy)
+        return try queue.read { db in
+            try db.tableExists("songs") ? Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0 : 0
+        }
+    }
+
+    /// Writes well past SQLite's automatic threshold of 1000 pages: 60 songs whose
+    /// envelopes are rewritten 8 times. Returns the number of songs.
+    private func fill(_ library: Library) throws -> Int {
+        for batch in 0..<8 {
+            try Fixture.populate(library, count: 60) { n in (100 + Double(n + batch), nil, nil) }
+            try library.pool.write { db in try db.execute(sql: "UPDATE songs SET envelope = zeroblob(20000)") }
+        }
+        return try library.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0 }
+    }
+
+    /// Without automatic checkpoints a commit never copies the log into the file, however
+    /// long the log grows; `checkpointInBackground()` copies all of it.
+    @Test func commitsLeaveTheLogToTheBackgroundCheckpoint() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Library(path: directory.path("library.sqlite"), options: .init(automaticCheckpoints: false))
+        let songs = try fill(library)
+        #expect(songs == 60)
+        #expect(try walPages(library) > 1500)
+        #expect(try songsInTheFile(library, directory) == 0)
+
+        try library.checkpointInBackground()
+        #expect(try songsInTheFile(library, directory) == songs)
+        #expect(try library.integrityCheck() == ["ok"])
+    }
+
+    /// The default library checkpoints as SQLite does, so its log file stays near 1000 pages.
+    @Test func aLibraryWithAutomaticCheckpointsCopiesTheLogAsItGrows() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Library(path: directory.path("library.sqlite"))
+        let songs = try fill(library)
+        #expect(try walPages(library) < 1500)
+        #expect(try songsInTheFile(library, directory) == songs)
+    }
+}

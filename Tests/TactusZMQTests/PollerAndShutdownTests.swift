@@ -38,6 +38,37 @@ import TactusZMQ
         #expect(try poller.poll(timeout: .milliseconds(50)).isEmpty)
     }
 
+    @Test func pollWakesForAReadableDescriptorBesideTheSockets() throws {
+        let context = try ZMQContext(socketLinger: .zero)
+        let socket = try context.socket(.router)
+        try socket.bind(inprocEndpoint("beside-a-pipe"))
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        defer { close(readEnd); close(writeEnd) }
+        var poller = ZMQPoller()
+        poller.add(socket)
+        poller.add(readableDescriptor: readEnd)
+
+        #expect(try poller.poll(timeout: .milliseconds(50)).isEmpty)
+        let writer = Thread {
+            Thread.sleep(forTimeInterval: 0.05)
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+        }
+        writer.start()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let ready = try poller.poll(timeout: .seconds(5))
+        #expect(clock.now - start < .seconds(4))
+        #expect(ready.contains(readableDescriptor: readEnd))
+        #expect(!ready.contains(socket))
+        #expect(!ready.isEmpty)
+        var byte: UInt8 = 0
+        #expect(read(readEnd, &byte, 1) == 1)
+        #expect(try poller.poll(timeout: .zero).isEmpty)
+    }
+
     @Test func shutdownWakesABlockedReceiveWithETERMAndTheContextEnds() throws {
         var context: ZMQContext? = try ZMQContext(socketLinger: .zero)
         let shared = try #require(context)

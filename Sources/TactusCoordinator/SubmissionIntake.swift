@@ -1,0 +1,110 @@
+import Foundation
+import TactusAudio
+import TactusDetector
+import TactusProtocol
+import TactusStore
+
+/// The slow part of a submission, run on a background thread (``BackgroundWork``): reads the
+/// song's bytes (sent inline, or a file under a library root), checks their size, hashes
+/// them, reads the audio header, looks up the analyses the library already has, and writes
+/// the blob durably when some job remains to be done. It needs nothing of the poll loop's
+/// state; the loop then stores and queues the jobs (``PreparedSubmission``).
+struct SubmissionIntake: Sendable {
+    /// A detector the submission asks for, with its declaration when one is known (an
+    /// external detector no worker offers yet has none).
+    struct Detector: Sendable {
+        var name: String
+        var descriptor: DetectorDescriptor?
+    }
+
+    let request: SubmitRequest
+    let audio: [UInt8]?
+    let detectors: [Detector]
+    let library: Library
+    let blobs: BlobStore
+    let maxSongBytes: Int
+    let maxAudioBytes: Int
+    let libraryRoots: [String]
+    let decoding: DecodingOptions
+
+    func prepare() throws -> PreparedSubmission {
+        let (bytes, name) = try songBytes()
+        guard bytes.count <= maxSongBytes else {
+            throw ErrorBody(
+                code: .tooLarge,
+                message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(maxSongBytes) bytes")
+        }
+        let song = SongID(hashing: bytes)
+        let metadata: AudioMetadata
+        do {
+            metadata = try AudioStream(.bytes(bytes, name: name), options: decoding).metadata
+        } catch {
+            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
+        }
+        var requests = [JobRequest]()
+        var answered = [JobInfo]()
+        for detector in detectors {
+            let given = request.params?[detector.name] ?? ParameterSet()
+            if let descriptor = detector.descriptor, request.force != true, let stored = try storedAnalysis(song, descriptor, given) {
+                answered.append(
+                    JobInfo(
+                        job: 0, song: song.hex, detector: detector.name, state: stored.record.status == .failed ? .failed : .done,
+                        error: stored.record.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) }))
+                continue
+            }
+            requests.append(JobRequest(detector: detector.name, params: given))
+        }
+        var createdBlob = false
+        if !requests.isEmpty {
+            createdBlob = !blobs.contains(song.hex)
+            do {
+                try blobs.put(bytes, id: song.hex)
+            } catch {
+                throw ErrorBody(
+                    code: error.code == .diskFull ? .unavailable : .internal, message: "cannot store the song: \(error.message)",
+                    retryAfterMs: error.code == .diskFull ? 60_000 : nil)
+            }
+        }
+        return PreparedSubmission(
+            song: SongRecord(id: song, fileName: name, byteSize: bytes.count, metadata: metadata), requests: requests,
+            answered: answered, createdBlob: createdBlob)
+    }
+
+    /// The song's bytes and name: the request's audio frame, or a file under a library root.
+    private func songBytes() throws -> ([UInt8], String) {
+        if let audio {
+            return (audio, request.name ?? "upload")
+        }
+        guard let path = request.path else {
+            throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes or a path")
+        }
+        let resolved = try LibraryRoots(libraryRoots).resolve(path)
+        guard let data = FileManager.default.contents(atPath: resolved) else {
+            throw ErrorBody(code: .unreadable, message: "\(path): cannot read the file")
+        }
+        guard data.count <= maxAudioBytes else {
+            throw ErrorBody(code: .tooLarge, message: "\(path): \(data.count) bytes is over the limit of \(maxAudioBytes)")
+        }
+        return ([UInt8](data), request.name ?? (path as NSString).lastPathComponent)
+    }
+
+    /// A stored analysis with the detector's current version and the same resolved parameters.
+    private func storedAnalysis(_ song: SongID, _ descriptor: DetectorDescriptor, _ given: ParameterSet) throws -> StoredAnalysis? {
+        let resolved: ParameterSet
+        do {
+            resolved = try descriptor.resolve(given)
+        } catch {
+            throw ErrorBody(code: .invalidParameter, message: error.description)
+        }
+        return try library.analysis(of: song, detector: descriptor.name, version: descriptor.version, params: resolved)
+    }
+}
+
+/// A submission ready to be queued: the song, the jobs still to do, the answers the library
+/// already had, and whether its blob was written by this submission.
+struct PreparedSubmission: Sendable {
+    var song: SongRecord
+    var requests: [JobRequest]
+    var answered: [JobInfo]
+    var createdBlob: Bool
+}

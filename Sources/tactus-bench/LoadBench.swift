@@ -1,0 +1,445 @@
+import ArgumentParser
+import Foundation
+import Synchronization
+import TactusAnalysis
+import TactusClient
+import TactusProtocol
+import TactusTestSupport
+
+/// `tactus-bench load` (`make loadtest`): many clients submitting small songs at once while
+/// another asks range queries, against a release `tactus serve` with its local workers.
+struct LoadBench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "load",
+        abstract: "Concurrent clients submitting songs while queries run: latencies, memory, no loss.",
+        discussion: """
+            A fresh `tactus serve --workers N` runs every built-in detector. --clients \
+            clients, each on a thread with its own connection, submit --songs-per-client \
+            different small songs, made as they go (--seconds of 8 kHz mono WAV click tracks at 80 to 170 BPM) \
+            one after the other, as fast as the answers come; a `busy` answer waits as it asks \
+            and is counted. Meanwhile another client asks a BPM range query every \
+            --query-interval-ms, and a monitor samples the coordinator's resident memory \
+            (VmRSS) and queue every half second.
+
+            Each of --rounds rounds submits new songs and waits until every job is done. \
+            Reported: submissions per second, p50/p99 latency of the submit answers and of the \
+            queries asked while jobs were queued, the coordinator's memory at the end of each \
+            round, and whether every accepted song finished (every one of its jobs done, one \
+            analysis per detector). Targets: no loss, p99 submit answer under 50 ms, p99 \
+            query under 20 ms, coordinator memory flat (the last round ends within 5 % of the \
+            first).
+            """
+    )
+
+    @Option(help: "Concurrent submitting clients.")
+    var clients = 8
+
+    @Option(help: "Songs each client submits in each round.")
+    var songsPerClient = 500
+
+    @Option(help: "Rounds: each submits new songs and waits until every job is done (memory is compared between their ends).")
+    var rounds = 2
+
+    @Option(help: "Length of each song in seconds.")
+    var seconds: Double = 6
+
+    @Option(help: "Milliseconds between two range queries.")
+    var queryIntervalMs = 50
+
+    @Option(help: "Local workers per detector.")
+    var workers = 1
+
+    @Option(help: ArgumentHelp("The tactus executable (default: next to this benchmark).", valueName: "path"))
+    var tactus: String?
+
+    @Flag(help: "Print one JSON object with every figure.")
+    var json = false
+
+    func validate() throws {
+        guard (1...64).contains(clients) else { throw ValidationError("--clients must be between 1 and 64.") }
+        guard (1...100_000).contains(songsPerClient) else { throw ValidationError("--songs-per-client must be between 1 and 100000.") }
+        guard (1...20).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 20.") }
+        guard seconds >= 2, seconds <= 600 else { throw ValidationError("--seconds must be between 2 and 600.") }
+        guard (1...10_000).contains(queryIntervalMs) else { throw ValidationError("--query-interval-ms must be between 1 and 10000.") }
+        guard (1...16).contains(workers) else { throw ValidationError("--workers must be between 1 and 16.") }
+    }
+
+    /// Every figure of a run.
+    struct Report: Encodable {
+        var clients: Int
+        var songs_per_round: Int
+        var rounds: [Round]
+        var song_kilobytes: Double
+        var workers_per_detector: Int
+        var cores: Int
+        var busy_answers: Int
+        var submit_ms: Percentiles?
+        var queries: Int
+        var queries_while_queued: Int
+        var query_ms_while_queued: Percentiles?
+        var query_ms_all: Percentiles?
+        var peak_queue: Int
+        var memory_before_mib: Double
+        var memory_peak_mib: Double
+        /// The coordinator's memory at the end of the last round is within 5 % of the first's.
+        var memory_flat: Bool?
+        var accepted_songs: Int
+        var finished_songs: Int
+        var failed_jobs: Int
+        var lost_songs: [String]
+        /// The monitor's samples: seconds since the start, resident MiB, jobs queued or running.
+        var samples: [[Double]]
+    }
+
+    /// One round: its submissions and its drain.
+    struct Round: Encodable {
+        var submit_wall_s: Double
+        var submissions_per_s: Double
+        var drain_wall_s: Double
+        var jobs_per_s: Double
+        /// The coordinator's resident memory once every job of the round was done.
+        var end_mib: Double
+    }
+
+    struct Percentiles: Encodable {
+        var p50: Double
+        var p99: Double
+        var max: Double
+
+        init?(_ values: [Double]) {
+            guard !values.isEmpty else { return nil }
+            let sorted = values.sorted()
+            func at(_ fraction: Double) -> Double { sorted[min(Int((Double(sorted.count) * fraction).rounded(.up)) - 1, sorted.count - 1)] }
+            p50 = at(0.5)
+            p99 = at(0.99)
+            max = sorted[sorted.count - 1]
+        }
+    }
+
+    func run() throws {
+        let executable = tactus ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("tactus").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw BenchFailure("\(executable): no tactus executable (build it with `swift build -c release`)")
+        }
+        let songKilobytes = Double(try BenchSongs.tiny(index: 0, seconds: seconds).count) / 1024
+        let data = try TemporaryDirectory(prefix: "tactus-bench-load-data")
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
+        defer { server.stop() }
+        let detectors = BuiltinDetectors.registry.names
+        try server.awaitWorkers(detectors: detectors, perDetector: workers)
+        let perRound = clients * songsPerClient
+        if !json {
+            print(
+                "\(rounds) round(s) of \(clients) clients x \(songsPerClient) songs (\(format(seconds, 0)) s, 8 kHz WAV, "
+                    + "\(format(songKilobytes, 0)) KiB), \(workers) worker(s) per detector, a range query every \(queryIntervalMs) ms")
+        }
+
+        let monitor = try LoadMonitor(server: server)
+        let queries = QueryStream(frontend: server.endpoints.frontend, interval: .milliseconds(queryIntervalMs), monitor: monitor)
+        var figures: [Round] = []
+        var accepted: [String] = []
+        var latencies: [Double] = []
+        var busy = 0
+        for round in 0..<rounds {
+            let start = ContinuousClock.now
+            let load = ConcurrentSubmitters(
+                first: round * perRound, count: perRound, clients: clients, seconds: seconds, frontend: server.endpoints.frontend,
+                progress: !json)
+            load.wait()
+            let submitWall = (ContinuousClock.now - start).seconds
+            if let error = load.errors.first { throw BenchFailure("submit: \(error)") }
+            try monitor.awaitDrained(after: .now, timeout: .seconds(3600))
+            let drainWall = (ContinuousClock.now - start).seconds
+            accepted += load.accepted
+            latencies += load.latenciesMs
+            busy += load.busyAnswers
+            let end = monitor.samples.last?.residentMiB ?? 0
+            figures.append(
+                Round(
+                    submit_wall_s: submitWall, submissions_per_s: Double(load.accepted.count) / submitWall, drain_wall_s: drainWall,
+                    jobs_per_s: Double(load.accepted.count * detectors.count) / drainWall, end_mib: end))
+            if !json {
+                print(
+                    "  round \(round + 1): \(load.accepted.count) songs submitted in \(format(submitWall, 1)) s, every job done after "
+                        + "\(format(drainWall, 1)) s; coordinator at \(mib(end))")
+            }
+        }
+        queries.stop()
+        monitor.stop()
+        if let error = queries.errors.first { throw BenchFailure("query: \(error)") }
+        let (finished, failedJobs, lost) = try Self.check(accepted, detectors: detectors, frontend: server.endpoints.frontend)
+
+        let samples = monitor.samples
+        let queued = queries.latencies.filter(\.whileQueued).map(\.ms)
+        let report = Report(
+            clients: clients, songs_per_round: perRound, rounds: figures, song_kilobytes: songKilobytes,
+            workers_per_detector: workers, cores: ProcessInfo.processInfo.activeProcessorCount, busy_answers: busy,
+            submit_ms: Percentiles(latencies), queries: queries.latencies.count, queries_while_queued: queued.count,
+            query_ms_while_queued: Percentiles(queued), query_ms_all: Percentiles(queries.latencies.map(\.ms)),
+            peak_queue: samples.map(\.queued).max() ?? 0, memory_before_mib: monitor.residentBeforeMiB,
+            memory_peak_mib: samples.map(\.residentMiB).max() ?? 0,
+            memory_flat: figures.count > 1 ? figures[figures.count - 1].end_mib <= figures[0].end_mib * 1.05 : nil,
+            accepted_songs: accepted.count, finished_songs: finished, failed_jobs: failedJobs, lost_songs: lost,
+            samples: samples.map { [$0.at, $0.residentMiB, Double($0.queued)] })
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            printReport(report)
+        }
+        if !lost.isEmpty { throw BenchFailure("\(lost.count) accepted songs did not finish (first: \(lost[0]))") }
+    }
+
+    /// Every accepted song's jobs, asked of the server one song at a time: how many songs
+    /// finished with every job done and one analysis per detector, how many jobs failed, and
+    /// the songs that did not finish.
+    private static func check(
+        _ songs: [String], detectors: [String], frontend: String
+    ) throws -> (finished: Int, failedJobs: Int, lost: [String]) {
+        let client = try TactusClient(server: frontend, timeout: .seconds(10))
+        var finished = 0
+        var failedJobs = 0
+        var lost: [String] = []
+        for song in songs {
+            let jobs = try client.status(song: song).jobs
+            failedJobs += jobs.filter { $0.state == .failed }.count
+            let analysed = try client.result(ResultRequest(song: song)).response.analyses.map(\.detector)
+            if jobs.count == detectors.count && jobs.allSatisfy({ $0.state == .done }) && analysed.sorted() == detectors.sorted() {
+                finished += 1
+            } else {
+                lost.append(song)
+            }
+        }
+        return (finished, failedJobs, lost)
+    }
+
+    // MARK: Output
+
+    private func printReport(_ report: Report) {
+        print("")
+        let submitted = report.rounds.reduce(0) { $0 + $1.submit_wall_s }
+        print(
+            "Submissions: \(report.accepted_songs) songs, \(format(Double(report.accepted_songs) / submitted, 0)) songs/s while "
+                + "submitting (\(report.busy_answers) busy answers)")
+        if let submit = report.submit_ms {
+            print(
+                "  submit answer:  p50 \(ms(submit.p50))  p99 \(ms(submit.p99))  max \(ms(submit.max))"
+                    + "  (target p99 < 50 ms: \(submit.p99 < 50 ? "meets" : "misses"))")
+        }
+        if let queued = report.query_ms_while_queued {
+            print(
+                "  range query while jobs were queued (\(report.queries_while_queued) of \(report.queries)):  p50 \(ms(queued.p50))"
+                    + "  p99 \(ms(queued.p99))  max \(ms(queued.max))  (target p99 < 20 ms: \(queued.p99 < 20 ? "meets" : "misses"))")
+        }
+        let jobsPerSecond = report.rounds.map { format($0.jobs_per_s, 0) }.joined(separator: ", ")
+        print("Drain: \(jobsPerSecond) jobs/s over each round (peak queue \(report.peak_queue) jobs)")
+        let ends = report.rounds.map { mib($0.end_mib) }.joined(separator: ", ")
+        let verdict = report.memory_flat.map { $0 ? "flat" : "NOT flat" } ?? "one round: run --rounds 2 to compare"
+        print(
+            "Coordinator resident memory: \(mib(report.memory_before_mib)) before, \(ends) at the end of each round"
+                + " (peak \(mib(report.memory_peak_mib))): \(verdict)")
+        print(
+            "Accepted songs finished: \(report.finished_songs) of \(report.accepted_songs)"
+                + " (\(report.failed_jobs) failed jobs); \(report.lost_songs.isEmpty ? "nothing lost" : "\(report.lost_songs.count) LOST")")
+    }
+
+    private func format(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
+    private func ms(_ value: Double) -> String { format(value, 1) + " ms" }
+    private func mib(_ value: Double) -> String { format(value, 1) + " MiB" }
+}
+
+/// Clients submitting songs at once, each on a thread of its own with its own connection and
+/// its own share of the songs, timing every answer; a `busy` answer waits as it asks.
+final class ConcurrentSubmitters: Sendable {
+    let errors = ErrorLog()
+    private let state = Mutex<(accepted: [String], latenciesMs: [Double], busy: Int)>(([], [], 0))
+    private let running = Atomic<Int>(0)
+    private let submitted = Atomic<Int>(0)
+
+    var accepted: [String] { state.withLock { $0.accepted } }
+    var latenciesMs: [Double] { state.withLock { $0.latenciesMs } }
+    var busyAnswers: Int { state.withLock { $0.busy } }
+
+    /// Starts `clients` clients submitting songs number `first` to `first + count - 1`
+    /// (``BenchSongs/tiny(index:seconds:)``, made just before each is sent), a share each.
+    init(first: Int, count: Int, clients: Int, seconds: Double, frontend: String, progress: Bool) {
+        let share = (count + clients - 1) / clients
+        for client in 0..<clients {
+            let mine = (first + min(client * share, count))..<(first + min((client + 1) * share, count))
+            running.add(1, ordering: .sequentiallyConsistent)
+            Thread { [self] in
+                defer { running.subtract(1, ordering: .sequentiallyConsistent) }
+                do {
+                    try submit(mine, seconds: seconds, client: client, frontend: frontend, progress: progress ? count : nil)
+                } catch {
+                    errors.add("client \(client): \(error)")
+                }
+            }.start()
+        }
+    }
+
+    /// Waits until every client has submitted its songs.
+    func wait() {
+        while running.load(ordering: .sequentiallyConsistent) > 0 { Thread.sleep(forTimeInterval: 0.01) }
+    }
+
+    private func submit(_ songs: Range<Int>, seconds: Double, client index: Int, frontend: String, progress total: Int?) throws {
+        let client = try TactusClient(server: frontend, timeout: .seconds(30))
+        for number in songs {
+            let bytes = try BenchSongs.tiny(index: number, seconds: seconds)
+            while true {
+                let start = ContinuousClock.now
+                do {
+                    let song = try client.submit(SubmitRequest(name: "load-\(number).wav"), audio: bytes).song
+                    let elapsed = (ContinuousClock.now - start).seconds * 1000
+                    state.withLock {
+                        $0.accepted.append(song)
+                        $0.latenciesMs.append(elapsed)
+                    }
+                    break
+                } catch {
+                    guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
+                    let elapsed = (ContinuousClock.now - start).seconds * 1000
+                    state.withLock {
+                        $0.busy += 1
+                        $0.latenciesMs.append(elapsed)
+                    }
+                    Thread.sleep(forTimeInterval: Double(refusal.retryAfterMs ?? 1000) / 1000)
+                }
+            }
+            let done = submitted.add(1, ordering: .sequentiallyConsistent).newValue
+            if let total, done % 500 == 0 || done == total {
+                FileHandle.standardError.write(Data(("\r  submitted \(done)/\(total)" + (done == total ? "\n" : "")).utf8))
+            }
+        }
+    }
+}
+
+/// Samples the coordinator every half second on a thread of its own: its resident memory and
+/// how many jobs are queued or running.
+final class LoadMonitor: Sendable {
+    struct Sample: Sendable {
+        /// Seconds since the monitor started.
+        var at: Double
+        var residentMiB: Double
+        /// Jobs queued plus jobs running.
+        var queued: Int
+    }
+
+    let residentBeforeMiB: Double
+    /// When sampling began.
+    let start = ContinuousClock.now
+    private let state = Mutex<(samples: [Sample], error: String?)>(([], nil))
+    private let stopping = Atomic<Bool>(false)
+    private let queuedNow = Atomic<Int>(0)
+    private let finished = Atomic<Bool>(false)
+
+    var samples: [Sample] { state.withLock { $0.samples } }
+    /// True while the last sample saw jobs queued or running.
+    var isQueued: Bool { queuedNow.load(ordering: .relaxed) > 0 }
+
+    init(server: ServeProcess) throws {
+        residentBeforeMiB = PeakMemory.residentMiB(field: "VmRSS", pid: server.processID) ?? 0
+        let frontend = server.endpoints.frontend
+        let pid = server.processID
+        Thread { [self] in
+            defer { finished.store(true, ordering: .sequentiallyConsistent) }
+            let client: TactusClient
+            do {
+                client = try TactusClient(server: frontend, timeout: .seconds(10))
+            } catch {
+                state.withLock { $0.error = "\(error)" }
+                return
+            }
+            while !stopping.load(ordering: .sequentiallyConsistent) {
+                do {
+                    let status = try client.status().server
+                    let queued = (status?.queue.values.reduce(0, +) ?? 0) + (status?.workers.filter { $0.job != nil }.count ?? 0)
+                    queuedNow.store(queued, ordering: .relaxed)
+                    let sample = Sample(
+                        at: (ContinuousClock.now - self.start).seconds, residentMiB: PeakMemory.residentMiB(field: "VmRSS", pid: pid) ?? 0,
+                        queued: queued)
+                    state.withLock { $0.samples.append(sample) }
+                } catch {
+                    state.withLock { $0.error = "\(error)" }
+                }
+                Thread.sleep(forTimeInterval: 0.5)
+            }
+        }.start()
+    }
+
+    /// Waits until a sample taken after `instant` saw no job queued or running.
+    func awaitDrained(after instant: ContinuousClock.Instant, timeout: Duration) throws {
+        let after = (instant - start).seconds
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            let (drained, error) = state.withLock { state in
+                (state.samples.contains { $0.at > after && $0.queued == 0 }, state.error)
+            }
+            if let error { throw BenchFailure("status: \(error)") }
+            if drained { return }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        throw BenchFailure("the queue did not drain within \(timeout)")
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        while !finished.load(ordering: .sequentiallyConsistent) { Thread.sleep(forTimeInterval: 0.01) }
+    }
+}
+
+/// A BPM range query every `interval` on a thread of its own, timing each answer and noting
+/// whether jobs were queued when it was asked.
+final class QueryStream: Sendable {
+    struct Latency: Sendable {
+        var ms: Double
+        var whileQueued: Bool
+    }
+
+    let errors = ErrorLog()
+    private let measured = Mutex<[Latency]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
+
+    var latencies: [Latency] { measured.withLock { $0 } }
+
+    init(frontend: String, interval: Duration, monitor: LoadMonitor) {
+        Thread { [self] in
+            defer { finished.store(true, ordering: .sequentiallyConsistent) }
+            let client: TactusClient
+            do {
+                client = try TactusClient(server: frontend, timeout: .seconds(10))
+            } catch {
+                errors.add("\(error)")
+                return
+            }
+            var next = ContinuousClock.now
+            var round = 0
+            while !stopping.load(ordering: .sequentiallyConsistent) {
+                let low = 80 + Double(round % 9) * 10
+                round += 1
+                let queued = monitor.isQueued
+                let start = ContinuousClock.now
+                do {
+                    _ = try client.query(QueryRequest(minBpm: low, maxBpm: low + 10, limit: 50))
+                    let elapsed = (ContinuousClock.now - start).seconds * 1000
+                    measured.withLock { $0.append(Latency(ms: elapsed, whileQueued: queued)) }
+                } catch {
+                    errors.add("\(error)")
+                    return
+                }
+                next += interval
+                let wait = next - ContinuousClock.now
+                if wait > .zero { Thread.sleep(forTimeInterval: wait.seconds) } else { next = ContinuousClock.now }
+            }
+        }.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        while !finished.load(ordering: .sequentiallyConsistent) { Thread.sleep(forTimeInterval: 0.01) }
+    }
+}
