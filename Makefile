@@ -52,9 +52,9 @@ bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
 	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done
 
-## The load test: 8 clients submitting 500 small songs each while range queries run, against a
-## fresh release `tactus serve`; prints latencies, the coordinator's memory, and fails when an
-## accepted song did not finish. LOADTEST_FLAGS passes options (see `tactus-bench load --help`).
+## The load test: 8 clients submitting 500 small songs each while range queries run, in 3 rounds,
+## against a fresh release `tactus serve`; prints latencies, the coordinator's memory, and fails
+## when an accepted song did not finish. LOADTEST_FLAGS passes options (`tactus-bench load --help`).
 LOADTEST_FLAGS ?=
 loadtest: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
