@@ -51,8 +51,7 @@ struct LoadBench: ParsableCommand {
     @Option(help: "Local workers per detector.")
     var workers = 1
 
-    @Option(help: ArgumentHelp("The tactus executable (default: next to this benchmark).", valueName: "path"))
-    var tactus: String?
+    @OptionGroup var tactus: TactusExecutableOption
 
     @Flag(help: "Print one JSON object with every figure.")
     var json = false
@@ -120,11 +119,7 @@ struct LoadBench: ParsableCommand {
     }
 
     func run() throws {
-        let executable = tactus ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("tactus").path
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw BenchFailure("\(executable): no tactus executable (build it with `swift build -c release`)")
-        }
+        let executable = try tactus.path()
         let songKilobytes = Double(try BenchSongs.tiny(index: 0, seconds: seconds).count) / 1024
         let data = try TemporaryDirectory(prefix: "tactus-bench-load-data")
         let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])

@@ -1,5 +1,22 @@
+import ArgumentParser
 import Foundation
 import TactusClient
+
+/// The `--tactus` option of the benchmarks that start a server: the executable to run.
+struct TactusExecutableOption: ParsableArguments {
+    @Option(help: ArgumentHelp("The tactus executable (default: next to this benchmark).", valueName: "path"))
+    var tactus: String?
+
+    /// The executable's path, checked to be one.
+    func path() throws -> String {
+        let executable = tactus ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().appendingPathComponent("tactus").path
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw BenchFailure("\(executable): no tactus executable (build it with `swift build -c release`)")
+        }
+        return executable
+    }
+}
 
 /// A `tactus serve` process started by a benchmark: loopback ports chosen by the system, its
 /// data in a directory of the caller's, its endpoints read from the first line it prints.

@@ -54,8 +54,7 @@ struct ServerBench: ParsableCommand {
     @Option(help: "External null workers for the overhead measurement.")
     var nullWorkers = 2
 
-    @Option(help: ArgumentHelp("The tactus executable (default: next to this benchmark).", valueName: "path"))
-    var tactus: String?
+    @OptionGroup var tactus: TactusExecutableOption
 
     @Flag(help: "Print one JSON object with every figure.")
     var json = false
@@ -110,11 +109,7 @@ struct ServerBench: ParsableCommand {
     }
 
     func run() throws {
-        let executable = tactus ?? URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("tactus").path
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw BenchFailure("\(executable): no tactus executable (build it with `swift build -c release`)")
-        }
+        let executable = try tactus.path()
         let (paths, synthesis) = try BenchSongs.prepare(count: songs, seconds: seconds)
         let sizes = try paths.map { try FileManager.default.attributesOfItem(atPath: $0)[.size] as? Int ?? 0 }
         var report = Report(

@@ -18,18 +18,6 @@ import Testing
         try AudioFileWriter(format).encode([Synth.clickTrack(bpm: bpm, seconds: seconds, sampleRate: 22050)], sampleRate: 22050)
     }
 
-    private func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
-        guard case .ok(.submit(let response)) = outcome else { throw ServerTestError("submit refused: \(outcome)") }
-        return response
-    }
-
-    private func serverStatus(_ client: ServerClient) throws -> ServerStatus {
-        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())), let server = status.server else {
-            throw ServerTestError("no server status")
-        }
-        return server
-    }
-
     /// Files left in the blob directory that are not complete blobs (temporary `.partial` files).
     private func partialBlobs(_ dataDirectory: String) -> [String] {
         let blobs = dataDirectory + "/blobs"
@@ -47,7 +35,7 @@ import Testing
         var victim: (pid: Int32, job: Int64)?
         let deadline = ContinuousClock.now + .seconds(30)
         while victim == nil && ContinuousClock.now < deadline {
-            if let busy = try serverStatus(client).workers.first(where: { $0.job != nil }),
+            if let busy = try client.serverStatus().workers.first(where: { $0.job != nil }),
                 let pid = Int32(busy.workerId.split(separator: ":").last ?? "")
             {
                 victim = (pid, busy.job!)
@@ -65,18 +53,11 @@ import Testing
         #expect(jobs.allSatisfy { $0.state == .done })
         let moved = try #require(jobs.first { $0.job == hung.job })
         #expect(moved.attempt >= 2, "the hung worker's job ran again elsewhere")
-        #expect(try serverStatus(client).workers.count < 2 * Self.detectorCount, "the hung worker was removed")
+        #expect(try client.serverStatus().workers.count < 2 * Self.detectorCount, "the hung worker was removed")
 
         // Resumed, the worker finds the coordinator silent, reconnects and is offered work again.
         kill(hung.pid, SIGCONT)
-        let rejoin = ContinuousClock.now + .seconds(60)
-        var workers = 0
-        while ContinuousClock.now < rejoin {
-            workers = try serverStatus(client).workers.count
-            if workers == 2 * Self.detectorCount { break }
-            Thread.sleep(forTimeInterval: 0.25)
-        }
-        #expect(workers == 2 * Self.detectorCount, "the resumed worker joined again")
+        #expect(try client.waitForWorkers(2 * Self.detectorCount) == 2 * Self.detectorCount, "the resumed worker joined again")
         #expect(server.workerProcessIDs.contains(hung.pid), "the same process rejoined; it was not restarted")
         #expect(server.stop() == 0)
     }
@@ -125,7 +106,7 @@ import Testing
             worker.close()
         }
         // The garbage worker's detector is not offered; the coordinator still analyses songs.
-        #expect(try serverStatus(client).workers.allSatisfy { $0.detector != "garbage-test" })
+        #expect(try client.serverStatus().workers.allSatisfy { $0.detector != "garbage-test" })
         let response = try submitted(try client.submit(try song(bpm: 110, seconds: 8), name: "after-garbage.wav"))
         #expect(try client.waitForSongs([response.song], timeout: .seconds(120)) == [response.song])
         #expect(try client.jobs(of: response.song).allSatisfy { $0.state == .done })
@@ -152,7 +133,7 @@ import Testing
         }
         // The server answers another client at once, and keeps accepting songs.
         let client = try ServerClient(server.endpoints)
-        #expect(try serverStatus(client).accepting)
+        #expect(try client.serverStatus().accepting)
         let small = try submitted(try client.submit(try song(bpm: 128, seconds: 6), name: "small.wav"))
         #expect(small.jobs.count == Self.detectorCount)
         Thread.sleep(forTimeInterval: 1)

@@ -11,30 +11,6 @@ import Testing
 @Suite(.serialized) struct ResourceLimitTests {
     private static let detectorCount = BuiltinDetectors.registry.names.count
 
-    private func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
-        guard case .ok(.submit(let response)) = outcome else { throw ServerTestError("submit refused: \(outcome)") }
-        return response
-    }
-
-    private func serverStatus(_ client: ServerClient) throws -> ServerStatus {
-        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())), let server = status.server else {
-            throw ServerTestError("no server status")
-        }
-        return server
-    }
-
-    /// Waits until every detector's worker has joined; returns how many workers there are.
-    private func waitForWorkers(_ client: ServerClient) throws -> Int {
-        let deadline = ContinuousClock.now + .seconds(60)
-        var workers = 0
-        while ContinuousClock.now < deadline {
-            workers = try serverStatus(client).workers.count
-            if workers == Self.detectorCount { break }
-            Thread.sleep(forTimeInterval: 0.2)
-        }
-        return workers
-    }
-
     /// A song for the comb filter only, so that one worker meets it.
     private func submit(_ bytes: [UInt8], name: String, to client: ServerClient) throws -> SubmitResponse {
         try submitted(try client.request(.submit(SubmitRequest(name: name, detectors: ["comb-filter"]), audio: bytes)))
@@ -67,7 +43,7 @@ import Testing
         #expect(try client.jobs(of: small.song).map(\.state) == [.done])
 
         // The coordinator is alive and `tactus serve` started the comb filter's worker again.
-        #expect(try waitForWorkers(client) == Self.detectorCount)
+        #expect(try client.waitForWorkers(Self.detectorCount) == Self.detectorCount)
         #expect(server.stop() == 0)
     }
 
@@ -75,7 +51,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--max-analysis-seconds", "0.5"])
         let client = try ServerClient(server.endpoints)
-        #expect(try waitForWorkers(client) == Self.detectorCount)
+        #expect(try client.waitForWorkers(Self.detectorCount) == Self.detectorCount)
         let workersBefore = Set(server.workerProcessIDs)
         // Half an hour of clicks: a debug build analyses it in tens of seconds, far past 0.5 s.
         let long = try AudioFileWriter(.flac).encode(
@@ -94,7 +70,7 @@ import Testing
         }
         // The worker stopped the analysis itself: no process ended, none was started.
         #expect(Set(server.workerProcessIDs) == workersBefore)
-        #expect(try serverStatus(client).workers.count == Self.detectorCount)
+        #expect(try client.serverStatus().workers.count == Self.detectorCount)
         #expect(server.stop() == 0)
     }
 }

@@ -17,11 +17,6 @@ import Testing
         return try AudioFileWriter(format).encode([signal], sampleRate: 22050)
     }
 
-    private func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
-        guard case .ok(.submit(let response)) = outcome else { throw ServerTestError("submit refused: \(outcome)") }
-        return response
-    }
-
     @Test func songsInSeveralFormatsAreAnalysedStoredAndQueryable() throws {
         let directory = try TemporaryDirectory()
         let server = try ServerProcess(dataDirectory: directory.path)

@@ -129,6 +129,26 @@ final class ServerClient {
         try request(.submit(SubmitRequest(name: name), audio: bytes))
     }
 
+    /// Waits (at most `timeout`) until `count` workers have joined; returns how many there are.
+    func waitForWorkers(_ count: Int, timeout: Duration = .seconds(60)) throws -> Int {
+        let deadline = ContinuousClock.now + timeout
+        var workers = 0
+        while ContinuousClock.now < deadline {
+            workers = try serverStatus().workers.count
+            if workers == count { break }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        return workers
+    }
+
+    /// The server's own status (queue, workers).
+    func serverStatus() throws -> ServerStatus {
+        guard case .ok(.status(let status)) = try request(.status(StatusRequest())), let server = status.server else {
+            throw ServerTestError("no server status")
+        }
+        return server
+    }
+
     /// The jobs of `song`.
     func jobs(of song: String) throws -> [JobInfo] {
         guard case .ok(.status(let status)) = try request(.status(StatusRequest(song: song))) else {
@@ -153,6 +173,12 @@ final class ServerClient {
         }
         return finished
     }
+}
+
+/// The answer of an accepted submission; a refusal is an error.
+func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
+    guard case .ok(.submit(let response)) = outcome else { throw ServerTestError("submit refused: \(outcome)") }
+    return response
 }
 
 /// A key pair written by `tactus keys generate NAME --out DIRECTORY --json`.
