@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
     ],
     targets: [
         // C libraries, found through pkg-config.
@@ -70,6 +71,7 @@ let package = Package(
             dependencies: [
                 "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         // `tactus worker`: one detector offered to a coordinator's backend over the wire protocol.

@@ -1,3 +1,4 @@
+import DequeModule
 import TactusDetector
 
 /// A queued job as the dispatcher needs it.
@@ -9,9 +10,11 @@ struct PendingJob: Sendable, Hashable {
 }
 
 /// The queued jobs in memory, first in first out per detector. The jobs table is the durable
-/// copy; this mirrors its `queued` rows so dispatch needs no query.
+/// copy; this mirrors its `queued` rows so dispatch needs no query. Each detector's queue is a
+/// deque: taking the oldest job and putting one back in front cost the same however long the
+/// queue is (tens of thousands of jobs under load).
 struct PendingJobs {
-    private var queues: [String: [PendingJob]] = [:]
+    private var queues: [String: Deque<PendingJob>] = [:]
     private var ids: Set<Int64> = []
 
     var count: Int { ids.count }
@@ -27,15 +30,15 @@ struct PendingJobs {
 
     /// Puts a job whose attempt failed back at the front: it has waited longest.
     mutating func requeue(_ job: PendingJob) {
-        queues[job.detector, default: []].insert(job, at: 0)
+        queues[job.detector, default: []].prepend(job)
         ids.insert(job.id)
     }
 
     /// Takes the oldest job of `detector`.
     mutating func popFirst(_ detector: String) -> PendingJob? {
-        guard var queue = queues[detector], !queue.isEmpty else { return nil }
-        let job = queue.removeFirst()
-        queues[detector] = queue.isEmpty ? nil : queue
+        // In place: a copy of the queue would cost as much as the queue is long.
+        guard let job = queues[detector]?.popFirst() else { return nil }
+        if queues[detector]?.isEmpty == true { queues[detector] = nil }
         ids.remove(job.id)
         return job
     }

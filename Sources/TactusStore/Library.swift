@@ -101,7 +101,10 @@ public final class Library: Sendable {
         }
         if !options.automaticCheckpoints && options.mode != .readOnly {
             do {
-                checkpointer = try DatabaseQueue(path: path, configuration: configuration)
+                // Its restarts of the log wait at most 50 ms for readers: meanwhile the writer waits.
+                var checkpointing = configuration
+                checkpointing.busyMode = .timeout(0.05)
+                checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
             } catch {
                 throw .cannotOpen(path: path, reason: Self.describe(error))
             }
@@ -199,10 +202,27 @@ public final class Library: Sendable {
     /// the writer or the readers (a passive checkpoint), on a connection of its own, so that
     /// the writer's commits never wait for it. For a library opened without
     /// ``Options/automaticCheckpoints``, from a thread other than the writer's; otherwise a no-op.
-    public func checkpointInBackground() throws(StoreError) {
+    ///
+    /// A log that readers keep in use is never started over by the writer, and would grow
+    /// without end under steady reads and writes. So once it holds more than
+    /// `restartingLogAbove` frames (pages) and all of them are in the database file, the log
+    /// is started over (a restart checkpoint: it waits at most 50 ms for the readers still on
+    /// the log, holding the writer meanwhile, so that the next commit writes at the log's
+    /// beginning; the file keeps its size for reuse). When the readers take longer it is tried
+    /// again at the next call. (Emptying the file as well, a truncating checkpoint, held the
+    /// writer longer under load.)
+    public func checkpointInBackground(restartingLogAbove frames: Int = 4096) throws(StoreError) {
         guard let checkpointer else { return }
         do {
-            try checkpointer.writeWithoutTransaction { db in _ = try db.checkpoint(.passive) }
+            try checkpointer.writeWithoutTransaction { db in
+                let (log, copied) = try db.checkpoint(.passive)
+                guard log > frames, copied == log else { return }
+                do {
+                    _ = try db.checkpoint(.restart)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY {
+                    return  // readers stayed on the log: next time
+                }
+            }
         } catch {
             throw .database(Self.describe(error))
         }

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import Synchronization
 import Testing
 @testable import TactusStore
 
@@ -92,6 +93,73 @@ import Testing
 
         try library.checkpointInBackground()
         #expect(try songsInTheFile(library, directory) == songs)
+        #expect(try library.integrityCheck() == ["ok"])
+    }
+
+    /// Frames in the log now (a passive checkpoint on a connection of the test's: it reports
+    /// the log's length and copies what it can).
+    private func logFrames(_ library: Library) throws -> Int {
+        try DatabaseQueue(path: library.path).writeWithoutTransaction { db in try db.checkpoint(.passive).walFrameCount }
+    }
+
+    /// A reader that stays on the log neither makes the call wait more than a moment nor
+    /// fails it: the log is started over at a later call.
+    @Test func aReaderOnTheLogDelaysItsRestartWithoutHoldingTheCall() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Library(path: directory.path("library.sqlite"), options: .init(automaticCheckpoints: false))
+        let songs = try fill(library)
+        let reader = try DatabaseQueue(path: library.path)
+        try reader.inDatabase { db in
+            // A read that starts before the log is copied keeps a snapshot on it.
+            try db.beginTransaction(.deferred)
+            _ = try Int.fetchOne(db, sql: "SELECT count(*) FROM songs")
+            let started = ContinuousClock.now
+            try library.checkpointInBackground(restartingLogAbove: 0)
+            #expect(ContinuousClock.now - started < .seconds(1))
+            let before = try logFrames(library)
+            try Fixture.populate(library, count: 1) { _ in (120, nil, nil) }
+            #expect(try logFrames(library) > before, "the reader keeps the log from starting over")
+            try db.rollback()
+        }
+        try library.checkpointInBackground(restartingLogAbove: 0)
+        try Fixture.populate(library, count: 1) { _ in (121, nil, nil) }
+        #expect(try logFrames(library) < 100, "started over once the reader left")
+        #expect(try songsInTheFile(library, directory) == songs)
+        #expect(try library.integrityCheck() == ["ok"])
+    }
+
+    /// Under reads that never stop, the writer alone never starts the log over (some reader
+    /// is always on it); the background checkpoint does, so the log stays short.
+    @Test func underSteadyReadsTheLogStaysShort() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.path("library.sqlite")
+        func writeUnderReads(_ library: Library) throws -> Int {
+            let stop = Mutex(false)
+            let reading = DispatchSemaphore(value: 0)
+            let reader = try DatabaseQueue(path: library.path)
+            Thread.detachNewThread {
+                while !stop.withLock({ $0 }) {
+                    _ = try? reader.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") }
+                }
+                reading.signal()
+            }
+            for _ in 0..<40 {
+                for n in 0..<20 {
+                    try library.pool.write { db in
+                        try db.execute(sql: "UPDATE songs SET envelope = zeroblob(8000) WHERE sha256 = ?", arguments: [Fixture.songID(n).hex])
+                    }
+                }
+                try library.checkpointInBackground(restartingLogAbove: 200)
+            }
+            stop.withLock { $0 = true }
+            reading.wait()
+            return try logFrames(library)
+        }
+        let library = try Library(path: path, options: .init(automaticCheckpoints: false))
+        try Fixture.populate(library, count: 20) { n in (100 + Double(n), nil, nil) }
+        try library.checkpointInBackground()
+        let restarted = try writeUnderReads(library)
+        #expect(restarted < 1000)
         #expect(try library.integrityCheck() == ["ok"])
     }
 
