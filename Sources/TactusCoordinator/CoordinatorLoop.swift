@@ -132,7 +132,7 @@ final class CoordinatorLoop {
 
     /// Messages handled from one socket in one turn of the loop: enough to keep up, few enough
     /// that neither socket starves the other and answers to reads go out in between.
-    static let messagesPerTurn = 32
+    static let messagesPerTurn = 8
 
     /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` (the rest wait
     /// for the next turn, which comes at once: the poll sees them). The handler gets each
