@@ -45,7 +45,14 @@ final class BackgroundWork {
         queue.add(WorkQueue.Item(id: nextID, work: work))
     }
 
-    /// Runs the completions of the work that is over (on the loop's thread).
+    /// Runs what ``deliver()`` runs, but only when some work is over: between the loop's other
+    /// steps, without reading the doorbell's pipe for nothing.
+    func deliverIfFinished() {
+        if queue.hasFinished { deliver() }
+    }
+
+    /// Runs the completions of the work that is over (on the loop's thread), and silences the
+    /// doorbell: for when the poll found it ringing.
     func deliver() {
         doorbell.silence()
         for (id, value) in queue.takeFinished() {
@@ -85,6 +92,8 @@ private final class WorkQueue: Sendable {
         state.withLock { $0.waiting.append(item) }
         available.signal()
     }
+
+    var hasFinished: Bool { state.withLock { !$0.finished.isEmpty } }
 
     func takeFinished() -> [(UInt64, any Sendable)] {
         state.withLock { state in

@@ -160,7 +160,7 @@ extension CoordinatorLoop {
             }
             let jobs = try library.enqueue(prepared.song, jobs: requests)
             for job in jobs where job.state == .queued && !pending.contains(job.id) {
-                pending.append(PendingJob(id: job.id, song: prepared.song.id.hex, detector: job.detector, params: job.params))
+                pending.append(PendingJob(job))
             }
             clientJobs.add(jobs.filter { $0.state.isActive }.map(\.id), to: client)
             logger.info(

@@ -102,7 +102,7 @@ extension CoordinatorLoop {
         let timedOut = assignment.deadline < .now
         let failure = AnalysisFailure(
             code: (timedOut ? ErrorCode.timeout : ErrorCode.workerLost).rawValue,
-            message: "\(songName(assignment.song)): worker \(worker.id) \(reason) during attempt \(assignment.attempt) "
+            message: "\(assignment.name): worker \(worker.id) \(reason) during attempt \(assignment.attempt) "
                 + "of \(configuration.maxAttempts)")
         retryOrFail(assignment, failure: failure, worker: worker)
     }
@@ -114,13 +114,6 @@ extension CoordinatorLoop {
         workerLost(worker.address, reason: reason, notify: false)
     }
 
-    /// The name `song` (hex) was submitted with, for messages; `song 1234abcd...` when the
-    /// library cannot say.
-    func songName(_ song: String) -> String {
-        let stored = SongID(song).flatMap { id in (try? library.fileName(of: id)) ?? nil }
-        return stored ?? "song \(song.prefix(16))"
-    }
-
     private func retryOrFail(_ assignment: Assignment, failure: AnalysisFailure, worker: ConnectedWorker) {
         do {
             guard let job = try library.job(assignment.job), job.state == .running, job.attempts == assignment.attempt else {
@@ -130,7 +123,7 @@ extension CoordinatorLoop {
                 finishFailed(job.id, failure: failure, worker: worker, attempts: job.attempts)
             } else {
                 try library.requeueJob(job.id)
-                pending.requeue(PendingJob(id: job.id, song: job.song.hex, detector: job.detector, params: job.params))
+                pending.requeue(PendingJob(job))
             }
         } catch {
             logger.error("cannot requeue a job", metadata: ["job": "\(assignment.job)", "error": "\(error)"])
@@ -242,7 +235,7 @@ extension CoordinatorLoop {
                 guard
                     let worker = workers.assign(
                         detector,
-                        Assignment(job: job.id, attempt: 0, song: job.song, detector: detector, deadline: deadline))
+                        Assignment(job: job.id, attempt: 0, song: job.song, name: job.name, detector: detector, deadline: deadline))
                 else {
                     pending.requeue(job)
                     break
@@ -251,7 +244,7 @@ extension CoordinatorLoop {
                     let attempt = try library.startJob(job.id, worker: worker.id)
                     workers.setAttempt(worker.address, attempt)
                     let body = JobBody(
-                        job: job.id, attempt: attempt, song: job.song, name: songName(job.song), params: job.params,
+                        job: job.id, attempt: attempt, song: job.song, name: job.name, params: job.params,
                         timeLimitS: configuration.jobTimeLimitS, envelope: true)
                     sendToWorker(worker.address, .job(body, audio: bytes))
                 } catch .invalidValue {
@@ -277,7 +270,7 @@ extension CoordinatorLoop {
             for job in try library.runningJobs() where !held.contains(job.id) {
                 try library.requeueJob(job.id)
                 if !pending.contains(job.id) {
-                    pending.requeue(PendingJob(id: job.id, song: job.song.hex, detector: job.detector, params: job.params))
+                    pending.requeue(PendingJob(job))
                 }
                 logger.notice("requeued a job no worker holds", metadata: ["job": "\(job.id)"])
             }

@@ -80,7 +80,7 @@ final class CoordinatorLoop {
             frontend: try frontend.lastEndpoint, backend: try backend.lastEndpoint, events: try publisher.lastEndpoint)
 
         for job in try coordinator.library.recoverJobs() {
-            pending.append(PendingJob(id: job.id, song: job.song.hex, detector: job.detector, params: job.params))
+            pending.append(PendingJob(job))
         }
         logger.info(
             "coordinator listening",
@@ -117,13 +117,13 @@ final class CoordinatorLoop {
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
             // Answers to reads go out between the other steps: a client waits on each.
-            reads.deliver()
+            if ready.contains(readableDescriptor: reads.doorbell.descriptor) { reads.deliver() }
             if ready.contains(backend) {
                 drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage)
             }
-            reads.deliver()
+            reads.deliverIfFinished()
             if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
-            reads.deliver()
+            reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             tick()
             dispatch()

@@ -1,12 +1,28 @@
 import DequeModule
 import TactusDetector
+import TactusStore
 
 /// A queued job as the dispatcher needs it.
 struct PendingJob: Sendable, Hashable {
     var id: Int64
     var song: String
+    /// The name the song was submitted with, for the worker's messages and ours.
+    var name: String
     var detector: String
     var params: ParameterSet
+
+    /// The queued copy of a stored job.
+    init(_ job: JobRecord) {
+        self.init(id: job.id, song: job.song.hex, name: job.songName, detector: job.detector, params: job.params)
+    }
+
+    init(id: Int64, song: String, name: String, detector: String, params: ParameterSet) {
+        self.id = id
+        self.song = song
+        self.name = name
+        self.detector = detector
+        self.params = params
+    }
 }
 
 /// The queued jobs in memory, first in first out per detector. The jobs table is the durable

@@ -6,6 +6,8 @@ struct Assignment: Sendable, Hashable {
     var job: Int64
     var attempt: Int
     var song: String
+    /// The name the song was submitted with.
+    var name: String
     var detector: String
     var deadline: ContinuousClock.Instant
 }

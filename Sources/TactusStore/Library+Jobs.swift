@@ -15,6 +15,8 @@ public struct JobRecord: Sendable, Hashable {
 
     public var id: Int64
     public var song: SongID
+    /// The name the song was submitted with (for messages about the job).
+    public var songName: String
     public var detector: String
     /// The parameters the client asked for (possibly none: the detector's defaults).
     public var params: ParameterSet
@@ -76,7 +78,8 @@ extension Library {
                     arguments: [key, request.detector, paramsJSON, now, now])
                 jobs.append(
                     JobRecord(
-                        id: db.lastInsertedRowID, song: song.id, detector: request.detector, params: request.params,
+                        id: db.lastInsertedRowID, song: song.id, songName: song.fileName, detector: request.detector,
+                        params: request.params,
                         state: .queued, attempts: 0, worker: nil, failure: nil))
             }
             return jobs
@@ -204,7 +207,8 @@ extension JobRecord {
         let rows = try Row.fetchAll(
             db.cachedStatement(
                 sql: """
-                    SELECT j.id, s.sha256, j.detector, j.params_json, j.state, j.attempts, j.worker, j.error_code, j.error_message
+                    SELECT j.id, s.sha256, j.detector, j.params_json, j.state, j.attempts, j.worker, j.error_code, j.error_message,
+                        s.file_name
                     FROM jobs j JOIN songs s ON s.id = j.song_id
                     WHERE \(condition) ORDER BY j.id
                     """),
@@ -215,6 +219,7 @@ extension JobRecord {
             return JobRecord(
                 id: row[0],
                 song: SongID(row[1] as String)!,
+                songName: row[9],
                 detector: row[2],
                 params: (try? JSONDecoder().decode(ParameterSet.self, from: Data((row[3] as String).utf8))) ?? ParameterSet(),
                 state: State(rawValue: row[4]) ?? .failed,

@@ -11,15 +11,6 @@ extension Library {
         }
     }
 
-    /// The file name the song was added with, or nil when the song is not in the library: a
-    /// single column, for messages about the song (a job's failure, a worker's log).
-    public func fileName(of id: SongID) throws(StoreError) -> String? {
-        try read { db in
-            // Asked for every job the coordinator sends: a cached statement.
-            try String.fetchOne(db.cachedStatement(sql: "SELECT file_name FROM songs WHERE sha256 = ?"), arguments: [id.hex])
-        }
-    }
-
     /// Every analysis of a song, sorted by detector, preset and version. The per-window
     /// series are decoded only when `windows` is true (they are the bulk of the data).
     public func analyses(of song: SongID, windows: Bool = false) throws(StoreError) -> [StoredAnalysis] {
