@@ -3,7 +3,7 @@
 import PackageDescription
 
 /// Built-in detectors: one target per folder under `Plugins/`. Each depends only on the
-/// detector interface and the DSP building blocks. Adding a detector is a new folder,
+/// detector interface, the DSP building blocks and the shared vote. Adding a detector is a new folder,
 /// one line here, and one registration line in `TactusAnalysis/BuiltinDetectors.swift`.
 let builtinDetectors: [(target: String, folder: String)] = [
     ("CombFilterDetector", "Plugins/CombFilter"),
@@ -39,12 +39,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // DSP building blocks shared by the detectors (FFTW-backed).
-        .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
-        // What a detector is: descriptor, parameters, streaming session, analysis result.
+        // DSP building blocks shared by the detectors (FFTW-backed): pure signal processing.
+        .target(name: "TactusDSP", dependencies: ["CFFTW"]),
+        // What a detector is: descriptor, parameters, streaming session, analysis result, consensus.
         .target(name: "TactusDetector"),
+        // The mechanics the default presets share: the windowed vote over a song, its parameter
+        // declarations, the metrical-level decision, and the detector output it produces.
+        .target(name: "TactusVote", dependencies: ["TactusDSP", "TactusDetector"]),
     ] + builtinDetectors.map { detector in
-        .target(name: detector.target, dependencies: ["TactusDetector", "TactusDSP"], path: detector.folder)
+        .target(name: detector.target, dependencies: ["TactusDetector", "TactusDSP", "TactusVote"], path: detector.folder)
     } + [
         // The registry of built-in detectors, whole-song analysis of a decoded song, consensus.
         .target(
@@ -119,6 +122,7 @@ let package = Package(
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
+        .testTarget(name: "TactusVoteTests", dependencies: ["TactusVote", "TactusDSP", "TactusDetector"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(

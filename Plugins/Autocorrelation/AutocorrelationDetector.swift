@@ -1,5 +1,6 @@
 import TactusDSP
 import TactusDetector
+import TactusVote
 
 /// Tempo from the autocorrelation of an amplitude or onset envelope (seed 002 section 4.5,
 /// the SoundTouch BPM detector; seed 000 sections 2.2 and 4.7).
@@ -9,18 +10,21 @@ import TactusDetector
 ///   are dropped, the rest smoothed), autocorrelated through the FFT after the whole track,
 ///   and the highest autocorrelation peak in the allowed lag range, refined by parabolic
 ///   interpolation (seed 000 shows why: the lag resolution is 60 f / (n^2 + n)), is the beat.
-/// - `default` autocorrelates a band-wise onset-strength envelope (the shared
-///   ``OnsetStrengthAccumulator``) in windows over the whole song; a tempo's salience in a
-///   window is the autocorrelation at one to four beat periods (``BeatMultipleSalience``),
-///   and the shared ``TempoVote`` decides the song's tempo from all windows with a tempo
-///   prior for the octave.
+/// - `default` follows Percival & Tzanetakis (2014): the onset-strength signal is the
+///   log-compressed spectral flux over twelfth-octave bands (log(1 + c * magnitude / M),
+///   differenced, half-wave rectified, summed over the bands and smoothed); each window's
+///   *generalised* autocorrelation (the inverse transform of |X|^0.5, which sharpens the
+///   peaks) is normalised by its value at lag 0 and read at every tempo of the vote's grid; the
+///   song's mean autocorrelation goes through the metrical decision, which prefers the level
+///   whose half (bars) and double (eighths) are periodic too, so the dotted and octave levels
+///   that an autocorrelation also shows lose.
 public struct AutocorrelationDetector: TempoDetector {
     static let name = "autocorrelation"
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "1.0.0",
-        summary: "Autocorrelation of the song's envelope: the lag at which the song best repeats is the beat",
+        version: "2.0.0",
+        summary: "Generalised autocorrelation of the spectral-flux onset signal (Percival & Tzanetakis 2014): the lag at which the song best repeats, then a metrical decision",
         specific: [
             ParameterSpec(
                 "decimated_hz", .number(100...2000), default: .number(500),
@@ -35,22 +39,29 @@ public struct AutocorrelationDetector: TempoDetector {
                 "smoothing_ms", .number(0...200), default: .number(5.6),
                 summary: "classic: time constant of the envelope's smoothing, in milliseconds"),
             ParameterSpec(
-                "band_edges_hz", .increasingNumbers(range: 0...24_000, count: 2...17),
-                default: .numbers([0, 200, 400, 800, 1600, 3200, 6400, 16_000]),
-                summary: "default: edges of the onset-envelope bands in Hz (n + 1 edges make n bands)"),
+                "bands_per_octave", .integer(1...24), default: .number(12),
+                summary: "default: spectral-flux bands per octave over flux_range_hz (plus one band below it)"),
+            ParameterSpec(
+                "flux_range_hz", .increasingNumbers(range: 10...24_000, count: 2...2), default: .numbers([30, 16_000]),
+                summary: "default: lowest and highest edge of the spectral-flux bands in Hz"),
             ParameterSpec(
                 "envelope_hz", .number(50...500), default: .number(100),
-                summary: "default: onset-envelope values per second"),
+                summary: "default: onset-strength values per second"),
             ParameterSpec(
-                "compression", .number(0...100_000), default: .number(30),
+                "compression", .number(0...100_000), default: .number(1000),
                 summary: "default: each band's magnitude m becomes log(1 + compression * m / M), M the song's mean magnitude, before differencing (0: linear)"),
             ParameterSpec(
                 "minimum_rise", .number(0...10), default: .number(0.03),
                 summary: "default: rises of a band's compressed level smaller than this are not onsets"),
             ParameterSpec(
-                "beat_multiples", .integer(1...8), default: .number(4),
-                summary: "default: a tempo's salience averages the envelope autocorrelation at this many multiples of its beat period"),
-        ] + TempoVote.windowParameters + TempoVote.priorParameters)
+                "smoothing_frames", .integer(1...15), default: .number(5),
+                summary: "default: length of the Hann window smoothing the onset-strength signal, in frames (1: none)"),
+            ParameterSpec(
+                "spectral_exponent", .number(0.1...2), default: .number(0.5),
+                summary: "default: k of the generalised autocorrelation, the inverse transform of |X|^k (2: the ordinary one)"),
+        ] + TempoVote.windowParameters()
+            + TempoVote.metricalParameters(
+                MetricalDecision(groupingWeight: 0.5, subdivisionWeight: 1, priorBPM: 160, priorOctaves: 1)))
 
     public let parameters: ParameterSet
 

@@ -1,6 +1,7 @@
 import Foundation
 import TactusDSP
 import TactusDetector
+import TactusVote
 
 /// The settings of the SoundTouch-style detector, read from a resolved parameter set.
 struct DecimatedEnvelopeSettings {

@@ -1,5 +1,6 @@
 import TactusDetector
 import TactusDSP
+import TactusVote
 
 /// Scheirer's comb-filter tempo detector (`comb-filter`), as both source documents use it.
 ///
@@ -17,15 +18,22 @@ import TactusDSP
 ///   brick-wall FFT bands (seed 000's 0-1k-2k-4k-8k-16k-22.05k Hz), full-wave rectification,
 ///   0.4 s half-Hann smoothing, diff-rect, 3-pulse combs, coarse-to-fine search in steps of 2,
 ///   0.5, 0.1 and 0.01 BPM (without seed 000's truncation of each step to a whole BPM).
-/// - `windowed` (preset `default`): the whole song as a band-wise onset-strength envelope at
-///   `envelope_hz`, cut into `window_s` windows every `hop_s`; each window is scored by the comb
-///   energies (from its band autocorrelations) over a fine log-spaced tempo grid, and the
-///   windows vote (``TempoVote``) with a tempo prior deciding between octaves.
+/// - `windowed` (preset `default`): a bank of *resonating* combs (Scheirer 1998; Klapuri,
+///   Eronen & Astola 2006) on the song's band envelopes. Six bands (kick and bass, low mids,
+///   mids, presence, hi-hats, air) each give an onset envelope at `envelope_hz` (log-compressed
+///   band magnitude, differenced, half-wave rectified). A resonator y[n] = a y[n - T] +
+///   (1 - a) x[n] with a half-energy time of `resonator_half_life_s` seconds, a = 0.5^(T / half
+///   life), has an output energy proportional to R(0) + 2 sum over m of a^m R(m T), R the
+///   band's autocorrelation: so each window's resonance at every tempo of the grid is read
+///   from one autocorrelation per band, over `resonator_periods` periods, normalised by R(0),
+///   and summed over the bands. The metrical decision takes its grouping evidence (bars) from
+///   the bands below `grouping_below_hz` (kick and bass) and its subdivision evidence
+///   (eighths) from the bands above `subdivision_above_hz` (hi-hats, cymbals).
 public struct CombFilterDetector: TempoDetector {
     public static let descriptor = DetectorDescriptor(
         name: "comb-filter",
-        version: "1.0.0",
-        summary: "Scheirer's comb-filter bank on band-wise onset envelopes (Music Runner, MoovMe)",
+        version: "2.0.0",
+        summary: "Resonating comb filters on six band envelopes (Scheirer 1998; Klapuri et al. 2006); bars from kick and bass, subdivisions from the hi-hats",
         specific: [
             ParameterSpec(
                 "analysis", .choice(["windowed", "excerpt"]), default: .text("windowed"),
@@ -37,8 +45,8 @@ public struct CombFilterDetector: TempoDetector {
                 presets: ["classic": .numbers([0, 1_000, 2_000, 4_000, 8_000, 16_000, 22_050])],
                 summary: "edges of the frequency bands in Hz (n + 1 edges make n bands)"),
             ParameterSpec(
-                "pulses", .integer(2...8), default: .number(5), presets: ["classic": .number(3)],
-                summary: "unit pulses per comb filter"),
+                "pulses", .integer(2...8), default: .number(3),
+                summary: "excerpt analysis: unit pulses per comb filter"),
             ParameterSpec(
                 "excerpt_samples", .integer(16_384...1_048_576), default: .number(131_072),
                 summary: "excerpt analysis: excerpt length in samples at 44.1 kHz (scaled to the song's rate)"),
@@ -46,34 +54,32 @@ public struct CombFilterDetector: TempoDetector {
                 "smoothing_s", .number(0.01...2), default: .number(0.4),
                 summary: "excerpt analysis: length of the half-Hann smoothing window, in seconds"),
             ParameterSpec(
-                "window_s", .number(2...60), default: .number(8),
-                summary: "windowed analysis: window length in seconds"),
-            ParameterSpec(
-                "hop_s", .number(0.5...60), default: .number(4),
-                summary: "windowed analysis: seconds between window starts"),
-            ParameterSpec(
                 "envelope_hz", .number(50...500), default: .number(100),
                 summary: "windowed analysis: onset envelope rate in Hz"),
             ParameterSpec(
                 "compression", .number(0...100_000), default: .number(100),
                 summary: "windowed analysis: loudness compression log(1 + c * magnitude / song's mean magnitude); 0 = linear"),
             ParameterSpec(
-                "prior_bpm", .number(40...300), default: .number(110),
-                summary: "windowed analysis: centre of the log-normal tempo prior that decides between octaves"),
+                "resonator_half_life_s", .number(0.2...10), default: .number(1.5),
+                summary: "windowed analysis: seconds after which a resonator's response has lost half its energy"),
             ParameterSpec(
-                "prior_octaves", .number(0...4), default: .number(0.8),
-                summary: "windowed analysis: width of the tempo prior in octaves (0: no prior)"),
-        ])
+                "resonator_periods", .integer(2...16), default: .number(8),
+                summary: "windowed analysis: beat periods of the autocorrelation each resonator's energy is read over"),
+            ParameterSpec(
+                "grouping_below_hz", .number(0...24_000), default: .number(400),
+                summary: "windowed analysis: bands ending at or below this give the metrical decision its grouping (bar) evidence"),
+            ParameterSpec(
+                "subdivision_above_hz", .number(0...24_000), default: .number(2_500),
+                summary: "windowed analysis: bands starting at or above this give the metrical decision its subdivision evidence"),
+        ] + TempoVote.windowParameters()
+            + TempoVote.metricalParameters(
+                MetricalDecision(groupingWeight: 0.5, subdivisionWeight: 1, priorBPM: 140, priorOctaves: 1)))
 
     public let parameters: ParameterSet
 
     public init(parameters: ParameterSet) throws(ParameterError) {
-        let hop = parameters.number("hop_s"), window = parameters.number("window_s")
-        if hop > window {
-            throw .inconsistent(
-                detector: Self.descriptor.name, parameters: ["hop_s", "window_s"],
-                message: "hop_s must not exceed window_s (windows would leave gaps)")
-        }
+        try TempoVote.checkWindows(parameters, detector: Self.descriptor.name)
+        let window = parameters.number("window_s")
         let longestBeat = 60 / parameters.number("min_bpm")
         if parameters.text("analysis") == "windowed", window < 2 * longestBeat {
             throw .inconsistent(

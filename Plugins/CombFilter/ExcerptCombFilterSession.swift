@@ -1,4 +1,5 @@
 import TactusDetector
+import TactusVote
 import TactusDSP
 
 /// The `excerpt` comb filter (preset `classic`): the pipeline of seed 000 section 4.5 and seed

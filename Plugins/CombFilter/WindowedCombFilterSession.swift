@@ -1,42 +1,102 @@
+import Foundation
 import TactusDetector
 import TactusDSP
+import TactusVote
 
-/// The `windowed` comb filter (preset `default`): a band-wise onset envelope of the whole song
-/// at a low rate, comb energies per window from each window's band autocorrelations, and the
-/// shared windowed vote.
+/// The `windowed` comb filter (preset `default`): resonating combs on six band envelopes of
+/// the whole song, windowed, with bars read from the low bands and subdivisions from the high
+/// ones (see ``CombFilterDetector``).
 final class WindowedCombFilterSession: DetectorSession {
     private let envelope: OnsetStrengthAccumulator
     private let vote: TempoVote
-    private let weights: [Double]
+    private let resonator: ResonatorBank
+    /// Bands that carry the grouping (bars: kick, bass) and the subdivision (hi-hats) evidence.
+    private let groupingBands: [Bool]
+    private let subdivisionBands: [Bool]
+    private let beatIndices: Range<Int>
+    private var finite = FiniteSamples()
 
     init(parameters: ParameterSet, format: SignalFormat) {
+        let edges = parameters.numbers("band_edges_hz")
+        let frameRate = parameters.number("envelope_hz")
         envelope = OnsetStrengthAccumulator(
             sampleRate: format.sampleRate,
             configuration: OnsetStrengthConfiguration(
-                bandEdgesHz: parameters.numbers("band_edges_hz"), frameRate: parameters.number("envelope_hz"),
-                compression: parameters.number("compression")))
-        vote = TempoVote(
-            configuration: TempoVoteConfiguration(
-                windowSeconds: parameters.number("window_s"), hopSeconds: parameters.number("hop_s"),
-                minBPM: parameters.number("min_bpm"), maxBPM: parameters.number("max_bpm"),
-                priorBPM: parameters.number("prior_bpm"), priorOctaves: parameters.number("prior_octaves")))
-        weights = CombEnergy.weights(pulses: parameters.integer("pulses"))
+                bandEdgesHz: edges, frameRate: frameRate, compression: parameters.number("compression")))
+        vote = TempoVote(configuration: TempoVoteConfiguration(parameters))
+        resonator = ResonatorBank(
+            grid: vote.grid, frameRate: frameRate, halfLifeSeconds: parameters.number("resonator_half_life_s"),
+            periods: parameters.integer("resonator_periods"))
+        let pairs = Array(zip(edges, edges.dropFirst()))
+        groupingBands = pairs.map { $0.1 <= parameters.number("grouping_below_hz") }
+        subdivisionBands = pairs.map { $0.0 >= parameters.number("subdivision_above_hz") }
+        beatIndices = vote.grid.indices(within: parameters.number("min_bpm")...parameters.number("max_bpm"))
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {
-        envelope.consume(samples)
+        finite.process(samples) { envelope.consume($0) }
     }
 
     func finish() -> DetectorOutput {
         let autocorrelation = EnvelopeAutocorrelation()
-        let weights = self.weights
-        let total = weights.reduce(0, +)
-        let result = vote.decide(envelope.finish()) { window, bpms in
-            let r = autocorrelation.summed(window)
-            guard r[0] > 0 else { return bpms.map { _ in 0 } }
-            let scale = 1 / (total * Double(r[0]))
-            return bpms.map { CombEnergy.excess(r, lag: window.lag(ofBPM: $0), weights: weights) * scale }
+        return vote.decide(envelope.finish()) { window, grid in
+            let count = grid.count
+            var beat = [Double](repeating: 0, count: count)
+            var grouping = beat, subdivision = beat
+            var activeBands = 0
+            for (band, r) in autocorrelation.perBand(window).enumerated() where r[0] > 0 {
+                let resonance = resonator.energies(r)
+                activeBands += 1
+                for index in 0..<count {
+                    beat[index] += resonance[index]
+                    if groupingBands[band] { grouping[index] += resonance[index] }
+                    if subdivisionBands[band] { subdivision[index] += resonance[index] }
+                }
+            }
+            guard activeBands > 0 else { return .none(count: count) }
+            let strength = (beat[beatIndices].max() ?? 0) / Double(activeBands)
+            return PeriodicityEvidence(strength: strength, beat: beat, grouping: grouping, subdivision: subdivision)
         }
-        return DetectorOutput(voted: result)
+    }
+}
+
+/// A bank of resonating combs, one per tempo of a grid, evaluated from an envelope's
+/// autocorrelation: the resonator of period T and feedback a = 0.5^(T / half life) has an
+/// output energy of R(0) + 2 sum over m >= 1 of a^m R(m T) (up to a constant), so its
+/// resonance above the input's own energy is the a^m-weighted mean of R(m T) / R(0) over
+/// `periods` periods. The weights depend only on the grid and the envelope rate, so they are
+/// computed once per song.
+struct ResonatorBank {
+    /// Lag in envelope frames of each grid tempo.
+    private let lags: [Double]
+    /// `weights[index][m - 1]`: a^m for grid tempo `index`, normalised to sum 1.
+    private let weights: [[Double]]
+
+    init(grid: TempoGrid, frameRate: Double, halfLifeSeconds: Double, periods: Int) {
+        lags = grid.bpms.map { 60 * frameRate / $0 }
+        weights = lags.map { lag in
+            let feedback = pow(0.5, lag / frameRate / halfLifeSeconds)
+            let raw = (1...periods).map { pow(feedback, Double($0)) }
+            let total = raw.reduce(0, +)
+            return raw.map { $0 / total }
+        }
+    }
+
+    /// The resonance of every grid tempo for autocorrelation `r` (lags `0..<r.count`,
+    /// `r[0] > 0`); periods beyond the window are left out and the remaining weights rescaled.
+    func energies(_ r: [Float]) -> [Double] {
+        let zeroLag = Double(r[0])
+        let last = Double(r.count - 1)
+        return lags.indices.map { index in
+            let lag = lags[index]
+            var sum = 0.0, weightSum = 0.0
+            for (m, weight) in weights[index].enumerated() {
+                let at = lag * Double(m + 1)
+                guard at < last else { break }
+                sum += weight * EnvelopeAutocorrelation.value(r, atLag: at)
+                weightSum += weight
+            }
+            return weightSum > 0 ? sum / (weightSum * zeroLag) : 0
+        }
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 import TactusDSP
 import TactusDetector
+import TactusVote
 
 /// The settings of the `default` statistical-energy analysis.
 struct EnergyStatisticsSettings {
     var blockSeconds: Double
     var historyBlocks: Int
     var threshold: AdaptiveThreshold
-    var salience: BeatMultipleSalience
+    var intervals: BeatIntervalHistogram.Settings
     var vote: TempoVoteConfiguration
     /// Crossover frequencies between the low, middle and high bands, in Hz.
     var bandSplitHz: (low: Double, high: Double)
@@ -16,13 +17,11 @@ struct EnergyStatisticsSettings {
         blockSeconds = parameters.number("block_ms") / 1000
         historyBlocks = parameters.integer("history_blocks")
         threshold = AdaptiveThreshold(parameters)
-        salience = BeatMultipleSalience(multiples: parameters.integer("beat_multiples"))
+        intervals = BeatIntervalHistogram.Settings(
+            peakSeconds: parameters.number("peak_ms") / 1000, smoothing: parameters.number("interval_smoothing"))
         let split = parameters.numbers("band_split_hz")
         bandSplitHz = (split[0], split[1])
-        vote = TempoVoteConfiguration(
-            windowSeconds: parameters.number("window_s"), hopSeconds: parameters.number("hop_s"),
-            minBPM: parameters.number("min_bpm"), maxBPM: parameters.number("max_bpm"),
-            priorBPM: parameters.number("prior_bpm"), priorOctaves: parameters.number("prior_octaves"))
+        vote = TempoVoteConfiguration(parameters)
     }
 }
 
@@ -34,7 +33,9 @@ struct EnergyStatisticsSettings {
 /// 3 kHz (hi-hats, cymbals). Each block's energy in each band is compared with C times the mean of the
 /// band's previous `historyBlocks` blocks, and by how much (in log terms) it exceeds it is
 /// the block's beat strength: a continuous beat train instead of Patin's yes/no decision.
-/// The train goes through the shared windowed ``TempoVote`` with a ``BeatMultipleSalience``.
+/// The local maxima of each train are its beats; the intervals between them, weighted by the
+/// beats' strengths, make a histogram per window (``BeatIntervalHistogram``), and the shared
+/// windowed ``TempoVote`` decides the metrical level with subdivisions read from the high band.
 final class EnergyStatisticsSession: DetectorSession {
     private var finite = FiniteSamples()
     static let bandCount = 3
@@ -105,12 +106,28 @@ final class EnergyStatisticsSession: DetectorSession {
         let envelope = OnsetStrengthEnvelope(
             frameRate: sampleRate / Double(blockLength), sampleRate: sampleRate, bands: beatStrengths(),
             sampleCount: sampleCount, energyPrefix: prefix)
-        let autocorrelation = EnvelopeAutocorrelation()
-        let salience = settings.salience
-        let result = TempoVote(configuration: settings.vote).decide(envelope) { window, bpms in
-            salience(autocorrelation.summed(window), window: window, bpms: bpms)
+        let vote = TempoVote(configuration: settings.vote)
+        let histogram = BeatIntervalHistogram(
+            beats: envelope.bands.map { BeatIntervalHistogram.beats(in: $0, rate: envelope.frameRate, settings: settings.intervals) },
+            rate: envelope.frameRate, grid: vote.grid, settings: settings.intervals)
+        let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
+        let highBand = Self.bandCount - 1
+        return vote.decide(envelope) { window, _ in
+            let bands = (0..<Self.bandCount).map { histogram.window(band: $0, frames: window.startFrame..<(window.startFrame + window.frameCount)) }
+            var beat = [Double](repeating: 0, count: vote.grid.count)
+            var periodic = beat
+            var activeBands = 0
+            for band in bands where band.pairWeight > 0 {
+                activeBands += 1
+                for index in beat.indices {
+                    beat[index] += band.density[index]
+                    periodic[index] += band.periodicity[index]
+                }
+            }
+            guard activeBands > 0 else { return .none(count: vote.grid.count) }
+            let strength = (periodic[beatIndices].max() ?? 0) / Double(activeBands)
+            return PeriodicityEvidence(strength: strength, beat: beat, grouping: beat, subdivision: bands[highBand].density)
         }
-        return DetectorOutput(voted: result)
     }
 
     /// The soft beat trains, one per band: per block, the log excess of the band's energy over

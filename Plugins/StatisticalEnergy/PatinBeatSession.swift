@@ -1,5 +1,6 @@
 import TactusDSP
 import TactusDetector
+import TactusVote
 
 /// The settings of Patin's streaming detector, read from a resolved parameter set.
 struct PatinSettings {

@@ -1,5 +1,6 @@
 import TactusDSP
 import TactusDetector
+import TactusVote
 
 /// Tempo from sound-energy statistics (Frederic Patin, "Beat Detection Algorithms", 2003;
 /// seed 002 section 3.3).
@@ -15,15 +16,16 @@ import TactusDetector
 /// - `default` keeps the statistic but makes it soft and frequency-selective: three
 ///   sub-bands (kick, body, cymbals) at a 5.8 ms hop, each block's energy against its own
 ///   history, the excess taken as a continuous beat strength instead of a yes/no decision;
-///   the tempo of that beat-strength train is estimated per window over the whole song and
-///   decided by a strength-weighted, octave-aware vote.
+///   the beats (local maxima of the strength) give a weighted histogram of the intervals
+///   between them per window (Dixon's inter-onset intervals), and the metrical decision picks
+///   the level whose bars and half bars recur and whose subdivisions the cymbal band plays.
 public struct StatisticalEnergyDetector: TempoDetector {
     static let name = "statistical-energy"
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "1.0.0",
-        summary: "Patin's sound-energy statistics: blocks louder than their recent past are beats; tempo from their periodicity",
+        version: "2.0.0",
+        summary: "Patin's sound-energy statistics: blocks louder than their recent past are beats; tempo from the intervals between beats and a metrical decision",
         specific: [
             ParameterSpec(
                 "block_ms", .number(2...100), default: .number(5.8),
@@ -51,14 +53,18 @@ public struct StatisticalEnergyDetector: TempoDetector {
             ParameterSpec(
                 "refractory_s", .number(0...1), default: .number(0.15),
                 summary: "classic: shortest time between two beats, in seconds"),
-        ] + TempoVote.windowParameters + [
+        ] + TempoVote.windowParameters() + [
             ParameterSpec(
                 "band_split_hz", .increasingNumbers(range: 20...20_000, count: 2...2), default: .numbers([150, 3000]),
                 summary: "default: crossover frequencies in Hz between the low, middle and high sub-bands"),
             ParameterSpec(
-                "beat_multiples", .integer(1...8), default: .number(4),
-                summary: "default: a tempo's salience averages the beat-strength autocorrelation at this many multiples of its beat period"),
-        ] + TempoVote.priorParameters)
+                "peak_ms", .number(5...500), default: .number(50),
+                summary: "default: a beat is a block whose strength is the largest within this many milliseconds on either side"),
+            ParameterSpec(
+                "interval_smoothing", .number(0.001...0.2), default: .number(0.02),
+                summary: "default: width of the interval histogram's smoothing, relative (0.02: 2 % of the tempo)"),
+        ] + TempoVote.metricalParameters(
+            MetricalDecision(groupingWeight: 0.25, subdivisionWeight: 1, priorBPM: 160, priorOctaves: 0.8)))
 
     public let parameters: ParameterSet
 

@@ -1,19 +1,28 @@
+import Foundation
+
 /// The autocorrelation of a signal up to a maximum lag, computed through the FFT
 /// (the spectrum times its conjugate, transformed back), as seed 000 section 4.7 does.
 ///
 /// Linear, not circular: the signal is zero-padded to at least `length + maxLag` samples.
 /// Reuses one ``RealFFT``; create it once per signal length.
+///
+/// With a `spectralExponent` other than 2 it is the *generalised* autocorrelation
+/// (Tomic & Janer; Percival & Tzanetakis 2014): the inverse transform of |X|^k rather than
+/// |X|^2. k = 0.5 sharpens the peaks and keeps loud periodic parts from masking soft ones.
 public final class FFTAutocorrelation {
     /// The longest signal accepted.
     public let length: Int
     /// The largest lag computed.
     public let maxLag: Int
+    /// k in |X|^k: 2 is the ordinary autocorrelation.
+    public let spectralExponent: Float
     private let fft: RealFFT
 
-    public init(length: Int, maxLag: Int) {
-        precondition(length > 0 && maxLag >= 0)
+    public init(length: Int, maxLag: Int, spectralExponent: Float = 2) {
+        precondition(length > 0 && maxLag >= 0 && spectralExponent > 0)
         self.length = length
         self.maxLag = min(maxLag, length - 1)
+        self.spectralExponent = spectralExponent
         fft = RealFFT(size: FFTSize.atLeast(length + self.maxLag + 1))
     }
 
@@ -24,9 +33,17 @@ public final class FFTAutocorrelation {
         fft.load(signal)
         fft.forward()
         let spectrum = fft.spectrum
-        for bin in spectrum.indices {
-            let (re, im) = spectrum[bin]
-            spectrum[bin] = (re * re + im * im, 0)
+        if spectralExponent == 2 {
+            for bin in spectrum.indices {
+                let (re, im) = spectrum[bin]
+                spectrum[bin] = (re * re + im * im, 0)
+            }
+        } else {
+            let half = spectralExponent / 2
+            for bin in spectrum.indices {
+                let (re, im) = spectrum[bin]
+                spectrum[bin] = (powf(re * re + im * im, half), 0)
+            }
         }
         fft.inverse()
         let scale = 1 / Float(fft.size)

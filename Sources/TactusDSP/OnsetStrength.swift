@@ -65,6 +65,15 @@ public struct OnsetStrengthEnvelope: Sendable {
     }
 
     public var frameCount: Int { bands.first?.count ?? 0 }
+
+    /// The same frames and energies with other band envelopes (each of ``frameCount``
+    /// values): a detector's own signal derived from these bands, for example their sum.
+    public func replacingBands(_ bands: [[Float]]) -> OnsetStrengthEnvelope {
+        precondition(bands.allSatisfy { $0.count == frameCount })
+        return OnsetStrengthEnvelope(
+            frameRate: frameRate, sampleRate: sampleRate, bands: bands, sampleCount: sampleCount, energyPrefix: energyPrefix)
+    }
+
     public var durationSeconds: Double { Double(sampleCount) / sampleRate }
 
     /// The first audio sample of frame `k` (frames start `sampleRate / frameRate` samples apart,

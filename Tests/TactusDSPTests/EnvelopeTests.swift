@@ -31,16 +31,6 @@ private func envelope(of signal: [Float], sampleRate: Double, blockSize: Int = 1
     return accumulator.finish()
 }
 
-/// The plain autocorrelation salience of the ``TempoVote`` documentation.
-private func autocorrelationSalience() -> TempoVote.Salience {
-    let autocorrelation = EnvelopeAutocorrelation()
-    return { window, bpms in
-        let r = autocorrelation.summed(window)
-        guard r[0] > 0 else { return bpms.map { _ in 0 } }
-        return bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / Double(r[0]) }
-    }
-}
-
 @Suite struct BlockEnergyTests {
     @Test(arguments: [22_050.0, 44_100.0, 48_000.0])
     func blocksLast23MillisecondsAndHoldTheMeanSquare(sampleRate: Double) {
@@ -97,38 +87,5 @@ private func autocorrelationSalience() -> TempoVote.Salience {
         #expect(abs(env.meanSquare(frames: 0..<100) - 0.25) < 1e-6)
         #expect(abs(env.meanSquare(frames: 100..<200)) < 1e-9)
         #expect(abs(env.meanSquare(frames: 0..<10_000) - 0.125) < 1e-6)
-    }
-}
-
-@Suite struct TempoVoteTests {
-    @Test(arguments: [72.0, 123.0, 181.0])
-    func aClickTrackVotesForItsTempo(bpm: Double) {
-        let env = envelope(of: clicks(bpm: bpm, seconds: 20, sampleRate: 22_050), sampleRate: 22_050)
-        let vote = TempoVote(configuration: TempoVoteConfiguration(minBPM: 60, maxBPM: 200))
-        let result = vote.decide(env, salience: autocorrelationSalience())
-        let found = try! #require(result.bpm)
-        let factor = [1.0, 2, 0.5, 3, 1.0 / 3].first { abs(found - bpm * $0) <= 0.01 * bpm * $0 }
-        #expect(factor != nil, "found \(found) for \(bpm)")
-        #expect(result.windows.count == 4)  // at 0, 4 and 8 s, and one ending at the song's end
-        #expect(result.windows.allSatisfy { $0.energy > 0 && $0.strength > 0.3 })
-        #expect(result.confidence > 0.3)
-        #expect(result.candidates.first?.bpm == found)
-        #expect(result.candidates.count <= 5)
-    }
-
-    @Test func silenceHasNoTempo() {
-        let env = envelope(of: [Float](repeating: 0, count: 22_050 * 10), sampleRate: 22_050)
-        let result = TempoVote(configuration: TempoVoteConfiguration()).decide(env, salience: autocorrelationSalience())
-        #expect(result.bpm == nil)
-        #expect(result.reason == "silence")
-        #expect(result.windows.allSatisfy { $0.bpm == nil && $0.energy == 0 })
-    }
-
-    @Test func aWindowLayoutCoversTheWholeSong() {
-        let vote = TempoVote(configuration: TempoVoteConfiguration(windowSeconds: 8, hopSeconds: 4))
-        #expect(vote.windowRanges(frameCount: 1000, frameRate: 100) == [0..<800, 200..<1000])
-        #expect(vote.windowRanges(frameCount: 1200, frameRate: 100) == [0..<800, 400..<1200])
-        #expect(vote.windowRanges(frameCount: 500, frameRate: 100) == [0..<500])
-        #expect(vote.grid.first == 60 && abs(vote.grid.last! - 200) < 1e-9)
     }
 }

@@ -1,0 +1,60 @@
+/// Per-window autocorrelation of band envelopes through FFTW.
+///
+/// Keeps one ``FFTAutocorrelation`` and reuses it while the window length stays the same.
+/// `spectralExponent` 2 gives the ordinary autocorrelation, 0.5 the generalised one (see
+/// ``FFTAutocorrelation``). Not thread-safe: one per session.
+public final class EnvelopeAutocorrelation {
+    public let spectralExponent: Float
+    private var engine: FFTAutocorrelation?
+    private var scratch: [Float] = []
+
+    public init(spectralExponent: Float = 2) {
+        self.spectralExponent = spectralExponent
+    }
+
+    /// The autocorrelation of one envelope at lags `0..<values.count`. With `removeMean` (the
+    /// default) the mean is subtracted first, so the result measures periodicity rather than
+    /// loudness.
+    public func of(_ values: ArraySlice<Float>, removeMean: Bool = true) -> [Float] {
+        let length = values.count
+        guard length > 1 else { return [Float](repeating: 0, count: max(length, 1)) }
+        if engine?.length != length {
+            engine = FFTAutocorrelation(length: length, maxLag: length - 1, spectralExponent: spectralExponent)
+            scratch = [Float](repeating: 0, count: length)
+        }
+        let mean = removeMean ? values.reduce(0, +) / Float(length) : 0
+        for (index, value) in values.enumerated() { scratch[index] = value - mean }
+        var result = [Float](repeating: 0, count: length)
+        scratch.withUnsafeBufferPointer { input in
+            result.withUnsafeMutableBufferPointer { engine!.compute(input, into: $0) }
+        }
+        return result
+    }
+
+    /// Each band's autocorrelation (``of(_:removeMean:)``) for `window`.
+    public func perBand(_ window: EnvelopeWindow, removeMean: Bool = true) -> [[Float]] {
+        window.bands.map { of($0, removeMean: removeMean) }
+    }
+
+    /// The sum over bands of each band's autocorrelation at lags `0..<window.frameCount`.
+    /// `weights` scales each band (all 1 when nil).
+    public func summed(_ window: EnvelopeWindow, removeMean: Bool = true, weights: [Float]? = nil) -> [Float] {
+        var total = [Float](repeating: 0, count: max(window.frameCount, 1))
+        for (band, values) in window.bands.enumerated() {
+            let weight = weights?[band] ?? 1
+            guard weight != 0 else { continue }
+            let r = of(values, removeMean: removeMean)
+            for lag in r.indices { total[lag] += weight * r[lag] }
+        }
+        return total
+    }
+
+    /// `values` at a fractional lag, by linear interpolation; 0 beyond the last lag.
+    public static func value(_ values: [Float], atLag lag: Double) -> Double {
+        guard lag >= 0 else { return 0 }
+        let lower = Int(lag)
+        guard lower + 1 < values.count else { return lower == values.count - 1 && lag == Double(lower) ? Double(values[lower]) : 0 }
+        let fraction = lag - Double(lower)
+        return Double(values[lower]) * (1 - fraction) + Double(values[lower + 1]) * fraction
+    }
+}
