@@ -4,62 +4,78 @@ public struct ConsensusTempo: Sendable, Hashable, Codable {
     public var bpm: Double?
     /// The detectors whose own tempo is within 4 % of `bpm`, sorted by name.
     public var detectors: [String]
+    /// How strongly the detectors support `bpm`, in 0...1 (see ``Consensus/of(_:tolerance:)``);
+    /// nil where only the tempo and the agreeing detectors were kept (a library's stored
+    /// consensus).
+    public var confidence: Double?
 
-    public init(bpm: Double?, detectors: [String]) {
+    public init(bpm: Double?, detectors: [String], confidence: Double? = nil) {
         self.bpm = bpm
         self.detectors = detectors
+        self.confidence = confidence
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(bpm, forKey: .bpm)
         try container.encode(detectors, forKey: .detectors)
+        try container.encodeIfPresent(confidence, forKey: .confidence)
     }
 }
 
-/// Octave-aware agreement between detectors, weighted by their confidence.
+/// Octave- and 3:2-aware agreement between detectors' candidate lists, weighted by their
+/// confidence.
 public enum Consensus {
-    /// How much an octave-related candidate (rather than the detector's own tempo) counts,
-    /// at full strength.
+    /// How much a detector's candidate (rather than its own tempo) counts, at full strength.
     public static let candidateVote = 0.5
 
     /// The consensus of the analyses of one song.
     ///
-    /// Every detector's tempo is a hypothesis, and every detector votes on each hypothesis:
-    /// a full vote when its own tempo is within `tolerance` of it, otherwise half a vote times
-    /// the strength of its candidate at that tempo (so a detector that reported 70 BPM with a
-    /// strong 140 BPM candidate still half-supports 140), and nothing if it has no such
-    /// candidate. Votes are weighted by (1 + confidence) / 2: confidence breaks ties between
-    /// octaves, but detectors define their confidence on different scales, so it never lets
-    /// one detector outvote two that agree. The best-supported hypothesis wins; the
-    /// consensus tempo is the confidence-weighted mean of the detector tempi within
-    /// `tolerance` of it, and those detectors are the ones that agree.
+    /// Every tempo a detector proposes, its own or one of its candidates (octave, 3:2 and other
+    /// relatives included), is a hypothesis, and every detector votes on each hypothesis: a
+    /// full vote when its own tempo is within `tolerance` of it, otherwise half a vote times
+    /// the strength of its candidate there, and nothing if it has no such candidate. So a
+    /// detector that reported 90 BPM with a strong 180 BPM candidate still half-supports 180,
+    /// and two detectors that agree on 180 while the third says 120 win. Votes are weighted by
+    /// (1 + confidence) / 2: confidence breaks ties, but never lets one detector outvote two
+    /// that agree. The best-supported hypothesis wins; the consensus tempo is the
+    /// confidence-weighted mean of the detector tempi within `tolerance` of it (the hypothesis
+    /// itself when only candidates support it), those detectors are the ones that agree, and
+    /// the confidence is the winner's support times the detectors' confidences, over the
+    /// number of detectors that found a tempo (1: all agree, each fully confident).
     public static func of(_ analyses: [TempoAnalysis], tolerance: Double = TempoRelation.defaultTolerance) -> ConsensusTempo {
         let found = analyses.filter { $0.bpm != nil }
         guard !found.isEmpty else { return ConsensusTempo(bpm: nil, detectors: []) }
 
-        func vote(for hypothesis: Double, by analysis: TempoAnalysis) -> Double {
-            let weight = (1 + min(max(analysis.confidence, 0), 1)) / 2
-            if let bpm = analysis.bpm, TempoRelation.matches(bpm, hypothesis, tolerance: tolerance) {
-                return weight
-            }
+        func confidence(_ analysis: TempoAnalysis) -> Double { min(max(analysis.confidence, 0), 1) }
+        /// The share of a full vote `analysis` gives `hypothesis`, before its confidence weight.
+        func share(of hypothesis: Double, by analysis: TempoAnalysis) -> Double {
+            if let bpm = analysis.bpm, TempoRelation.matches(bpm, hypothesis, tolerance: tolerance) { return 1 }
             let strength = analysis.candidates
                 .filter { TempoRelation.matches($0.bpm, hypothesis, tolerance: tolerance) }
                 .map(\.strength).max() ?? 0
-            return weight * candidateVote * min(max(strength, 0), 1)
+            return candidateVote * min(max(strength, 0), 1)
         }
 
-        var best: (score: Double, agreeing: [TempoAnalysis])?
-        for hypothesis in found.compactMap(\.bpm) {
-            let score = found.reduce(0) { $0 + vote(for: hypothesis, by: $1) }
-            let agreeing = found.filter { TempoRelation.matches($0.bpm!, hypothesis, tolerance: tolerance) }
+        let hypotheses = found.compactMap(\.bpm) + found.flatMap { $0.candidates.map(\.bpm) }
+        var best: (hypothesis: Double, score: Double)?
+        for hypothesis in hypotheses where hypothesis > 0 && hypothesis.isFinite {
+            let score = found.reduce(0) { $0 + (1 + confidence($1)) / 2 * share(of: hypothesis, by: $1) }
             if best == nil || score > best!.score + 1e-9 {
-                best = (score, agreeing)
+                best = (hypothesis, score)
             }
         }
         guard let winner = best else { return ConsensusTempo(bpm: nil, detectors: []) }
-        let weights = winner.agreeing.map { max($0.confidence, 1e-3) }
-        let mean = zip(winner.agreeing, weights).reduce(0) { $0 + $1.0.bpm! * $1.1 } / weights.reduce(0, +)
-        return ConsensusTempo(bpm: mean, detectors: Array(Set(winner.agreeing.map(\.detector))).sorted())
+        let agreeing = found.filter { TempoRelation.matches($0.bpm!, winner.hypothesis, tolerance: tolerance) }
+        let support = found.reduce(0) { $0 + confidence($1) * share(of: winner.hypothesis, by: $1) } / Double(found.count)
+        let bpm: Double
+        if agreeing.isEmpty {
+            bpm = winner.hypothesis
+        } else {
+            let weights = agreeing.map { max($0.confidence, 1e-3) }
+            bpm = zip(agreeing, weights).reduce(0) { $0 + $1.0.bpm! * $1.1 } / weights.reduce(0, +)
+        }
+        return ConsensusTempo(
+            bpm: bpm, detectors: Array(Set(agreeing.map(\.detector))).sorted(), confidence: min(max(support, 0), 1))
     }
 }
