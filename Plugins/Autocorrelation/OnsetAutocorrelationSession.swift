@@ -28,7 +28,7 @@ struct OnsetAutocorrelationSettings {
 }
 
 /// The `default` preset, after Percival & Tzanetakis (2014): one onset-strength signal (the
-/// log-compressed spectral flux over twelfth-octave bands, summed and smoothed), its
+/// log-compressed spectral flux over twelfth-octave bands, averaged and smoothed), its
 /// generalised autocorrelation (|X|^0.5) in windows, and the metrical decision on the song's
 /// mean autocorrelation.
 final class OnsetAutocorrelationSession: DetectorSession {
@@ -47,7 +47,7 @@ final class OnsetAutocorrelationSession: DetectorSession {
 
     func finish() -> DetectorOutput {
         let bands = accumulator.finish()
-        let envelope = bands.replacingBands([Self.smoothed(Self.summed(bands.bands), frames: settings.smoothingFrames)])
+        let envelope = bands.replacingBands([Self.smoothed(Self.averaged(bands.bands), frames: settings.smoothingFrames)])
         let autocorrelation = EnvelopeAutocorrelation(spectralExponent: settings.spectralExponent)
         let vote = TempoVote(configuration: settings.vote)
         let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
@@ -57,37 +57,20 @@ final class OnsetAutocorrelationSession: DetectorSession {
             let zeroLag = Double(r[0])
             let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / zeroLag }
             guard let best = beatIndices.max(by: { curve[$0] < curve[$1] }) else { return .none(count: grid.count) }
-            let strength = Self.correlation(window.bands[0], atLag: window.lag(ofBPM: grid.bpms[best]))
-            return PeriodicityEvidence(strength: strength, curve: curve)
+            let lags = window.lag(ofBPM: grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: grid.bpms[beatIndices.lowerBound])
+            let contrast = PeriodicityContrast(window.bands[0], lags: lags)
+            return PeriodicityEvidence(strength: contrast.strength(atLag: window.lag(ofBPM: grid.bpms[best])), curve: curve)
         }
     }
 
-    /// The ordinary normalised autocorrelation of `values` (mean removed) at one fractional
-    /// lag: how periodic the window is at its best period, on the same 0...1 scale for every
-    /// detector (the generalised autocorrelation's own values are flatter).
-    private static func correlation(_ values: ArraySlice<Float>, atLag lag: Double) -> Double {
-        let count = values.count
-        let whole = Int(lag), fraction = lag - Double(whole)
-        guard whole + 1 < count else { return 0 }
-        let mean = Double(values.reduce(0, +)) / Double(count)
-        let start = values.startIndex
-        var energy = 0.0, atWhole = 0.0, atNext = 0.0
-        for index in 0..<count {
-            let value = Double(values[start + index]) - mean
-            energy += value * value
-            if index + whole < count { atWhole += value * (Double(values[start + index + whole]) - mean) }
-            if index + whole + 1 < count { atNext += value * (Double(values[start + index + whole + 1]) - mean) }
-        }
-        guard energy > 0 else { return 0 }
-        return ((1 - fraction) * atWhole + fraction * atNext) / energy
-    }
-
-    /// The onset-strength signal: the sum over bands of each band's flux.
-    private static func summed(_ bands: [[Float]]) -> [Float] {
+    /// The onset-strength signal: the mean over bands of each band's flux.
+    private static func averaged(_ bands: [[Float]]) -> [Float] {
         guard var total = bands.first else { return [] }
         for band in bands.dropFirst() {
             for index in total.indices { total[index] += band[index] }
         }
+        let scale = 1 / Float(bands.count)
+        for index in total.indices { total[index] *= scale }
         return total
     }
 

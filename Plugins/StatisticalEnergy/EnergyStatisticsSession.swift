@@ -125,7 +125,10 @@ final class EnergyStatisticsSession: DetectorSession {
                 }
             }
             guard activeBands > 0 else { return .none(count: vote.grid.count) }
-            let strength = (periodic[beatIndices].max() ?? 0) / Double(activeBands)
+            // Random beats fill the histogram evenly: only a peak above its mean is periodicity.
+            let inRange = periodic[beatIndices]
+            let mean = inRange.reduce(0, +) / Double(max(inRange.count, 1))
+            let strength = ((inRange.max() ?? 0) - mean) / Double(activeBands)
             return PeriodicityEvidence(strength: strength, beat: beat, grouping: beat, subdivision: bands[highBand].density)
         }
     }

@@ -181,27 +181,31 @@ public final class OnsetStrengthAccumulator {
             sampleCount: consumed, energyPrefix: prefix)
     }
 
-    /// Compression relative to the song's mean full-band magnitude, then diff-rect per band.
+    /// Compression relative to the song's mean full-band magnitude, then diff-rect per band,
+    /// in place: the magnitudes become the envelope, so a song's bands are held once.
     private func onsetStrength() -> [[Float]] {
-        let frames = magnitudes.first?.count ?? 0
-        guard frames > 0 else { return magnitudes }
-        let total = magnitudes.reduce(0.0) { sum, band in band.reduce(sum) { $0 + Double($1) } }
+        var bands: [[Float]] = []
+        swap(&bands, &magnitudes)
+        let frames = bands.first?.count ?? 0
+        guard frames > 0 else { return bands }
+        let total = bands.reduce(0.0) { sum, band in band.reduce(sum) { $0 + Double($1) } }
         let reference = total / Double(frames)
         let linear = configuration.compression == 0
         let relative = reference > 0 ? Float(1 / reference) : 0
         let compression = Float(configuration.compression)
         let minimumRise = Float(configuration.minimumRise)
-        return magnitudes.map { band in
-            var result = [Float](repeating: 0, count: frames)
-            var previous: Float = 0
-            for (frame, magnitude) in band.enumerated() {
-                let scaled = magnitude * relative
-                let level = linear ? scaled * scaled : log1p(compression * scaled)
-                result[frame] = frame > 0 ? max(level - previous - minimumRise, 0) : 0
-                previous = level
+        for band in bands.indices {
+            bands[band].withUnsafeMutableBufferPointer { values in
+                var previous: Float = 0
+                for frame in values.indices {
+                    let scaled = values[frame] * relative
+                    let level = linear ? scaled * scaled : log1p(compression * scaled)
+                    values[frame] = frame > 0 ? max(level - previous - minimumRise, 0) : 0
+                    previous = level
+                }
             }
-            return result
         }
+        return bands
     }
 
     private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {

@@ -1,4 +1,5 @@
 import Foundation
+import TactusDSP
 
 /// Which metrical level is the beat: a rule over the whole song's periodicity evidence, in
 /// place of a fixed tempo prior alone.
@@ -18,7 +19,8 @@ import Foundation
 /// level whose own beat is weak (a bar with one kick) loses to its half. Duple and triple
 /// groupings and subdivisions count alike, so waltzes keep their quarter note. The prior,
 /// a log-normal over tempo (centre `priorBPM`, width `priorOctaves`, 0: none), is wide: it
-/// only breaks near-ties that the evidence leaves.
+/// only breaks near-ties that the evidence leaves. Only the song's own periodicities (peaks of
+/// `beat`) are candidates: a level the music does not repeat at cannot be its beat.
 public struct MetricalDecision: Sendable, Hashable {
     public var groupingWeight: Double
     public var subdivisionWeight: Double
@@ -43,13 +45,33 @@ public struct MetricalDecision: Sendable, Hashable {
         return exp(-0.5 * distance * distance)
     }
 
-    /// The score of each tempo of `candidates` given `evidence` sampled on `grid`.
-    public func scores(_ evidence: PeriodicityEvidence, grid: TempoGrid, candidates: ArraySlice<Double>) -> [Double] {
-        candidates.map { bpm in
-            let beat = max(grid.value(evidence.beat, atBPM: bpm), 0)
-            let grouping = Self.ratios.map { grid.value(evidence.grouping, atBPM: bpm / $0) }.max() ?? 0
-            let subdivision = Self.ratios.map { grid.value(evidence.subdivision, atBPM: bpm * $0) }.max() ?? 0
-            return (beat + groupingWeight * max(grouping, 0) + subdivisionWeight * max(subdivision, 0)) * prior(bpm)
+    /// The score of the tempo `bpm` given `evidence` sampled on `grid`.
+    public func score(_ evidence: PeriodicityEvidence, grid: TempoGrid, bpm: Double) -> Double {
+        let beat = max(grid.value(evidence.beat, atBPM: bpm), 0)
+        let grouping = Self.ratios.map { grid.value(evidence.grouping, atBPM: bpm / $0) }.max() ?? 0
+        let subdivision = Self.ratios.map { grid.value(evidence.subdivision, atBPM: bpm * $0) }.max() ?? 0
+        return (beat + groupingWeight * max(grouping, 0) + subdivisionWeight * max(subdivision, 0)) * prior(bpm)
+    }
+
+    /// The song's own periodicities in `range` that the decision chooses among: the local maxima
+    /// of the `beat` curve with a positive value (a range boundary counts when the curve falls
+    /// away from it inside the range), refined by parabolic interpolation, each with its score,
+    /// best first. A tempo that is not itself a periodicity of the music is never the beat,
+    /// however well its half or double is supported.
+    public func choices(_ evidence: PeriodicityEvidence, grid: TempoGrid, range: Range<Int>) -> [(bpm: Double, score: Double)] {
+        let beat = evidence.beat
+        var found: [(bpm: Double, score: Double)] = []
+        for index in range where beat[index] > 0 {
+            let left = index > range.lowerBound ? beat[index - 1] : -Double.infinity
+            let right = index + 1 < range.upperBound ? beat[index + 1] : -Double.infinity
+            guard beat[index] >= left && beat[index] >= right && (beat[index] > left || beat[index] > right) else { continue }
+            var position = Double(index)
+            if left.isFinite && right.isFinite {
+                position += Peaks.parabolicVertex(left: left, centre: beat[index], right: right).offset
+            }
+            let bpm = grid.bpm(atPosition: position)
+            found.append((bpm, score(evidence, grid: grid, bpm: bpm)))
         }
+        return found.sorted { $0.score > $1.score }
     }
 }

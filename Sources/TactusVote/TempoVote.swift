@@ -66,10 +66,10 @@ public struct TempoVoteConfiguration: Sendable, Hashable {
 /// are the best peaks of the decision's score with the winner's octave relatives (x2, /2, x3,
 /// /3 within the range) always included, strengths relative to the winner.
 ///
-/// The confidence is the square root of the product of how periodic the song is (the mean
-/// window strength) and how clearly the decision won, `0.25 + 0.75 * margin`, where the margin
-/// is 1 minus the ratio of the best other peak's score to the winner's: an octave or 3:2
-/// competitor almost as good as the winner halves the confidence.
+/// The confidence is the product of how periodic the song is (the square root of the mean
+/// window strength) and how clearly the decision won, `0.25 + 0.75 * margin`, where the margin is 1 minus the ratio
+/// of the best other peak's score to the winner's: an octave or 3:2 competitor as good as the
+/// winner quarters the confidence.
 public struct TempoVote: Sendable {
     /// A detector's evidence function (see ``TempoVote``).
     public typealias Evidence = (_ window: EnvelopeWindow, _ grid: TempoGrid) -> PeriodicityEvidence
@@ -151,7 +151,7 @@ public struct TempoVote: Sendable {
         let margin = decided.peaks.dropFirst()
             .first { !TempoRelation.matches($0.bpm, decided.best.bpm) }
             .map { 1 - min(max($0.value / decided.best.value, 0), 1) } ?? 1
-        let confidence = (min(max(periodicity, 0), 1) * (0.25 + 0.75 * margin)).squareRoot()
+        let confidence = min(max(periodicity, 0), 1).squareRoot() * (0.25 + 0.75 * margin)
         return DetectorOutput(
             bpm: decided.best.bpm, confidence: confidence,
             candidates: candidates(decided.peaks, best: decided.best), windows: windows)
@@ -173,34 +173,14 @@ public struct TempoVote: Sendable {
         var value: Double
     }
 
-    /// The metrical decision's score over the beat candidates and its peaks, strongest first;
-    /// nil when no candidate scores above 0.
+    /// The metrical decision's choices (the song's periodicities in the beat range), strongest
+    /// first; nil when there is none.
     private func decision(_ evidence: PeriodicityEvidence) -> (best: GridPeak, peaks: [GridPeak])? {
-        let bpms = grid.bpms[beatIndices]
-        let score = configuration.metrical.scores(evidence, grid: grid, candidates: bpms)
-        let found = peaks(of: score, offset: beatIndices.lowerBound)
+        let found = configuration.metrical.choices(evidence, grid: grid, range: beatIndices)
+            .filter { $0.score > 0 }
+            .map { GridPeak(bpm: $0.bpm, value: $0.score) }
         guard let best = found.first else { return nil }
         return (best, found)
-    }
-
-    /// Local maxima of `values` (ends included), refined by parabolic interpolation, strongest
-    /// first; `offset` is the grid index of `values[0]`.
-    private func peaks(of values: [Double], offset: Int) -> [GridPeak] {
-        var found: [GridPeak] = []
-        for index in values.indices {
-            let left = index > 0 ? values[index - 1] : -Double.infinity
-            let right = index + 1 < values.count ? values[index + 1] : -Double.infinity
-            guard values[index] > left && values[index] >= right && values[index] > 0 else { continue }
-            var position = Double(index)
-            var value = values[index]
-            if left.isFinite && right.isFinite {
-                let vertex = Peaks.parabolicVertex(left: left, centre: values[index], right: right)
-                position += vertex.offset
-                value = vertex.value
-            }
-            found.append(GridPeak(bpm: grid.bpm(atPosition: position + Double(offset)), value: value))
-        }
-        return found.sorted { $0.value > $1.value }
     }
 
     private func candidates(_ all: [GridPeak], best: GridPeak) -> [TempoCandidate] {

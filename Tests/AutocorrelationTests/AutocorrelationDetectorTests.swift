@@ -12,7 +12,8 @@ private let descriptor = AutocorrelationDetector.descriptor
     @Test func everyParameterIsDeclaredWithAValidDefaultInEveryPreset() throws {
         try behaviour.everyParameterIsDeclaredWithAValidDefault(
             name: "autocorrelation", presets: ["default", "classic"],
-            required: ["min_bpm", "max_bpm", "decimated_hz", "cutoff_factor", "band_edges_hz", "window_s", "hop_s", "prior_bpm"])
+            required: ["min_bpm", "max_bpm", "decimated_hz", "cutoff_factor", "bands_per_octave", "flux_range_hz", "spectral_exponent", "window_s", "hop_s",
+                       "grouping_weight", "subdivision_weight", "prior_bpm"])
     }
 
     @Test func classicIsTheSoundTouchConfiguration() throws {
@@ -27,9 +28,10 @@ private let descriptor = AutocorrelationDetector.descriptor
 
     @Test(arguments: [
         ("decimated_hz", ParameterValue.number(20)),
-        ("beat_multiples", .number(2.5)),
-        ("band_edges_hz", .numbers([0, 800, 400])),
-        ("band_edges_hz", .numbers([100])),
+        ("bands_per_octave", .number(2.5)),
+        ("flux_range_hz", .numbers([800, 400])),
+        ("flux_range_hz", .numbers([100])),
+        ("spectral_exponent", .number(0)),
         ("prior_octaves", .number(-1)),
         ("preset", .text("fast")),
     ])

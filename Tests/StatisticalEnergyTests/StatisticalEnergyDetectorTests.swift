@@ -12,7 +12,8 @@ private let descriptor = StatisticalEnergyDetector.descriptor
     @Test func everyParameterIsDeclaredWithAValidDefaultInEveryPreset() throws {
         try behaviour.everyParameterIsDeclaredWithAValidDefault(
             name: "statistical-energy", presets: ["default", "classic"],
-            required: ["min_bpm", "max_bpm", "block_ms", "history_blocks", "c_slope", "c_intercept", "hold_blocks", "window_s", "hop_s"])
+            required: ["min_bpm", "max_bpm", "block_ms", "history_blocks", "c_slope", "c_intercept", "hold_blocks", "window_s", "hop_s",
+                       "peak_ms", "interval_smoothing", "grouping_weight", "subdivision_weight", "prior_bpm"])
     }
 
     @Test func classicIsPatinsConfiguration() throws {

@@ -89,7 +89,7 @@ private func metre(_ peaks: [(bpm: Double, height: Double)], grid: TempoGrid) ->
     let decision = MetricalDecision(groupingWeight: 0.5, subdivisionWeight: 1, priorBPM: 120, priorOctaves: 0)
 
     private func winner(_ evidence: PeriodicityEvidence, among bpms: [Double]) -> Double {
-        let scores = decision.scores(evidence, grid: grid, candidates: bpms[...])
+        let scores = bpms.map { decision.score(evidence, grid: grid, bpm: $0) }
         return bpms[scores.indices.max { scores[$0] < scores[$1] }!]
     }
 
@@ -100,17 +100,29 @@ private func metre(_ peaks: [(bpm: Double, height: Double)], grid: TempoGrid) ->
         #expect(winner(PeriodicityEvidence(strength: 1, curve: beat), among: [120, 180]) == 180)
     }
 
-    @Test func theSlowerOctaveLosesWhenItsOwnBeatIsWeaker() {
-        // A periodicity curve favours the slower level slightly (its period holds two beats),
-        // but the faster level is subdivided and grouped as well.
-        let beat = metre([(128, 0.9), (64, 1), (256, 0.7), (32, 0.9)], grid: grid)
-        #expect(winner(PeriodicityEvidence(strength: 1, curve: beat), among: [64, 128]) == 128)
+    @Test func theFasterOctaveWinsWhenItsSubdivisionsArePeriodicToo() {
+        // A periodicity curve favours the slower level slightly (its period holds two beats);
+        // the faster level wins when its own subdivision (off-beat hi-hats at 256) is as periodic
+        // as the beat, and loses when it is not.
+        let hats = metre([(128, 0.9), (64, 1), (256, 0.9), (32, 0.5)], grid: grid)
+        #expect(winner(PeriodicityEvidence(strength: 1, curve: hats), among: [64, 128]) == 128)
+        let noHats = metre([(128, 0.9), (64, 1), (256, 0.2), (32, 0.5)], grid: grid)
+        #expect(winner(PeriodicityEvidence(strength: 1, curve: noHats), among: [64, 128]) == 64)
     }
 
     @Test func aWaltzKeepsItsQuarterNote() {
         // 3/4 at 134: bars at 44.7, eighths at 268; 201 (3/2) has neither a grouping nor a subdivision.
         let beat = metre([(134, 1), (44.7, 0.9), (268, 0.6), (67, 0.5), (201, 0.7)], grid: grid)
         #expect(winner(PeriodicityEvidence(strength: 1, curve: beat), among: [134, 201, 89.3]) == 134)
+    }
+
+    @Test func onlyTheSongsOwnPeriodicitiesAreCandidates() {
+        // A 60 BPM click track repeats at 60 and its multiples of period only; 120 and 180 have
+        // strong groupings (60) but are not periodicities themselves, so they are never chosen.
+        let beat = metre([(60, 1), (30, 1), (20, 1)], grid: grid)
+        let choices = decision.choices(PeriodicityEvidence(strength: 1, curve: beat), grid: grid, range: grid.indices(within: 60...200))
+        #expect(choices.map(\.bpm).allSatisfy { abs($0 - 60) < 1 || $0 > 199 })
+        #expect(abs((choices.first?.bpm ?? 0) - 60) < 0.5)
     }
 
     @Test func thePriorOnlyBreaksTies() {
