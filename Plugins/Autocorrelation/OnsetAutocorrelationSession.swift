@@ -49,6 +49,7 @@ final class OnsetAutocorrelationSession: DetectorSession {
         let bands = accumulator.finish()
         let envelope = bands.replacingBands([Self.smoothed(Self.averaged(bands.bands), frames: settings.smoothingFrames)])
         let autocorrelation = EnvelopeAutocorrelation(spectralExponent: settings.spectralExponent)
+        let ordinary = EnvelopeAutocorrelation()
         let vote = TempoVote(configuration: settings.vote)
         let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
         return vote.decide(envelope) { window, grid in
@@ -58,7 +59,8 @@ final class OnsetAutocorrelationSession: DetectorSession {
             let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / zeroLag }
             guard let best = beatIndices.max(by: { curve[$0] < curve[$1] }) else { return .none(count: grid.count) }
             let lags = window.lag(ofBPM: grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: grid.bpms[beatIndices.lowerBound])
-            let contrast = PeriodicityContrast(window.bands[0], lags: lags)
+            let contrast = PeriodicityContrast(
+                autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
             return PeriodicityEvidence(strength: contrast.strength(atLag: window.lag(ofBPM: grid.bpms[best])), curve: curve)
         }
     }

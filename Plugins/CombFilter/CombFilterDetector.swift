@@ -73,7 +73,7 @@ public struct CombFilterDetector: TempoDetector {
                 summary: "windowed analysis: bands starting at or above this give the metrical decision its subdivision evidence"),
         ] + TempoVote.windowParameters()
             + TempoVote.metricalParameters(
-                MetricalDecision(groupingWeight: 0.5, subdivisionWeight: 1, priorBPM: 140, priorOctaves: 1)))
+                MetricalDecision(groupingWeight: 0.75, subdivisionWeight: 1, priorBPM: 160, priorOctaves: 1.5)))
 
     public let parameters: ParameterSet
 

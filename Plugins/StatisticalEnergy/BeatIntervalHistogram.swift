@@ -29,9 +29,6 @@ struct BeatIntervalHistogram {
     struct Window {
         /// The histogram divided by the total weight of its pairs: where the intervals lie.
         var density: [Double]
-        /// The histogram divided by the beats' own energy (sum of squared strengths): about 1
-        /// at the period of a perfectly regular train, as a normalised autocorrelation would be.
-        var periodicity: [Double]
         /// The total weight of the window's pairs (0: no pair).
         var pairWeight: Double
     }
@@ -84,9 +81,8 @@ struct BeatIntervalHistogram {
         var last = first
         while last < all.count && all[last].frame < frames.upperBound { last += 1 }
         var raw = [Double](repeating: 0, count: grid.count)
-        var pairWeight = 0.0, energy = 0.0
+        var pairWeight = 0.0
         for i in first..<last {
-            energy += all[i].strength * all[i].strength
             for j in (i + 1)..<last {
                 let interval = Double(all[j].frame - all[i].frame) / rate
                 guard interval <= longestInterval else { break }
@@ -99,14 +95,8 @@ struct BeatIntervalHistogram {
                 if lower + 1 < grid.count { raw[lower + 1] += weight * fraction }
             }
         }
-        guard pairWeight > 0, energy > 0 else {
-            let zeros = [Double](repeating: 0, count: grid.count)
-            return Window(density: zeros, periodicity: zeros, pairWeight: 0)
-        }
-        let smooth = smoothed(raw)
-        return Window(
-            density: smooth.map { $0 / (pairWeight * kernelArea) }, periodicity: smooth.map { $0 / energy },
-            pairWeight: pairWeight)
+        guard pairWeight > 0 else { return Window(density: [Double](repeating: 0, count: grid.count), pairWeight: 0) }
+        return Window(density: smoothed(raw).map { $0 / (pairWeight * kernelArea) }, pairWeight: pairWeight)
     }
 
     private func smoothed(_ values: [Double]) -> [Double] {

@@ -112,23 +112,28 @@ final class EnergyStatisticsSession: DetectorSession {
             rate: envelope.frameRate, grid: vote.grid, settings: settings.intervals)
         let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
         let highBand = Self.bandCount - 1
+        let autocorrelation = EnvelopeAutocorrelation()
         return vote.decide(envelope) { window, _ in
             let bands = (0..<Self.bandCount).map { histogram.window(band: $0, frames: window.startFrame..<(window.startFrame + window.frameCount)) }
             var beat = [Double](repeating: 0, count: vote.grid.count)
-            var periodic = beat
             var activeBands = 0
             for band in bands where band.pairWeight > 0 {
                 activeBands += 1
-                for index in beat.indices {
-                    beat[index] += band.density[index]
-                    periodic[index] += band.periodicity[index]
-                }
+                for index in beat.indices { beat[index] += band.density[index] }
             }
-            guard activeBands > 0 else { return .none(count: vote.grid.count) }
-            // Random beats fill the histogram evenly: only a peak above its mean is periodicity.
-            let inRange = periodic[beatIndices]
-            let mean = inRange.reduce(0, +) / Double(max(inRange.count, 1))
-            let strength = ((inRange.max() ?? 0) - mean) / Double(activeBands)
+            guard activeBands > 0, let best = beatIndices.max(by: { beat[$0] < beat[$1] }) else {
+                return .none(count: vote.grid.count)
+            }
+            // How periodic the trains are at the histogram's best beat, above the level random
+            // beats of the same density would reach: the contrast of the most periodic band (a
+            // string quartet's beat lives in one band only).
+            let bestLag = window.lag(ofBPM: vote.grid.bpms[best])
+            let lags = window.lag(ofBPM: vote.grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: vote.grid.bpms[beatIndices.lowerBound])
+            let contrasts = window.bands.map { train in
+                PeriodicityContrast(autocorrelation: autocorrelation.of(train), frames: window.frameCount, lags: lags)
+                    .strength(atLag: bestLag)
+            }
+            let strength = contrasts.max() ?? 0
             return PeriodicityEvidence(strength: strength, beat: beat, grouping: beat, subdivision: bands[highBand].density)
         }
     }

@@ -151,7 +151,7 @@ public struct TempoVote: Sendable {
         let margin = decided.peaks.dropFirst()
             .first { !TempoRelation.matches($0.bpm, decided.best.bpm) }
             .map { 1 - min(max($0.value / decided.best.value, 0), 1) } ?? 1
-        let confidence = min(max(periodicity, 0), 1).squareRoot() * (0.25 + 0.75 * margin)
+        let confidence = min(max(periodicity, 0), 1).squareRoot() * (0.5 + 0.5 * margin)
         return DetectorOutput(
             bpm: decided.best.bpm, confidence: confidence,
             candidates: candidates(decided.peaks, best: decided.best), windows: windows)

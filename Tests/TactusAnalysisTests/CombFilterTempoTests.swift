@@ -27,7 +27,7 @@ import TactusTestSupport
         let signal = Synth.drumPattern(bpm: bpm, seconds: 20, sampleRate: Double(Self.rate), pattern: pattern)
         let result = try TestSongs.analyze([signal], sampleRate: Self.rate, detectors: [TestSongs.combFilter()])
         let analysis = try #require(result.analyses.first)
-        #expect(TempoOctave.matches(analysis.bpm, bpm), "\(analysis.bpm ?? 0) for \(bpm) \(patternName)")
+        #expect(TempoOctave.matches(analysis.bpm, bpm), "\(analysis.bpm ?? 0) for \(bpm) \(patternName): \(analysis.candidates)")
         // The octave the detector did not choose is among the candidates.
         #expect(analysis.candidates.count >= 2 && analysis.candidates.count <= 5)
         #expect(analysis.candidates.first?.strength == 1)

@@ -42,8 +42,9 @@ import TactusTestSupport
         #expect(envelope.values.allSatisfy { $0 >= 0 } && envelope.values.contains { $0 > 1e-3 })
 
         let comb = try #require(result.analyses.first { $0.detector == "comb-filter" })
-        #expect(comb.windows.map(\.startS) == [0, 4, 8, 12])
-        #expect(comb.windows.allSatisfy { abs($0.durationS - 8) < 0.02 && $0.energy > 0 && $0.bpm != nil })
+        // The default windows: 12 s every 3 s, plus one ending at the song's end.
+        #expect(comb.windows.map(\.startS) == [0, 3, 6, 8])
+        #expect(comb.windows.allSatisfy { abs($0.durationS - 12) < 0.02 && $0.energy > 0 && $0.bpm != nil })
         #expect(comb.seconds > 0)
         #expect(comb.version == BuiltinDetectors.registry.descriptor(named: "comb-filter")?.version)
         let consensus = try #require(result.consensus.bpm)
@@ -56,7 +57,8 @@ import TactusTestSupport
         let rate = 22_050.0
         let loud = Synth.drumPattern(bpm: 100, seconds: 8, sampleRate: rate)
         let music = loud + loud.map { $0 * 0.5 }
-        let result = try TestSongs.analyze([music], sampleRate: 22_050, format: .wavFloat, detectors: [TestSongs.combFilter()])
+        let comb = try TestSongs.combFilter("default", ["window_s": .number(8), "hop_s": .number(4)])
+        let result = try TestSongs.analyze([music], sampleRate: 22_050, format: .wavFloat, detectors: [comb])
         let windows = try #require(result.analyses.first?.windows)
         #expect(windows.map(\.startS) == [0, 4, 8])
         let first = music[0..<Int(8 * rate)].reduce(0.0) { $0 + Double($1) * Double($1) } / (8 * rate)
