@@ -11,7 +11,7 @@ import TactusVote
 ///   and the highest autocorrelation peak in the allowed lag range, refined by parabolic
 ///   interpolation (seed 000 shows why: the lag resolution is 60 f / (n^2 + n)), is the beat.
 /// - `default` follows Percival & Tzanetakis (2014): the onset-strength signal is the
-///   log-compressed spectral flux over twelfth-octave bands (log(1 + c * magnitude / M),
+///   log-compressed spectral flux over eighth-octave bands (log(1 + c * magnitude / M),
 ///   differenced, half-wave rectified, summed over the bands and smoothed); each window's
 ///   *generalised* autocorrelation (the inverse transform of |X|^0.5, which sharpens the
 ///   peaks) is normalised by its value at lag 0 and read at every tempo of the vote's grid; the
@@ -39,7 +39,7 @@ public struct AutocorrelationDetector: TempoDetector {
                 "smoothing_ms", .number(0...200), default: .number(5.6),
                 summary: "classic: time constant of the envelope's smoothing, in milliseconds"),
             ParameterSpec(
-                "bands_per_octave", .integer(1...24), default: .number(12),
+                "bands_per_octave", .integer(1...24), default: .number(8),
                 summary: "default: spectral-flux bands per octave over flux_range_hz (plus one band below it)"),
             ParameterSpec(
                 "flux_range_hz", .increasingNumbers(range: 10...24_000, count: 2...2), default: .numbers([30, 16_000]),

@@ -28,7 +28,7 @@ struct OnsetAutocorrelationSettings {
 }
 
 /// The `default` preset, after Percival & Tzanetakis (2014): one onset-strength signal (the
-/// log-compressed spectral flux over twelfth-octave bands, averaged and smoothed), its
+/// log-compressed spectral flux over eighth-octave bands, averaged and smoothed), its
 /// generalised autocorrelation (|X|^0.5) in windows, and the metrical decision on the song's
 /// mean autocorrelation.
 final class OnsetAutocorrelationSession: DetectorSession {

@@ -120,7 +120,10 @@ public final class OnsetStrengthAccumulator {
     private var consumed = 0
     private var nextFrame = 0
     /// Each band's magnitude (square root of its normalised power), one value per frame.
-    private var magnitudes: [[Float]]
+    /// Frame after frame (frame-major): `magnitudes[frame * bandCount + band]`, one append per
+    /// frame rather than one per band.
+    private var magnitudes: [Float] = []
+    private var frameMagnitudes: [Float]
 
     // Energy per hop interval: prefix sums at frame starts.
     private var energyPrefix: [Double] = [0]
@@ -147,7 +150,7 @@ public final class OnsetStrengthAccumulator {
         // Parseval: the windowed frame's power sums to about fftSize * frameLength * meanSquare * 3/16
         // over the half spectrum; dividing by fftSize * frameLength makes it rate-independent.
         powerScale = 1 / (Float(fftSize) * Float(frameLength))
-        magnitudes = Array(repeating: [], count: bandBins.count)
+        frameMagnitudes = [Float](repeating: 0, count: bandBins.count)
         nextEnergyBoundary = max(1, Int((sampleRate / configuration.frameRate).rounded()))
     }
 
@@ -181,30 +184,34 @@ public final class OnsetStrengthAccumulator {
             sampleCount: consumed, energyPrefix: prefix)
     }
 
-    /// Compression relative to the song's mean full-band magnitude, then diff-rect per band,
-    /// in place: the magnitudes become the envelope, so a song's bands are held once.
+    /// Compression relative to the song's mean full-band magnitude, then diff-rect per band.
     private func onsetStrength() -> [[Float]] {
-        var bands: [[Float]] = []
-        swap(&bands, &magnitudes)
-        let frames = bands.first?.count ?? 0
-        guard frames > 0 else { return bands }
-        let total = bands.reduce(0.0) { sum, band in band.reduce(sum) { $0 + Double($1) } }
+        let bandCount = bandBins.count
+        let frames = bandCount > 0 ? magnitudes.count / bandCount : 0
+        guard frames > 0 else { return Array(repeating: [], count: bandCount) }
+        let total = magnitudes.reduce(0.0) { $0 + Double($1) }
         let reference = total / Double(frames)
         let linear = configuration.compression == 0
         let relative = reference > 0 ? Float(1 / reference) : 0
         let compression = Float(configuration.compression)
         let minimumRise = Float(configuration.minimumRise)
-        for band in bands.indices {
-            bands[band].withUnsafeMutableBufferPointer { values in
-                var previous: Float = 0
-                for frame in values.indices {
-                    let scaled = values[frame] * relative
-                    let level = linear ? scaled * scaled : log1p(compression * scaled)
-                    values[frame] = frame > 0 ? max(level - previous - minimumRise, 0) : 0
-                    previous = level
-                }
+        var bands: [[Float]] = []
+        bands.reserveCapacity(bandCount)
+        magnitudes.withUnsafeBufferPointer { all in
+            for band in 0..<bandCount {
+                bands.append([Float](unsafeUninitializedCapacity: frames) { values, initialised in
+                    var previous: Float = 0
+                    for frame in 0..<frames {
+                        let scaled = all[frame * bandCount + band] * relative
+                        let level = linear ? scaled * scaled : log1p(compression * scaled)
+                        values[frame] = frame > 0 ? max(level - previous - minimumRise, 0) : 0
+                        previous = level
+                    }
+                    initialised = frames
+                })
             }
         }
+        magnitudes = []
         return bands
     }
 
@@ -272,11 +279,15 @@ public final class OnsetStrengthAccumulator {
     private func appendFrame() {
         // The spectrum is interleaved (re, im) pairs: a band's power is the sum of the squares
         // of its floats.
-        fft.spectrum.withMemoryRebound(to: Float.self) { spectrum in
-            for (band, bins) in bandBins.enumerated() {
-                let power = SquaredSum.of(UnsafeBufferPointer(spectrum), (2 * bins.lowerBound)..<(2 * bins.upperBound))
-                magnitudes[band].append((power * powerScale).squareRoot())
+        let powerScale = self.powerScale
+        frameMagnitudes.withUnsafeMutableBufferPointer { frame in
+            fft.spectrum.withMemoryRebound(to: Float.self) { spectrum in
+                for (band, bins) in bandBins.enumerated() {
+                    let power = SquaredSum.of(UnsafeBufferPointer(spectrum), (2 * bins.lowerBound)..<(2 * bins.upperBound))
+                    frame[band] = (power * powerScale).squareRoot()
+                }
             }
         }
+        magnitudes.append(contentsOf: frameMagnitudes)
     }
 }

@@ -5,8 +5,7 @@ public struct ConsensusTempo: Sendable, Hashable, Codable {
     /// The detectors whose own tempo is within 4 % of `bpm`, sorted by name.
     public var detectors: [String]
     /// How strongly the detectors support `bpm`, in 0...1 (see ``Consensus/of(_:tolerance:)``);
-    /// nil where only the tempo and the agreeing detectors were kept (a library's stored
-    /// consensus).
+    /// nil for a consensus a library stored before it recorded confidences.
     public var confidence: Double?
 
     public init(bpm: Double?, detectors: [String], confidence: Double? = nil) {

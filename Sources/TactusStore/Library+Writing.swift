@@ -186,12 +186,13 @@ extension Library {
         let consensus = Consensus.of(analyses)
         let upsert = try db.cachedStatement(
             sql: """
-                INSERT INTO consensus (song_id, bpm, detectors, detector_count) VALUES (?, ?, ?, ?)
+                INSERT INTO consensus (song_id, bpm, detectors, detector_count, confidence) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT (song_id) DO UPDATE SET
-                    bpm = excluded.bpm, detectors = excluded.detectors, detector_count = excluded.detector_count
+                    bpm = excluded.bpm, detectors = excluded.detectors, detector_count = excluded.detector_count,
+                    confidence = excluded.confidence
                 """)
         try upsert.execute(arguments: [
-            songKey, consensus.bpm, NamesJSON.encode(consensus.detectors), consensus.detectors.count,
+            songKey, consensus.bpm, NamesJSON.encode(consensus.detectors), consensus.detectors.count, consensus.confidence,
         ])
         return consensus
     }

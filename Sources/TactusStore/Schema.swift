@@ -125,6 +125,11 @@ enum Schema {
                     CREATE INDEX jobs_by_song ON jobs(song_id, id);
                     """)
         }
+        // Detectors of version 2 report calibrated confidences, and the consensus one of its
+        // own. Rows written before stay NULL until their song's analyses next change.
+        migrator.registerMigration("v3: consensus confidence") { db in
+            try db.execute(sql: "ALTER TABLE consensus ADD COLUMN confidence REAL CHECK (confidence BETWEEN 0 AND 1)")
+        }
         return migrator
     }
 }

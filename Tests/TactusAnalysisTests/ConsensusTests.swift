@@ -64,4 +64,25 @@ private func analysis(_ detector: String, _ bpm: Double?, confidence: Double, ca
         #expect(consensus.bpm == 120)
         #expect(consensus.detectors == ["a"])
     }
+
+    @Test func aTempoOnlyCandidatesProposeCanWin() throws {
+        // The three tempi disagree; 180 is none of them but a strong candidate of all three.
+        let consensus = Consensus.of([
+            analysis("a", 90, confidence: 0.4, candidates: [(180, 0.95)]),
+            analysis("b", 120, confidence: 0.4, candidates: [(180, 0.9)]),
+            analysis("c", 60, confidence: 0.4, candidates: [(180, 0.9)]),
+        ])
+        let bpm = try #require(consensus.bpm)
+        #expect(abs(bpm - 180) < 1e-9)
+        #expect(consensus.detectors.isEmpty)
+    }
+
+    @Test func theConfidenceIsTheConfidenceWeightedSupportPerDetector() throws {
+        let unanimous = Consensus.of([analysis("a", 120, confidence: 1), analysis("b", 120, confidence: 1)])
+        #expect(unanimous.confidence == 1)
+        // b supports 120 with half a vote times its candidate's strength 0.8, times its confidence.
+        let split = Consensus.of([analysis("a", 120, confidence: 0.6), analysis("b", 60, confidence: 0.5, candidates: [(120, 0.8)])])
+        #expect(split.bpm == 120)
+        #expect(abs((split.confidence ?? 0) - (0.6 + 0.5 * 0.5 * 0.8) / 2) < 1e-12)
+    }
 }

@@ -60,7 +60,8 @@ import Testing
         #expect(consensus.detectors == ["alpha"])
         // A detector whose current analysis found nothing does not vote with an older one.
         let quiet = try library.store(Fixture.record("alpha", bpm: nil, version: "3", at: later.addingTimeInterval(60)), for: Fixture.songID(1))
-        #expect(quiet == ConsensusTempo(bpm: 120, detectors: ["beta"]))
+        // Beta alone found a tempo, with confidence 0.5: the consensus confidence is its support.
+        #expect(quiet == ConsensusTempo(bpm: 120, detectors: ["beta"], confidence: 0.5))
     }
 
     @Test func recordingASongAgainKeepsItsDateAndEnvelope() throws {
