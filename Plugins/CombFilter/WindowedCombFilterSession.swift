@@ -67,19 +67,30 @@ final class WindowedCombFilterSession: DetectorSession {
 /// `periods` periods. The weights depend only on the grid and the envelope rate, so they are
 /// computed once per song.
 struct ResonatorBank {
-    /// Lag in envelope frames of each grid tempo.
-    private let lags: [Double]
-    /// `weights[index][m - 1]`: a^m for grid tempo `index`, normalised to sum 1.
-    private let weights: [[Double]]
+    /// One term of a resonator's sum: the lag (in frames) of a multiple of its period and the
+    /// normalised weight a^m of that multiple.
+    private struct Tap {
+        var lag: Double
+        var weight: Double
+    }
+
+    /// `taps[offsets[index]..<offsets[index + 1]]` are grid tempo `index`'s terms, by increasing lag.
+    private let taps: [Tap]
+    private let offsets: [Int]
 
     init(grid: TempoGrid, frameRate: Double, halfLifeSeconds: Double, periods: Int) {
-        lags = grid.bpms.map { 60 * frameRate / $0 }
-        weights = lags.map { lag in
+        var taps: [Tap] = []
+        var offsets = [0]
+        for bpm in grid.bpms {
+            let lag = 60 * frameRate / bpm
             let feedback = pow(0.5, lag / frameRate / halfLifeSeconds)
             let raw = (1...periods).map { pow(feedback, Double($0)) }
             let total = raw.reduce(0, +)
-            return raw.map { $0 / total }
+            for (m, weight) in raw.enumerated() { taps.append(Tap(lag: lag * Double(m + 1), weight: weight / total)) }
+            offsets.append(taps.count)
         }
+        self.taps = taps
+        self.offsets = offsets
     }
 
     /// The resonance of every grid tempo for autocorrelation `r` (lags `0..<r.count`,
@@ -87,16 +98,19 @@ struct ResonatorBank {
     func energies(_ r: [Float]) -> [Double] {
         let zeroLag = Double(r[0])
         let last = Double(r.count - 1)
-        return lags.indices.map { index in
-            let lag = lags[index]
-            var sum = 0.0, weightSum = 0.0
-            for (m, weight) in weights[index].enumerated() {
-                let at = lag * Double(m + 1)
-                guard at < last else { break }
-                sum += weight * EnvelopeAutocorrelation.value(r, atLag: at)
-                weightSum += weight
+        return r.withUnsafeBufferPointer { values in
+            taps.withUnsafeBufferPointer { taps in
+                (0..<(offsets.count - 1)).map { index in
+                    var sum = 0.0, weightSum = 0.0
+                    for tap in taps[offsets[index]..<offsets[index + 1]] {
+                        guard tap.lag < last else { break }
+                        let whole = Int(tap.lag), fraction = tap.lag - Double(whole)
+                        sum += tap.weight * (Double(values[whole]) * (1 - fraction) + Double(values[whole + 1]) * fraction)
+                        weightSum += tap.weight
+                    }
+                    return weightSum > 0 ? sum / (weightSum * zeroLag) : 0
+                }
             }
-            return weightSum > 0 ? sum / (weightSum * zeroLag) : 0
         }
     }
 }
