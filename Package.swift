@@ -39,6 +39,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
+        .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // DSP building blocks shared by the detectors (FFTW-backed).
         .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result.
@@ -92,7 +94,7 @@ let package = Package(
             name: "tactus",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ",
+                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ", "TactusCadence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -102,7 +104,7 @@ let package = Package(
             name: "tactus-bench",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
-                "TactusClient", "TactusProtocol", "TactusZMQ",
+                "TactusClient", "TactusProtocol", "TactusZMQ", "TactusCadence",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -119,6 +121,7 @@ let package = Package(
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
+        .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(
