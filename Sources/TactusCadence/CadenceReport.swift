@@ -34,6 +34,17 @@ public struct CadenceWindow: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case start = "start_s", end = "end_s", status, cadence = "cadence_spm", confidence, movement = "movement_g"
     }
+
+    /// Writes every key, `cadence_spm` as null when the window has none.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(start, forKey: .start)
+        try container.encode(end, forKey: .end)
+        try container.encode(status, forKey: .status)
+        try container.encode(cadence, forKey: .cadence)
+        try container.encode(confidence, forKey: .confidence)
+        try container.encode(movement, forKey: .movement)
+    }
 }
 
 /// The cadence of one recording: over time (windows) and overall.
@@ -77,6 +88,22 @@ public struct CadenceReport: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case file, format, unit, unitEvidence = "unit_evidence", includesGravity = "includes_gravity", samples
         case duration = "duration_s", sampleRate = "sample_rate_hz", cadence = "cadence_spm", stepSeconds = "step_s", windows
+    }
+
+    /// Writes every key, `cadence_spm` as null when no window has steps.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(file, forKey: .file)
+        try container.encode(format, forKey: .format)
+        try container.encode(unit, forKey: .unit)
+        try container.encode(unitEvidence, forKey: .unitEvidence)
+        try container.encode(includesGravity, forKey: .includesGravity)
+        try container.encode(samples, forKey: .samples)
+        try container.encode(duration, forKey: .duration)
+        try container.encode(sampleRate, forKey: .sampleRate)
+        try container.encode(cadence, forKey: .cadence)
+        try container.encode(stepSeconds, forKey: .stepSeconds)
+        try container.encode(windows, forKey: .windows)
     }
 
     /// The windows' counts by status.

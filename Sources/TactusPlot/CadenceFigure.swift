@@ -1,7 +1,7 @@
 import Foundation
 
 /// The cadence of an accelerometer recording over time: one dot per analysis window with steps
-/// (at the window's middle; opacity: its confidence) joined by a line, the overall cadence as a
+/// (at the window's middle; opacity: its confidence) joined by lines broken where a window has none, the overall cadence as a
 /// dashed line, and bands under the windows where the person stood still (grey) or moved without
 /// steps (orange).
 ///
@@ -79,7 +79,16 @@ public struct CadenceFigure: Sendable {
             elements.append(area.note("no window with steps"))
             return SVGDocument(width: width, height: height, title: title, elements: elements)
         }
-        var series = [SVGElement.polyline(stepping.map { (area.x($0.time), area.y($0.cadence)) }).stroke(Self.lineColor, width: 1.5)]
+        // One line per run of consecutive windows with steps: no line across a pause.
+        var runs: [[(x: Double, y: Double)]] = [[]]
+        for window in windows {
+            if case .steps(let cadence, _) = window.kind {
+                runs[runs.count - 1].append((area.x((window.start + window.end) / 2), area.y(cadence)))
+            } else if !runs[runs.count - 1].isEmpty {
+                runs.append([])
+            }
+        }
+        var series = runs.filter { $0.count > 1 }.map { SVGElement.polyline($0).stroke(Self.lineColor, width: 1.5) }
         for point in stepping {
             series.append(SVGElement.circle(x: area.x(point.time), y: area.y(point.cadence), radius: 3.5).fill(Self.lineColor)
                 .opacity(0.3 + 0.7 * point.confidence)

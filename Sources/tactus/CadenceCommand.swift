@@ -25,7 +25,7 @@ struct CadenceCommand: ParsableCommand {
 
             With --json, one JSON object per file and per line: file, format, unit, unit_evidence \
             (header, gravity or assumed), includes_gravity, samples, duration_s, sample_rate_hz, \
-            cadence_spm (absent when no window has steps), step_s (seconds with steps) and windows \
+            cadence_spm (null when no window has steps), step_s (seconds with steps) and windows \
             [{start_s, end_s, status, cadence_spm, confidence, movement_g}]; or file and error \
             {code, message}. --plot draws the cadence over time (FILE.svg or FILE.png; one \
             recording).
