@@ -57,7 +57,7 @@ let package = Package(
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
-        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore"]),
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore", "TactusCadence"]),
         // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
         .target(
             name: "TactusStore",
@@ -71,7 +71,7 @@ let package = Package(
         .target(
             name: "TactusCoordinator",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector", "TactusCadence",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -88,7 +88,7 @@ let package = Package(
         // through rsvg-convert, and terminal sparklines.
         .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusStore"]),
         // The client side of the wire protocol: requests and replies to the frontend, events.
-        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore"]),
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore", "TactusCadence"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
@@ -131,12 +131,13 @@ let package = Package(
             name: "AutocorrelationTests",
             dependencies: ["AutocorrelationDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
-        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ"]),
+        .testTarget(
+            name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ", "TactusCadence"]),
         .testTarget(
             name: "TactusCoordinatorTests",
             dependencies: [
                 "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
-                "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
+                "TactusTestSupport", "TactusCadence", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "TactusServerTests",

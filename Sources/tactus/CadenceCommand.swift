@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TactusCadence
+import TactusClient
 import TactusPlot
 
 /// `tactus cadence FILE...`: the cadence (steps per minute) of accelerometer recordings.
@@ -22,6 +23,10 @@ struct CadenceCommand: ParsableCommand {
               tactus cadence run.csv
               tactus cadence TotalAcceleration.csv --windows
               tactus cadence run.csv --json --plot run.svg
+              tactus cadence run.csv --server tcp://10.0.0.2:5555
+
+            With --server, the recording's bytes are sent to that server (its `cadence` \
+            request; recordings up to 64 MiB) and the server analyses it; the output is the same.
 
             With --json, one JSON object per file and per line: file, format, unit, unit_evidence \
             (header, gravity or assumed), includes_gravity, samples, duration_s, sample_rate_hz, \
@@ -45,6 +50,8 @@ struct CadenceCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Draw the cadence over time into this image (.svg or .png).", valueName: "file"))
     var plot: String?
 
+    @OptionGroup var connection: ServerOptions
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("Give at least one recording.") }
         if let plot {
@@ -54,17 +61,18 @@ struct CadenceCommand: ParsableCommand {
     }
 
     func run() throws {
+        let client = try connection.server.map { _ in try connection.client() }
         var failures = 0
         for file in files {
             let report: CadenceReport
-            do throws(CadenceError) {
-                report = try CadenceAnalyzer().analyze(path: file)
-            } catch {
+            do {
+                report = try analyze(file, client: client)
+            } catch let failure as CadenceFailure {
                 failures += 1
                 if json {
-                    try Output.jsonLine(CadenceFailure(file: file, error: .init(code: error.code, message: error.description)))
+                    try Output.jsonLine(failure)
                 } else {
-                    FileHandle.standardError.write(Data("Error: \(error.description)\n".utf8))
+                    FileHandle.standardError.write(Data("Error: \(failure.error.message)\n".utf8))
                 }
                 continue
             }
@@ -75,8 +83,34 @@ struct CadenceCommand: ParsableCommand {
     }
 }
 
+extension CadenceCommand {
+    /// The report of `file`, analysed here or, with a `client`, by its server.
+    private func analyze(_ file: String, client: TactusClient?) throws(CadenceFailure) -> CadenceReport {
+        guard let client else {
+            do throws(CadenceError) {
+                return try CadenceAnalyzer().analyze(path: file)
+            } catch {
+                throw CadenceFailure(file: file, error: .init(code: error.code, message: error.description))
+            }
+        }
+        guard let bytes = FileManager.default.contents(atPath: file) else {
+            let reason = FileManager.default.fileExists(atPath: file) ? "cannot read the file" : "no such file"
+            let error = CadenceError(file: file, .notARecording(reason))
+            throw CadenceFailure(file: file, error: .init(code: error.code, message: error.description))
+        }
+        do throws(ClientError) {
+            return try client.cadence(of: [UInt8](bytes), name: file)
+        } catch {
+            if case .rejected(let body) = error {
+                throw CadenceFailure(file: file, error: .init(code: body.code.rawValue, message: body.message))
+            }
+            throw CadenceFailure(file: file, error: .init(code: "server", message: "\(file): \(error.description)"))
+        }
+    }
+}
+
 /// A recording that could not be analysed, as `--json` prints it.
-struct CadenceFailure: Encodable {
+struct CadenceFailure: Error, Encodable {
     struct Problem: Encodable {
         var code: String
         var message: String
