@@ -10,7 +10,14 @@ struct PlaylistCommand: ParsableCommand {
         discussion: """
             Picks songs whose tempo, or half or double it, lies within the tolerance of the \
             cadence, closest first, never the same song twice, until the duration is filled. \
-            --profile follows cadences over time, for example 10m@150,5m@170,10m@160.
+            --profile follows cadences over time, for example 10m@150,5m@170,10m@160. \
+            --cadence-from follows the cadence of an accelerometer recording (any that `tactus \
+            cadence` reads): each stretch of steady cadence becomes a segment of the profile. \
+            --sprint PERCENT aims that much above the cadence (or every cadence of the profile).
+
+            Examples:
+              tactus playlist --db lib.sqlite --cadence 170 --minutes 40
+              tactus playlist --db lib.sqlite --cadence-from run.csv --sprint 5
 
             With --db, reads the library file; otherwise asks the server (--server), which \
             answers the same way.
@@ -34,16 +41,24 @@ struct PlaylistCommand: ParsableCommand {
     @Option(help: "Use this detector's tempo instead of the consensus.")
     var detector: String?
 
+    @Option(name: .customLong("cadence-from"), help: ArgumentHelp(
+        "Follow the cadence of this accelerometer recording (CSV, as tactus cadence reads).", valueName: "file"))
+    var cadenceFrom: String?
+
+    @Option(help: ArgumentHelp("Aim this many percent above the cadence (0 to 50).", valueName: "pct"))
+    var sprint: Double?
+
     func validate() throws {
-        if (cadence == nil) == (profile == nil) { throw ValidationError("give either --cadence or --profile") }
+        if [cadence != nil, profile != nil, cadenceFrom != nil].filter({ $0 }).count != 1 {
+            throw ValidationError("give one of --cadence, --profile and --cadence-from")
+        }
+        if let sprint, !(0...50).contains(sprint) { throw ValidationError("--sprint must be a percentage in 0...50") }
         if !(tolerance > 0 && tolerance < 50) { throw ValidationError("--tolerance must be a percentage in (0, 50)") }
         if !(minutes > 0) { throw ValidationError("--minutes must be > 0") }
     }
 
     func run() throws {
-        let request = PlaylistQuery(
-            cadence: cadence, minutes: profile == nil ? minutes : nil, profile: profile, tolerance: tolerance / 100,
-            detector: detector)
+        let request = try query()
         let playlist = try LibrarySource(source, mode: .readOnly).playlist(request)
         for fill in playlist.fills where fill.isShort {
             Output.warn(
