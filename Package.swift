@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
 
         // Audio input: bytes or a path in, mono float blocks and metadata out.
         .target(
@@ -39,6 +40,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
+        .target(name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
         .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // DSP building blocks shared by the detectors (FFTW-backed).
@@ -94,7 +97,7 @@ let package = Package(
             name: "tactus",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ", "TactusCadence",
+                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -122,6 +125,7 @@ let package = Package(
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
+        .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusTestSupport"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(
