@@ -107,7 +107,7 @@ let package = Package(
             name: "tactus-bench",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
-                "TactusClient", "TactusProtocol", "TactusZMQ", "TactusCadence",
+                "TactusClient", "TactusProtocol", "TactusZMQ", "TactusCadence", "TactusStretch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -28,7 +28,8 @@ public struct SongStretch: Sendable, Hashable, Codable {
     /// Renders `file` at `targetBPM` into `output` (a WAV file). `sourceBPM` skips the analysis;
     /// `maxStretch` (a fraction) bounds the change of tempo.
     public static func render(
-        _ file: String, targetBPM: Double, output: String, sourceBPM: Double? = nil, maxStretch: Double = 0.08
+        _ file: String, targetBPM: Double, output: String, sourceBPM: Double? = nil, maxStretch: Double = 0.08,
+        engine: TimeStretcher.Engine = .faster
     ) throws(StretchError) -> SongStretch {
         let decoded: DecodedAudio
         do throws(AudioError) {
@@ -52,9 +53,11 @@ public struct SongStretch: Sendable, Hashable, Codable {
         }
         let sampleRate = decoded.metadata.sampleRate
         let start = Date()
-        let stretched = TimeStretcher.stretch(decoded.samples, sampleRate: sampleRate, tempoRatio: ratio)
+        let stretched = TimeStretcher.stretch(decoded.samples, sampleRate: sampleRate, tempoRatio: ratio, engine: engine)
         let seconds = Date().timeIntervalSince(start)
-        try WAVFile.write(stretched, sampleRate: sampleRate, to: output)
+        let writer = try WAVWriter(path: output, sampleRate: sampleRate)
+        try writer.write(stretched[...])
+        try writer.close()
         return SongStretch(
             file: file, output: output, sourceBPM: tempo, factor: factor, targetBPM: targetBPM, tempoRatio: ratio,
             inputSeconds: Double(decoded.samples.count) / Double(sampleRate),

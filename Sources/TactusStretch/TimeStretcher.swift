@@ -1,16 +1,32 @@
 import CRubberBand
 
 /// Changes the tempo of audio without changing its pitch, with the Rubber Band Library
-/// (C. Cannam, Breakfast Quay; its R3 "finer" engine, offline: the whole signal is studied first).
+/// (C. Cannam, Breakfast Quay), offline: the whole signal is studied first.
 public enum TimeStretcher {
+    /// Rubber Band's engines.
+    public enum Engine: String, Sendable, Hashable, Codable, CaseIterable {
+        /// R2: a phase vocoder with phase resets at transients; about 3 times as fast as R3.
+        case faster
+        /// R3: higher quality, especially for larger changes.
+        case finer
+    }
+
     /// `samples` (mono, at `sampleRate` Hz) played `tempoRatio` times as fast: 1.05 is 5 % faster
-    /// (and 1/1.05 as long), pitch kept.
-    public static func stretch(_ samples: [Float], sampleRate: Int, tempoRatio: Double) -> [Float] {
-        precondition(tempoRatio > 0 && tempoRatio.isFinite && sampleRate > 0)
+    /// (and 1/1.05 as long), pitch kept, at `outputRate` Hz (the song's own rate by default:
+    /// another rate resamples, through Rubber Band's pitch scale).
+    public static func stretch(
+        _ samples: [Float], sampleRate: Int, tempoRatio: Double, outputRate: Int? = nil, engine: Engine = .faster
+    ) -> [Float] {
+        let outputRate = outputRate ?? sampleRate
+        precondition(tempoRatio > 0 && tempoRatio.isFinite && sampleRate > 0 && outputRate > 0)
         guard !samples.isEmpty else { return [] }
-        let options = Int32(RubberBandOptionProcessOffline.rawValue | RubberBandOptionEngineFiner.rawValue
-            | RubberBandOptionThreadingNever.rawValue)
-        guard let state = rubberband_new(UInt32(sampleRate), 1, options, 1 / tempoRatio, 1) else { return [] }
+        let engineOption = engine == .faster ? RubberBandOptionEngineFaster.rawValue : RubberBandOptionEngineFiner.rawValue
+        let options = Int32(RubberBandOptionProcessOffline.rawValue | engineOption | RubberBandOptionThreadingNever.rawValue)
+        // Played at the output rate, the output's frequencies and length scale by outputRate / sampleRate:
+        // the pitch scale and the time ratio make up for it.
+        let rateChange = Double(outputRate) / Double(sampleRate)
+        guard let state = rubberband_new(UInt32(sampleRate), 1, options, rateChange / tempoRatio, 1 / rateChange)
+        else { return [] }
         defer { rubberband_delete(state) }
         rubberband_set_expected_input_duration(state, UInt32(samples.count))
         let block = 16_384

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import TactusStretch
 
+extension TimeStretcher.Engine: ExpressibleByArgument {}
+
 /// `tactus stretch SONG --bpm N -o FILE`: a song rendered at another tempo, pitch kept.
 struct StretchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -10,7 +12,7 @@ struct StretchCommand: ParsableCommand {
         discussion: """
             Finds the song's tempo with every built-in detector (or takes --from-bpm), picks the \
             octave that needs the least change (a song at 85 BPM serves 170), and stretches it \
-            with the Rubber Band Library (R3 engine, offline) into a mono 16-bit WAV file at the \
+            with the Rubber Band Library (offline) into a mono 16-bit WAV file at the \
             song's sample rate. A song further than --max-stretch from the target, even at half \
             or double its tempo, is refused.
 
@@ -34,6 +36,9 @@ struct StretchCommand: ParsableCommand {
     @Option(name: .customLong("max-stretch"), help: ArgumentHelp("The largest change of tempo, in percent.", valueName: "pct"))
     var maxStretch = 8.0
 
+    @Option(help: ArgumentHelp("Rubber Band's engine: faster (R2) or finer (R3, slower).", valueName: "engine"))
+    var engine: TimeStretcher.Engine = .faster
+
     @Flag(help: "Print what was written as JSON.")
     var json = false
 
@@ -47,7 +52,7 @@ struct StretchCommand: ParsableCommand {
         let result: SongStretch
         do throws(StretchError) {
             result = try SongStretch.render(
-                song, targetBPM: bpm, output: output, sourceBPM: fromBPM, maxStretch: maxStretch / 100)
+                song, targetBPM: bpm, output: output, sourceBPM: fromBPM, maxStretch: maxStretch / 100, engine: engine)
         } catch {
             throw CommandFailure(error.description)
         }
