@@ -1,5 +1,6 @@
 import Foundation
 import TactusAnalysis
+import TactusAudio
 import TactusStretch
 import TactusTestSupport
 import Testing
@@ -52,5 +53,47 @@ import Testing
         let crossings = zip(middle.dropFirst(), middle).filter { $0 >= 0 && $1 < 0 }.count
         let frequency = Double(crossings) / (Double(middle.count) / Double(outputRate))
         #expect(abs(frequency - 440) < 5, "\(frequency) Hz")
+    }
+}
+
+/// Playlists rendered as one file, each song at its segment's tempo.
+@Suite struct WorkoutRenderTests {
+    @Test func eachSongPlaysAtItsSegmentsTempoAndSongsCrossfade() throws {
+        let directory = try TemporaryDirectory()
+        let slow = directory.file("slow.flac"), fast = directory.file("fast.wav")
+        try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 84, seconds: 30, sampleRate: 22_050)], sampleRate: 22_050, to: slow)
+        try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 120, seconds: 30, sampleRate: 44_100)], sampleRate: 44_100, to: fast)
+        let output = directory.file("workout.wav")
+        // The song at 84 serves a cadence of 170 at double time.
+        let rendered = try WorkoutRender.render(
+            [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 120, targetBPM: 125)], to: output)
+        #expect(rendered.sampleRate == 22_050)
+        let first = 30 * 168 / 170.0, second = 30 * 120 / 125.0
+        #expect(abs(rendered.seconds - (first + second - 2)) < 0.1)
+        #expect(abs(rendered.pieces[1].start - (first - 2)) < 0.05)
+        #expect(rendered.renderSeconds * 20 < rendered.seconds)
+
+        // Each song's stretch of the file, analysed again, is at its target within 1 %.
+        let audio = try DecodedAudio(decoding: .file(output))
+        #expect(abs(Double(audio.samples.count) / 22_050 - rendered.seconds) < 0.01)
+        for (index, piece) in rendered.pieces.enumerated() {
+            let from = Int((piece.start + 2) * 22_050), to = Int((piece.start + piece.duration - 2) * 22_050)
+            let cut = directory.file("piece-\(index).wav")
+            try AudioFileWriter(.wav16).write([Array(audio.samples[from..<to])], sampleRate: 22_050, to: cut)
+            let measured = try SongStretchTests.tempo(of: cut, near: piece.targetBPM)
+            #expect(abs(measured - piece.targetBPM) <= 0.01 * piece.targetBPM, "piece \(index): \(measured)")
+        }
+    }
+
+    @Test func aSongThatDoesNotDecodeIsAnErrorNamingIt() throws {
+        let directory = try TemporaryDirectory()
+        let notes = directory.file("notes.mp3")
+        try Data("not audio".utf8).write(to: URL(fileURLWithPath: notes))
+        do {
+            _ = try WorkoutRender.render([.init(file: notes, sourceBPM: 120, targetBPM: 125)], to: directory.file("out.wav"))
+            Issue.record("rendered a text file")
+        } catch {
+            #expect(error.description.hasPrefix(notes))
+        }
     }
 }
