@@ -65,14 +65,14 @@ struct CadenceCommand: ParsableCommand {
         var failures = 0
         for file in files {
             let report: CadenceReport
-            do {
+            do throws(CadenceFailure) {
                 report = try analyze(file, client: client)
-            } catch let failure as CadenceFailure {
+            } catch {
                 failures += 1
                 if json {
-                    try Output.jsonLine(failure)
+                    try Output.jsonLine(error)
                 } else {
-                    FileHandle.standardError.write(Data("Error: \(failure.error.message)\n".utf8))
+                    FileHandle.standardError.write(Data("Error: \(error.error.message)\n".utf8))
                 }
                 continue
             }

@@ -8,6 +8,8 @@ extension PlaylistCommand {
     /// stretches with --cadence-from, every cadence raised by --sprint.
     func query() throws -> PlaylistQuery {
         let factor = 1 + (sprint ?? 0) / 100
+        // Rendering chooses songs it may stretch to the cadence.
+        let tolerance = render == nil ? tolerance : maxStretch
         var segments: [CadenceProfile.Segment]
         if let cadenceFrom {
             segments = try Self.segments(from: cadenceFrom)
