@@ -37,6 +37,8 @@ public struct StepRecordingSynth: Sendable {
     /// Sensor noise per axis (standard deviation), in g.
     public var noise: Double = 0.02
     public var includesGravity = true
+    /// The phone turns about a random axis at this rate, in radians per second (0: a fixed orientation).
+    public var turnRate: Double = 0
     /// Multiply values in g by this: 1 for g, 9.80665 for m/s^2.
     public var unitScale: Double = 9.80665
     public var seed: UInt64 = 1
@@ -137,11 +139,20 @@ public struct StepRecordingSynth: Sendable {
             for index in 0..<count { world[2][index] += 1 }
         }
         let rotation = Self.randomRotation(&random)
+        let axis = rotation[0]  // a random unit vector
         var device = [[Double]](repeating: [Double](repeating: 0, count: count), count: 3)
         for index in 0..<count {
+            // Turned by Rodrigues' formula about `axis`, then by the fixed rotation.
+            let vector = (0..<3).map { world[$0][index] }
+            let angle = turnRate * times[index]
+            let (cosine, sine) = (cos(angle), sin(angle))
+            let along = zip(axis, vector).reduce(0) { $0 + $1.0 * $1.1 }
+            let cross = [axis[1] * vector[2] - axis[2] * vector[1], axis[2] * vector[0] - axis[0] * vector[2],
+                         axis[0] * vector[1] - axis[1] * vector[0]]
+            let turned = (0..<3).map { vector[$0] * cosine + cross[$0] * sine + axis[$0] * along * (1 - cosine) }
             for row in 0..<3 {
                 var value = noise * gaussian()
-                for column in 0..<3 { value += rotation[row][column] * world[column][index] }
+                for column in 0..<3 { value += rotation[row][column] * turned[column] }
                 device[row][index] = value * unitScale
             }
         }

@@ -44,6 +44,10 @@ import TactusTestSupport
             layout: .plain, seed: 8) { $0.includesGravity = false; $0.unitScale = 1; $0.timeJitter = 0.9 },
         scenario("walk 92 to run 208, 100 Hz", [.init(seconds: 60, from: 92), .init(seconds: 120, from: 92, to: 208),
             .init(seconds: 40, from: 208)], rate: 100, layout: .sensorLogger, seed: 9),
+        scenario("run 165 with the phone turning in the hand (0.5 rad/s), 100 Hz", [.init(seconds: 100, from: 165)], rate: 100,
+            layout: .plain, seed: 10) { $0.turnRate = 0.5; $0.armSwing = 0.4 },
+        scenario("walk 110 turning, without gravity, 50 Hz", [.init(seconds: 100, from: 110)], rate: 50,
+            layout: .plain, seed: 14) { $0.turnRate = 0.3; $0.includesGravity = false; $0.impulse = 0.6 },
     ]
 
     @Test(arguments: scenarios)
