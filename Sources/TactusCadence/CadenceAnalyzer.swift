@@ -36,7 +36,8 @@ public struct CadenceAnalyzer: Sendable {
         public var analysisRate: Double = 100
         /// The low-pass cutoff before resampling, in Hz (steps have little energy above it).
         public var cutoff: Double = 12
-        /// A window whose signal has a smaller standard deviation, in g, is `still`.
+        /// A window whose signal has a smaller standard deviation, in g, is `still` (when the unit is
+        /// only assumed, the threshold is read in either unit: the lower).
         public var stillThreshold: Double = 0.04
         /// A window whose autocorrelation at the period is smaller is `irregular`.
         public var minimumPeriodicity: Double = 0.3
@@ -79,7 +80,10 @@ public struct CadenceAnalyzer: Sendable {
         } else {
             channels = axes.map { axis in axis.map { Float($0 * scale) } }
         }
-        let windows = analyzeWindows(channels)
+        // A unit only assumed may be g read as m/s^2, which would make walking look still: then the
+        // threshold holds in either unit (the lower of the two readings).
+        let stillThreshold = gravity.evidence == .assumed ? settings.stillThreshold * scale : settings.stillThreshold
+        let windows = analyzeWindows(channels, stillThreshold: stillThreshold)
         let stepping = windows.compactMap(\.cadence)
         return CadenceReport(
             file: file, format: recording.format, unit: gravity.unit, unitEvidence: gravity.evidence,
@@ -89,8 +93,9 @@ public struct CadenceAnalyzer: Sendable {
             stepSeconds: Double(stepping.count) * settings.hop, windows: windows)
     }
 
-    /// Every window of `channels` (same length, in g, at the analysis rate).
-    func analyzeWindows(_ channels: [[Float]]) -> [CadenceWindow] {
+    /// Every window of `channels` (same length, in g, at the analysis rate); those moving less than
+    /// `stillThreshold` (g) are still.
+    func analyzeWindows(_ channels: [[Float]], stillThreshold: Double) -> [CadenceWindow] {
         let rate = settings.analysisRate
         let length = Int((settings.window * rate).rounded())
         let hop = max(1, Int((settings.hop * rate).rounded()))
@@ -121,7 +126,7 @@ public struct CadenceAnalyzer: Sendable {
             var window = CadenceWindow(
                 start: startTime, end: startTime + Double(length) / rate, status: .still, cadence: nil, confidence: 0,
                 movement: movement)
-            if movement >= settings.stillThreshold {
+            if movement >= stillThreshold {
                 // Unbiased (each lag divided by its number of products) and normalised (1 at lag 0).
                 var normalised = [Double](repeating: 0, count: maxLag + 1)
                 for lag in 0...maxLag {

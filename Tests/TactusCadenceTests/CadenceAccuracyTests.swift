@@ -48,6 +48,12 @@ import TactusTestSupport
             layout: .plain, seed: 10) { $0.turnRate = 0.5; $0.armSwing = 0.4 },
         scenario("walk 110 turning, without gravity, 50 Hz", [.init(seconds: 100, from: 110)], rate: 50,
             layout: .plain, seed: 14) { $0.turnRate = 0.3; $0.includesGravity = false; $0.impulse = 0.6 },
+        scenario("walk 100 without gravity in g, no unit in the header, 100 Hz", [.init(seconds: 100, from: 100)], rate: 100,
+            layout: .plain, seed: 15) {
+                $0.includesGravity = false
+                $0.unitScale = 1
+                ($0.impulse, $0.bounce, $0.armSwing) = (0.4, 0.1, 0.15)
+            },
     ]
 
     @Test(arguments: scenarios)
