@@ -40,10 +40,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
-        .target(name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis"]),
-        // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
-        .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // DSP building blocks shared by the detectors (FFTW-backed).
         .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result.
@@ -92,6 +88,10 @@ let package = Package(
         .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusStore"]),
         // The client side of the wire protocol: requests and replies to the frontend, events.
         .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore", "TactusCadence"]),
+        // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
+        .target(name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis"]),
+        // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
+        .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
@@ -124,8 +124,6 @@ let package = Package(
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
-        .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
-        .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
         .testTarget(
@@ -162,5 +160,7 @@ let package = Package(
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
+        .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
     ]
 )
