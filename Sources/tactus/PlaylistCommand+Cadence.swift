@@ -1,19 +1,54 @@
+import ArgumentParser
 import Foundation
 import TactusCadence
 import TactusProtocol
 import TactusStore
 
+/// `tactus playlist`'s options that follow a recorded run and render the playlist.
+struct CadenceFollowOptions: ParsableArguments {
+    @Option(name: .customLong("cadence-from"), help: ArgumentHelp(
+        "Follow this accelerometer recording (CSV, as tactus cadence reads): each stretch of steady cadence is a segment.",
+        valueName: "file"))
+    var cadenceFrom: String?
+
+    @Option(help: ArgumentHelp("Aim this many percent above the cadence, or every cadence of the profile (0 to 50).", valueName: "pct"))
+    var sprint: Double?
+
+    @Option(help: ArgumentHelp(
+        "Render the playlist into this WAV file: each song stretched to its segment's tempo (Rubber Band, pitch kept).",
+        valueName: "file"))
+    var render: String?
+
+    @Option(help: ArgumentHelp("With --render: where the songs are (found by file name, checked by content).", valueName: "directory"))
+    var music: String?
+
+    @Option(name: .customLong("max-stretch"), help: ArgumentHelp(
+        "With --render: the largest change of a song's tempo, in percent; songs are chosen within it (not --tolerance).",
+        valueName: "pct"))
+    var maxStretch = 8.0
+
+    @Option(help: ArgumentHelp("With --render: seconds of crossfade between songs.", valueName: "seconds"))
+    var crossfade = 2.0
+
+    func validate() throws {
+        if let sprint, !(0...50).contains(sprint) { throw ValidationError("--sprint must be a percentage in 0...50") }
+        if (render == nil) != (music == nil) { throw ValidationError("--render and --music go together") }
+        if !(maxStretch > 0 && maxStretch < 50) { throw ValidationError("--max-stretch must be a percentage in (0, 50)") }
+        if !(0...10).contains(crossfade) { throw ValidationError("--crossfade must be 0 to 10 seconds") }
+    }
+}
+
 extension PlaylistCommand {
     /// The playlist request of the options: a cadence or a profile, from a recording's steady
     /// stretches with --cadence-from, every cadence raised by --sprint.
     func query() throws -> PlaylistQuery {
-        let factor = 1 + (sprint ?? 0) / 100
+        let factor = 1 + (following.sprint ?? 0) / 100
         // Rendering chooses songs it may stretch to the cadence.
-        let tolerance = render == nil ? tolerance : maxStretch
+        let tolerance = following.render == nil ? tolerance : following.maxStretch
         var segments: [CadenceProfile.Segment]
-        if let cadenceFrom {
+        if let cadenceFrom = following.cadenceFrom {
             segments = try Self.segments(from: cadenceFrom)
-        } else if let profile, sprint != nil {
+        } else if let profile, following.sprint != nil {
             do throws(StoreError) {
                 segments = try CadenceProfile(parsing: profile).segments
             } catch {

@@ -4,8 +4,10 @@ import TactusStore
 import TactusStretch
 
 extension PlaylistCommand {
-    /// Renders `playlist` into `path`: its songs, found under `music`, each at its segment's cadence.
-    func renderWorkout(_ playlist: Playlist, to path: String, music: String) throws {
+    /// With --render: `playlist` rendered into that file, its songs found under --music, each at its
+    /// segment's cadence.
+    func renderIfAsked(_ playlist: Playlist) throws {
+        guard let path = following.render, let music = following.music else { return }
         let files = SongFiles(directory: music)
         var pieces: [WorkoutRender.Piece] = []
         for entry in playlist.entries {
@@ -18,7 +20,7 @@ extension PlaylistCommand {
         }
         let rendered: WorkoutRender.Rendered
         do throws(StretchError) {
-            rendered = try WorkoutRender.render(pieces, to: path, crossfade: crossfade)
+            rendered = try WorkoutRender.render(pieces, to: path, crossfade: following.crossfade)
         } catch {
             throw CommandFailure(error.description)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import TactusPlot
+import TactusTestSupport
 import Testing
 
 @Suite struct CadenceFigureTests {

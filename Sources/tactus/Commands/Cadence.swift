@@ -4,86 +4,88 @@ import TactusCadence
 import TactusClient
 import TactusPlot
 
-/// `tactus cadence FILE...`: the cadence (steps per minute) of accelerometer recordings.
-struct CadenceCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cadence",
-        abstract: "Find the cadence (steps per minute) of phone accelerometer recordings (CSV).",
-        discussion: """
-            Reads CSV recordings of a phone's accelerometer: `t,x,y,z` (seconds; with or without a \
-            header), and the exports of Sensor Logger (`time,seconds_elapsed,z,y,x`), phyphox \
-            ("Time (s)","Acceleration x (m/s^2)"..., also with semicolons and decimal commas) and \
-            Physics Toolbox (`time,gFx,gFy,gFz,TgF`, time in seconds or as a clock time). Units are \
-            m/s^2 or g, from the header or from gravity in the data; 25-500 Hz, irregular sampling \
-            allowed. The cadence is measured in windows of 10 s every 2 s (each with a confidence, \
-            0-1; `still` where the person stands still, `irregular` where the movement has no step \
-            period) and overall (the mean of the windows with steps), from 90 to 210 steps/min.
+extension Tactus {
+    /// `tactus cadence FILE...`: the cadence (steps per minute) of accelerometer recordings.
+    struct Cadence: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "cadence",
+            abstract: "Find the cadence (steps per minute) of phone accelerometer recordings (CSV).",
+            discussion: """
+                Reads CSV recordings of a phone's accelerometer: `t,x,y,z` (seconds; with or without a \
+                header), and the exports of Sensor Logger (`time,seconds_elapsed,z,y,x`), phyphox \
+                ("Time (s)","Acceleration x (m/s^2)"..., also with semicolons and decimal commas) and \
+                Physics Toolbox (`time,gFx,gFy,gFz,TgF`, time in seconds or as a clock time). Units are \
+                m/s^2 or g, from the header or from gravity in the data; 25-500 Hz, irregular sampling \
+                allowed. The cadence is measured in windows of 10 s every 2 s (each with a confidence, \
+                0-1; `still` where the person stands still, `irregular` where the movement has no step \
+                period) and overall (the mean of the windows with steps), from 90 to 210 steps/min.
 
-            Examples:
-              tactus cadence run.csv
-              tactus cadence TotalAcceleration.csv --windows
-              tactus cadence run.csv --json --plot run.svg
-              tactus cadence run.csv --server tcp://10.0.0.2:5555
+                Examples:
+                  tactus cadence run.csv
+                  tactus cadence TotalAcceleration.csv --windows
+                  tactus cadence run.csv --json --plot run.svg
+                  tactus cadence run.csv --server tcp://10.0.0.2:5555
 
-            With --server, the recording's bytes are sent to that server (its `cadence` \
-            request; recordings up to 64 MiB) and the server analyses it; the output is the same.
+                With --server, the recording's bytes are sent to that server (its `cadence` \
+                request; recordings up to 64 MiB) and the server analyses it; the output is the same.
 
-            With --json, one JSON object per file and per line: file, format, unit, unit_evidence \
-            (header, gravity or assumed), includes_gravity, samples, duration_s, sample_rate_hz, \
-            cadence_spm (null when no window has steps), step_s (seconds with steps) and windows \
-            [{start_s, end_s, status, cadence_spm, confidence, movement_g}]; or file and error \
-            {code, message}. --plot draws the cadence over time (FILE.svg or FILE.png; one \
-            recording).
+                With --json, one JSON object per file and per line: file, format, unit, unit_evidence \
+                (header, gravity or assumed), includes_gravity, samples, duration_s, sample_rate_hz, \
+                cadence_spm (null when no window has steps), step_s (seconds with steps) and windows \
+                [{start_s, end_s, status, cadence_spm, confidence, movement_g}]; or file and error \
+                {code, message}. --plot draws the cadence over time (FILE.svg or FILE.png; one \
+                recording).
 
-            Exit status: 0 when every recording was analysed, 1 when any failed, 2 on usage errors.
-            """)
+                Exit status: 0 when every recording was analysed, 1 when any failed, 2 on usage errors.
+                """)
 
-    @Argument(help: ArgumentHelp("The recordings (CSV).", valueName: "file"))
-    var files: [String]
+        @Argument(help: ArgumentHelp("The recordings (CSV).", valueName: "file"))
+        var files: [String]
 
-    @Flag(help: "Print one JSON object per recording and per line (JSON Lines).")
-    var json = false
+        @Flag(help: "Print one JSON object per recording and per line (JSON Lines).")
+        var json = false
 
-    @Flag(help: "List every window in the table.")
-    var windows = false
+        @Flag(help: "List every window in the table.")
+        var windows = false
 
-    @Option(help: ArgumentHelp("Draw the cadence over time into this image (.svg or .png).", valueName: "file"))
-    var plot: String?
+        @Option(help: ArgumentHelp("Draw the cadence over time into this image (.svg or .png).", valueName: "file"))
+        var plot: String?
 
-    @OptionGroup var connection: ServerOptions
+        @OptionGroup var connection: ServerOptions
 
-    func validate() throws {
-        guard !files.isEmpty else { throw ValidationError("Give at least one recording.") }
-        if let plot {
-            guard files.count == 1 else { throw ValidationError("--plot draws one recording; give one file.") }
-            do throws(PlotError) { _ = try ImageFile(path: plot) } catch { throw ValidationError(error.description) }
-        }
-    }
-
-    func run() throws {
-        let client = try connection.server.map { _ in try connection.client() }
-        var failures = 0
-        for file in files {
-            let report: CadenceReport
-            do throws(CadenceFailure) {
-                report = try analyze(file, client: client)
-            } catch {
-                failures += 1
-                if json {
-                    try Output.jsonLine(error)
-                } else {
-                    FileHandle.standardError.write(Data("Error: \(error.error.message)\n".utf8))
-                }
-                continue
+        func validate() throws {
+            guard !files.isEmpty else { throw ValidationError("Give at least one recording.") }
+            if let plot {
+                guard files.count == 1 else { throw ValidationError("--plot draws one recording; give one file.") }
+                do throws(PlotError) { _ = try ImageFile(path: plot) } catch { throw ValidationError(error.description) }
             }
-            if json { try Output.jsonLine(report) } else { print(CadenceText.table(report, windows: windows)) }
-            if let plot { try CadenceText.draw(report, to: plot) }
         }
-        if failures > 0 { throw ExitCode.failure }
+
+        func run() throws {
+            let client = try connection.server.map { _ in try connection.client() }
+            var failures = 0
+            for file in files {
+                let report: CadenceReport
+                do throws(CadenceFailure) {
+                    report = try analyze(file, client: client)
+                } catch {
+                    failures += 1
+                    if json {
+                        try Output.jsonLine(error)
+                    } else {
+                        FileHandle.standardError.write(Data("Error: \(error.error.message)\n".utf8))
+                    }
+                    continue
+                }
+                if json { try Output.jsonLine(report) } else { print(CadenceText.table(report, windows: windows)) }
+                if let plot { try CadenceText.draw(report, to: plot) }
+            }
+            if failures > 0 { throw ExitCode.failure }
+        }
     }
 }
 
-extension CadenceCommand {
+extension Tactus.Cadence {
     /// The report of `file`, analysed here or, with a `client`, by its server.
     private func analyze(_ file: String, client: TactusClient?) throws(CadenceFailure) -> CadenceReport {
         guard let client else {
