@@ -1,6 +1,7 @@
 # Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
 SHELL := /bin/bash
-SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2
+SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 \
+	librubberband-dev
 PYTHON_PACKAGES := python3-zmq python3-numpy
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
@@ -47,7 +48,7 @@ test: deps
 
 ## Benchmarks: decode throughput, detector accuracy and speed (see tactus-bench --help).
 ## Each name is a tactus-bench subcommand; `make bench BENCHES=decode` runs one.
-BENCHES ?= decode store accuracy server
+BENCHES ?= decode store accuracy server cadence
 bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
 	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done

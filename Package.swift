@@ -30,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
+        .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
 
         // Audio input: bytes or a path in, mono float blocks and metadata out.
         .target(
@@ -58,7 +59,7 @@ let package = Package(
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
-        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore"]),
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore", "TactusCadence"]),
         // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
         .target(
             name: "TactusStore",
@@ -72,7 +73,7 @@ let package = Package(
         .target(
             name: "TactusCoordinator",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector", "TactusCadence",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -89,13 +90,17 @@ let package = Package(
         // through rsvg-convert, and terminal sparklines.
         .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusStore"]),
         // The client side of the wire protocol: requests and replies to the frontend, events.
-        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore"]),
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore", "TactusCadence"]),
+        // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
+        .target(name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis"]),
+        // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
+        .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ",
+                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -105,7 +110,7 @@ let package = Package(
             name: "tactus-bench",
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
-                "TactusClient", "TactusProtocol", "TactusZMQ",
+                "TactusClient", "TactusProtocol", "TactusZMQ", "TactusCadence", "TactusStretch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -135,12 +140,13 @@ let package = Package(
             name: "DetectorConformanceTests",
             dependencies: ["TactusAnalysis", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
-        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ"]),
+        .testTarget(
+            name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ", "TactusCadence"]),
         .testTarget(
             name: "TactusCoordinatorTests",
             dependencies: [
                 "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
-                "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
+                "TactusTestSupport", "TactusCadence", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "TactusServerTests",
@@ -161,5 +167,7 @@ let package = Package(
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
+        .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
     ]
 )

@@ -23,6 +23,9 @@ public struct CoordinatorConfiguration: Sendable {
     /// The largest song accepted by `submit`, in bytes (`too-large` above it), checked before
     /// the song is decoded or stored.
     public var maxSongBytes: Int
+    /// The largest accelerometer recording accepted by `cadence`, in bytes (`too-large` above it;
+    /// 30 minutes at 500 Hz is about 36 MB of CSV).
+    public var maxRecordingBytes = 64 << 20
     /// Jobs one client may have queued or running; a submission that would take it over the
     /// limit is answered `busy` (one submission is always allowed to a client with nothing
     /// in flight, so a limit below the number of detectors does not lock clients out).

@@ -48,6 +48,7 @@ extension CoordinatorLoop {
         case .truth(let truth): answer(Result { .truth(try self.truth(truth)) })
         case .detectors: answer(.success(.detectors(detectors())))
         case .cancel(let cancel): answer(Result { .cancel(try self.cancel(cancel)) })
+        case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
         }
     }
 

@@ -1,6 +1,8 @@
+import TactusCadence
+
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -57,6 +59,8 @@ public struct ClientRequest: Sendable, Hashable {
         case truth(TruthRequest)
         case detectors
         case cancel(CancelRequest)
+        /// An accelerometer recording's bytes travel in `recording`.
+        case cadence(CadenceRequest, recording: [UInt8])
 
         public var command: ClientCommand {
             switch self {
@@ -69,6 +73,7 @@ public struct ClientRequest: Sendable, Hashable {
             case .truth: .truth
             case .detectors: .detectors
             case .cancel: .cancel
+            case .cadence: .cadence
             }
         }
     }
@@ -97,6 +102,7 @@ public struct ClientRequest: Sendable, Hashable {
         case .truth(let request): return header + [try JSONBody.encode(request, command: command)]
         case .detectors: return header + [try JSONBody.encode(EmptyBody(), command: command)]
         case .cancel(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
         }
     }
 
@@ -151,6 +157,13 @@ public struct ClientRequest: Sendable, Hashable {
             _ = try reader.onlyBody(EmptyBody.self, limits: limits)
             return .detectors
         case .cancel: return .cancel(try reader.onlyBody(CancelRequest.self, limits: limits))
+        case .cadence:
+            let request = try reader.body(CadenceRequest.self, limits: limits)
+            let recording = try reader.rest("recording", min: 1, max: 1)[0]
+            guard recording.count <= limits.maxAudioBytes else {
+                throw .frameTooLarge(frame: "recording", size: recording.count, limit: limits.maxAudioBytes)
+            }
+            return .cadence(request, recording: recording)
         }
     }
 }
@@ -217,6 +230,7 @@ public struct ClientReply: Sendable, Hashable {
         case truth(TruthResponse)
         case detectors(DetectorsResponse)
         case cancel(CancelResponse)
+        case cadence(CadenceReport)
 
         public var command: ClientCommand {
             switch self {
@@ -229,6 +243,7 @@ public struct ClientReply: Sendable, Hashable {
             case .truth: .truth
             case .detectors: .detectors
             case .cancel: .cancel
+            case .cadence: .cadence
             }
         }
     }
@@ -259,6 +274,7 @@ public struct ClientReply: Sendable, Hashable {
             case .truth(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .detectors(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .cancel(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .cadence(let body): return ok + [try JSONBody.encode(body, command: command)]
             }
         }
     }
@@ -302,6 +318,7 @@ public struct ClientReply: Sendable, Hashable {
         case .truth: return .truth(try reader.onlyBody(TruthResponse.self, limits: limits))
         case .detectors: return .detectors(try reader.onlyBody(DetectorsResponse.self, limits: limits))
         case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))
+        case .cadence: return .cadence(try reader.onlyBody(CadenceReport.self, limits: limits))
         }
     }
 }

@@ -36,7 +36,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let all: [ErrorCode] = [
         .badRequest, .unsupportedVersion, .unknownCommand, .unknownDetector, .invalidParameter,
         .notFound, .busy, .tooLarge, .forbidden, .unavailable, .cancelled, .timeout, .workerLost,
-        .empty, .unsupportedFormat, .corrupt, .truncated, .tooShort, .tooLong, .unreadable, .internal,
+        .empty, .unsupportedFormat, .corrupt, .truncated, .tooShort, .tooLong, .unreadable, .internal, .badRecording,
     ]
 
     // Requests.

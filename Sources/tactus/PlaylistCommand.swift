@@ -34,16 +34,18 @@ struct PlaylistCommand: ParsableCommand {
     @Option(help: "Use this detector's tempo instead of the consensus.")
     var detector: String?
 
+    @OptionGroup var following: CadenceFollowOptions
+
     func validate() throws {
-        if (cadence == nil) == (profile == nil) { throw ValidationError("give either --cadence or --profile") }
+        if [cadence != nil, profile != nil, following.cadenceFrom != nil].filter({ $0 }).count != 1 {
+            throw ValidationError("give one of --cadence, --profile and --cadence-from")
+        }
         if !(tolerance > 0 && tolerance < 50) { throw ValidationError("--tolerance must be a percentage in (0, 50)") }
         if !(minutes > 0) { throw ValidationError("--minutes must be > 0") }
     }
 
     func run() throws {
-        let request = PlaylistQuery(
-            cadence: cadence, minutes: profile == nil ? minutes : nil, profile: profile, tolerance: tolerance / 100,
-            detector: detector)
+        let request = try query()
         let playlist = try LibrarySource(source, mode: .readOnly).playlist(request)
         for fill in playlist.fills where fill.isShort {
             Output.warn(
@@ -52,6 +54,7 @@ struct PlaylistCommand: ParsableCommand {
         }
         if output.json {
             for entry in playlist.entries { try Output.jsonLine(PlaylistLine(entry)) }
+            try renderIfAsked(playlist)
             return
         }
         Output.table(
@@ -65,6 +68,7 @@ struct PlaylistCommand: ParsableCommand {
             })
         let total = playlist.entries.reduce(0) { $0 + $1.match.durationS }
         print("\(playlist.entries.count) songs, \(Output.clock(total))")
+        try renderIfAsked(playlist)
     }
 
     /// One song of the playlist as a JSON line: the query fields plus its place in the run.

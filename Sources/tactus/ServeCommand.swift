@@ -72,6 +72,10 @@ struct Serve: ParsableCommand {
     @Option(help: ArgumentHelp("The largest song accepted, in bytes (too-large above it).", valueName: "bytes"))
     var maxSongBytes = 256 << 20
 
+    @Option(help: ArgumentHelp("The largest accelerometer recording accepted by cadence, in bytes (too-large above it).",
+        valueName: "bytes"))
+    var maxRecordingBytes = 64 << 20
+
     @Option(name: .customLong("max-duration-s"), help: ArgumentHelp("The longest song accepted, in seconds (too-long above it).", valueName: "seconds"))
     var maxDurationS = 7200.0
 
@@ -137,6 +141,7 @@ struct Serve: ParsableCommand {
         if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
         if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
         if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+        if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
         if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
         if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
         if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
@@ -160,15 +165,15 @@ struct Serve: ParsableCommand {
         let curve = try curveSetup()
         let coordinator: Coordinator
         do {
-            coordinator = try Coordinator(
-                configuration: CoordinatorConfiguration(
-                    dataDirectory: data, frontend: frontend, backend: backend, events: events,
-                    knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
-                    maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
-                    allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots,
-                    decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace,
-                    durability: durability.library),
-                logger: logger)
+            var configuration = CoordinatorConfiguration(
+                dataDirectory: data, frontend: frontend, backend: backend, events: events,
+                knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
+                maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
+                allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots,
+                decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace,
+                durability: durability.library)
+            configuration.maxRecordingBytes = maxRecordingBytes
+            coordinator = try Coordinator(configuration: configuration, logger: logger)
         } catch {
             throw CommandFailure("cannot start the server: \(error)")
         }

@@ -14,7 +14,7 @@ struct Tactus: ParsableCommand {
         subcommands: [
             Probe.self, Analyze.self, Detectors.self, Serve.self, WorkerCommand.self, Submit.self, Status.self,
             ResultCommand.self, Cancel.self, QueryCommand.self, CompareCommand.self, TruthCommand.self,
-            PlaylistCommand.self, PlotCommand.self, KeysCommand.self, HealthCommand.self,
+            PlaylistCommand.self, PlotCommand.self, KeysCommand.self, HealthCommand.self, Cadence.self, Stretch.self,
         ]
     )
 }

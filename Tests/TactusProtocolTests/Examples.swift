@@ -1,4 +1,5 @@
 import Foundation
+import TactusCadence
 import TactusDetector
 import TactusProtocol
 import TactusStore
@@ -75,6 +76,7 @@ enum Examples {
             ClientRequest(.truth(TruthRequest(song: song))),
             ClientRequest(.detectors),
             ClientRequest(.cancel(CancelRequest(song: song))),
+            ClientRequest(.cadence(CadenceRequest(name: "TotalAcceleration.csv"), recording: recording)),
         ]
     }
 
@@ -101,7 +103,20 @@ enum Examples {
             .truth(TruthResponse(song: song, reference: nil)),
             .detectors(DetectorsResponse(detectors: [OfferedDetector(detector: DetectorInfo(descriptor), workers: 2, queued: 5)])),
             .cancel(CancelResponse(cancelled: [42, 43])),
+            .cadence(cadenceReport),
         ]
+    }
+
+    static let recording: [UInt8] = Array("time,seconds_elapsed,z,y,x\n1700000000000000000,0.0,9.81,0.12,-0.3\n".utf8)
+
+    static var cadenceReport: CadenceReport {
+        CadenceReport(
+            file: "TotalAcceleration.csv", format: .sensorLogger, unit: .metresPerSecondSquared, unitEvidence: .gravity,
+            includesGravity: true, samples: 1400, duration: 13.99, sampleRate: 100, cadence: 171.5, stepSeconds: 2,
+            windows: [
+                CadenceWindow(start: 0, end: 10, status: .steps, cadence: 171.5, confidence: 0.82, movement: 0.41),
+                CadenceWindow(start: 2, end: 12, status: .still, cadence: nil, confidence: 0, movement: 0.01),
+            ])
     }
 
     // The library's answers are the store's own types, which only the library builds: these are

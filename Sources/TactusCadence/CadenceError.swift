@@ -1,0 +1,78 @@
+/// Why a recording could not be read or analysed: the file (or the name a client gave it) and
+/// the problem, printed as `FILE: problem`.
+public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong with the recording.
+    public enum Problem: Sendable, Hashable {
+        /// Not a CSV accelerometer recording: binary data, no time column or no three axes.
+        case notARecording(String)
+        /// Fewer samples, or a shorter span, than one analysis window needs.
+        case tooFewSamples(count: Int, seconds: Double, minimumSeconds: Double)
+        /// A value that is not a finite number (NaN, infinity, text) on a data line.
+        case notANumber(line: Int, column: String, text: String)
+        /// A data line with fewer fields than the header.
+        case missingFields(line: Int, expected: Int, found: Int)
+        /// A timestamp earlier than the one before it.
+        case nonMonotonicTime(line: Int, time: Double, previous: Double)
+        /// The same timestamp on two consecutive data lines.
+        case duplicateTime(line: Int, time: Double)
+        /// A sampling rate outside what phones record (the median interval between samples).
+        case absurdRate(hertz: Double, accepted: ClosedRange<Double>)
+        /// A recording larger than the size limit (over the wire).
+        case tooLarge(bytes: Int, limit: Int)
+    }
+
+    /// The file's path, or the name a client gave the recording.
+    public var file: String
+    public var problem: Problem
+
+    public init(file: String, _ problem: Problem) {
+        self.file = file
+        self.problem = problem
+    }
+
+    /// A short stable name of the problem, for JSON output and the wire.
+    public var code: String {
+        switch problem {
+        case .notARecording: "not-a-recording"
+        case .tooFewSamples: "too-few-samples"
+        case .notANumber: "not-a-number"
+        case .missingFields: "missing-fields"
+        case .nonMonotonicTime: "non-monotonic-time"
+        case .duplicateTime: "duplicate-time"
+        case .absurdRate: "absurd-rate"
+        case .tooLarge: "too-large"
+        }
+    }
+
+    /// The problem alone, without the file.
+    public var message: String {
+        switch problem {
+        case .notARecording(let reason):
+            return "not an accelerometer recording: \(reason)"
+        case .tooFewSamples(let count, let seconds, let minimum):
+            return "too few samples: \(count) over \(format(seconds)) s; at least \(format(minimum)) s of samples are needed"
+        case .notANumber(let line, let column, let text):
+            return "line \(line): column '\(column)' is not a finite number: '\(text.prefix(40))'"
+        case .missingFields(let line, let expected, let found):
+            return "line \(line): \(found) fields, the header has \(expected)"
+        case .nonMonotonicTime(let line, let time, let previous):
+            return "line \(line): time goes backwards (\(time) s after \(previous) s)"
+        case .duplicateTime(let line, let time):
+            return "line \(line): duplicated timestamp \(time) s (the line before has the same time)"
+        case .absurdRate(let hertz, let accepted):
+            return "sampling rate \(format(hertz)) Hz (median interval) is outside \(format(accepted.lowerBound))-"
+                + "\(format(accepted.upperBound)) Hz; is the time column in seconds?"
+        case .tooLarge(let bytes, let limit):
+            return "\(bytes) bytes, more than the limit of \(limit) bytes"
+        }
+    }
+
+    public var description: String { "\(file): \(message)" }
+
+    private func format(_ value: Double) -> String {
+        if value.isFinite, value == value.rounded(), abs(value) < 1e9 { return String(Int(value)) }
+        let magnitude = abs(value)
+        if magnitude >= 0.01 && magnitude < 1e6 { return String((value * 100).rounded() / 100) }
+        return "\(value)"
+    }
+}
