@@ -31,49 +31,67 @@ let package = Package(
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
 
+        // The library's value types that cross the wire (song ids and tags, queries, matches,
+        // comparisons, playlists and profiles, reference tempi, the library's errors): Codable
+        // with explicit wire names, no SQLite.
+        .target(
+            name: "TactusModel",
+            dependencies: ["TactusDetector", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // Audio input: bytes or a path in, mono float blocks and metadata out.
         .target(
             name: "TactusAudio",
             dependencies: [
-                "CMPG123", "CSndFile",
+                "CMPG123", "CSndFile", "TactusModel",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         // DSP building blocks shared by the detectors (FFTW-backed).
         .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
-        // What a detector is: descriptor, parameters, streaming session, analysis result.
+        // What a detector is: descriptor, parameters, streaming session, analysis result, consensus.
         .target(name: "TactusDetector"),
     ] + builtinDetectors.map { detector in
         .target(name: detector.target, dependencies: ["TactusDetector", "TactusDSP"], path: detector.folder)
     } + [
-        // The registry of built-in detectors, whole-song analysis of a decoded song, consensus.
+        // The registry of built-in detectors, whole-song analysis of a decoded song.
         .target(
             name: "TactusAnalysis",
-            dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
+            dependencies: ["TactusAudio", "TactusModel", "TactusDetector", "TactusDSP"]
                 + builtinDetectors.map { .target(name: $0.target) }
         ),
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
-        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore"]),
-        // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusModel"]),
+        // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB); song blobs.
         .target(
             name: "TactusStore",
             dependencies: [
-                "TactusDetector", "TactusAudio",
+                "TactusDetector", "TactusModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The coordinator: the durable job queue, dispatch to workers, the client frontend, events.
+        // The library's answers to the protocol's library requests, for the coordinator's read
+        // threads and for the `--db` commands.
+        .target(name: "TactusLibraryService", dependencies: ["TactusProtocol", "TactusStore", "TactusModel", "TactusDetector"]),
+        // The coordinator, a broker only: the durable job queue, dispatch to workers, the client
+        // frontend, events. It is given the audio probe; it never decodes audio.
         .target(
             name: "TactusCoordinator",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
+                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusLibraryService", "TactusModel", "TactusDetector",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The coordinator's audio probe built on TactusAudio, which `tactus serve` gives it.
+        .target(
+            name: "TactusAudioProbe",
+            dependencies: ["TactusCoordinator", "TactusAudio", "TactusStore", "TactusModel", "TactusProtocol", "TactusDetector"]
+        ),
+        // Supervision of the local worker processes that `tactus serve` starts.
+        .target(name: "TactusLocalWorkers", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // `tactus worker`: one detector offered to a coordinator's backend over the wire protocol.
         .target(
             name: "TactusWorker",
@@ -84,15 +102,16 @@ let package = Package(
         ),
         // Figures of a song's analyses and of a library comparison: a small SVG builder, PNG
         // through rsvg-convert, and terminal sparklines.
-        .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusStore"]),
+        .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusModel"]),
         // The client side of the wire protocol: requests and replies to the frontend, events.
-        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore"]),
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusModel"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusLibraryService",
+                "TactusProtocol", "TactusCoordinator", "TactusAudioProbe", "TactusLocalWorkers", "TactusWorker", "TactusClient",
+                "TactusPlot", "TactusZMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -101,7 +120,7 @@ let package = Package(
         .executableTarget(
             name: "tactus-bench",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusTestSupport",
                 "TactusClient", "TactusProtocol", "TactusZMQ",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -109,18 +128,20 @@ let package = Package(
         // Fuzz targets (`make fuzz`): libFuzzer entry points when built with
         // `-sanitize=fuzzer,address`; otherwise tools that write the seed corpus and replay inputs.
         .systemLibrary(name: "CLibFuzzer"),
-        .executableTarget(name: "tactus-fuzz-protocol", dependencies: ["CLibFuzzer", "TactusProtocol", "TactusDetector", "TactusTestSupport"]),
+        .executableTarget(
+            name: "tactus-fuzz-protocol",
+            dependencies: ["CLibFuzzer", "TactusProtocol", "TactusModel", "TactusDetector", "TactusTestSupport"]),
         .executableTarget(name: "tactus-fuzz-audio", dependencies: ["CLibFuzzer", "TactusAudio", "TactusTestSupport"]),
         // Synthesised audio (click tracks, drum patterns, ramps) written through libsndfile,
         // shared by the tests and the benchmarks.
-        .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio"]),
+        .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio", "TactusModel"]),
         // The behaviour every built-in detector shares, as Swift Testing checks its tests call.
         .target(name: "TactusDetectorTestSupport", dependencies: ["TactusTestSupport", "TactusAudio", "TactusDetector"]),
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
-        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
-        .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
+        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
+        .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
         .testTarget(
             name: "StatisticalEnergyTests",
             dependencies: ["StatisticalEnergyDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
@@ -128,29 +149,35 @@ let package = Package(
             name: "AutocorrelationTests",
             dependencies: ["AutocorrelationDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
-        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ"]),
+        .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ"]),
         .testTarget(
             name: "TactusCoordinatorTests",
             dependencies: [
-                "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
-                "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
+                "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore", "TactusAudio",
+                "TactusDetector", "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "TactusServerTests",
             dependencies: [
-                "TactusAnalysis", "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
-                "TactusTestSupport",
+                "TactusAnalysis", "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore",
+                "TactusAudio", "TactusDetector", "TactusTestSupport",
             ]),
-        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusStoreTests", dependencies: ["TactusStore", "TactusModel", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
         .testTarget(
             name: "TactusWorkerTests",
             dependencies: ["TactusWorker", "TactusAnalysis", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "TactusClientTests",
-            dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+            dependencies: [
+                "TactusClient", "TactusProtocol", "TactusModel", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport",
+            ]),
         .testTarget(
             name: "TactusPlotTests",
-            dependencies: ["TactusPlot", "TactusStore", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+            dependencies: [
+                "TactusPlot", "TactusModel", "TactusStore", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport",
+            ]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),

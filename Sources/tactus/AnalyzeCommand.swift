@@ -3,7 +3,9 @@ import Foundation
 import Logging
 import TactusAnalysis
 import TactusAudio
+import TactusAudioProbe
 import TactusDetector
+import TactusModel
 import TactusStore
 
 /// `tactus analyze FILE...`: decodes each file once and runs the chosen detectors on it.

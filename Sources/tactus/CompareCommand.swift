@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TactusModel
 import TactusPlot
 import TactusStore
 

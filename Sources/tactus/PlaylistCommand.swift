@@ -1,4 +1,5 @@
 import ArgumentParser
+import TactusModel
 import TactusProtocol
 import TactusStore
 

@@ -3,6 +3,7 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusPlot
 import TactusProtocol
 import TactusStore

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TactusAudio
+import TactusModel
 
 /// `tactus probe FILE...`: decodes each file completely and describes it.
 struct Probe: ParsableCommand {
@@ -140,12 +141,5 @@ struct ProbeReport: Encodable {
         for warning in warnings { lines.append("  warning   [\(warning.code)] \(warning)") }
         if let error { lines.append("  error     [\(error.code)] \(error)") }
         return lines.joined(separator: "\n")
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a floating-point number.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) * 1e-18
     }
 }

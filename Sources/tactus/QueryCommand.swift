@@ -1,4 +1,5 @@
 import ArgumentParser
+import TactusModel
 import TactusStore
 
 /// `tactus query`: songs in a BPM range.

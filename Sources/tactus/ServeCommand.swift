@@ -4,9 +4,11 @@ import Foundation
 import Logging
 import TactusAnalysis
 import TactusAudio
+import TactusAudioProbe
 import TactusCoordinator
-import TactusWorker
+import TactusLocalWorkers
 import TactusStore
+import TactusWorker
 import TactusZMQ
 
 /// `tactus serve`: the coordinator with local workers, the embedded default.
@@ -165,9 +167,9 @@ struct Serve: ParsableCommand {
                     dataDirectory: data, frontend: frontend, backend: backend, events: events,
                     knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
                     maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
-                    allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots,
-                    decoding: DecodingOptions(maximumSeconds: maxDurationS), shutdownGraceS: grace,
+                    allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots, shutdownGraceS: grace,
                     durability: durability.library),
+                probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
                 logger: logger)
         } catch {
             throw CommandFailure("cannot start the server: \(error)")

@@ -3,6 +3,7 @@ import Foundation
 import TactusAudio
 import TactusClient
 import TactusDetector
+import TactusModel
 import TactusProtocol
 
 /// `tactus submit PATH...`: sends songs to the server for analysis, and with `--wait`

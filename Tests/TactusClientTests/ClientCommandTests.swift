@@ -1,6 +1,7 @@
 import Foundation
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import Testing

@@ -1,5 +1,6 @@
 import Foundation
 import TactusAudio
+import TactusModel
 import TactusPlot
 import TactusStore
 import TactusTestSupport

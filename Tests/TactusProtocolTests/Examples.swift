@@ -1,7 +1,7 @@
 import Foundation
 import TactusDetector
+import TactusModel
 import TactusProtocol
-import TactusStore
 
 /// Realistic values of every body, shared by the round-trip tests and the schema examples.
 enum Examples {

@@ -2,6 +2,7 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport

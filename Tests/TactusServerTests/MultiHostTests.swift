@@ -1,6 +1,7 @@
 import Foundation
 import TactusAnalysis
 import TactusAudio
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Synchronization
+import TactusModel
 import Testing
 @testable import TactusStore
 

@@ -1,7 +1,8 @@
 import Foundation
-import TactusDetector
-@testable import TactusStore
 import TactusAudio
+import TactusDetector
+import TactusModel
+@testable import TactusStore
 
 /// A temporary folder, deleted when the value is released.
 final class TemporaryDirectory {

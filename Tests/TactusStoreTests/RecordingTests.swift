@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
+import TactusModel
 import Testing
 @testable import TactusStore
 

@@ -1,8 +1,9 @@
 import Foundation
 import GRDB
+import TactusAudio
+import TactusModel
 import Testing
 @testable import TactusStore
-import TactusAudio
 
 @Suite struct ReferenceTests {
     @Test func setsAndReplacesAReferenceByHand() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TactusModel
 import Testing
 @testable import TactusStore
 

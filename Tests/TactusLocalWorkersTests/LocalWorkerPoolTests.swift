@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
-import TactusCoordinator
+import TactusLocalWorkers
 import Testing
 
 /// The pool that supervises `tactus serve`'s local workers, with real processes (`/bin/sh`)

@@ -1,17 +1,18 @@
 import Foundation
 import GRDB
+import TactusAudio
 import TactusDetector
+import TactusModel
 import Testing
 @testable import TactusStore
-import TactusAudio
 
-@Suite struct BlobTests {
+@Suite struct PackedSeriesTests {
     @Test func windowSeriesLayoutIsFiveLittleEndianFloat32PerWindow() throws {
         let windows = [
             AnalysisWindow(startS: 1.5, durationS: 6, energy: 0.25, bpm: 120, strength: 0.5),
             AnalysisWindow(startS: 6, durationS: 6, energy: 0, bpm: nil, strength: 0),
         ]
-        let blob = WindowSeriesBlob.encode(windows)
+        let blob = PackedWindows.encode(windows)
         #expect(blob.count == 40)
         // 1.5 as float32 is 0x3FC00000: bytes 00 00 C0 3F in little-endian order.
         #expect(Array(blob.prefix(4)) == [0x00, 0x00, 0xC0, 0x3F])
@@ -20,17 +21,17 @@ import TactusAudio
         // A window without a tempo has NaN at offset 20 + 12.
         let missing = UInt32(blob[32]) | UInt32(blob[33]) << 8 | UInt32(blob[34]) << 16 | UInt32(blob[35]) << 24
         #expect(Float(bitPattern: missing).isNaN)
-        #expect(WindowSeriesBlob.decode(blob) == windows)
-        #expect(WindowSeriesBlob.decode(Data(count: 21)) == nil)
-        #expect(WindowSeriesBlob.decode(Data()) == [])
+        #expect(PackedWindows.decode(blob) == windows)
+        #expect(PackedWindows.decode(Data(count: 21)) == nil)
+        #expect(PackedWindows.decode(Data()) == [])
     }
 
     @Test func envelopeLayoutIsLittleEndianFloat32() throws {
         let envelope = EnergyEnvelope(hopS: 0.0232, values: [1, -2, 0.5])
-        let blob = EnvelopeBlob.encode(envelope)
+        let blob = PackedEnvelope.encode(envelope)
         #expect(Array(blob) == [0x00, 0x00, 0x80, 0x3F, 0x00, 0x00, 0x00, 0xC0, 0x00, 0x00, 0x00, 0x3F])
-        #expect(EnvelopeBlob.decode(blob, hopS: 0.0232) == envelope)
-        #expect(EnvelopeBlob.decode(Data(count: 5), hopS: 1) == nil)
+        #expect(PackedEnvelope.decode(blob, hopS: 0.0232) == envelope)
+        #expect(PackedEnvelope.decode(Data(count: 5), hopS: 1) == nil)
     }
 
     @Test func songsAndAnalysesRoundTripThroughTheFile() throws {

@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// A problem storing or reading song bytes.
-public struct BlobStoreError: Error, Sendable, CustomStringConvertible {
+public struct SongBlobError: Error, Sendable, CustomStringConvertible {
     public enum Code: String, Sendable {
         /// The disk is full or over quota.
         case diskFull = "disk-full"
@@ -21,9 +21,9 @@ public struct BlobStoreError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { "\(path): \(message)" }
 
-    static func posix(_ operation: String, path: String, errno code: Int32) -> BlobStoreError {
+    static func posix(_ operation: String, path: String, errno code: Int32) -> SongBlobError {
         let full = code == ENOSPC || code == EDQUOT
-        return BlobStoreError(
+        return SongBlobError(
             code: full ? .diskFull : .io, path: path,
             message: "\(operation) failed: \(String(cString: strerror(code)))")
     }
@@ -37,19 +37,19 @@ public struct BlobStoreError: Error, Sendable, CustomStringConvertible {
 /// blob or a complete one, never a partial one under the final name. With
 /// ``syncsToDisk`` the file and the directory are also flushed (`fsync`) before the rename
 /// returns, so that a power loss or a crash of the system cannot lose the blob either.
-public struct BlobStore: Sendable {
+public struct SongBlobs: Sendable {
     public let root: String
     /// Whether each blob is flushed to the disk before ``put(_:id:)`` returns.
     public let syncsToDisk: Bool
 
     /// Opens (creating if needed) the blob directory `root`.
-    public init(root: String, syncsToDisk: Bool = true) throws(BlobStoreError) {
+    public init(root: String, syncsToDisk: Bool = true) throws(SongBlobError) {
         self.root = root
         self.syncsToDisk = syncsToDisk
         do {
             try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         } catch {
-            throw BlobStoreError(code: .io, path: root, message: "cannot create the blob directory: \(error)")
+            throw SongBlobError(code: .io, path: root, message: "cannot create the blob directory: \(error)")
         }
     }
 
@@ -70,7 +70,7 @@ public struct BlobStore: Sendable {
     }
 
     /// Stores `bytes` as the blob `id` (a no-op when a blob of that id and size exists).
-    public func put(_ bytes: [UInt8], id: String) throws(BlobStoreError) {
+    public func put(_ bytes: [UInt8], id: String) throws(SongBlobError) {
         let finalPath = path(for: id)
         if let attributes = try? FileManager.default.attributesOfItem(atPath: finalPath),
             (attributes[.size] as? NSNumber)?.intValue == bytes.count
@@ -84,7 +84,7 @@ public struct BlobStore: Sendable {
         let temporary = "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .posix("create", path: temporary, errno: errno) }
-        var failure: BlobStoreError?
+        var failure: SongBlobError?
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
@@ -117,11 +117,11 @@ public struct BlobStore: Sendable {
     }
 
     /// The bytes of blob `id`.
-    public func read(_ id: String) throws(BlobStoreError) -> [UInt8] {
+    public func read(_ id: String) throws(SongBlobError) -> [UInt8] {
         let blobPath = path(for: id)
         guard let data = FileManager.default.contents(atPath: blobPath) else {
             let missing = !FileManager.default.fileExists(atPath: blobPath)
-            throw BlobStoreError(
+            throw SongBlobError(
                 code: missing ? .missing : .io, path: blobPath,
                 message: missing ? "no such blob" : "cannot read the blob")
         }

@@ -12,7 +12,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case ambiguousSong(prefix: String, matches: Int)
     /// A song name that is neither a SHA-256, a prefix of at least 8 hex digits, nor a file.
     case invalidSongName(String, reason: String)
-    /// A tempo outside ``Library/acceptedBPM``; `field` says which one.
+    /// A tempo outside ``TempoQuery/acceptedBPM``; `field` says which one.
     case bpmOutOfRange(field: String, value: Double)
     /// Any other value outside what the field accepts (negative durations, empty names...).
     case invalidValue(field: String, value: String, accepted: String)

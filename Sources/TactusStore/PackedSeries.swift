@@ -16,7 +16,7 @@ import TactusDetector
 /// Windows follow each other in time order with no header and no padding, so the BLOB's
 /// length is 20 × the number of windows, and an empty series is an empty BLOB. Values are
 /// rounded to float32 when stored.
-public enum WindowSeriesBlob {
+public enum PackedWindows {
     /// Bytes per window.
     public static let stride = 20
 
@@ -53,7 +53,7 @@ public enum WindowSeriesBlob {
 /// The layout of `songs.envelope`: the song's energy envelope, one IEEE-754 32-bit float per
 /// block, little-endian, in time order, with no header (the hop between blocks is the
 /// `songs.envelope_hop_s` column).
-public enum EnvelopeBlob {
+public enum PackedEnvelope {
     public static func encode(_ envelope: EnergyEnvelope) -> Data {
         FloatBlob.encode(envelope.values)
     }

@@ -2,15 +2,6 @@ import ArgumentParser
 import Foundation
 import Logging
 
-/// A command that could not do its job: printed as `Error: <message>`, exit status 1.
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ message: String) {
-        description = message
-    }
-}
-
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Logging for the commands: swift-log to standard error, set up once per process.

@@ -25,25 +25,20 @@ public struct SongID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         hex = Hex.string(digest)
     }
 
-    /// Hashes `source`: a file is streamed in 1 MiB pieces, never loaded whole.
-    public init(of source: AudioSource) throws(AudioError) {
-        switch source {
-        case .bytes(let bytes, _):
-            self.init(hashing: bytes)
-        case .file:
-            var hasher = SHA256()
-            let reader = try ByteReader(source)
-            var buffer = [UInt8](repeating: 0, count: 1 << 20)
-            var offset: Int64 = 0
-            while offset < reader.length {
-                let got = buffer.withUnsafeMutableBytes { reader.read(at: offset, into: $0.baseAddress!, count: $0.count) }
-                guard got > 0 else {
-                    throw .unreadable(file: reader.name, reason: "read error at byte \(offset)")
-                }
-                buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
-                offset += Int64(got)
-            }
-            self.init(digest: hasher.finalize())
+    /// Hashes bytes given piece by piece (a file streamed in pieces, never loaded whole).
+    public struct Hasher {
+        private var sha256 = SHA256()
+
+        public init() {}
+
+        /// Adds the next piece of the song's bytes.
+        public mutating func update(_ bytes: UnsafeRawBufferPointer) {
+            sha256.update(bufferPointer: bytes)
+        }
+
+        /// The id of every byte added.
+        public func finalize() -> SongID {
+            SongID(digest: sha256.finalize())
         }
     }
 
