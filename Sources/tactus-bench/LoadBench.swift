@@ -288,25 +288,20 @@ final class ConcurrentSubmitters: Sendable {
         let client = try TactusClient(server: frontend, timeout: .seconds(30))
         for number in songs {
             let bytes = try BenchSongs.tiny(index: number, seconds: seconds)
-            while true {
-                let start = ContinuousClock.now
-                do {
-                    let song = try client.submit(SubmitRequest(name: "load-\(number).wav"), audio: bytes).song
-                    let elapsed = (ContinuousClock.now - start).seconds * 1000
-                    state.withLock {
-                        $0.accepted.append(song)
-                        $0.latenciesMs.append(elapsed)
-                    }
-                    break
-                } catch {
-                    guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
-                    let elapsed = (ContinuousClock.now - start).seconds * 1000
-                    state.withLock {
-                        $0.busy += 1
-                        $0.latenciesMs.append(elapsed)
-                    }
-                    Thread.sleep(forTimeInterval: Double(refusal.retryAfterMs ?? 1000) / 1000)
+            var start = ContinuousClock.now
+            let song = try client.submitWhileBusy(SubmitRequest(name: "load-\(number).wav"), audio: bytes) { _, wait in
+                let elapsed = (ContinuousClock.now - start).seconds * 1000
+                state.withLock {
+                    $0.busy += 1
+                    $0.latenciesMs.append(elapsed)
                 }
+                Thread.sleep(forTimeInterval: wait.seconds)
+                start = ContinuousClock.now
+            }.song
+            let elapsed = (ContinuousClock.now - start).seconds * 1000
+            state.withLock {
+                $0.accepted.append(song)
+                $0.latenciesMs.append(elapsed)
             }
             let done = submitted.add(1, ordering: .sequentiallyConsistent).newValue
             if let total, done % 500 == 0 || done == total {

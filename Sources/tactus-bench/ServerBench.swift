@@ -360,7 +360,8 @@ final class Submissions: Sendable {
                         let index = next.add(1, ordering: .sequentiallyConsistent).oldValue
                         guard index < paths.count else { return }
                         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: paths[index])))
-                        let song = try submit(bytes, name: (paths[index] as NSString).lastPathComponent, client: client)
+                        let name = (paths[index] as NSString).lastPathComponent
+                        let song = try client.submitWhileBusy(SubmitRequest(name: name), audio: bytes).song
                         submitted.withLock { $0.append(song) }
                     }
                 } catch {
@@ -373,16 +374,5 @@ final class Submissions: Sendable {
     /// Waits until every client has finished.
     func wait() {
         while running.load(ordering: .sequentiallyConsistent) > 0 { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
-    private func submit(_ bytes: [UInt8], name: String, client: TactusClient) throws -> String {
-        while true {
-            do {
-                return try client.submit(SubmitRequest(name: name), audio: bytes).song
-            } catch {
-                guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
-                Thread.sleep(forTimeInterval: Double(refusal.retryAfterMs ?? 1000) / 1000)
-            }
-        }
     }
 }

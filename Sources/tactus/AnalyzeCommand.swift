@@ -135,10 +135,10 @@ struct DetectorChoice {
         }
         var assignments: [String: [String]] = [:]
         for parameter in parameters {
-            guard let dot = parameter.firstIndex(of: "."), parameter.contains("=") else {
+            guard let assignment = ParameterAssignment(parsing: parameter) else {
                 throw ValidationError("--param '\(parameter)': expected NAME.KEY=VALUE, for example comb-filter.preset=classic")
             }
-            let name = String(parameter[..<dot])
+            let name = assignment.detector
             guard registry.descriptor(named: name) != nil else {
                 throw ValidationError(
                     "--param '\(parameter)': " + ParameterError.unknownDetector(name: name, known: registry.names).description)
@@ -146,7 +146,7 @@ struct DetectorChoice {
             guard chosen.contains(name) else {
                 throw ValidationError("--param '\(parameter)': detector '\(name)' is not among the chosen detectors (\(chosen.joined(separator: ", ")))")
             }
-            assignments[name, default: []].append(String(parameter[parameter.index(after: dot)...]))
+            assignments[name, default: []].append(assignment.keyValue)
         }
         do throws(ParameterError) {
             detectors = try chosen.map { name throws(ParameterError) in

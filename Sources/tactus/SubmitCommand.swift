@@ -3,7 +3,6 @@ import Foundation
 import TactusAudio
 import TactusClient
 import TactusDetector
-import TactusModel
 import TactusProtocol
 
 /// `tactus submit PATH...`: sends songs to the server for analysis, and with `--wait`
@@ -66,7 +65,7 @@ struct Submit: ParsableCommand {
                 name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" })
             else { throw ValidationError("'\(name)' is not a detector name (lowercase letters, digits and dashes).") }
         }
-        _ = try SubmittedParameters(parameters)
+        _ = try Self.parameterSets(parameters)
         if wait && events == nil && CoordinatorEndpoints.events(forFrontend: server.endpoint) == nil {
             throw ValidationError("Give --events: it cannot be derived from --server \(server.endpoint).")
         }
@@ -74,7 +73,7 @@ struct Submit: ParsableCommand {
 
     func run() throws {
         let request = SubmitRequest(
-            detectors: detectorNames.isEmpty ? nil : detectorNames, params: try SubmittedParameters(parameters).byDetector,
+            detectors: detectorNames.isEmpty ? nil : detectorNames, params: try Self.parameterSets(parameters),
             force: force ? true : nil)
         let client = try server.client()
         var eventsEndpoint: String?
@@ -87,114 +86,49 @@ struct Submit: ParsableCommand {
             try session.submit(file)
         }
         for problem in found.problems {
-            try session.report(file: problem.file, error: problem.error)
+            try session.report(file: problem.file, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
         }
         try session.waitForAll()
         session.printSummary(skipped: found.skipped)
         if session.failures > 0 { throw ExitCode.failure }
     }
-}
 
-/// `--param NAME.KEY=VALUE` values, by detector. Values are typed by their look (`120` a
-/// number, `0,200,400` numbers, anything else a word); the server checks them against the
-/// detector's declarations.
-struct SubmittedParameters {
-    var byDetector: [String: ParameterSet]?
-
-    init(_ assignments: [String]) throws {
+    /// `--param DETECTOR.KEY=VALUE` values, by detector, typed by their look (the server checks
+    /// them against the detectors' declarations); nil for none.
+    static func parameterSets(_ assignments: [String]) throws -> [String: ParameterSet]? {
         var sets: [String: ParameterSet] = [:]
-        for assignment in assignments {
-            let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
-            let path = parts.first?.split(separator: ".", maxSplits: 1).map(String.init) ?? []
-            guard parts.count == 2, path.count == 2, !path[0].isEmpty, !path[1].isEmpty else {
-                throw ValidationError("--param takes DETECTOR.KEY=VALUE, for example comb-filter.preset=classic (got '\(assignment)').")
+        for text in assignments {
+            guard let assignment = ParameterAssignment(parsing: text) else {
+                throw ValidationError("--param takes DETECTOR.KEY=VALUE, for example comb-filter.preset=classic (got '\(text)').")
             }
-            sets[path[0], default: ParameterSet()][path[1]] = Self.value(parts[1])
+            sets[assignment.detector, default: ParameterSet()][assignment.key] = assignment.valueByLook
         }
-        byDetector = sets.isEmpty ? nil : sets
-    }
-
-    static func value(_ text: String) -> ParameterValue {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let number = Double(trimmed), number.isFinite { return .number(number) }
-        let parts = trimmed.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
-        if trimmed.contains(","), parts.allSatisfy({ $0?.isFinite == true }) { return .numbers(parts.compactMap { $0 }) }
-        return .text(trimmed)
+        return sets.isEmpty ? nil : sets
     }
 }
 
-/// The audio files among paths: files as named, directories searched recursively in name
-/// order, audio recognised by content (``AudioStream`` reads the header).
-struct AudioFiles {
-    var files: [String] = []
-    /// Named files that are not audio or cannot be read.
-    var problems: [(file: String, error: ErrorBody)] = []
-    /// Files found in directories that are not audio.
-    var skipped = 0
-
-    static func find(_ paths: [String]) -> AudioFiles {
-        var found = AudioFiles()
-        for path in paths {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                found.problems.append((path, ErrorBody(code: .unreadable, message: "\(path): no such file or directory")))
-                continue
-            }
-            if !isDirectory.boolValue {
-                if let error = notAudio(path) { found.problems.append((path, error)) } else { found.files.append(path) }
-                continue
-            }
-            let entries = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? []
-            for entry in entries.sorted() {
-                let file = (path as NSString).appendingPathComponent(entry)
-                var entryIsDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: file, isDirectory: &entryIsDirectory), !entryIsDirectory.boolValue
-                else { continue }
-                if notAudio(file) == nil { found.files.append(file) } else { found.skipped += 1 }
-            }
-        }
-        return found
-    }
-
-    /// Why `file` is not an audio file to send, or nil when it is one. A file that claims an
-    /// audio format but is damaged is sent all the same: the server reports its problem.
-    static func notAudio(_ file: String) -> ErrorBody? {
-        do throws(AudioError) {
-            _ = try AudioStream(.file(file))
-            return nil
-        } catch {
-            switch error {
-            case .empty, .unsupportedFormat, .unreadable: return ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
-            default: return nil
-            }
-        }
-    }
-}
-
-/// One `submit` run: sends songs, follows them to the end with `--wait`, prints each and the summary.
+/// One `submit` run: sends songs (a ``SongBatch``), prints each as it is submitted or, with
+/// `--wait`, as it finishes, and the summary.
 final class SubmitSession {
-    private let client: TactusClient
     private let request: SubmitRequest
-    private let subscriber: EventSubscriber?
     private let json: Bool
     private let progress: ProgressBar?
-    /// Files per song id still being analysed (the same bytes may be in several files).
-    private var pending: [String: [String]] = [:]
+    private var batch: SongBatch!
     private let clock = ContinuousClock()
     private let start: ContinuousClock.Instant
-    private var lastStatusCheck: ContinuousClock.Instant
     private(set) var submitted = 0
     private(set) var finished = 0
     private(set) var failures = 0
 
     init(client: TactusClient, request: SubmitRequest, eventsEndpoint: String?, json: Bool, progress: ProgressBar?) throws {
-        self.client = client
         self.request = request
         self.json = json
-        subscriber = try eventsEndpoint.map { try EventSubscriber(endpoint: $0, context: client.context, curve: client.curve) }
         self.progress = progress
         start = clock.now
-        lastStatusCheck = clock.now
+        batch = try SongBatch(
+            client: client, events: eventsEndpoint,
+            eventsRead: { [unowned self] in progress?.draw(done: finished, failed: failures, elapsed: clock.now - start) },
+            finished: { [unowned self] in try finish($0) })
     }
 
     /// Sends one file, waiting while the server is busy. Refusals that concern only this
@@ -207,63 +141,28 @@ final class SubmitSession {
             try report(file: file, error: ErrorBody(code: .unreadable, message: "\(file): \(error.localizedDescription)"))
             return
         }
-        // Subscribing before sending means no event of this song is missed.
-        let expected = Self.songID(bytes)
-        try subscriber?.subscribe(expected)
         var songRequest = request
         songRequest.name = (file as NSString).lastPathComponent
-        guard let response = try submitWhileBusy(songRequest, bytes: bytes, file: file) else {
-            try subscriber?.unsubscribe(expected)
+        let response: SubmitResponse
+        do {
+            response = try batch.submit(songRequest, audio: bytes, label: file)
+        } catch ClientError.rejected(let error) where error.code == .tooLarge {
+            try report(file: file, error: error)
             return
         }
         submitted += 1
-        if response.song != expected { try subscriber?.subscribe(response.song) }
-        guard subscriber != nil else {
-            if json {
-                try Output.jsonLine(SubmittedSong(file: file, song: response.song, jobs: response.jobs))
-            } else {
-                print(Self.text(file, response))
-            }
-            return
-        }
-        pending[response.song, default: []].append(file)
-        if response.jobs.allSatisfy(\.state.isFinal) { try finish(response.song, jobs: response.jobs) }
-        try drainEvents(for: .zero)
-    }
-
-    /// Sends `request`, again after each `busy` answer once the wait it asks for is over; nil
-    /// (after reporting it) when the server refuses this song as too large.
-    private func submitWhileBusy(_ request: SubmitRequest, bytes: [UInt8], file: String) throws -> SubmitResponse? {
-        while true {
-            let client = self.client
-            switch Result(catching: { () throws(ClientError) in try client.submit(request, audio: bytes) }) {
-            case .success(let response):
-                return response
-            case .failure(.rejected(let error)) where error.code == .busy:
-                try pause(for: .milliseconds(max(error.retryAfterMs ?? 1000, 50)))
-            case .failure(.rejected(let error)) where error.code == .tooLarge:
-                try report(file: file, error: error)
-                return nil
-            case .failure(let error):
-                throw error
-            }
+        guard !batch.isFollowing else { return }
+        if json {
+            try Output.jsonLine(SubmittedSong(file: file, song: response.song, jobs: response.jobs))
+        } else {
+            print(Self.text(file, response))
         }
     }
 
-    /// With `--wait`: follows the events until every song is done, asking `status` every few
-    /// seconds for songs whose events may have been missed.
+    /// With `--wait`: follows the events until every song is done.
     func waitForAll() throws {
-        guard subscriber != nil else { return }
-        while !pending.isEmpty {
-            try drainEvents(for: .milliseconds(500))
-            if clock.now - lastStatusCheck >= .seconds(5) {
-                lastStatusCheck = clock.now
-                for song in pending.keys.sorted().prefix(50) {
-                    let jobs = try client.status(song: song).jobs
-                    if !jobs.isEmpty, jobs.allSatisfy(\.state.isFinal) { try finish(song, jobs: jobs) }
-                }
-            }
-        }
+        guard batch.isFollowing else { return }
+        try batch.waitForAll()
         progress?.clear()
     }
 
@@ -280,7 +179,7 @@ final class SubmitSession {
     func printSummary(skipped: Int) {
         let seconds = (clock.now - start).seconds
         var summary = "\(submitted) song\(submitted == 1 ? "" : "s") submitted"
-        if subscriber != nil { summary += ", \(finished) finished" }
+        if batch.isFollowing { summary += ", \(finished) finished" }
         summary += ", \(failures) failed"
         if skipped > 0 { summary += ", \(skipped) file\(skipped == 1 ? "" : "s") skipped (not audio)" }
         summary += String(format: " in %.1f s", seconds)
@@ -292,53 +191,27 @@ final class SubmitSession {
         }
     }
 
-    private func pause(for duration: Duration) throws {
-        if subscriber != nil {
-            try drainEvents(for: duration)
-        } else {
-            Thread.sleep(forTimeInterval: duration.seconds)
-        }
-    }
-
-    /// Handles the events that arrive within `duration` (those already waiting with `.zero`).
-    private func drainEvents(for duration: Duration) throws {
-        guard let subscriber else { return }
-        let deadline = clock.now + duration
-        while let event = try subscriber.next(timeout: max(deadline - clock.now, .zero)) {
-            if case .songDone(let done) = event, pending[done.song] != nil {
-                try finish(done.song, jobs: done.jobs)
-            }
-        }
-        progress?.draw(done: finished, failed: failures, elapsed: clock.now - start)
-    }
-
     /// A song is done: fetches its analyses and prints it for each of its files.
-    private func finish(_ song: String, jobs: [JobInfo]) throws {
-        guard let files = pending.removeValue(forKey: song) else { return }
-        try subscriber?.unsubscribe(song)
+    private func finish(_ done: SongBatch.Finished) throws {
         var analyses: [TempoAnalysis] = []
         var consensus = ConsensusTempo(bpm: nil, detectors: [])
-        if jobs.contains(where: { $0.state == .done }) {
-            let result = try client.result(ResultRequest(song: song)).response
+        if done.jobs.contains(where: { $0.state == .done }) {
+            let result = try batch.client.result(ResultRequest(song: done.song)).response
             analyses = result.analyses
             consensus = result.consensus
         }
-        let failed = jobs.contains { $0.state != .done }
-        for file in files {
+        let failed = done.jobs.contains { $0.state != .done }
+        for file in done.labels {
             finished += 1
             if failed { failures += 1 }
-            let line = SubmittedSong(file: file, song: song, jobs: jobs, analyses: analyses, consensus: consensus)
+            let line = SubmittedSong(file: file, song: done.song, jobs: done.jobs, analyses: analyses, consensus: consensus)
             progress?.clear()
             if json {
                 try Output.jsonLine(line)
             } else {
-                print(Self.text(file, jobs: jobs, analyses: analyses, consensus: consensus))
+                print(Self.text(file, jobs: done.jobs, analyses: analyses, consensus: consensus))
             }
         }
-    }
-
-    static func songID(_ bytes: [UInt8]) -> String {
-        SongID(hashing: bytes).hex
     }
 
     static func text(_ file: String, _ response: SubmitResponse) -> String {
@@ -375,43 +248,5 @@ struct SubmittedSong: Encodable {
         self.analyses = analyses
         self.consensus = consensus
         self.error = error
-    }
-}
-
-extension JobState {
-    /// Done, failed or cancelled: the job will not change any more.
-    var isFinal: Bool { self == .done || self == .failed || self == .cancelled }
-}
-
-/// `[########------]  12/40 songs, 1 failed, 3.2 songs/s, 9 s left` on standard error.
-final class ProgressBar {
-    /// The songs to follow.
-    let total: Int
-    private var drawn = false
-
-    init(total: Int) {
-        self.total = total
-    }
-
-    func draw(done: Int, failed: Int, elapsed: Duration) {
-        guard total > 0 else { return }
-        let width = 24
-        let filled = min(width, done * width / total)
-        let seconds = elapsed.seconds
-        let rate = seconds > 0 ? Double(done) / seconds : 0
-        var line = "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]"
-        line += "  \(done)/\(total) songs, \(failed) failed"
-        if done > 0 && rate > 0 {
-            line += String(format: ", %.1f songs/s, ", rate) + ServerText.duration(Double(total - done) / rate) + " left"
-        }
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
-        drawn = true
-    }
-
-    /// Erases the bar, so that a line printed next starts clean.
-    func clear() {
-        guard drawn else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
-        drawn = false
     }
 }
