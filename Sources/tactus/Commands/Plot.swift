@@ -8,74 +8,76 @@ import TactusPlot
 import TactusProtocol
 import TactusStore
 
-/// `tactus plot SONG-OR-FILE`: one figure of a song's envelope, per-window tempi and candidates.
-struct PlotCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "plot",
-        abstract: "Draw a song's energy envelope, per-window tempi and tempo candidates (SVG or PNG).",
-        discussion: """
-            One figure, three charts: the energy envelope in dB over time (10·log10 of the \
-            mean square per 23.2 ms block: 0 dB is a full-scale square wave), each detector's \
-            tempo per analysis window on the same time axis (dot size and opacity: the \
-            window's strength), and each detector's tempo candidates as bars. One colour per \
-            detector, named in the legend with its tempo and confidence.
+extension Tactus {
+    /// `tactus plot SONG-OR-FILE`: one figure of a song's envelope, per-window tempi and candidates.
+    struct Plot: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "plot",
+            abstract: "Draw a song's energy envelope, per-window tempi and tempo candidates (SVG or PNG).",
+            discussion: """
+                One figure, three charts: the energy envelope in dB over time (10·log10 of the \
+                mean square per 23.2 ms block: 0 dB is a full-scale square wave), each detector's \
+                tempo per analysis window on the same time axis (dot size and opacity: the \
+                window's strength), and each detector's tempo candidates as bars. One colour per \
+                detector, named in the legend with its tempo and confidence.
 
-            The song is a SHA-256, a prefix of at least 8 hex digits, or a file (its bytes \
-            are hashed). With --db it is read from that library; a file the library does not \
-            hold is analysed here, with every built-in detector. Otherwise it is asked of the \
-            server (--server, else $TACTUS_SERVER, else tcp://127.0.0.1:5555).
+                The song is a SHA-256, a prefix of at least 8 hex digits, or a file (its bytes \
+                are hashed). With --db it is read from that library; a file the library does not \
+                hold is analysed here, with every built-in detector. Otherwise it is asked of the \
+                server (--server, else $TACTUS_SERVER, else tcp://127.0.0.1:5555).
 
-            -o names the output: FILE.svg, or FILE.png (converted by rsvg-convert, from the \
-            Debian package librsvg2-bin). The default is the song id's first 12 digits + .svg. \
-            With --json: one object {song, output, format, width, height, source (library, \
-            server or analysis), detectors}.
-            """)
+                -o names the output: FILE.svg, or FILE.png (converted by rsvg-convert, from the \
+                Debian package librsvg2-bin). The default is the song id's first 12 digits + .svg. \
+                With --json: one object {song, output, format, width, height, source (library, \
+                server or analysis), detectors}.
+                """)
 
-    @Argument(help: ArgumentHelp("The song: a SHA-256, a prefix of one (8+ hex digits), or a file.", valueName: "song-or-file"))
-    var song: String
+        @Argument(help: ArgumentHelp("The song: a SHA-256, a prefix of one (8+ hex digits), or a file.", valueName: "song-or-file"))
+        var song: String
 
-    @OptionGroup var source: LibrarySourceOptions
+        @OptionGroup var source: LibrarySourceOptions
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The image to write: FILE.svg or FILE.png.", valueName: "file"))
-    var output: String?
+        @Option(name: .shortAndLong, help: ArgumentHelp("The image to write: FILE.svg or FILE.png.", valueName: "file"))
+        var output: String?
 
-    @Flag(help: "Print what was written as JSON.")
-    var json = false
+        @Flag(help: "Print what was written as JSON.")
+        var json = false
 
-    func validate() throws {
-        if let output {
-            do throws(PlotError) { _ = try ImageFile(path: output) } catch { throw ValidationError(error.description) }
+        func validate() throws {
+            if let output {
+                do throws(PlotError) { _ = try ImageFile(path: output) } catch { throw ValidationError(error.description) }
+            }
         }
-    }
 
-    func run() throws {
-        let figure: (plot: SongPlot, song: String, source: PlotSource)
-        if let database = source.library.path {
-            figure = try PlotSource.fromLibrary(database, song: song)
-        } else {
-            figure = try PlotSource.fromServer(source.server, song: song)
-        }
-        let file: ImageFile
-        do throws(PlotError) {
-            file = try ImageFile(path: output ?? "\(figure.song.prefix(12)).svg")
-        } catch {
-            throw CommandFailure(error.description)
-        }
-        let document = SongFigure(figure.plot).document()
-        do throws(PlotError) {
-            try file.write(document)
-        } catch {
-            throw CommandFailure(error.description)
-        }
-        let summary = PlotSummary(
-            song: figure.song, output: file.path, format: file.format, width: document.width, height: document.height,
-            source: figure.source, detectors: figure.plot.traces.map(\.label))
-        if json {
-            try Output.jsonLine(summary)
-        } else {
-            print("Wrote \(file.path) (\(file.format.rawValue.uppercased()), \(Int(document.width)) × \(Int(document.height)) px): "
-                + "\(figure.plot.title), \(summary.detectors.count) detector\(summary.detectors.count == 1 ? "" : "s") "
-                + "(\(summary.source.description)).")
+        func run() throws {
+            let figure: (plot: SongPlot, song: String, source: PlotSource)
+            if let database = source.library.path {
+                figure = try PlotSource.fromLibrary(database, song: song)
+            } else {
+                figure = try PlotSource.fromServer(source.server, song: song)
+            }
+            let file: ImageFile
+            do throws(PlotError) {
+                file = try ImageFile(path: output ?? "\(figure.song.prefix(12)).svg")
+            } catch {
+                throw CommandFailure(error.description)
+            }
+            let document = SongFigure(figure.plot).document()
+            do throws(PlotError) {
+                try file.write(document)
+            } catch {
+                throw CommandFailure(error.description)
+            }
+            let summary = PlotSummary(
+                song: figure.song, output: file.path, format: file.format, width: document.width, height: document.height,
+                source: figure.source, detectors: figure.plot.traces.map(\.label))
+            if json {
+                try Output.jsonLine(summary)
+            } else {
+                print("Wrote \(file.path) (\(file.format.rawValue.uppercased()), \(Int(document.width)) × \(Int(document.height)) px): "
+                    + "\(figure.plot.title), \(summary.detectors.count) detector\(summary.detectors.count == 1 ? "" : "s") "
+                    + "(\(summary.source.description)).")
+            }
         }
     }
 }

@@ -3,54 +3,56 @@ import Foundation
 import TactusAudio
 import TactusModel
 
-/// `tactus probe FILE...`: decodes each file completely and describes it.
-struct Probe: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "probe",
-        abstract: "Decode audio files and describe them.",
-        discussion: """
-            For each file: format, codec, sample rate, channels, duration, tags, the song \
-            identity (SHA-256 of the bytes) and the time taken to decode the whole file. The \
-            format is recognised from the content, whatever the file is called.
+extension Tactus {
+    /// `tactus probe FILE...`: decodes each file completely and describes it.
+    struct Probe: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "probe",
+            abstract: "Decode audio files and describe them.",
+            discussion: """
+                For each file: format, codec, sample rate, channels, duration, tags, the song \
+                identity (SHA-256 of the bytes) and the time taken to decode the whole file. The \
+                format is recognised from the content, whatever the file is called.
 
-            With --json, one JSON object per file and per line, with the fields file, song, \
-            format, codec, sample_rate, channels, duration_s, title, artist, album, \
-            decode_seconds, warnings (array of {code, message}) and error (null, or {code, \
-            message}; codes: empty, unsupported-format, corrupt, truncated, too-short, \
-            too-long, unreadable).
+                With --json, one JSON object per file and per line, with the fields file, song, \
+                format, codec, sample_rate, channels, duration_s, title, artist, album, \
+                decode_seconds, warnings (array of {code, message}) and error (null, or {code, \
+                message}; codes: empty, unsupported-format, corrupt, truncated, too-short, \
+                too-long, unreadable).
 
-            Exit status: 0 when every file decoded, 1 when any failed, 2 on usage errors.
-            """
-    )
+                Exit status: 0 when every file decoded, 1 when any failed, 2 on usage errors.
+                """
+        )
 
-    @Argument(help: ArgumentHelp("The audio files to probe.", valueName: "file"))
-    var files: [String]
+        @Argument(help: ArgumentHelp("The audio files to probe.", valueName: "file"))
+        var files: [String]
 
-    @Flag(help: "Print one JSON object per file and per line (JSON Lines).")
-    var json = false
+        @Flag(help: "Print one JSON object per file and per line (JSON Lines).")
+        var json = false
 
-    @Option(help: ArgumentHelp("Songs longer than this many seconds fail with too-long.", valueName: "seconds"))
-    var maxSeconds: Double = DecodingOptions.standard.maximumSeconds
+        @Option(help: ArgumentHelp("Songs longer than this many seconds fail with too-long.", valueName: "seconds"))
+        var maxSeconds: Double = DecodingOptions.standard.maximumSeconds
 
-    @Option(help: ArgumentHelp("Songs shorter than this many seconds fail with too-short.", valueName: "seconds"))
-    var minSeconds: Double = DecodingOptions.standard.minimumSeconds
+        @Option(help: ArgumentHelp("Songs shorter than this many seconds fail with too-short.", valueName: "seconds"))
+        var minSeconds: Double = DecodingOptions.standard.minimumSeconds
 
-    func validate() throws {
-        guard !files.isEmpty else { throw ValidationError("Give at least one file to probe.") }
-        guard minSeconds >= 0, maxSeconds > minSeconds else {
-            throw ValidationError("--min-seconds must be at least 0 and below --max-seconds (got \(minSeconds) and \(maxSeconds)).")
+        func validate() throws {
+            guard !files.isEmpty else { throw ValidationError("Give at least one file to probe.") }
+            guard minSeconds >= 0, maxSeconds > minSeconds else {
+                throw ValidationError("--min-seconds must be at least 0 and below --max-seconds (got \(minSeconds) and \(maxSeconds)).")
+            }
         }
-    }
 
-    func run() throws {
-        let options = DecodingOptions(minimumSeconds: minSeconds, maximumSeconds: maxSeconds)
-        var failures = 0
-        for file in files {
-            let report = ProbeReport(probing: file, options: options)
-            if report.error != nil { failures += 1 }
-            print(json ? report.jsonLine() : report.text())
+        func run() throws {
+            let options = DecodingOptions(minimumSeconds: minSeconds, maximumSeconds: maxSeconds)
+            var failures = 0
+            for file in files {
+                let report = ProbeReport(probing: file, options: options)
+                if report.error != nil { failures += 1 }
+                print(json ? report.jsonLine() : report.text())
+            }
+            if failures > 0 { throw ExitCode.failure }
         }
-        if failures > 0 { throw ExitCode.failure }
     }
 }
 

@@ -8,90 +8,92 @@ import TactusDetector
 import TactusModel
 import TactusStore
 
-/// `tactus analyze FILE...`: decodes each file once and runs the chosen detectors on it.
-struct Analyze: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "analyze",
-        abstract: "Find the tempo of audio files with every detector (or the chosen ones).",
-        discussion: """
-            Each file is decoded once; every chosen detector analyses the whole song in the \
-            same pass. For each file: a table of detector, BPM, confidence, top candidates and \
-            time, then the consensus of the detectors. `tactus detectors` lists the detectors \
-            and their parameters.
+extension Tactus {
+    /// `tactus analyze FILE...`: decodes each file once and runs the chosen detectors on it.
+    struct Analyze: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "analyze",
+            abstract: "Find the tempo of audio files with every detector (or the chosen ones).",
+            discussion: """
+                Each file is decoded once; every chosen detector analyses the whole song in the \
+                same pass. For each file: a table of detector, BPM, confidence, top candidates and \
+                time, then the consensus of the detectors. `tactus detectors` lists the detectors \
+                and their parameters.
 
-            With --json, one JSON object per file and per line, with the fields file, song, \
-            duration_s, error (null or {code, message}), analyses (array of {detector, \
-            version, params, bpm, reason, confidence, candidates [{bpm, strength}], windows \
-            [{start_s, duration_s, energy, bpm, strength}], seconds}), envelope ({hop_s, \
-            values}, only with --envelope), consensus ({bpm, detectors}) and warnings.
+                With --json, one JSON object per file and per line, with the fields file, song, \
+                duration_s, error (null or {code, message}), analyses (array of {detector, \
+                version, params, bpm, reason, confidence, candidates [{bpm, strength}], windows \
+                [{start_s, duration_s, energy, bpm, strength}], seconds}), envelope ({hop_s, \
+                values}, only with --envelope), consensus ({bpm, detectors}) and warnings.
 
-            With --db, each analysed song is also stored in that library file (created if \
-            missing), the song and all its analyses in one transaction, replacing earlier \
-            analyses with the same detector version and parameters; `tactus query`, \
-            `compare` and `playlist` then find it. A file that cannot be decoded is reported \
-            and not stored.
+                With --db, each analysed song is also stored in that library file (created if \
+                missing), the song and all its analyses in one transaction, replacing earlier \
+                analyses with the same detector version and parameters; `tactus query`, \
+                `compare` and `playlist` then find it. A file that cannot be decoded is reported \
+                and not stored.
 
-            Exit status: 0 when every file was analysed (and stored), 1 when any failed, 2 on \
-            usage errors.
-            """
-    )
+                Exit status: 0 when every file was analysed (and stored), 1 when any failed, 2 on \
+                usage errors.
+                """
+        )
 
-    @Argument(help: ArgumentHelp("The audio files to analyse.", valueName: "file"))
-    var files: [String]
+        @Argument(help: ArgumentHelp("The audio files to analyse.", valueName: "file"))
+        var files: [String]
 
-    @Option(name: .customLong("detector"), help: ArgumentHelp(
-        "Run this detector (repeatable; all detectors by default).", valueName: "name"))
-    var detectorNames: [String] = []
+        @Option(name: .customLong("detector"), help: ArgumentHelp(
+            "Run this detector (repeatable; all detectors by default).", valueName: "name"))
+        var detectorNames: [String] = []
 
-    @Option(name: .customLong("param"), help: ArgumentHelp(
-        "Set a detector parameter, for example comb-filter.preset=classic (repeatable).",
-        valueName: "name.key=value"))
-    var parameters: [String] = []
+        @Option(name: .customLong("param"), help: ArgumentHelp(
+            "Set a detector parameter, for example comb-filter.preset=classic (repeatable).",
+            valueName: "name.key=value"))
+        var parameters: [String] = []
 
-    @Flag(help: "Include the song's energy envelope (mean squared amplitude per 23.2 ms) in the JSON output.")
-    var envelope = false
+        @Flag(help: "Include the song's energy envelope (mean squared amplitude per 23.2 ms) in the JSON output.")
+        var envelope = false
 
-    @Flag(help: "Print one JSON object per file and per line (JSON Lines).")
-    var json = false
+        @Flag(help: "Print one JSON object per file and per line (JSON Lines).")
+        var json = false
 
-    @Option(name: .customLong("db"), help: ArgumentHelp(
-        "Also store the results in this library file (SQLite, created if missing).", valueName: "path"))
-    var databasePath: String?
+        @Option(name: .customLong("db"), help: ArgumentHelp(
+            "Also store the results in this library file (SQLite, created if missing).", valueName: "path"))
+        var databasePath: String?
 
-    func validate() throws {
-        guard !files.isEmpty else { throw ValidationError("Give at least one file to analyse.") }
-        _ = try DetectorChoice(names: detectorNames, parameters: parameters)
-    }
+        func validate() throws {
+            guard !files.isEmpty else { throw ValidationError("Give at least one file to analyse.") }
+            _ = try DetectorChoice(names: detectorNames, parameters: parameters)
+        }
 
-    func run() throws {
-        let analyzer = SongAnalyzer(detectors: try DetectorChoice(names: detectorNames, parameters: parameters).detectors)
-        let library = try databasePath.map { try LibraryOptions.open($0, .create) }
-        let logger = Logger(label: "tactus.analyze")
-        var failures = 0
-        for file in files {
-            var result = analyzer.analyze(.file(file))
-            result.includesEnvelopeInJSON = envelope
-            var stored: String?
-            if let error = result.error {
-                failures += 1
-                logger.error("\(error.message)", metadata: ["file": "\(file)", "code": "\(error.code)"])
-            } else if let library, let databasePath {
-                do {
-                    let (song, analyses) = try StoredSong.records(of: result, file: file)
-                    _ = try library.record(song, analyses: analyses)
-                    stored = databasePath
-                } catch {
+        func run() throws {
+            let analyzer = SongAnalyzer(detectors: try DetectorChoice(names: detectorNames, parameters: parameters).detectors)
+            let library = try databasePath.map { try LibraryOptions.open($0, .create) }
+            let logger = Logger(label: "tactus.analyze")
+            var failures = 0
+            for file in files {
+                var result = analyzer.analyze(.file(file))
+                result.includesEnvelopeInJSON = envelope
+                var stored: String?
+                if let error = result.error {
                     failures += 1
-                    logger.error("not stored: \(error)", metadata: ["file": "\(file)", "db": "\(databasePath)"])
+                    logger.error("\(error.message)", metadata: ["file": "\(file)", "code": "\(error.code)"])
+                } else if let library, let databasePath {
+                    do {
+                        let (song, analyses) = try StoredSong.records(of: result, file: file)
+                        _ = try library.record(song, analyses: analyses)
+                        stored = databasePath
+                    } catch {
+                        failures += 1
+                        logger.error("not stored: \(error)", metadata: ["file": "\(file)", "db": "\(databasePath)"])
+                    }
+                }
+                if json {
+                    print(AnalysisText.jsonLine(result))
+                } else {
+                    print(AnalysisText.table(result) + (stored.map { "\n  stored in \($0)" } ?? ""))
                 }
             }
-            if json {
-                print(AnalysisText.jsonLine(result))
-            } else {
-                print(AnalysisText.table(result) + (stored.map { "\n  stored in \($0)" } ?? ""))
-            }
+            if failures > 0 { throw ExitCode.failure }
         }
-        if failures > 0 { throw ExitCode.failure }
     }
 }
 

@@ -5,105 +5,107 @@ import TactusClient
 import TactusDetector
 import TactusProtocol
 
-/// `tactus submit PATH...`: sends songs to the server for analysis, and with `--wait`
-/// follows them to the end.
-struct Submit: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "submit",
-        abstract: "Send songs to the server for analysis.",
-        discussion: """
-            Each PATH is a file or a directory, searched recursively; only audio files are \
-            sent, recognised by their content whatever their names (other files found in \
-            directories are skipped; a named file that is not audio is an error). A song \
-            already analysed with the same detector version and parameters is answered from \
-            the store unless --force. When the server is busy, submit waits as long as it asks.
+extension Tactus {
+    /// `tactus submit PATH...`: sends songs to the server for analysis, and with `--wait`
+    /// follows them to the end.
+    struct Submit: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "submit",
+            abstract: "Send songs to the server for analysis.",
+            discussion: """
+                Each PATH is a file or a directory, searched recursively; only audio files are \
+                sent, recognised by their content whatever their names (other files found in \
+                directories are skipped; a named file that is not audio is an error). A song \
+                already analysed with the same detector version and parameters is answered from \
+                the store unless --force. When the server is busy, submit waits as long as it asks.
 
-            With --wait, submit follows the songs through the server's events (--events, by \
-            default the server's host with its port plus 2) until every song is done, with a \
-            progress bar on standard error when that is a terminal, then prints a summary.
+                With --wait, submit follows the songs through the server's events (--events, by \
+                default the server's host with its port plus 2) until every song is done, with a \
+                progress bar on standard error when that is a terminal, then prints a summary.
 
-            With --json: one object per file and per line, {file, song, jobs [{job, song, \
-            detector, state, attempt, error?}]}, with --wait also analyses (as `tactus \
-            analyze --json` prints them) and consensus; a file that could not be submitted has \
-            {file, error {code, message}}.
+                With --json: one object per file and per line, {file, song, jobs [{job, song, \
+                detector, state, attempt, error?}]}, with --wait also analyses (as `tactus \
+                analyze --json` prints them) and consensus; a file that could not be submitted has \
+                {file, error {code, message}}.
 
-            Exit status: 0 when every song was submitted (and with --wait analysed), 1 \
-            otherwise, 2 on usage errors.
-            """
-    )
+                Exit status: 0 when every song was submitted (and with --wait analysed), 1 \
+                otherwise, 2 on usage errors.
+                """
+        )
 
-    @Argument(help: ArgumentHelp("Audio files or directories.", valueName: "path"))
-    var paths: [String]
+        @Argument(help: ArgumentHelp("Audio files or directories.", valueName: "path"))
+        var paths: [String]
 
-    @Option(name: .customLong("detector"), help: ArgumentHelp(
-        "Analyse with this detector (repeatable; every detector the server offers by default).", valueName: "name"))
-    var detectorNames: [String] = []
+        @Option(name: .customLong("detector"), help: ArgumentHelp(
+            "Analyse with this detector (repeatable; every detector the server offers by default).", valueName: "name"))
+        var detectorNames: [String] = []
 
-    @Option(name: .customLong("param"), help: ArgumentHelp(
-        "Set a detector parameter, for example comb-filter.preset=classic (repeatable).", valueName: "name.key=value"))
-    var parameters: [String] = []
+        @Option(name: .customLong("param"), help: ArgumentHelp(
+            "Set a detector parameter, for example comb-filter.preset=classic (repeatable).", valueName: "name.key=value"))
+        var parameters: [String] = []
 
-    @Flag(help: "Analyse again even when the store has a result for the same detector version and parameters.")
-    var force = false
+        @Flag(help: "Analyse again even when the store has a result for the same detector version and parameters.")
+        var force = false
 
-    @Flag(help: "Wait until every song is analysed.")
-    var wait = false
+        @Flag(help: "Wait until every song is analysed.")
+        var wait = false
 
-    @Flag(help: "Print one JSON object per file and per line (JSON Lines).")
-    var json = false
+        @Flag(help: "Print one JSON object per file and per line (JSON Lines).")
+        var json = false
 
-    @Option(help: ArgumentHelp(
-        "The server's events endpoint, for --wait (default: the server's host, its port plus 2).", valueName: "endpoint"))
-    var events: String?
+        @Option(help: ArgumentHelp(
+            "The server's events endpoint, for --wait (default: the server's host, its port plus 2).", valueName: "endpoint"))
+        var events: String?
 
-    @OptionGroup var server: ServerOptions
+        @OptionGroup var server: ServerOptions
 
-    func validate() throws {
-        guard !paths.isEmpty else { throw ValidationError("Give at least one file or directory.") }
-        for name in detectorNames {
-            guard (1...64).contains(name.utf8.count),
-                name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" })
-            else { throw ValidationError("'\(name)' is not a detector name (lowercase letters, digits and dashes).") }
-        }
-        _ = try Self.parameterSets(parameters)
-        if wait && events == nil && CoordinatorEndpoints.events(forFrontend: server.endpoint) == nil {
-            throw ValidationError("Give --events: it cannot be derived from --server \(server.endpoint).")
-        }
-    }
-
-    func run() throws {
-        let request = SubmitRequest(
-            detectors: detectorNames.isEmpty ? nil : detectorNames, params: try Self.parameterSets(parameters),
-            force: force ? true : nil)
-        let client = try server.client()
-        var eventsEndpoint: String?
-        if wait { eventsEndpoint = events ?? CoordinatorEndpoints.events(forFrontend: server.endpoint) }
-        let found = AudioFiles.find(paths)
-        let session = try SubmitSession(
-            client: client, request: request, eventsEndpoint: eventsEndpoint, json: json,
-            progress: wait && isatty(STDERR_FILENO) == 1 ? ProgressBar(total: found.files.count) : nil)
-        for file in found.files {
-            try session.submit(file)
-        }
-        for problem in found.problems {
-            try session.report(file: problem.file, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
-        }
-        try session.waitForAll()
-        session.printSummary(skipped: found.skipped)
-        if session.failures > 0 { throw ExitCode.failure }
-    }
-
-    /// `--param DETECTOR.KEY=VALUE` values, by detector, typed by their look (the server checks
-    /// them against the detectors' declarations); nil for none.
-    static func parameterSets(_ assignments: [String]) throws -> [String: ParameterSet]? {
-        var sets: [String: ParameterSet] = [:]
-        for text in assignments {
-            guard let assignment = ParameterAssignment(parsing: text) else {
-                throw ValidationError("--param takes DETECTOR.KEY=VALUE, for example comb-filter.preset=classic (got '\(text)').")
+        func validate() throws {
+            guard !paths.isEmpty else { throw ValidationError("Give at least one file or directory.") }
+            for name in detectorNames {
+                guard (1...64).contains(name.utf8.count),
+                    name.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" })
+                else { throw ValidationError("'\(name)' is not a detector name (lowercase letters, digits and dashes).") }
             }
-            sets[assignment.detector, default: ParameterSet()][assignment.key] = assignment.valueByLook
+            _ = try Self.parameterSets(parameters)
+            if wait && events == nil && CoordinatorEndpoints.events(forFrontend: server.endpoint) == nil {
+                throw ValidationError("Give --events: it cannot be derived from --server \(server.endpoint).")
+            }
         }
-        return sets.isEmpty ? nil : sets
+
+        func run() throws {
+            let request = SubmitRequest(
+                detectors: detectorNames.isEmpty ? nil : detectorNames, params: try Self.parameterSets(parameters),
+                force: force ? true : nil)
+            let client = try server.client()
+            var eventsEndpoint: String?
+            if wait { eventsEndpoint = events ?? CoordinatorEndpoints.events(forFrontend: server.endpoint) }
+            let found = AudioFiles.find(paths)
+            let session = try SubmitSession(
+                client: client, request: request, eventsEndpoint: eventsEndpoint, json: json,
+                progress: wait && isatty(STDERR_FILENO) == 1 ? ProgressBar(total: found.files.count) : nil)
+            for file in found.files {
+                try session.submit(file)
+            }
+            for problem in found.problems {
+                try session.report(file: problem.file, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
+            }
+            try session.waitForAll()
+            session.printSummary(skipped: found.skipped)
+            if session.failures > 0 { throw ExitCode.failure }
+        }
+
+        /// `--param DETECTOR.KEY=VALUE` values, by detector, typed by their look (the server checks
+        /// them against the detectors' declarations); nil for none.
+        static func parameterSets(_ assignments: [String]) throws -> [String: ParameterSet]? {
+            var sets: [String: ParameterSet] = [:]
+            for text in assignments {
+                guard let assignment = ParameterAssignment(parsing: text) else {
+                    throw ValidationError("--param takes DETECTOR.KEY=VALUE, for example comb-filter.preset=classic (got '\(text)').")
+                }
+                sets[assignment.detector, default: ParameterSet()][assignment.key] = assignment.valueByLook
+            }
+            return sets.isEmpty ? nil : sets
+        }
     }
 }
 

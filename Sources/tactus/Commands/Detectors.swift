@@ -5,46 +5,48 @@ import TactusClient
 import TactusDetector
 import TactusProtocol
 
-/// `tactus detectors`: the built-in detectors, their versions and parameters.
-struct Detectors: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "detectors",
-        abstract: "List the tempo detectors with their versions and parameters.",
-        discussion: """
-            For each detector: its name, version and description, then each parameter with \
-            the values it accepts, its default and its value in other presets. Set parameters \
-            with `tactus analyze --param NAME.KEY=VALUE`.
+extension Tactus {
+    /// `tactus detectors`: the built-in detectors, their versions and parameters.
+    struct Detectors: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "detectors",
+            abstract: "List the tempo detectors with their versions and parameters.",
+            discussion: """
+                For each detector: its name, version and description, then each parameter with \
+                the values it accepts, its default and its value in other presets. Set parameters \
+                with `tactus analyze --param NAME.KEY=VALUE`.
 
-            Without --server, the detectors built into this program. With --server, those the \
-            server's connected workers offer (external workers included), with the number of \
-            workers and of queued jobs of each.
+                Without --server, the detectors built into this program. With --server, those the \
+                server's connected workers offer (external workers included), with the number of \
+                workers and of queued jobs of each.
 
-            With --json, one JSON object per detector and per line, with the fields name, \
-            version, summary and parameters (array of {name, accepts, default, presets, \
-            summary}), and with --server also workers and queued.
-            """
-    )
+                With --json, one JSON object per detector and per line, with the fields name, \
+                version, summary and parameters (array of {name, accepts, default, presets, \
+                summary}), and with --server also workers and queued.
+                """
+        )
 
-    @Flag(help: "Print one JSON object per detector and per line (JSON Lines).")
-    var json = false
+        @Flag(help: "Print one JSON object per detector and per line (JSON Lines).")
+        var json = false
 
-    @Option(help: ArgumentHelp("Ask this coordinator's frontend instead of listing the built-in detectors.", valueName: "endpoint"))
-    var server: String?
+        @Option(help: ArgumentHelp("Ask this coordinator's frontend instead of listing the built-in detectors.", valueName: "endpoint"))
+        var server: String?
 
-    @Option(help: ArgumentHelp("With --server: seconds to wait for an answer.", valueName: "seconds"))
-    var timeout = 2.5
+        @Option(help: ArgumentHelp("With --server: seconds to wait for an answer.", valueName: "seconds"))
+        var timeout = 2.5
 
-    @OptionGroup var curve: CurveClientOptions
+        @OptionGroup var curve: CurveClientOptions
 
-    func run() throws {
-        var listings = BuiltinDetectors.registry.descriptors.map { DetectorListing($0) }
-        if let server {
-            let client = try TactusClient(
-                server: server, timeout: .milliseconds(Int64((timeout * 1000).rounded())), curve: curve.keys())
-            listings = try client.detectors().detectors.map(DetectorListing.init)
-        }
-        for listing in listings {
-            print(json ? listing.jsonLine() : listing.text())
+        func run() throws {
+            var listings = BuiltinDetectors.registry.descriptors.map { DetectorListing($0) }
+            if let server {
+                let client = try TactusClient(
+                    server: server, timeout: .milliseconds(Int64((timeout * 1000).rounded())), curve: curve.keys())
+                listings = try client.detectors().detectors.map(DetectorListing.init)
+            }
+            for listing in listings {
+                print(json ? listing.jsonLine() : listing.text())
+            }
         }
     }
 }
