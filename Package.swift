@@ -1,15 +1,27 @@
 // swift-tools-version:6.1
 // Tactus: a tempo-analysis server. See README.md for the layout of the modules.
+import Foundation
 import PackageDescription
 
-/// Built-in detectors: one target per folder under `Plugins/`. Each depends only on the
-/// detector interface and the DSP building blocks. Adding a detector is a new folder,
-/// one line here, and one registration line in `TactusAnalysis/BuiltinDetectors.swift`.
-let builtinDetectors: [(target: String, folder: String)] = [
-    ("CombFilterDetector", "Plugins/CombFilter"),
-    ("StatisticalEnergyDetector", "Plugins/StatisticalEnergy"),
-    ("AutocorrelationDetector", "Plugins/Autocorrelation"),
+/// Built-in detectors. `NAME` is the folder `Plugins/NAME`, holding the target `NAMEDetector`
+/// whose type `NAMEDetector` conforms to `TempoDetector` and depends only on the detector
+/// interface and the DSP building blocks. Adding a detector is its folder and one line here:
+/// the registry (`BuiltinDetectors` in TactusAnalysis) is generated from this list by the
+/// DetectorRegistry build plugin, and `Tests/NAMETests`, when that folder exists, is its test target.
+let builtinDetectors = [
+    "CombFilter",
+    "StatisticalEnergy",
+    "Autocorrelation",
 ]
+
+/// The test targets of the built-in detectors that have a folder `Tests/NAMETests`.
+let builtinDetectorTests: [Target] = builtinDetectors
+    .filter { FileManager.default.fileExists(atPath: Context.packageDirectory + "/Tests/\($0)Tests") }
+    .map { name in
+        .testTarget(
+            name: "\(name)Tests",
+            dependencies: [.target(name: "\(name)Detector"), "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"])
+    }
 
 let package = Package(
     name: "Tactus",
@@ -50,15 +62,21 @@ let package = Package(
         .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result, consensus.
         .target(name: "TactusDetector"),
-    ] + builtinDetectors.map { detector in
-        .target(name: detector.target, dependencies: ["TactusDetector", "TactusDSP"], path: detector.folder)
+    ] + builtinDetectors.map { name in
+        .target(name: "\(name)Detector", dependencies: ["TactusDetector", "TactusDSP"], path: "Plugins/\(name)")
     } + [
         // The registry of built-in detectors, whole-song analysis of a decoded song.
         .target(
             name: "TactusAnalysis",
             dependencies: ["TactusAudio", "TactusModel", "TactusDetector", "TactusDSP"]
-                + builtinDetectors.map { .target(name: $0.target) }
+                + builtinDetectors.map { .target(name: "\($0)Detector") },
+            plugins: ["DetectorRegistryPlugin"]
         ),
+        // Writes the registry of built-in detectors (`BuiltinDetectors`) from `builtinDetectors`.
+        .plugin(
+            name: "DetectorRegistryPlugin", capability: .buildTool(), dependencies: ["tactus-detector-registry"],
+            path: "BuildTools/DetectorRegistryPlugin"),
+        .executableTarget(name: "tactus-detector-registry", path: "BuildTools/DetectorRegistryGenerator"),
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
@@ -142,12 +160,6 @@ let package = Package(
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
         .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
-        .testTarget(
-            name: "StatisticalEnergyTests",
-            dependencies: ["StatisticalEnergyDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
-        .testTarget(
-            name: "AutocorrelationTests",
-            dependencies: ["AutocorrelationDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ"]),
         .testTarget(
@@ -181,5 +193,5 @@ let package = Package(
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
-    ]
+    ] + builtinDetectorTests
 )
