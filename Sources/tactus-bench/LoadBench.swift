@@ -122,7 +122,7 @@ struct LoadBench: ParsableCommand {
         let executable = try tactus.path()
         let songKilobytes = Double(try BenchSongs.tiny(index: 0, seconds: seconds).count) / 1024
         let data = try TemporaryDirectory(prefix: "tactus-bench-load-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, workersPerDetector: workers)
         defer { server.stop() }
         let detectors = BuiltinDetectors.registry.names
         try server.awaitWorkers(detectors: detectors, perDetector: workers)

@@ -145,7 +145,7 @@ struct ServerBench: ParsableCommand {
 
     private func throughput(_ paths: [String], workers: Int, executable: String) throws -> Throughput {
         let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, workersPerDetector: workers)
         defer { server.stop() }
         let detectors = BuiltinDetectors.registry.names
         try server.awaitWorkers(detectors: detectors, perDetector: workers)
@@ -205,7 +205,7 @@ struct ServerBench: ParsableCommand {
     /// Seconds from submit to song.done for songs submitted one at a time to an idle server.
     private func latency(_ paths: [String], executable: String) throws -> [Double] {
         let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", "1"])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, workersPerDetector: 1)
         defer { server.stop() }
         try server.awaitWorkers(detectors: BuiltinDetectors.registry.names, perDetector: 1)
         let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(30))
@@ -230,7 +230,7 @@ struct ServerBench: ParsableCommand {
 
     private func overhead(executable: String) throws -> Overhead {
         let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--no-local-workers"])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, extraArguments: ["--no-local-workers"])
         defer { server.stop() }
         let workers = NullWorkers(count: nullWorkers, backend: server.endpoints.backend)
         defer { _ = workers.stop() }

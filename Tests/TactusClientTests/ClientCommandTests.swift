@@ -70,12 +70,12 @@ import Testing
 
         let server = try Self.fakeServer()
         defer { server.stop() }
-        let run = try tactus([
+        let run = try CLI.run([
             "submit", directory.path, "--wait", "--json", "--server", server.frontend, "--events", server.events,
             "--detector", "comb-filter", "--param", "comb-filter.preset=classic",
         ])
-        #expect(run.status == 0, "\(run.errors)")
-        let lines = try run.output.split(separator: "\n").map {
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = try run.standardOutput.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         #expect(lines.map { $0["file"] as? String } == [directory.file("album/second.mp3"), directory.file("first.dat")])
@@ -85,7 +85,7 @@ import Testing
             #expect((line["analyses"] as? [[String: Any]])?.first?["bpm"] as? Double == 120)
             #expect((line["consensus"] as? [String: Any])?["bpm"] as? Double == 120)
         }
-        #expect(run.errors.contains("2 songs submitted, 2 finished, 0 failed, 1 file skipped (not audio)"))
+        #expect(run.standardError.contains("2 songs submitted, 2 finished, 0 failed, 1 file skipped (not audio)"))
 
         let submits = server.requests.compactMap { request -> SubmitRequest? in
             if case .submit(let submit, let audio) = request.body, audio?.isEmpty == false { return submit }
@@ -97,7 +97,7 @@ import Testing
         #expect(submits.allSatisfy { $0.detectors == ["comb-filter"] && $0.params?["comb-filter"]?["preset"] == .text("classic") })
     }
 
-    @Test(.enabled(if: pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))
+    @Test(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))
     func thePythonExampleClientSubmitsAFolderAndPrintsTheResults() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-client-py-test")
         let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
@@ -106,12 +106,12 @@ import Testing
         #expect(FileManager.default.createFile(atPath: directory.file("c.txt"), contents: Data("text".utf8)))
         let server = try Self.fakeServer()
         defer { server.stop() }
-        let run = try python([
-            repositoryRoot.appendingPathComponent("protocol/examples/client.py").path, directory.path,
+        let run = try CLI.python([
+            CLI.repositoryRoot + "/protocol/examples/client.py", directory.path,
             "--server", server.frontend, "--events", server.events, "--json",
         ])
-        #expect(run.status == 0, "\(run.errors)")
-        let lines = try run.output.split(separator: "\n").map {
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = try run.standardOutput.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
         #expect(lines.map { $0["file"] as? String } == [directory.file("a.wav"), directory.file("b.flac")])
@@ -124,18 +124,18 @@ import Testing
         #expect(FileManager.default.createFile(atPath: directory.file("readme.flac"), contents: Data("hello".utf8)))
         let server = try Self.fakeServer()
         defer { server.stop() }
-        let run = try tactus(["submit", directory.file("readme.flac"), "--json", "--server", server.frontend])
+        let run = try CLI.run(["submit", directory.file("readme.flac"), "--json", "--server", server.frontend])
         #expect(run.status == 1)
-        let line = try #require(JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        let line = try #require(JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
         #expect((line["error"] as? [String: Any])?["code"] as? String == "unsupported-format")
         #expect(server.requests.isEmpty)
     }
 
     @Test func aSilentServerIsAClearErrorWithinSeconds() throws {
         let server = try ClientTests.SilentServer()
-        let run = try tactus(["status", "--server", server.endpoint, "--timeout", "0.5"])
+        let run = try CLI.run(["status", "--server", server.endpoint, "--timeout", "0.5"])
         #expect(run.status == 1)
-        #expect(run.errors.contains("no answer from \(server.endpoint) within 1 s (2 attempts)"))
+        #expect(run.standardError.contains("no answer from \(server.endpoint) within 1 s (2 attempts)"))
         #expect(run.seconds < 4)
     }
 
@@ -144,9 +144,9 @@ import Testing
         defer { server.stop() }
         let song = String(repeating: "ab", count: 32)
         func json(_ arguments: [String]) throws -> [[String: Any]] {
-            let run = try tactus(arguments + ["--json", "--server", server.frontend])
-            #expect(run.status == 0, "\(arguments): \(run.errors)")
-            return try run.output.split(separator: "\n").map {
+            let run = try CLI.run(arguments + ["--json", "--server", server.frontend])
+            #expect(run.status == 0, "\(arguments): \(run.standardError)")
+            return try run.standardOutput.split(separator: "\n").map {
                 try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
             }
         }
@@ -167,8 +167,8 @@ import Testing
         let detectors = try json(["detectors"])
         #expect(detectors.first?["name"] as? String == "comb-filter" && detectors.first?["workers"] as? Int == 2)
 
-        let text = try tactus(["status", "--server", server.frontend])
-        #expect(text.output.contains("accepting work, up 1 h 01 min") && text.output.contains("host:1  comb-filter 9  job 7"))
+        let text = try CLI.run(["status", "--server", server.frontend])
+        #expect(text.standardOutput.contains("accepting work, up 1 h 01 min") && text.standardOutput.contains("host:1  comb-filter 9  job 7"))
         #expect(server.requests.map(\.body.command) == [.status, .status, .status, .result, .cancel, .detectors, .status])
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import TactusDetector
 import TactusProtocol
+import TactusTestSupport
 import Testing
 
 /// The sparklines of `tactus result` and `tactus plot --server`, against a fake frontend
@@ -40,9 +41,9 @@ import Testing
     @Test func resultShowsSparklinesOfTheEnvelopeAndTheWindowTempi() throws {
         let server = try Self.server()
         defer { server.stop() }
-        let run = try tactus(["result", String(repeating: "ab", count: 32), "--server", server.frontend])
-        #expect(run.status == 0, "\(run.errors)")
-        let lines = run.output.split(separator: "\n").map(String.init)
+        let run = try CLI.run(["result", String(repeating: "ab", count: 32), "--server", server.frontend])
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.contains("  over 0:40:"))
         // Not a terminal: 60 columns in all. Labels padded to "comb-filter".
         let envelope = try #require(lines.first { $0.hasPrefix("  envelope ") })
@@ -60,15 +61,15 @@ import Testing
         // The tempo rises from the first column to the last.
         #expect(tempoChart.first == 0 && tempoChart.last == 7 && tempoChart == tempoChart.sorted())
         // The window listing stays behind --windows.
-        #expect(!run.output.contains("strength"))
+        #expect(!run.standardOutput.contains("strength"))
     }
 
     @Test func resultJSONHasNoSparklinesAndAsksForNoWindows() throws {
         let server = try Self.server()
         defer { server.stop() }
-        let run = try tactus(["result", String(repeating: "ab", count: 32), "--server", server.frontend, "--json"])
-        #expect(run.status == 0, "\(run.errors)")
-        #expect(!run.output.contains("▁") && !run.output.contains("over 0:40"))
+        let run = try CLI.run(["result", String(repeating: "ab", count: 32), "--server", server.frontend, "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(!run.standardOutput.contains("▁") && !run.standardOutput.contains("over 0:40"))
         guard case .result(let request)? = server.requests.last?.body else { Issue.record("no result request"); return }
         #expect(request.windows == nil && request.envelope == nil)
     }
@@ -78,17 +79,17 @@ import Testing
         defer { server.stop() }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-plot-\(UUID().uuidString).svg").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try tactus(["plot", "abababab", "--server", server.frontend, "-o", directory, "--json"])
-        #expect(run.status == 0, "\(run.errors)")
-        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        let run = try CLI.run(["plot", "abababab", "--server", server.frontend, "-o", directory, "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
         #expect(summary["source"] as? String == "server" && summary["detectors"] as? [String] == ["comb-filter"])
         let svg = try String(contentsOfFile: directory, encoding: .utf8)
         #expect(svg.contains("climb.flac") && svg.contains(#"data-detector="comb-filter""#) && svg.contains(#"class="envelope""#))
         guard case .result(let request)? = server.requests.last?.body else { Issue.record("no result request"); return }
         #expect(request.windows == true && request.envelope == true)
 
-        let unknown = try tactus(["plot", "cdcdcdcd", "--server", server.frontend, "-o", directory])
-        #expect(unknown.status == 1 && unknown.errors.contains("unknown song cdcdcdcd"), "\(unknown.errors)")
+        let unknown = try CLI.run(["plot", "cdcdcdcd", "--server", server.frontend, "-o", directory])
+        #expect(unknown.status == 1 && unknown.standardError.contains("unknown song cdcdcdcd"), "\(unknown.standardError)")
     }
 }
 

@@ -183,34 +183,5 @@ final class TestClient {
 
 /// A short synthesised WAV song (6 s at 22.05 kHz) whose bytes differ with `seed`.
 func testSong(seed: UInt64 = 1) throws -> [UInt8] {
-    let signal = Synth.clickTrack(bpm: 100 + Double(seed % 50), seconds: 6, sampleRate: 22050)
-    return try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050)
-}
-
-/// Another process (SQLite's shell) holding the write lock of a library file until released.
-final class SQLiteLockHolder {
-    private let process = Process()
-    private let input = Pipe()
-
-    init(path: String) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", path]
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data("BEGIN EXCLUSIVE;\nSELECT 'locked';\n".utf8))
-        var said = Data()
-        while !said.contains(Data("locked".utf8)) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { throw HarnessError("sqlite3 did not take the lock") }
-            said.append(chunk)
-        }
-    }
-
-    func release() {
-        input.fileHandleForWriting.write(Data("COMMIT;\n.quit\n".utf8))
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
+    try TestSong.clickTrack(bpm: 100 + Double(seed % 50), seconds: 6)
 }

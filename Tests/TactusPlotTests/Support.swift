@@ -77,30 +77,3 @@ enum Sample {
         return (bigEndian(16..<20), bigEndian(20..<24))
     }
 }
-
-/// Runs the built `tactus` binary (`.build/debug/tactus`, found from this file's path) as a
-/// real process, its output collected through files.
-enum CLI {
-    static let binary: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url.path + "/.build/debug/tactus"
-    }()
-
-    static func run(_ arguments: [String], in directory: TemporaryDirectory) throws -> (status: Int32, output: String, errors: String) {
-        try #require(FileManager.default.isExecutableFile(atPath: binary), "build the tactus binary first (swift build)")
-        let outputPath = directory.file("cli-\(UUID().uuidString).out"), errorPath = directory.file("cli-\(UUID().uuidString).err")
-        #expect(FileManager.default.createFile(atPath: outputPath, contents: nil))
-        #expect(FileManager.default.createFile(atPath: errorPath, contents: nil))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
-        try process.run()
-        process.waitUntilExit()
-        return (process.terminationStatus, try String(contentsOfFile: outputPath, encoding: .utf8),
-                try String(contentsOfFile: errorPath, encoding: .utf8))
-    }
-}

@@ -8,23 +8,11 @@ import TactusStore
 import TactusTestSupport
 import Testing
 
-/// Whether `python3` can import pyzmq and numpy, which the protocol's examples need
-/// (`make deps` installs them).
-let pythonHasZMQ: Bool = {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import zmq, numpy"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
-}()
 
 /// `protocol/examples/worker.py` and `client.py`, written from the SPEC with nothing but pyzmq,
 /// against a real `tactus serve`: the external detector is offered, run, stored and returned
 /// like the built-ins.
-@Suite(.serialized, .enabled(if: pythonHasZMQ, "needs python3 with pyzmq and numpy: run `make deps`"))
+@Suite(.serialized, .enabled(if: CLI.pythonHasZMQ, "needs python3 with pyzmq and numpy: run `make deps`"))
 struct PythonExamplesTests {
     private static let examples = URL(fileURLWithPath: CLI.repositoryRoot).appendingPathComponent("protocol/examples")
     private static let builtins = Set(BuiltinDetectors.registry.names)
@@ -43,7 +31,7 @@ struct PythonExamplesTests {
         try AudioFileWriter(.flac).write([flacSignal], sampleRate: 22_050, to: music + "/d-110.flac")
         #expect(FileManager.default.createFile(atPath: music + "/notes.txt", contents: Data("not audio".utf8)))
 
-        let server = try ServerProcess(dataDirectory: directory.file("data"))
+        let server = try ServeProcess(dataDirectory: directory.file("data"))
         let worker = try PythonProcess(Self.examples.appendingPathComponent("worker.py").path, ["--connect", server.endpoints.backend])
         defer { worker.stop() }
         let client = try ServerClient(server.endpoints)

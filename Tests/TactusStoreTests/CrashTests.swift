@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 
@@ -9,20 +10,20 @@ import Testing
 
     @Test func killingAWriterNeverLosesWhatItReported() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("library.sqlite")
+        let path = directory.file("library.sqlite")
         try Library(path: path).record((0..<Self.songs).map { SongAnalyses(song: Fixture.song($0), analyses: []) })
 
         // Each round imports a CSV giving every song the tempo 100 + round, in one transaction.
         func csv(_ round: Int) throws -> String {
-            let file = directory.path("round-\(round).csv")
+            let file = directory.file("round-\(round).csv")
             let text = "song,bpm\n" + (0..<Self.songs).map { "\(Fixture.songID($0).hex),\(100 + round)\n" }.joined()
             try Data(text.utf8).write(to: URL(fileURLWithPath: file))
             return file
         }
         // A complete run, to know how long one takes.
         let start = Date()
-        let complete = try TactusBinary.run(["truth", "--db", path, "import", try csv(0)])
-        #expect(complete.status == 0, "\(complete.stderr)")
+        let complete = try CLI.run(["truth", "--db", path, "import", try csv(0)])
+        #expect(complete.status == 0, "\(complete.standardError)")
         let fullRun = Date().timeIntervalSince(start)
 
         var reportedRound = 0  // the last round whose writer said it was stored
@@ -35,7 +36,7 @@ import Testing
         while round < 100 && (killedSilently < 5 || reported < 4) {
             round += 1
             let process = Process()
-            process.executableURL = TactusBinary.url
+            process.executableURL = URL(fileURLWithPath: CLI.binary)
             process.arguments = ["truth", "--db", path, "import", try csv(round)]
             let out = Pipe()
             process.standardOutput = out

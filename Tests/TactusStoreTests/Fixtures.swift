@@ -2,21 +2,8 @@ import Foundation
 import TactusAudio
 import TactusDetector
 import TactusModel
+import TactusTestSupport
 @testable import TactusStore
-
-/// A temporary folder, deleted when the value is released.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("tactus-store-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
 
 /// Builds songs and analyses for the tests.
 enum Fixture {
@@ -70,7 +57,7 @@ enum Fixture {
 
     /// A library in a fresh temporary folder.
     static func library(in directory: TemporaryDirectory, name: String = "library.sqlite") throws -> Library {
-        try Library(path: directory.path(name))
+        try Library(path: directory.file(name))
     }
 
     /// Adds songs 0..<count with the three detectors' tempi given by `tempi(n)`.

@@ -3,6 +3,7 @@ import GRDB
 import TactusAudio
 import TactusDetector
 import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 
@@ -47,7 +48,7 @@ import Testing
         try library.record(song, analyses: [done, none, failed])
 
         // Reopen so nothing comes from a cache.
-        let reopened = try Library(path: directory.path("library.sqlite"), options: .init(mode: .readOnly))
+        let reopened = try Library(path: directory.file("library.sqlite"), options: .init(mode: .readOnly))
         #expect(try reopened.song(song.id) == song)
         let stored = try reopened.analyses(of: song.id, windows: true)
         #expect(stored.map(\.record.analysis.detector) == ["alpha", "beta", "gamma"])

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import TactusDetector
 import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 

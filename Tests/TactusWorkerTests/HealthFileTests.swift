@@ -73,7 +73,7 @@ import Testing
 
     private func runTactus(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
-        process.executableURL = repositoryRoot.appendingPathComponent(".build/debug/tactus")
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = arguments
         let output = Pipe()
         let errors = Pipe()

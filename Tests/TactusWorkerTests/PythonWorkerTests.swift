@@ -6,14 +6,14 @@ import Testing
 
 /// `protocol/examples/worker.py`, an external worker in Python, against the fake coordinator:
 /// what a plugin written from the SPEC alone must do.
-@Suite(.enabled(if: pythonHasZMQ, "python3 with pyzmq and numpy (make deps installs pyzmq)"))
+@Suite(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq and numpy (make deps installs pyzmq)"))
 struct PythonWorkerTests {
     @Test func theExampleWorkerOffersItsDetectorAndAnswersJobs() throws {
         let song = try drumWAV(bpm: 120, seconds: 20)
         let flac = try AudioFileWriter(.flac).encode([Synth.drumPattern(bpm: 120, seconds: 8, sampleRate: 22_050)], sampleRate: 22_050)
         let coordinator = try FakeCoordinator()
         let worker = try WorkerProcess(executable: "/usr/bin/env", arguments: [
-            "python3", repositoryRoot.appendingPathComponent("protocol/examples/worker.py").path,
+            "python3", CLI.repositoryRoot + "/protocol/examples/worker.py",
             "--connect", coordinator.endpoint, "--heartbeat-interval", "0.2",
         ])
         // The READY decoded, so its declaration passed the coordinator's checks.

@@ -4,10 +4,6 @@ import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
 
-/// The repository's root, from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
-
 /// A test's stand-in for the coordinator's backend: a real ROUTER socket on a loopback port,
 /// speaking the real protocol through TactusProtocol. It plays the coordinator's part so that
 /// a real worker process can be driven message by message.
@@ -106,7 +102,7 @@ final class WorkerProcess {
         directory = try TemporaryDirectory(prefix: "tactus-worker-test")
         logFile = directory.file("worker.log")
         _ = FileManager.default.createFile(atPath: logFile, contents: nil)
-        process.executableURL = repositoryRoot.appendingPathComponent(".build/debug/tactus")
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = ["worker", "--connect", endpoint, "--detector", detector, "--log-level", "debug"] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle(forWritingAtPath: logFile)
@@ -167,14 +163,3 @@ func drumWAV(bpm: Double, seconds: Double, sampleRate: Int = 22_050, channels: I
     return try AudioFileWriter(.wav16).encode(Array(repeating: signal, count: channels), sampleRate: sampleRate)
 }
 
-/// Whether `python3` can import pyzmq and numpy (for the protocol's Python examples).
-let pythonHasZMQ: Bool = {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import zmq, numpy"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
-}()

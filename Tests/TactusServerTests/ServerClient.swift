@@ -9,91 +9,6 @@ struct ServerTestError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// A real `tactus serve` process on free loopback ports, with its data in `dataDirectory`.
-final class ServerProcess {
-    let process = Process()
-    let dataDirectory: String
-    private(set) var endpoints = BoundEndpoints(frontend: "", backend: "", events: "")
-
-    private let errorPipe: Pipe?
-
-    /// Starts the server; with `captureErrors`, its standard error is kept for ``errors``
-    /// (only for servers that log little: the pipe is read once the server has stopped).
-    /// `launcher` runs the command line `tactus serve ...` it is given (in another network
-    /// namespace, say) and must exec it, so that the process started is the server.
-    init(
-        dataDirectory: String, workersPerDetector: Int = 1, extraArguments: [String] = [], captureErrors: Bool = false,
-        launcher: (([String]) -> (executable: String, arguments: [String]))? = nil
-    ) throws {
-        self.dataDirectory = dataDirectory
-        let arguments =
-            [
-                "serve", "--data", dataDirectory, "--workers", String(workersPerDetector), "--json",
-                "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
-                "--log-level", "error",
-            ] + extraArguments
-        let (executable, launched) = launcher?([CLI.binary] + arguments) ?? (CLI.binary, arguments)
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = launched
-        let output = Pipe()
-        process.standardOutput = output
-        errorPipe = captureErrors ? Pipe() : nil
-        process.standardError = errorPipe ?? FileHandle.nullDevice
-        try process.run()
-        // The first line on standard output is the bound endpoints.
-        var line = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains(UInt8(ascii: "\n")) && Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let newline = line.firstIndex(of: UInt8(ascii: "\n")) else {
-            process.terminate()
-            throw ServerTestError("tactus serve printed no endpoints")
-        }
-        endpoints = try JSONDecoder().decode(BoundEndpoints.self, from: line[..<newline])
-    }
-
-    /// What the server wrote to standard error, once it has stopped (empty unless captured).
-    var errors: String {
-        guard let errorPipe, !process.isRunning else { return "" }
-        return String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    }
-
-    /// The worker processes the server started (its children).
-    var workerProcessIDs: [Int32] { Self.children(of: process.processIdentifier) }
-
-    /// The processes whose parent is `parent`.
-    static func children(of parent: Int32) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap(Int32.init).filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { return false }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 2 && Int32(fields[1]) == parent
-        }
-    }
-
-    /// Sends `signal` and waits for the process to end; returns its termination status.
-    @discardableResult
-    func stop(signal: Int32 = SIGTERM) -> Int32 {
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
-    deinit {
-        if process.isRunning {
-            let workers = workerProcessIDs
-            kill(process.processIdentifier, SIGKILL)
-            for worker in workers { kill(worker, SIGKILL) }
-            process.waitUntilExit()
-        }
-    }
-}
-
 /// A client of the server: requests on a DEALER, events on a SUB.
 final class ServerClient {
     let context: ZMQContext
@@ -102,7 +17,7 @@ final class ServerClient {
     private var counter = 0
 
     /// Connects to the server; with `curve`, over CURVE with those keys.
-    init(_ endpoints: BoundEndpoints, curve: CurveClientKeys? = nil) throws {
+    init(_ endpoints: ServeProcess.Endpoints, curve: CurveClientKeys? = nil) throws {
         context = try ZMQContext(socketLinger: .zero)
         socket = try context.socket(.dealer)
         if let curve { try socket.set(curve.socketOptions) }
