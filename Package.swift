@@ -150,17 +150,23 @@ let package = Package(
             name: "tactus-fuzz-protocol",
             dependencies: ["CLibFuzzer", "TactusProtocol", "TactusModel", "TactusDetector", "TactusTestSupport"]),
         .executableTarget(name: "tactus-fuzz-audio", dependencies: ["CLibFuzzer", "TactusAudio", "TactusTestSupport"]),
-        // Synthesised audio (click tracks, drum patterns, ramps) written through libsndfile,
-        // shared by the tests and the benchmarks.
-        .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio", "TactusModel"]),
+        // What the tests and the benchmarks share: synthesised audio (click tracks, drum patterns,
+        // ramps) written through libsndfile, temporary directories, running `tactus` and
+        // `tactus serve`, library fixtures, a fake frontend.
+        .target(
+            name: "TactusTestSupport",
+            dependencies: ["CSndFile", "TactusAudio", "TactusModel", "TactusDetector", "TactusStore", "TactusProtocol", "TactusZMQ"]),
         // The behaviour every built-in detector shares, as Swift Testing checks its tests call.
         .target(name: "TactusDetectorTestSupport", dependencies: ["TactusTestSupport", "TactusAudio", "TactusDetector"]),
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
-        .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
-        .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
+        // The tests that run the `tactus` binary (the server's own end-to-end tests aside).
+        .testTarget(
+            name: "TactusCLITests",
+            dependencies: ["TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusTestSupport"]),
+        .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ"]),
         .testTarget(
             name: "TactusCoordinatorTests",

@@ -1,15 +1,16 @@
 import Foundation
-import TactusAudio
 import TactusDetector
 import TactusModel
-import TactusTestSupport
-@testable import TactusStore
+import TactusStore
 
-/// Builds songs and analyses for the tests.
-enum Fixture {
-    static func songID(_ n: Int) -> SongID { SongID(hashing: Data("song \(n)".utf8)) }
+/// Songs and analyses for the tests of the library and of the commands that read it: song `n`
+/// has a fixed id, tags, duration and envelope; detectors are played by plain descriptors.
+public enum LibraryFixture {
+    /// The id of song `n` (the SHA-256 of `song n`).
+    public static func songID(_ n: Int) -> SongID { SongID(hashing: Data("song \(n)".utf8)) }
 
-    static func song(_ n: Int, duration: Double = 180, title: String? = nil, artist: String? = nil) -> SongRecord {
+    /// Song `n`: a FLAC file's record with tags and a 50-value envelope.
+    public static func song(_ n: Int, duration: Double = 180, title: String? = nil, artist: String? = nil) -> SongRecord {
         SongRecord(
             id: songID(n), fileName: "song-\(n).flac", byteSize: 1000 + n, format: "flac", codec: "flac",
             sampleRate: 44100, channels: 2, durationS: duration,
@@ -18,11 +19,13 @@ enum Fixture {
             envelope: EnergyEnvelope(hopS: 1024.0 / 44100, values: (0..<50).map { Float($0) * 0.01 + Float(n) }))
     }
 
-    static func descriptor(_ name: String, version: String = "1") -> DetectorDescriptor {
+    /// A detector without parameters of its own.
+    public static func descriptor(_ name: String, version: String = "1") -> DetectorDescriptor {
         DetectorDescriptor(name: name, version: version, summary: "test detector", specific: [])
     }
 
-    static func windows(count: Int = 40, bpm: Double?) -> [AnalysisWindow] {
+    /// `count` windows of 6 s every 4.5 s near `bpm`, every tenth without a tempo.
+    public static func windows(count: Int = 40, bpm: Double?) -> [AnalysisWindow] {
         (0..<count).map { i -> AnalysisWindow in
             let start = Double(i) * 4.5
             let energy = 0.01 * Double(i % 5) + 0.001
@@ -31,7 +34,8 @@ enum Fixture {
         }
     }
 
-    static func analysis(
+    /// An analysis by `detector` finding `bpm` (nil: no tempo, for silence).
+    public static func analysis(
         _ detector: String, bpm: Double?, confidence: Double = 0.8, version: String = "1", preset: String = "default",
         seconds: Double = 0.25, windows: Int = 40
     ) -> TempoAnalysis {
@@ -46,7 +50,8 @@ enum Fixture {
             seconds: seconds)
     }
 
-    static func record(
+    /// A stored analysis by `detector`.
+    public static func record(
         _ detector: String, bpm: Double?, confidence: Double = 0.8, version: String = "1", preset: String = "default",
         worker: String? = "worker-1", at date: Date = Date(timeIntervalSince1970: 1_750_000_000)
     ) -> AnalysisRecord {
@@ -56,12 +61,12 @@ enum Fixture {
     }
 
     /// A library in a fresh temporary folder.
-    static func library(in directory: TemporaryDirectory, name: String = "library.sqlite") throws -> Library {
+    public static func library(in directory: TemporaryDirectory, name: String = "library.sqlite") throws -> Library {
         try Library(path: directory.file(name))
     }
 
     /// Adds songs 0..<count with the three detectors' tempi given by `tempi(n)`.
-    static func populate(
+    public static func populate(
         _ library: Library, count: Int, tempi: (Int) -> (Double?, Double?, Double?)
     ) throws {
         try library.record(
@@ -73,6 +78,3 @@ enum Fixture {
             })
     }
 }
-
-/// Rounds like the BLOB does.
-func float32(_ value: Double) -> Double { Double(Float(value)) }

@@ -132,7 +132,7 @@ import Testing
     }
 
     @Test func aSilentServerIsAClearErrorWithinSeconds() throws {
-        let server = try ClientTests.SilentServer()
+        let server = try SilentServer()
         let run = try CLI.run(["status", "--server", server.endpoint, "--timeout", "0.5"])
         #expect(run.status == 1)
         #expect(run.standardError.contains("no answer from \(server.endpoint) within 1 s (2 attempts)"))

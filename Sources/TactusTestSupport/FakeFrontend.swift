@@ -5,22 +5,30 @@ import TactusZMQ
 /// A test's stand-in for the coordinator's client side: a real ROUTER frontend and a real PUB
 /// events socket on loopback ports, served on their own thread, speaking the real protocol.
 /// `answer` decides the replies to each request and the events to publish after them.
-final class FakeFrontend {
+public final class FakeFrontend {
     /// What the fake does with one request: the replies to send (in order) and events to
     /// publish afterwards (again and again for a while, since a new subscription takes a
     /// moment to reach a PUB socket).
-    struct Answer: Sendable {
-        var replies: [ClientReply]
-        var events: [Event] = []
+    public struct Answer: Sendable {
+        public var replies: [ClientReply]
+        public var events: [Event] = []
+
+        public init(replies: [ClientReply], events: [Event] = []) {
+            self.replies = replies
+            self.events = events
+        }
     }
 
-    let frontend: String
-    let events: String
+    /// The frontend's endpoint (ROUTER).
+    public let frontend: String
+    /// The events endpoint (PUB).
+    public let events: String
     private let context: ZMQContext
     private let finished = DispatchSemaphore(value: 0)
     private let received = Locked<[ClientRequest]>([])
 
-    init(answer: @escaping @Sendable (ClientRequest) -> Answer) throws {
+    /// Binds both sockets on free loopback ports and starts serving.
+    public init(answer: @escaping @Sendable (ClientRequest) -> Answer) throws {
         let context = try ZMQContext(socketLinger: .zero)
         self.context = context
         let endpoints = Locked<(String, String)?>(nil)
@@ -62,29 +70,16 @@ final class FakeFrontend {
     }
 
     /// The requests received so far.
-    var requests: [ClientRequest] { received.withLock { $0 } }
+    public var requests: [ClientRequest] { received.withLock { $0 } }
 
     /// Stops the thread and closes the sockets.
-    func stop() {
+    public func stop() {
         context.shutdown()
         finished.wait()
     }
 }
 
-enum FakeFrontendError: Error {
+/// Why a ``FakeFrontend`` could not start.
+public enum FakeFrontendError: Error {
     case cannotBind
-}
-
-/// A value shared between a test and a thread it starts.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Value
-
-    init(_ value: Value) { self.value = value }
-
-    func withLock<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
 }

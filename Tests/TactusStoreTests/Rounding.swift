@@ -1,0 +1,2 @@
+/// Rounds like the BLOB does.
+func float32(_ value: Double) -> Double { Double(Float(value)) }
