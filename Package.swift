@@ -165,7 +165,9 @@ let package = Package(
         // The tests that run the `tactus` binary (the server's own end-to-end tests aside).
         .testTarget(
             name: "TactusCLITests",
-            dependencies: ["TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusTestSupport"]),
+            dependencies: [
+                "TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusPlot", "TactusTestSupport",
+            ]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ"]),
         .testTarget(
