@@ -3,6 +3,7 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusLibraryService
 import TactusModel
 import TactusPlot
 import TactusProtocol
@@ -111,27 +112,29 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
     }
 
     /// The song named `name` in the library at `path`; a file the library does not hold is
-    /// analysed in process instead.
+    /// analysed in process instead. The song's analyses, envelope and reference come from the
+    /// ``LibraryService`` the server answers with; its tags from its record.
     static func fromLibrary(_ path: String, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
-        let library = try LibraryOptions.open(path, .readOnly)
+        let service = LibraryService(library: try LibraryOptions.open(path, .readOnly))
         let id: SongID
         if let file = existingFile(name) {
             id = try hash(file)
-            guard try reportingFailures({ try library.song(id) }) != nil else {
+            guard try reportingFailures({ try service.library.song(id) }) != nil else {
                 return (try analyse(file), id.hex, .analysis)
             }
         } else {
-            id = try reportingFailures { try library.resolveSongID(name) }
+            id = try reportingFailures { try service.song(name) }
         }
         return try reportingFailures {
-            guard let record = try library.song(id) else { throw StoreError.unknownSong(name) }
-            let analyses = try library.analyses(of: id, windows: true).filter { $0.record.status != .failed }
+            guard let record = try service.library.song(id) else { throw StoreError.unknownSong(name) }
+            let (result, values) = try service.result(ResultRequest(song: id.hex, windows: true, envelope: true))
+            let envelope = result.envelopeHopS.flatMap { hop in values.map { EnergyEnvelope(hopS: hop, values: $0) } }
             let plot = SongPlot(
                 title: SongPlot.title(title: record.tags.title, artist: record.tags.artist, file: record.fileName),
                 subtitle: subtitle(file: record.fileName, durationS: record.durationS, song: id.hex,
                                    from: "library \(URL(fileURLWithPath: path).lastPathComponent)"),
-                durationS: record.durationS, envelope: record.envelope, analyses: analyses.map(\.record.analysis),
-                consensusBPM: try library.consensus(of: id)?.bpm, referenceBPM: try library.reference(for: id)?.bpm)
+                durationS: record.durationS, envelope: envelope, analyses: result.analyses,
+                consensusBPM: result.consensus.bpm, referenceBPM: try service.truth(TruthRequest(song: id.hex)).reference?.bpm)
             return (plot, id.hex, .library)
         }
     }
