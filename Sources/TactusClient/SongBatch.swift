@@ -58,9 +58,6 @@ public final class SongBatch {
     /// True when songs are followed to the end.
     public var isFollowing: Bool { subscriber != nil }
 
-    /// Songs submitted and not finished yet.
-    public var pendingCount: Int { pending.count }
-
     /// Sends one song, waiting while the server is busy (reading events meanwhile), and when
     /// following, follows it under `label`. A song whose jobs are all final at once (answered
     /// from the library) is handed to the handler before this returns.
