@@ -11,8 +11,11 @@ public struct AudioFiles: Sendable {
     /// A named path that is not an audio file to send, with a stable code (an ``AudioError``
     /// code) and a sentence for people.
     public struct Problem: Sendable, Hashable {
+        /// The path as named.
         public var file: String
+        /// `unreadable`, `empty` or `unsupported-format`.
         public var code: String
+        /// A sentence naming the file.
         public var message: String
     }
 

@@ -13,10 +13,13 @@ public struct AudioProbe: SongProbe {
     /// How submitted audio is checked before it is accepted (`--max-duration-s`).
     public let decoding: DecodingOptions
 
+    /// A probe checking songs against `decoding`'s limits.
     public init(decoding: DecodingOptions = .standard) {
         self.decoding = decoding
     }
 
+    /// The song's record from its header; a song that does not decode is refused with the
+    /// audio error's code and message.
     public func record(of bytes: [UInt8], name: String, id: SongID) throws(ErrorBody) -> SongRecord {
         do {
             let metadata = try AudioStream(.bytes(bytes, name: name), options: decoding).metadata

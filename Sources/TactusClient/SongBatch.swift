@@ -22,11 +22,13 @@ public final class SongBatch {
     public struct Finished: Sendable {
         /// The song's id (its SHA-256).
         public var song: String
+        /// Its jobs, every one final.
         public var jobs: [JobInfo]
         /// The labels the song was submitted under, in order (the same bytes may be in several files).
         public var labels: [String]
     }
 
+    /// The connection songs are submitted (and `status` asked) on.
     public let client: TactusClient
     /// How often the songs still followed are asked for with `status`.
     public let statusInterval: Duration

@@ -37,9 +37,12 @@ public struct LibraryService: Sendable {
         case truth(TruthRequest)
     }
 
+    /// The library read (and, for `truth` with a tempo, written).
     public let library: Library
+    /// The names of songs accepted.
     public let songNames: SongNames
 
+    /// A service over `library` accepting `songNames`.
     public init(library: Library, songNames: SongNames = .ids) {
         self.library = library
         self.songNames = songNames
