@@ -121,7 +121,9 @@ let package = Package(
         // Figures of a song's analyses and of a library comparison: a small SVG builder, PNG
         // through rsvg-convert, and terminal sparklines.
         .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusModel"]),
-        // The client side of the wire protocol: requests and replies to the frontend, events.
+        // The client side of the wire protocol: requests and replies to the frontend, events, and
+        // the client workflows (submitting while the server is busy, batches of songs followed
+        // to the end, several connections submitting at once).
         .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusModel"]),
         // The command-line tool.
         .executableTarget(
