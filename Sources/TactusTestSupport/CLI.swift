@@ -44,18 +44,20 @@ public enum CLI {
         return try runProgram(binary, arguments, environment: environment, in: directory)
     }
 
-    /// Runs `python3` with `arguments` the same way.
-    public static func python(_ arguments: [String], environment: [String: String] = [:]) throws -> Result {
-        try runProgram("/usr/bin/env", ["python3"] + arguments, environment: environment)
+    /// Runs `python3` with `arguments` the same way (killed after `timeout` when given).
+    public static func python(_ arguments: [String], environment: [String: String] = [:], timeout: Duration? = nil) throws -> Result {
+        try runProgram("/usr/bin/env", ["python3"] + arguments, environment: environment, timeout: timeout)
     }
 
     /// Whether `python3` can import pyzmq and numpy, which the protocol's Python examples need
     /// (`make deps` installs them).
     public static let pythonHasZMQ: Bool = (try? python(["-c", "import zmq, numpy"]).status) == 0
 
-    /// Runs another program the same way.
+    /// Runs another program the same way; with `timeout`, the program is killed (SIGKILL) if it
+    /// runs longer.
     public static func runProgram(
-        _ executable: String, _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], in directory: String? = nil,
+        timeout: Duration? = nil
     ) throws -> Result {
         let outputs = try TemporaryDirectory(prefix: "tactus-cli")
         let outputPath = outputs.file("stdout"), errorPath = outputs.file("stderr")
@@ -73,7 +75,12 @@ public enum CLI {
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         let start = Date()
         try process.run()
+        let watchdog = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
+        if let timeout {
+            DispatchQueue.global().asyncAfter(deadline: .now() + Double(timeout.components.seconds), execute: watchdog)
+        }
         process.waitUntilExit()
+        watchdog.cancel()
         return Result(
             status: process.terminationStatus,
             standardOutput: try String(contentsOfFile: outputPath, encoding: .utf8),
