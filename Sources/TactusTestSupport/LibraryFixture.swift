@@ -14,7 +14,8 @@ public enum LibraryFixture {
         SongRecord(
             id: songID(n), fileName: "song-\(n).flac", byteSize: 1000 + n, format: "flac", codec: "flac",
             sampleRate: 44100, channels: 2, durationS: duration,
-            tags: AudioTags(title: title ?? "Title \(n)", artist: artist ?? "Artist \(n % 7)", album: "Album", genre: "Test", year: 2000 + n % 20),
+            tags: AudioTags(
+                title: title ?? "Title \(n)", artist: artist ?? "Artist \(n % 7)", album: "Album", genre: "Test", year: 2000 + n % 20),
             addedAt: Date(timeIntervalSince1970: 1_700_000_000 + Double(n)),
             envelope: EnergyEnvelope(hopS: 1024.0 / 44100, values: (0..<50).map { Float($0) * 0.01 + Float(n) }))
     }

@@ -168,7 +168,8 @@ import Testing
         #expect(detectors.first?["name"] as? String == "comb-filter" && detectors.first?["workers"] as? Int == 2)
 
         let text = try CLI.run(["status", "--server", server.frontend])
-        #expect(text.standardOutput.contains("accepting work, up 1 h 01 min") && text.standardOutput.contains("host:1  comb-filter 9  job 7"))
+        #expect(
+            text.standardOutput.contains("accepting work, up 1 h 01 min") && text.standardOutput.contains("host:1  comb-filter 9  job 7"))
         #expect(server.requests.map(\.body.command) == [.status, .status, .status, .result, .cancel, .detectors, .status])
     }
 }

@@ -12,10 +12,10 @@ import Testing
         try library.record(
             [120.0, 60, 240, 130].enumerated().map { n, tempo in
                 SongAnalyses(
-                    song: LibraryFixture.song(n, title: "Title \(n)", artist: "Artist \(n)"),
+                    song: Fixture.song(n, title: "Title \(n)", artist: "Artist \(n)"),
                     analyses: [
-                        LibraryFixture.record("alpha", bpm: tempo, confidence: 1), LibraryFixture.record("beta", bpm: tempo, confidence: 1),
-                        LibraryFixture.record("gamma", bpm: 500, confidence: 0.1),
+                        Fixture.record("alpha", bpm: tempo, confidence: 1), Fixture.record("beta", bpm: tempo, confidence: 1),
+                        Fixture.record("gamma", bpm: 500, confidence: 0.1),
                     ])
             })
         return (library, path)
@@ -48,8 +48,8 @@ import Testing
         let detector = try CLI.run(["query", "--db", path, "--bpm", "115..135", "--detector", "alpha", "--limit", "1"])
         #expect(detector.status == 0)
         #expect(detector.standardOutput.hasPrefix("SONG"))
-        #expect(detector.standardOutput.contains(LibraryFixture.songID(0).short))
-        #expect(!detector.standardOutput.contains(LibraryFixture.songID(3).short))
+        #expect(detector.standardOutput.contains(Fixture.songID(0).short))
+        #expect(!detector.standardOutput.contains(Fixture.songID(3).short))
         #expect(detector.standardOutput.contains("1 song\n"))
 
         let agree = try CLI.run(["query", "--db", path, "--bpm", "480..520", "--agree", "2", "--json"])
@@ -86,30 +86,30 @@ import Testing
     @Test func truthSetAndImportThenCompare() throws {
         let directory = try TemporaryDirectory()
         let (library, path) = try library(directory)
-        let set = try CLI.run(["truth", "--db", path, "set", String(LibraryFixture.songID(0).hex.prefix(10)), "121", "--json"])
+        let set = try CLI.run(["truth", "--db", path, "set", String(Fixture.songID(0).hex.prefix(10)), "121", "--json"])
         #expect(set.status == 0, "\(set.standardError)")
         #expect(try jsonLines(set.standardOutput).first?["bpm"] as? Double == 121)
-        #expect(try library.reference(for: LibraryFixture.songID(0))?.bpm == 121)
+        #expect(try library.reference(for: Fixture.songID(0))?.bpm == 121)
 
-        try Data("song,bpm\n\(LibraryFixture.songID(1).hex),120\n\(LibraryFixture.songID(2).hex),480\n".utf8)
+        try Data("song,bpm\n\(Fixture.songID(1).hex),120\n\(Fixture.songID(2).hex),480\n".utf8)
             .write(to: URL(fileURLWithPath: directory.file("truth.csv")))
         let imported = try CLI.run(["truth", "--db", path, "import", directory.file("truth.csv")])
         #expect(imported.status == 0, "\(imported.standardError)")
         #expect(imported.standardOutput.contains("imported 2 reference tempi"))
 
-        try Data("song,bpm\n\(LibraryFixture.songID(3).hex),130\n\(LibraryFixture.songID(1).hex),fast\n".utf8)
+        try Data("song,bpm\n\(Fixture.songID(3).hex),130\n\(Fixture.songID(1).hex),fast\n".utf8)
             .write(to: URL(fileURLWithPath: directory.file("bad.csv")))
         let bad = try CLI.run(["truth", "--db", path, "import", directory.file("bad.csv")])
         #expect(bad.status == 1)
         #expect(bad.standardError.contains("bad.csv:3: bpm 'fast' is not a tempo in 1...1000"))
-        #expect(try library.reference(for: LibraryFixture.songID(3)) == nil)
+        #expect(try library.reference(for: Fixture.songID(3)) == nil)
 
-        let song = try CLI.run(["compare", "--db", path, LibraryFixture.songID(1).hex, "--json"])
+        let song = try CLI.run(["compare", "--db", path, Fixture.songID(1).hex, "--json"])
         #expect(song.status == 0, "\(song.standardError)")
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let comparison = try decoder.decode(SongComparison.self, from: Data(song.standardOutput.utf8))
-        #expect(comparison == (try library.compare(LibraryFixture.songID(1))).withDatesRounded)
+        #expect(comparison == (try library.compare(Fixture.songID(1))).withDatesRounded)
         #expect(comparison.results.map(\.relation) == [.octave, .octave, .wrong])  // 60 vs 120; 500 vs 120
 
         let table = try CLI.run(["compare", "--db", path])

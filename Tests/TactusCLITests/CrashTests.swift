@@ -11,12 +11,12 @@ import Testing
     @Test func killingAWriterNeverLosesWhatItReported() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("library.sqlite")
-        try Library(path: path).record((0..<Self.songs).map { SongAnalyses(song: LibraryFixture.song($0), analyses: []) })
+        try Library(path: path).record((0..<Self.songs).map { SongAnalyses(song: Fixture.song($0), analyses: []) })
 
         // Each round imports a CSV giving every song the tempo 100 + round, in one transaction.
         func csv(_ round: Int) throws -> String {
             let file = directory.file("round-\(round).csv")
-            let text = "song,bpm\n" + (0..<Self.songs).map { "\(LibraryFixture.songID($0).hex),\(100 + round)\n" }.joined()
+            let text = "song,bpm\n" + (0..<Self.songs).map { "\(Fixture.songID($0).hex),\(100 + round)\n" }.joined()
             try Data(text.utf8).write(to: URL(fileURLWithPath: file))
             return file
         }

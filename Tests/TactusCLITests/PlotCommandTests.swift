@@ -12,9 +12,10 @@ import Testing
 
     @Test func plotsASongOfTheLibraryByPrefix() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot-cli")
-        _ = try LibraryFixture.Figures.library(in: directory, count: 3)
-        let song = LibraryFixture.Figures.song(1).id.hex
-        let run = try CLI.run(["plot", String(song.prefix(10)), "--db", directory.file("library.sqlite"), "-o", "song.svg"], in: directory.path)
+        _ = try Sample.library(in: directory, count: 3)
+        let song = Sample.song(1).id.hex
+        let run = try CLI.run(
+            ["plot", String(song.prefix(10)), "--db", directory.file("library.sqlite"), "-o", "song.svg"], in: directory.path)
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.standardOutput.contains("Wrote song.svg") && run.standardOutput.contains("Artist – Song 1"))
         let root = try ParsedSVG.parse(try String(contentsOfFile: directory.file("song.svg"), encoding: .utf8))
@@ -29,8 +30,8 @@ import Testing
     @Test(.enabled(if: hasConverter, "rsvg-convert (librsvg2-bin) is not installed"))
     func writesAPNGAndDescribesItInJSON() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot-cli")
-        _ = try LibraryFixture.Figures.library(in: directory, count: 2)
-        let song = LibraryFixture.Figures.song(0).id.hex
+        _ = try Sample.library(in: directory, count: 2)
+        let song = Sample.song(0).id.hex
         let run = try CLI.run(["plot", song, "--db", directory.file("library.sqlite"), "-o", "song.png", "--json"], in: directory.path)
         #expect(run.status == 0, "\(run.standardError)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
@@ -42,7 +43,7 @@ import Testing
 
     @Test func aFileMissingFromTheLibraryIsAnalysedInProcess() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot-cli")
-        _ = try LibraryFixture.Figures.library(in: directory, count: 1)
+        _ = try Sample.library(in: directory, count: 1)
         try AudioFileWriter(.flac, tags: AudioTags(title: "Click", artist: "Tactus")).write(
             [Synth.clickTrack(bpm: 128, seconds: 12, sampleRate: 22_050)], sampleRate: 22_050, to: directory.file("click.flac"))
         let output = Self.hasConverter ? "click.png" : "click.svg"
@@ -56,7 +57,7 @@ import Testing
 
     @Test func badSongNamesAndOutputsAreClearErrors() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot-cli")
-        _ = try LibraryFixture.Figures.library(in: directory, count: 1)
+        _ = try Sample.library(in: directory, count: 1)
         let database = directory.file("library.sqlite")
 
         let unknown = try CLI.run(["plot", "0123456789abcdef", "--db", database, "-o", "x.svg"], in: directory.path)
@@ -67,17 +68,17 @@ import Testing
         #expect(notAName.standardError.contains("not a SHA-256"), "\(notAName.standardError)")
         let missingLibrary = try CLI.run(["plot", "0123456789abcdef", "--db", directory.file("none.sqlite")], in: directory.path)
         #expect(missingLibrary.status == 1 && missingLibrary.standardError.contains("none.sqlite"), "\(missingLibrary.standardError)")
-        let gif = try CLI.run(["plot", LibraryFixture.Figures.song(0).id.hex, "--db", database, "-o", "x.gif"], in: directory.path)
+        let gif = try CLI.run(["plot", Sample.song(0).id.hex, "--db", database, "-o", "x.gif"], in: directory.path)
         #expect(gif.status == 2 && gif.standardError.contains(".svg or .png"), "\(gif.standardError)")
-        let both = try CLI.run(["plot", LibraryFixture.Figures.song(0).id.hex, "--db", database, "--server", "tcp://127.0.0.1:1"], in: directory.path)
+        let both = try CLI.run(["plot", Sample.song(0).id.hex, "--db", database, "--server", "tcp://127.0.0.1:1"], in: directory.path)
         #expect(both.status == 2 && both.standardError.contains("alternatives"), "\(both.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("x.svg")))
     }
 
     @Test func compareDrawsTheLibraryComparison() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot-cli")
-        let library = try LibraryFixture.Figures.library(in: directory, count: 8)
-        for n in 0..<4 { try library.setReference(90 + Double(n * 7 % 60), for: LibraryFixture.Figures.song(n).id) }
+        let library = try Sample.library(in: directory, count: 8)
+        for n in 0..<4 { try library.setReference(90 + Double(n * 7 % 60), for: Sample.song(n).id) }
         let database = directory.file("library.sqlite")
         let output = Self.hasConverter ? "compare.png" : "compare.svg"
         let run = try CLI.run(["compare", "--db", database, "--plot", output], in: directory.path)
@@ -90,9 +91,10 @@ import Testing
             _ = try ParsedSVG.parse(try String(contentsOfFile: directory.file(output), encoding: .utf8))
         }
         let json = try CLI.run(["compare", "--db", database, "--plot", "again.svg", "--json"], in: directory.path)
-        #expect(json.status == 0 && (try? JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8))) != nil, "\(json.standardError)")
+        #expect(
+            json.status == 0 && (try? JSONSerialization.jsonObject(with: Data(json.standardOutput.utf8))) != nil, "\(json.standardError)")
 
-        let withSong = try CLI.run(["compare", LibraryFixture.Figures.song(0).id.hex, "--db", database, "--plot", "x.svg"], in: directory.path)
+        let withSong = try CLI.run(["compare", Sample.song(0).id.hex, "--db", database, "--plot", "x.svg"], in: directory.path)
         #expect(withSong.status == 2 && withSong.standardError.contains("whole library"), "\(withSong.standardError)")
     }
 }

@@ -7,8 +7,8 @@ import Testing
 @Suite struct LibraryFigureTests {
     @Test func comparisonFigureHasTheMatrixTheAccuracyBarsAndTheHistogram() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot")
-        let library = try LibraryFixture.Figures.library(in: directory)
-        for n in 0..<6 { try library.setReference(90 + Double(n * 7 % 60), for: LibraryFixture.Figures.song(n).id) }
+        let library = try Sample.library(in: directory)
+        for n in 0..<6 { try library.setReference(90 + Double(n * 7 % 60), for: Sample.song(n).id) }
         let comparison = try library.compareLibrary()
         let root = try ParsedSVG.parse(LibraryFigure(comparison).document().render())
 
@@ -36,7 +36,7 @@ import Testing
 
     @Test func withoutReferenceTempiTheAccuracyChartSaysHowToSetThem() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot")
-        let comparison = try LibraryFixture.Figures.library(in: directory, count: 3).compareLibrary()
+        let comparison = try Sample.library(in: directory, count: 3).compareLibrary()
         let root = try ParsedSVG.parse(LibraryFigure(comparison).document().render())
         #expect(root.all(class: "note").map(\.text) == ["no reference tempi (set them with `tactus truth`)"])
         #expect(root.all(class: "cell").count == 6)

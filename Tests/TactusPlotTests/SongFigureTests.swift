@@ -14,9 +14,9 @@ import Testing
     }
 
     @Test func figureHasAxesOneSeriesPerDetectorAndALegend() throws {
-        let analyses = [LibraryFixture.Figures.analysis("alpha", bpm: 120), LibraryFixture.Figures.analysis("beta", bpm: 121), LibraryFixture.Figures.analysis("gamma", bpm: 60)]
+        let analyses = [Sample.analysis("alpha", bpm: 120), Sample.analysis("beta", bpm: 121), Sample.analysis("gamma", bpm: 60)]
         let plot = SongPlot(
-            title: "Artist – Title <live>", subtitle: "song.flac", durationS: 180, envelope: LibraryFixture.Figures.envelope(), analyses: analyses,
+            title: "Artist – Title <live>", subtitle: "song.flac", durationS: 180, envelope: Sample.envelope(), analyses: analyses,
             consensusBPM: 120.5, referenceBPM: 120)
         let root = try ParsedSVG.parse(SongFigure(plot).document().render())
 
@@ -47,7 +47,7 @@ import Testing
 
     @Test func windowStrengthSetsDotSizeAndOpacity() throws {
         let plot = SongPlot(
-            title: "t", subtitle: "", durationS: 180, envelope: nil, analyses: [LibraryFixture.Figures.analysis("alpha", bpm: 120)], consensusBPM: nil)
+            title: "t", subtitle: "", durationS: 180, envelope: nil, analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: nil)
         let dots = try ParsedSVG.parse(SongFigure(plot).document().render()).all(class: "series")[0].children
             .filter { $0.name == "circle" }
         // Strengths cycle 0, 0.25, 0.5, 0.75.
@@ -57,8 +57,8 @@ import Testing
 
     @Test func tempoDotsSitAtTheirTempoOnTheSharedTimeAxis() throws {
         let plot = SongPlot(
-            title: "t", subtitle: "", durationS: 180, envelope: LibraryFixture.Figures.envelope(),
-            analyses: [LibraryFixture.Figures.analysis("alpha", bpm: 100), LibraryFixture.Figures.analysis("beta", bpm: 150)], consensusBPM: nil)
+            title: "t", subtitle: "", durationS: 180, envelope: Sample.envelope(),
+            analyses: [Sample.analysis("alpha", bpm: 100), Sample.analysis("beta", bpm: 150)], consensusBPM: nil)
         let root = try ParsedSVG.parse(SongFigure(plot).document().render())
         let series = root.all(class: "series")
         func firstDot(_ index: Int) throws -> (x: Double, y: Double) {
@@ -91,7 +91,7 @@ import Testing
     @Test func twoVersionsOfADetectorAreToldApart() {
         let plot = SongPlot(
             title: "t", subtitle: "", durationS: 10, envelope: nil,
-            analyses: [LibraryFixture.Figures.analysis("alpha", bpm: 120, version: "1"), LibraryFixture.Figures.analysis("alpha", bpm: 121, version: "2")],
+            analyses: [Sample.analysis("alpha", bpm: 120, version: "1"), Sample.analysis("alpha", bpm: 121, version: "2")],
             consensusBPM: nil)
         #expect(plot.traces.map(\.label) == ["alpha v1", "alpha v2"])
         #expect(SongPlot.title(title: "T", artist: "A", file: "f") == "A – T")
@@ -101,8 +101,8 @@ import Testing
 
     @Test func plotOfASongReadBackFromARealLibrary() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot")
-        let library = try LibraryFixture.Figures.library(in: directory)
-        let song = LibraryFixture.Figures.song(0).id
+        let library = try Sample.library(in: directory)
+        let song = Sample.song(0).id
         let record = try #require(try library.song(song))
         let analyses = try library.analyses(of: song, windows: true)
         let plot = SongPlot(
@@ -144,8 +144,8 @@ import Testing
     func pngConversionKeepsTheFiguresSize() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-plot")
         let plot = SongPlot(
-            title: "t", subtitle: "", durationS: 180, envelope: LibraryFixture.Figures.envelope(),
-            analyses: [LibraryFixture.Figures.analysis("alpha", bpm: 120)], consensusBPM: 120)
+            title: "t", subtitle: "", durationS: 180, envelope: Sample.envelope(),
+            analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: 120)
         let document = SongFigure(plot).document()
         let path = directory.file("figure.PNG")
         try ImageFile(path: path).write(document)

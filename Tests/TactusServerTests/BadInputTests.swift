@@ -26,6 +26,7 @@ import Testing
         let socket = try context.socket(.dealer)
         try socket.connect(server.endpoints.frontend)
         let header = [raw("TACTUS1"), raw("status"), raw("r1")]
+        let song = try TestSong.clickTrack(bpm: 120, seconds: 6)
         let rows: [(String, [[UInt8]], ErrorCode?)] = [
             ("an empty message (the delimiter only)", [], .badRequest),
             ("the identifier frame only", [raw("TACTUS1")], .badRequest),
@@ -48,8 +49,8 @@ import Testing
             ("a submit with an empty audio frame", [raw("TACTUS1"), raw("submit"), raw("r1"), raw("{}"), []], .empty),
             ("a query with min_bpm above max_bpm", [raw("TACTUS1"), raw("query"), raw("r1"), raw(#"{"min_bpm": 150, "max_bpm": 120}"#)], .badRequest),
             ("a result for an unknown song", [raw("TACTUS1"), raw("result"), raw("r1"), raw(#"{"song": "\#(String(repeating: "ab", count: 32))"}"#)], .notFound),
-            ("a submit for an unknown detector", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["nope"]}"#), try TestSong.clickTrack(bpm: 120, seconds: 6)], .unknownDetector),
-            ("a submit with a parameter out of range", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["comb-filter"], "params": {"comb-filter": {"min_bpm": 5}}}"#), try TestSong.clickTrack(bpm: 120, seconds: 6)], .invalidParameter),
+            ("a submit for an unknown detector", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["nope"]}"#), song], .unknownDetector),
+            ("a submit with a parameter out of range", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["comb-filter"], "params": {"comb-filter": {"min_bpm": 5}}}"#), song], .invalidParameter),
             ("a submit by path without library roots", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"path": "/etc/passwd"}"#)], .forbidden),
         ]
         for (name, frames, expected) in rows {

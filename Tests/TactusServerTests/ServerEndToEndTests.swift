@@ -19,7 +19,8 @@ import Testing
         let tempi: [(AudioFileWriter.Format, Double)] = [(.wav16, 120), (.flac, 100), (.oggVorbis, 140), (.mp3(.constant), 90)]
         var songs = [String: Double]()
         for (format, bpm) in tempi {
-            let response = try submitted(try client.submit(try TestSong.drumPattern(bpm: bpm, seconds: 12, format: format), name: "\(bpm).\(format)"))
+            let bytes = try TestSong.drumPattern(bpm: bpm, seconds: 12, format: format)
+            let response = try submitted(try client.submit(bytes, name: "\(bpm).\(format)"))
             #expect(response.jobs.count == Self.detectorCount)
             songs[response.song] = bpm
         }
@@ -83,7 +84,8 @@ import Testing
             let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
             let client = try ServerClient(server.endpoints)
             for bpm in [96.0, 112, 124, 150] {
-                songs.insert(try submitted(try client.submit(try TestSong.drumPattern(bpm: bpm, seconds: 12, format: .flac), name: "\(bpm).flac")).song)
+                let bytes = try TestSong.drumPattern(bpm: bpm, seconds: 12, format: .flac)
+                songs.insert(try submitted(try client.submit(bytes, name: "\(bpm).flac")).song)
             }
             server.stop(signal: SIGKILL)
         }

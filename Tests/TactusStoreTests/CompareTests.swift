@@ -8,21 +8,21 @@ import Testing
 @Suite struct CompareTests {
     @Test func aSongComparedWithItsReference() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         let failure = AnalysisFailure(code: "worker.lost", message: "the worker stopped answering")
         try library.record(
-            LibraryFixture.song(1),
+            Fixture.song(1),
             analyses: [
-                LibraryFixture.record("alpha", bpm: 124.5),  // 3.75 % above 120: a match
-                LibraryFixture.record("alpha", bpm: 125, preset: "classic"),  // 4.2 %: wrong
-                LibraryFixture.record("beta", bpm: 240),  // an octave error
-                LibraryFixture.record("gamma", bpm: 40),  // a third
-                LibraryFixture.record("delta", bpm: nil),
+                Fixture.record("alpha", bpm: 124.5),  // 3.75 % above 120: a match
+                Fixture.record("alpha", bpm: 125, preset: "classic"),  // 4.2 %: wrong
+                Fixture.record("beta", bpm: 240),  // an octave error
+                Fixture.record("gamma", bpm: 40),  // a third
+                Fixture.record("delta", bpm: nil),
                 .failed(detector: "epsilon", version: "1", params: ParameterSet(), failure: failure),
             ])
-        try library.setReference(120, for: LibraryFixture.songID(1))
+        try library.setReference(120, for: Fixture.songID(1))
 
-        let comparison = try library.compare(LibraryFixture.songID(1))
+        let comparison = try library.compare(Fixture.songID(1))
         #expect(comparison.results.map(\.label) == ["alpha", "alpha/classic", "beta", "delta", "epsilon", "gamma"])
         #expect(comparison.results.map(\.relation) == [.match, .wrong, .octave, .wrong, .wrong, .triple])
         #expect(comparison.results.map(\.status) == [.done, .done, .done, .noTempo, .failed, .done])
@@ -33,7 +33,7 @@ import Testing
         #expect(comparison.file == "song-1.flac")
         // Each detector votes once, with its default preset: alpha/classic does not vote.
         let expected = Consensus.of(
-            try library.analyses(of: LibraryFixture.songID(1)).filter { $0.record.status == .done && $0.record.preset == "default" }
+            try library.analyses(of: Fixture.songID(1)).filter { $0.record.status == .done && $0.record.preset == "default" }
                 .map(\.record.analysis))
         #expect(comparison.consensus == expected)
         #expect(comparison.consensusRelation == ReferenceRelation(bpm: expected.bpm, reference: 120))
@@ -41,30 +41,30 @@ import Testing
 
     @Test func aSongWithoutReferenceHasNoRelations() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
-        try library.record(LibraryFixture.song(1), analyses: [LibraryFixture.record("alpha", bpm: 100)])
-        let comparison = try library.compare(LibraryFixture.songID(1))
+        let library = try Fixture.library(in: directory)
+        try library.record(Fixture.song(1), analyses: [Fixture.record("alpha", bpm: 100)])
+        let comparison = try library.compare(Fixture.songID(1))
         #expect(comparison.reference == nil)
         #expect(comparison.results.map(\.relation) == [nil])
-        #expect(throws: StoreError.unknownSong(LibraryFixture.songID(2).hex)) { try library.compare(LibraryFixture.songID(2)) }
+        #expect(throws: StoreError.unknownSong(Fixture.songID(2).hex)) { try library.compare(Fixture.songID(2)) }
     }
 
     @Test func theLibraryComparedAgainstReferencesAndAcrossDetectors() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         let alpha: [Double?] = [101, 240, 140, nil, 90]
         let beta: [Double?] = [100, 120, 70, 160, 180]
         try library.record(
             (0..<5).map { n in
-                SongAnalyses(song: LibraryFixture.song(n), analyses: [LibraryFixture.record("alpha", bpm: alpha[n]), LibraryFixture.record("beta", bpm: beta[n])])
+                SongAnalyses(song: Fixture.song(n), analyses: [Fixture.record("alpha", bpm: alpha[n]), Fixture.record("beta", bpm: beta[n])])
             })
         for (n, reference) in [100.0, 120, 140, 160].enumerated() {
-            try library.setReference(reference, for: LibraryFixture.songID(n))
+            try library.setReference(reference, for: Fixture.songID(n))
         }
         // An older version of alpha: only the most recent analysis under a label counts.
         try library.store(
-            LibraryFixture.record("alpha", bpm: 100, version: "0", at: Date(timeIntervalSince1970: 1_600_000_000)),
-            for: LibraryFixture.songID(1))
+            Fixture.record("alpha", bpm: 100, version: "0", at: Date(timeIntervalSince1970: 1_600_000_000)),
+            for: Fixture.songID(1))
 
         let comparison = try library.compareLibrary(binWidth: 20)
         #expect(comparison.songs == 5)
@@ -85,7 +85,7 @@ import Testing
         #expect(accuracy["beta"]?.acc2 == 1)
         #expect(accuracy["beta"]?.meanAbsoluteError == 17.5)
 
-        let consensus = try (0..<5).compactMap { try library.consensus(of: LibraryFixture.songID($0))?.bpm }
+        let consensus = try (0..<5).compactMap { try library.consensus(of: Fixture.songID($0))?.bpm }
         #expect(comparison.histogram.map(\.count).reduce(0, +) == consensus.count)
         for bin in comparison.histogram {
             #expect(bin.width == 20)

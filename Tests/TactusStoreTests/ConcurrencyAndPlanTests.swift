@@ -12,7 +12,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let path = directory.file("library.sqlite")
         let writer = try Library(path: path)
-        try LibraryFixture.populate(writer, count: 10) { n in (100 + Double(n), 100 + Double(n), nil) }
+        try Fixture.populate(writer, count: 10) { n in (100 + Double(n), 100 + Double(n), nil) }
         let reader = try Library(path: path, options: .init(mode: .readOnly))
 
         let inside = DispatchSemaphore(value: 0)
@@ -48,8 +48,8 @@ import Testing
     ])
     func queriesSearchTheIndexes(_ query: TempoQuery) throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
-        try LibraryFixture.populate(library, count: 20) { n in (100 + Double(n), 101 + Double(n), 60) }
+        let library = try Fixture.library(in: directory)
+        try Fixture.populate(library, count: 20) { n in (100 + Double(n), 101 + Double(n), 60) }
         let plan = try library.queryPlan(query)
         #expect(plan.contains { $0.contains("USING COVERING INDEX analyses_by_detector_bpm") || $0.contains("USING COVERING INDEX consensus_by_bpm") })
         #expect(!plan.contains { $0.contains("SCAN a") || $0.contains("SCAN analyses") || $0.contains("SCAN consensus") }, "\(plan)")
@@ -77,7 +77,7 @@ import Testing
     /// envelopes are rewritten 8 times. Returns the number of songs.
     private func fill(_ library: Library) throws -> Int {
         for batch in 0..<8 {
-            try LibraryFixture.populate(library, count: 60) { n in (100 + Double(n + batch), nil, nil) }
+            try Fixture.populate(library, count: 60) { n in (100 + Double(n + batch), nil, nil) }
             try library.pool.write { db in try db.execute(sql: "UPDATE songs SET envelope = zeroblob(20000)") }
         }
         return try library.pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM songs") ?? 0 }
@@ -119,12 +119,12 @@ import Testing
             try library.checkpointInBackground(restartingLogAbove: 0)
             #expect(ContinuousClock.now - started < .seconds(1))
             let before = try logFrames(library)
-            try LibraryFixture.populate(library, count: 1) { _ in (120, nil, nil) }
+            try Fixture.populate(library, count: 1) { _ in (120, nil, nil) }
             #expect(try logFrames(library) > before, "the reader keeps the log from starting over")
             try db.rollback()
         }
         try library.checkpointInBackground(restartingLogAbove: 0)
-        try LibraryFixture.populate(library, count: 1) { _ in (121, nil, nil) }
+        try Fixture.populate(library, count: 1) { _ in (121, nil, nil) }
         #expect(try logFrames(library) < 100, "started over once the reader left")
         #expect(try songsInTheFile(library, directory) == songs)
         #expect(try library.integrityCheck() == ["ok"])
@@ -148,7 +148,7 @@ import Testing
             for _ in 0..<40 {
                 for n in 0..<20 {
                     try library.pool.write { db in
-                        try db.execute(sql: "UPDATE songs SET envelope = zeroblob(8000) WHERE sha256 = ?", arguments: [LibraryFixture.songID(n).hex])
+                        try db.execute(sql: "UPDATE songs SET envelope = zeroblob(8000) WHERE sha256 = ?", arguments: [Fixture.songID(n).hex])
                     }
                 }
                 try library.checkpointInBackground(restartingLogAbove: 200)
@@ -158,7 +158,7 @@ import Testing
             return try logFrames(library)
         }
         let library = try Library(path: path, options: .init(automaticCheckpoints: false))
-        try LibraryFixture.populate(library, count: 20) { n in (100 + Double(n), nil, nil) }
+        try Fixture.populate(library, count: 20) { n in (100 + Double(n), nil, nil) }
         try library.checkpointInBackground()
         let restarted = try writeUnderReads(library)
         #expect(restarted < 1000)

@@ -37,10 +37,10 @@ import Testing
 
     @Test func songsAndAnalysesRoundTripThroughTheFile() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
-        let song = LibraryFixture.song(7)
-        let done = LibraryFixture.record("alpha", bpm: 128.25, confidence: 0.9)
-        let none = LibraryFixture.record("beta", bpm: nil, confidence: 0)
+        let library = try Fixture.library(in: directory)
+        let song = Fixture.song(7)
+        let done = Fixture.record("alpha", bpm: 128.25, confidence: 0.9)
+        let none = Fixture.record("beta", bpm: nil, confidence: 0)
         let failed = AnalysisRecord.failed(
             detector: "gamma", version: "2", params: ParameterSet(["preset": .text("default")]),
             failure: AnalysisFailure(code: "decode.truncated", message: "the file ends early"), seconds: 0.5,
@@ -101,7 +101,7 @@ import Testing
     }
 
     @Test func parameterHashIsTheSHA256OfTheCanonicalJSON() throws {
-        let record = LibraryFixture.record("alpha", bpm: 120)
+        let record = Fixture.record("alpha", bpm: 120)
         let json = record.analysis.params.canonicalJSON
         #expect(json.hasPrefix("{\"max_bpm\":200"))
         #expect(record.paramsHash == SongID(hashing: Data(json.utf8)).hex)

@@ -20,11 +20,11 @@ import Testing
 
     /// Songs of 3 minutes at 150, 151, 153, 160, 170, 171, 85 (half of 170) and 120 BPM.
     func library(_ directory: TemporaryDirectory) throws -> Library {
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         let tempi: [Double] = [150, 151, 153, 160, 170, 171, 85, 120]
         try library.record(
             tempi.enumerated().map { n, tempo in
-                SongAnalyses(song: LibraryFixture.song(n, duration: 180), analyses: [LibraryFixture.record("alpha", bpm: tempo, confidence: 1)])
+                SongAnalyses(song: Fixture.song(n, duration: 180), analyses: [Fixture.record("alpha", bpm: tempo, confidence: 1)])
             })
         return library
     }

@@ -11,14 +11,14 @@ import Testing
     static let tempi: [Double] = [60, 64.999, 65, 70, 129.9, 130, 135, 140, 140.1, 260, 280, 281]
 
     func library(_ directory: TemporaryDirectory) throws -> Library {
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         try library.record(
             Self.tempi.enumerated().map { n, tempo in
                 SongAnalyses(
-                    song: LibraryFixture.song(n),
+                    song: Fixture.song(n),
                     analyses: [
-                        LibraryFixture.record("alpha", bpm: tempo, confidence: 1), LibraryFixture.record("beta", bpm: tempo, confidence: 1),
-                        LibraryFixture.record("gamma", bpm: 500, confidence: 0.1),
+                        Fixture.record("alpha", bpm: tempo, confidence: 1), Fixture.record("beta", bpm: tempo, confidence: 1),
+                        Fixture.record("gamma", bpm: 500, confidence: 0.1),
                     ])
             })
         return library
@@ -80,7 +80,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let library = try library(directory)
         let match = try #require(try library.query(TempoQuery(range: 135...135)).first)
-        let song = LibraryFixture.song(6)
+        let song = Fixture.song(6)
         #expect(match.song == song.id)
         #expect(match.title == song.tags.title)
         #expect(match.artist == song.tags.artist)
@@ -97,7 +97,7 @@ import Testing
 
     @Test func agreementNeedsThatManyDetectorsBehindTheConsensus() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         let songs: [(Double?, Double?, Double?)] = [
             (120, 121, 90),  // two agree; gamma is elsewhere
             (120, 122, 119),  // three agree
@@ -105,12 +105,12 @@ import Testing
             (120, nil, nil),  // one detector only
             (122, 126, 200),  // two agree on about 124 (126 alone is out of the range)
         ]
-        try LibraryFixture.populate(library, count: songs.count) { songs[$0] }
+        try Fixture.populate(library, count: songs.count) { songs[$0] }
         func found(_ minimum: Int, octave: Bool) throws -> [SongID] {
             try library.query(TempoQuery(range: 115...125, source: .agreement(minimum: minimum), octave: octave, order: .bpm))
                 .map(\.song).sorted()
         }
-        let ids = (0..<5).map(LibraryFixture.songID)
+        let ids = (0..<5).map(Fixture.songID)
         #expect(try found(1, octave: false) == [ids[0], ids[1], ids[3], ids[4]].sorted())
         #expect(try found(2, octave: false) == [ids[0], ids[1], ids[4]].sorted())
         #expect(try found(3, octave: false) == [ids[1]])
@@ -127,10 +127,10 @@ import Testing
 
     @Test func aDetectorWithSeveralVersionsGivesEachSongOnce() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         try library.record(
-            LibraryFixture.song(1),
-            analyses: [LibraryFixture.record("alpha", bpm: 121), LibraryFixture.record("alpha", bpm: 130, version: "2")])
+            Fixture.song(1),
+            analyses: [Fixture.record("alpha", bpm: 121), Fixture.record("alpha", bpm: 130, version: "2")])
         let matches = try library.query(TempoQuery(range: 115...135, source: .detector("alpha")))
         #expect(tempi(matches) == [121])
         #expect(try library.query(TempoQuery(range: 115...135, source: .detector("nobody"))).isEmpty)
@@ -140,19 +140,19 @@ import Testing
     /// source, octave and order, their pages must be slices of the complete answer.
     @Test func pagesAreSlicesOfTheCompleteAnswer() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         var random = SeededGenerator(seed: 7)
         let tempo = { (base: Double) -> Double in (base * Double.random(in: 0.9...1.1, using: &random) * 10).rounded() / 10 }
         try library.record(
             (0..<300).map { n in
                 let base = Double.random(in: 50...250, using: &random)
                 var analyses = [
-                    LibraryFixture.record("alpha", bpm: tempo(base)), LibraryFixture.record("beta", bpm: tempo(base)),
-                    LibraryFixture.record("gamma", bpm: tempo(base * 2)),
+                    Fixture.record("alpha", bpm: tempo(base)), Fixture.record("beta", bpm: tempo(base)),
+                    Fixture.record("gamma", bpm: tempo(base * 2)),
                 ]
-                if n % 3 == 0 { analyses.append(LibraryFixture.record("alpha", bpm: tempo(base), version: "2")) }
-                if n % 5 == 0 { analyses.append(LibraryFixture.record("alpha", bpm: tempo(base / 2), preset: "classic")) }
-                return SongAnalyses(song: LibraryFixture.song(n), analyses: analyses)
+                if n % 3 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base), version: "2")) }
+                if n % 5 == 0 { analyses.append(Fixture.record("alpha", bpm: tempo(base / 2), preset: "classic")) }
+                return SongAnalyses(song: Fixture.song(n), analyses: analyses)
             })
         let sources: [TempoSource] = [.consensus, .detector("alpha"), .detector("gamma"), .agreement(minimum: 2)]
         for source in sources {

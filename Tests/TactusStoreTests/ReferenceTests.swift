@@ -9,28 +9,28 @@ import Testing
 @Suite struct ReferenceTests {
     @Test func setsAndReplacesAReferenceByHand() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
-        try library.record(LibraryFixture.song(1), analyses: [])
-        try library.setReference(128, for: LibraryFixture.songID(1))
-        try library.setReference(64, for: LibraryFixture.songID(1), source: "tag")
-        let reference = try #require(try library.reference(for: LibraryFixture.songID(1)))
+        let library = try Fixture.library(in: directory)
+        try library.record(Fixture.song(1), analyses: [])
+        try library.setReference(128, for: Fixture.songID(1))
+        try library.setReference(64, for: Fixture.songID(1), source: "tag")
+        let reference = try #require(try library.reference(for: Fixture.songID(1)))
         #expect(reference.bpm == 64)
         #expect(reference.source == "tag")
         #expect(try library.counts().references == 1)
         #expect(throws: StoreError.bpmOutOfRange(field: "bpm", value: 1000.5)) {
-            try library.setReference(1000.5, for: LibraryFixture.songID(1))
+            try library.setReference(1000.5, for: Fixture.songID(1))
         }
-        #expect(throws: StoreError.unknownSong(LibraryFixture.songID(2).hex)) {
-            try library.setReference(100, for: LibraryFixture.songID(2))
+        #expect(throws: StoreError.unknownSong(Fixture.songID(2).hex)) {
+            try library.setReference(100, for: Fixture.songID(2))
         }
-        #expect(try library.reference(for: LibraryFixture.songID(1))?.bpm == 64)
+        #expect(try library.reference(for: Fixture.songID(1))?.bpm == 64)
     }
 
     @Test func importsACSVBySongOrByFile() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
-        try library.record((0..<3).map { SongAnalyses(song: LibraryFixture.song($0), analyses: []) })
-        let ids = (0..<3).map(LibraryFixture.songID)
+        let library = try Fixture.library(in: directory)
+        try library.record((0..<3).map { SongAnalyses(song: Fixture.song($0), analyses: []) })
+        let ids = (0..<3).map(Fixture.songID)
         try write(
             "title,song,bpm\n\"Song, the first\",\(ids[0].hex),120.5\r\nsecond,\(ids[1].hex.prefix(10).uppercased()),99\n\n",
             to: directory.file("by-song.csv"))
@@ -42,7 +42,7 @@ import Testing
         // A real audio file next to the CSV is hashed; a name that is no file is a song's file name.
         let audio = Data((0..<5000).map { UInt8($0 % 251) })
         try audio.write(to: URL(fileURLWithPath: directory.file("track.wav")))
-        var song = LibraryFixture.song(50)
+        var song = Fixture.song(50)
         song.id = SongID(hashing: audio)
         song.fileName = "renamed.wav"
         try library.record(song, analyses: [])
@@ -68,23 +68,23 @@ import Testing
     ])
     func aMalformedLineRejectsTheWholeFile(_ text: String, _ line: Int, _ reason: String) throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
-        try library.record((0..<2).map { SongAnalyses(song: LibraryFixture.song($0), analyses: []) })
-        try library.setReference(77, for: LibraryFixture.songID(0))
-        let csv = text.replacingOccurrences(of: "SONG0", with: LibraryFixture.songID(0).hex)
-            .replacingOccurrences(of: "SONG1", with: LibraryFixture.songID(1).hex)
+        let library = try Fixture.library(in: directory)
+        try library.record((0..<2).map { SongAnalyses(song: Fixture.song($0), analyses: []) })
+        try library.setReference(77, for: Fixture.songID(0))
+        let csv = text.replacingOccurrences(of: "SONG0", with: Fixture.songID(0).hex)
+            .replacingOccurrences(of: "SONG1", with: Fixture.songID(1).hex)
         try write(csv, to: directory.file("truth.csv"))
         #expect(throws: StoreError.malformedCSV(file: "truth.csv", line: line, reason: reason)) {
             try library.importReferences(csvAt: directory.file("truth.csv"))
         }
         // Line 2 was valid, yet nothing changed.
-        #expect(try library.reference(for: LibraryFixture.songID(0))?.bpm == 77)
-        #expect(try library.reference(for: LibraryFixture.songID(1)) == nil)
+        #expect(try library.reference(for: Fixture.songID(0))?.bpm == 77)
+        #expect(try library.reference(for: Fixture.songID(1)) == nil)
     }
 
     @Test func aMissingCSVIsAnError() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         #expect(throws: StoreError.unreadableFile(path: directory.file("none.csv"), reason: "not a readable UTF-8 text file")) {
             try library.importReferences(csvAt: directory.file("none.csv"))
         }
@@ -98,16 +98,16 @@ import Testing
 @Suite struct ResolveTests {
     @Test func resolvesFullIdsPrefixesAndFiles() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         let twins = ["abcdef01" + String(repeating: "0", count: 56), "abcdef01" + String(repeating: "1", count: 56)]
         for (n, hex) in twins.enumerated() {
-            var song = LibraryFixture.song(n)
+            var song = Fixture.song(n)
             song.id = try #require(SongID(hex))
             try library.record(song, analyses: [])
         }
         let audio = Data("RIFF but not really a wave file".utf8)
         try audio.write(to: URL(fileURLWithPath: directory.file("a song.wav")))
-        var song = LibraryFixture.song(9)
+        var song = Fixture.song(9)
         song.id = SongID(hashing: audio)
         try library.record(song, analyses: [])
 

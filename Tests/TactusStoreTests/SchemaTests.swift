@@ -8,7 +8,7 @@ import Testing
 @Suite struct SchemaTests {
     @Test func createsTheSchemaInWALModeWithForeignKeys() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         try library.pool.read { db in
             #expect(try String.fetchOne(db, sql: "PRAGMA journal_mode") == "wal")
             #expect(try Int.fetchOne(db, sql: "PRAGMA foreign_keys") == 1)
@@ -27,12 +27,12 @@ import Testing
 
     @Test func reopeningKeepsTheDataAndRunsNoMigrationTwice() throws {
         let directory = try TemporaryDirectory()
-        try LibraryFixture.library(in: directory).record(LibraryFixture.song(1), analyses: [LibraryFixture.record("alpha", bpm: 120)])
+        try Fixture.library(in: directory).record(Fixture.song(1), analyses: [Fixture.record("alpha", bpm: 120)])
         let reopened = try Library(path: directory.file("library.sqlite"), options: .init(mode: .existing))
         #expect(try reopened.counts() == LibraryCounts(songs: 1, analyses: 1, references: 0))
         let readOnly = try Library(path: directory.file("library.sqlite"), options: .init(mode: .readOnly))
-        #expect(try readOnly.song(LibraryFixture.songID(1))?.fileName == "song-1.flac")
-        #expect(throws: StoreError.self) { try readOnly.setReference(120, for: LibraryFixture.songID(1)) }
+        #expect(try readOnly.song(Fixture.songID(1))?.fileName == "song-1.flac")
+        #expect(throws: StoreError.self) { try readOnly.setReference(120, for: Fixture.songID(1)) }
     }
 
     @Test func refusesAMissingFileUnlessAskedToCreateIt() throws {
@@ -47,7 +47,7 @@ import Testing
 
     @Test func refusesAFileFromANewerTactus() throws {
         let directory = try TemporaryDirectory()
-        let library = try LibraryFixture.library(in: directory)
+        let library = try Fixture.library(in: directory)
         try library.pool.write { db in
             try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
         }
