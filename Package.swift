@@ -164,11 +164,13 @@ let package = Package(
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
-        // The tests that run the `tactus` binary (the server's own end-to-end tests aside).
+        // The tests that run the `tactus` binary (its commands, `tactus worker` against a fake
+        // coordinator); `tactus serve`'s end-to-end tests are TactusServerTests.
         .testTarget(
             name: "TactusCLITests",
             dependencies: [
-                "TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusPlot", "TactusTestSupport",
+                "TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusPlot", "TactusWorker",
+                "TactusAnalysis", "TactusZMQ", "TactusTestSupport",
             ]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
         .testTarget(name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ"]),
@@ -187,9 +189,6 @@ let package = Package(
             ]),
         .testTarget(
             name: "TactusStoreTests", dependencies: ["TactusStore", "TactusModel", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
-        .testTarget(
-            name: "TactusWorkerTests",
-            dependencies: ["TactusWorker", "TactusAnalysis", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
         .testTarget(
             name: "TactusClientTests",
             dependencies: [
