@@ -41,8 +41,9 @@ release: deps
 run: release
 	$(RELEASE_BIN) serve --data $(DATA)
 
-## Build and run every test.
+## Check the module graph (.ci/check-module-deps.py), build and run every test.
 test: deps
+	python3 .ci/check-module-deps.py
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
 

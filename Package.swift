@@ -1,15 +1,27 @@
 // swift-tools-version:6.1
 // Tactus: a tempo-analysis server. See README.md for the layout of the modules.
+import Foundation
 import PackageDescription
 
-/// Built-in detectors: one target per folder under `Plugins/`. Each depends only on the
-/// detector interface, the DSP building blocks and the shared vote. Adding a detector is a new folder,
-/// one line here, and one registration line in `TactusAnalysis/BuiltinDetectors.swift`.
-let builtinDetectors: [(target: String, folder: String)] = [
-    ("CombFilterDetector", "Plugins/CombFilter"),
-    ("StatisticalEnergyDetector", "Plugins/StatisticalEnergy"),
-    ("AutocorrelationDetector", "Plugins/Autocorrelation"),
+/// Built-in detectors. `NAME` is the folder `Plugins/NAME`, holding the target `NAMEDetector`
+/// whose type `NAMEDetector` conforms to `TempoDetector` and depends only on the detector
+/// interface, the DSP building blocks and the shared vote (TactusVote). Adding a detector is its folder and one line here:
+/// the registry (`BuiltinDetectors` in TactusAnalysis) is generated from this list by the
+/// DetectorRegistry build plugin, and `Tests/NAMETests`, when that folder exists, is its test target.
+let builtinDetectors = [
+    "CombFilter",
+    "StatisticalEnergy",
+    "Autocorrelation",
 ]
+
+/// The test targets of the built-in detectors that have a folder `Tests/NAMETests`.
+let builtinDetectorTests: [Target] = builtinDetectors
+    .filter { FileManager.default.fileExists(atPath: Context.packageDirectory + "/Tests/\($0)Tests") }
+    .map { name in
+        .testTarget(
+            name: "\(name)Tests",
+            dependencies: [.target(name: "\(name)Detector"), "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"])
+    }
 
 let package = Package(
     name: "Tactus",
@@ -32,11 +44,18 @@ let package = Package(
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
 
+        // The library's value types that cross the wire (song ids and tags, queries, matches,
+        // comparisons, playlists and profiles, reference tempi, the library's errors): Codable
+        // with explicit wire names, no SQLite.
+        .target(
+            name: "TactusModel",
+            dependencies: ["TactusDetector", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         // Audio input: bytes or a path in, mono float blocks and metadata out.
         .target(
             name: "TactusAudio",
             dependencies: [
-                "CMPG123", "CSndFile",
+                "CMPG123", "CSndFile", "TactusModel",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -47,37 +66,54 @@ let package = Package(
         // The mechanics the default presets share: the windowed vote over a song, its parameter
         // declarations, the metrical-level decision, and the detector output it produces.
         .target(name: "TactusVote", dependencies: ["TactusDSP", "TactusDetector"]),
-    ] + builtinDetectors.map { detector in
-        .target(name: detector.target, dependencies: ["TactusDetector", "TactusDSP", "TactusVote"], path: detector.folder)
+    ] + builtinDetectors.map { name in
+        .target(name: "\(name)Detector", dependencies: ["TactusDetector", "TactusDSP", "TactusVote"], path: "Plugins/\(name)")
     } + [
-        // The registry of built-in detectors, whole-song analysis of a decoded song, consensus.
+        // The registry of built-in detectors, whole-song analysis of a decoded song.
         .target(
             name: "TactusAnalysis",
-            dependencies: ["TactusAudio", "TactusDetector", "TactusDSP"]
-                + builtinDetectors.map { .target(name: $0.target) }
+            dependencies: ["TactusAudio", "TactusModel", "TactusDetector", "TactusDSP"]
+                + builtinDetectors.map { .target(name: "\($0)Detector") },
+            plugins: ["DetectorRegistryPlugin"]
         ),
+        // Writes the registry of built-in detectors (`BuiltinDetectors`) from `builtinDetectors`.
+        .plugin(
+            name: "DetectorRegistryPlugin", capability: .buildTool(), dependencies: ["tactus-detector-registry"],
+            path: "BuildTools/DetectorRegistryPlugin"),
+        .executableTarget(name: "tactus-detector-registry", path: "BuildTools/DetectorRegistryGenerator"),
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
-        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusStore", "TactusCadence"]),
-        // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB).
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusModel", "TactusCadence"]),
+        // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB); song blobs.
         .target(
             name: "TactusStore",
             dependencies: [
-                "TactusDetector", "TactusAudio",
+                "TactusDetector", "TactusModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The coordinator: the durable job queue, dispatch to workers, the client frontend, events.
+        // The library's answers to the protocol's library requests, for the coordinator's read
+        // threads and for the `--db` commands.
+        .target(name: "TactusLibraryService", dependencies: ["TactusProtocol", "TactusStore", "TactusModel", "TactusDetector"]),
+        // The coordinator, a broker only: the durable job queue, dispatch to workers, the client
+        // frontend, events. It is given the audio probe; it never decodes audio.
         .target(
             name: "TactusCoordinator",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector", "TactusCadence",
+                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusLibraryService", "TactusModel", "TactusDetector", "TactusCadence",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
+        // The coordinator's audio probe built on TactusAudio, which `tactus serve` gives it.
+        .target(
+            name: "TactusAudioProbe",
+            dependencies: ["TactusCoordinator", "TactusAudio", "TactusStore", "TactusModel", "TactusProtocol", "TactusDetector"]
+        ),
+        // Supervision of the local worker processes that `tactus serve` starts.
+        .target(name: "TactusLocalWorkers", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // `tactus worker`: one detector offered to a coordinator's backend over the wire protocol.
         .target(
             name: "TactusWorker",
@@ -88,9 +124,11 @@ let package = Package(
         ),
         // Figures of a song's analyses and of a library comparison: a small SVG builder, PNG
         // through rsvg-convert, and terminal sparklines.
-        .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusStore"]),
-        // The client side of the wire protocol: requests and replies to the frontend, events.
-        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusStore", "TactusCadence"]),
+        .target(name: "TactusPlot", dependencies: ["TactusDetector", "TactusModel"]),
+        // The client side of the wire protocol: requests and replies to the frontend, events, and
+        // the client workflows (submitting while the server is busy, batches of songs followed
+        // to the end, several connections submitting at once).
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusModel", "TactusCadence"]),
         // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
         .target(name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
@@ -99,8 +137,9 @@ let package = Package(
         .executableTarget(
             name: "tactus",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusProtocol", "TactusCoordinator",
-                "TactusWorker", "TactusClient", "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusLibraryService",
+                "TactusProtocol", "TactusCoordinator", "TactusAudioProbe", "TactusLocalWorkers", "TactusWorker", "TactusClient",
+                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -109,7 +148,7 @@ let package = Package(
         .executableTarget(
             name: "tactus-bench",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusStore", "TactusTestSupport",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusTestSupport",
                 "TactusClient", "TactusProtocol", "TactusZMQ", "TactusCadence", "TactusStretch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -117,57 +156,67 @@ let package = Package(
         // Fuzz targets (`make fuzz`): libFuzzer entry points when built with
         // `-sanitize=fuzzer,address`; otherwise tools that write the seed corpus and replay inputs.
         .systemLibrary(name: "CLibFuzzer"),
-        .executableTarget(name: "tactus-fuzz-protocol", dependencies: ["CLibFuzzer", "TactusProtocol", "TactusDetector", "TactusTestSupport"]),
+        .executableTarget(
+            name: "tactus-fuzz-protocol",
+            dependencies: ["CLibFuzzer", "TactusProtocol", "TactusModel", "TactusDetector", "TactusTestSupport"]),
         .executableTarget(name: "tactus-fuzz-audio", dependencies: ["CLibFuzzer", "TactusAudio", "TactusTestSupport"]),
-        // Synthesised audio (click tracks, drum patterns, ramps) written through libsndfile,
-        // shared by the tests and the benchmarks.
-        .target(name: "TactusTestSupport", dependencies: ["CSndFile", "TactusAudio"]),
+        // What the tests and the benchmarks share: synthesised audio (click tracks, drum patterns,
+        // ramps) written through libsndfile, temporary directories, running `tactus` and
+        // `tactus serve`, library fixtures, a fake frontend.
+        .target(
+            name: "TactusTestSupport",
+            dependencies: ["CSndFile", "TactusAudio", "TactusModel", "TactusDetector", "TactusStore", "TactusProtocol", "TactusZMQ"]),
         // The behaviour every built-in detector shares, as Swift Testing checks its tests call.
         .target(name: "TactusDetectorTestSupport", dependencies: ["TactusTestSupport", "TactusAudio", "TactusDetector"]),
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
         .testTarget(name: "TactusVoteTests", dependencies: ["TactusVote", "TactusDSP", "TactusDetector"]),
-        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusTestSupport"]),
-        .testTarget(name: "TactusCLITests", dependencies: ["TactusAudio", "TactusTestSupport"]),
-        .testTarget(
-            name: "StatisticalEnergyTests",
-            dependencies: ["StatisticalEnergyDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
-        .testTarget(
-            name: "AutocorrelationTests",
-            dependencies: ["AutocorrelationDetector", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
+        // The behaviour every registered detector's default preset shares.
         .testTarget(
             name: "DetectorConformanceTests",
             dependencies: ["TactusAnalysis", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
-        .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ"]),
+        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
+        // The tests that run the `tactus` binary (its commands, `tactus worker` against a fake
+        // coordinator); `tactus serve`'s end-to-end tests are TactusServerTests.
         .testTarget(
-            name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusStore", "TactusZMQ", "TactusCadence"]),
+            name: "TactusCLITests",
+            dependencies: [
+                "TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusPlot", "TactusWorker",
+                "TactusAnalysis", "TactusZMQ", "TactusTestSupport",
+            ]),
+        .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ", "TactusCadence"]),
         .testTarget(
             name: "TactusCoordinatorTests",
             dependencies: [
-                "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
-                "TactusTestSupport", "TactusCadence", .product(name: "Logging", package: "swift-log"),
+                "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore", "TactusAudio",
+                "TactusDetector", "TactusTestSupport", "TactusCadence", .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "TactusServerTests",
             dependencies: [
-                "TactusAnalysis", "TactusCoordinator", "TactusZMQ", "TactusProtocol", "TactusStore", "TactusAudio", "TactusDetector",
-                "TactusTestSupport",
+                "TactusAnalysis", "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore",
+                "TactusAudio", "TactusDetector", "TactusTestSupport",
             ]),
-        .testTarget(name: "TactusStoreTests", dependencies: ["TactusStore", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
         .testTarget(
-            name: "TactusWorkerTests",
-            dependencies: ["TactusWorker", "TactusAnalysis", "TactusProtocol", "TactusZMQ", "TactusDetector", "TactusTestSupport"]),
+            name: "TactusStoreTests", dependencies: ["TactusStore", "TactusModel", "TactusDetector", "TactusAudio", "TactusTestSupport"]),
         .testTarget(
             name: "TactusClientTests",
-            dependencies: ["TactusClient", "TactusProtocol", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+            dependencies: [
+                "TactusClient", "TactusProtocol", "TactusModel", "TactusZMQ", "TactusAudio", "TactusDetector", "TactusTestSupport",
+            ]),
         .testTarget(
             name: "TactusPlotTests",
-            dependencies: ["TactusPlot", "TactusStore", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+            dependencies: [
+                "TactusPlot", "TactusModel", "TactusStore", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport",
+            ]),
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
         .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
-    ]
+    ] + builtinDetectorTests
 )

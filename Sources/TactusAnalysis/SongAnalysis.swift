@@ -1,6 +1,7 @@
 import Foundation
 import TactusAudio
 import TactusDetector
+import TactusModel
 
 /// Everything the analysis of one song produced: who the song is, what every detector found,
 /// their consensus and the song's energy envelope, or why the song could not be analysed.

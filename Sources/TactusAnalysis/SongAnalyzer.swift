@@ -2,6 +2,7 @@ import Foundation
 import TactusAudio
 import TactusDSP
 import TactusDetector
+import TactusModel
 
 /// Whole-song analysis: decode a song once and feed every block to each chosen detector's
 /// session and to the song's energy envelope, timing each detector.

@@ -1,3 +1,5 @@
+import TactusModel
+
 /// What a decoder reports about a stream once it is open.
 struct StreamDescription {
     var format: AudioFormat

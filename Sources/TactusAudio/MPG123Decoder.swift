@@ -1,5 +1,6 @@
 import CMPG123
 import Foundation
+import TactusModel
 
 /// MPEG audio (Layer I, II, III; MPEG-1, 2, 2.5) through libmpg123, reading through a
 /// replaced reader so files and memory are decoded alike. Output is 32-bit float straight

@@ -1,5 +1,6 @@
 import CSndFile
 import Foundation
+import TactusModel
 
 /// Everything libsndfile reads (WAV, RF64, AIFF, FLAC, Ogg Vorbis/Opus/FLAC, AU, W64, CAF...)
 /// through its virtual I/O, so files and memory are decoded alike. Integer formats are

@@ -1,5 +1,5 @@
 import TactusProtocol
-import TactusStore
+import TactusModel
 import TactusZMQ
 
 /// A connection to a coordinator's frontend: one request at a time, each answered or failed
@@ -108,7 +108,7 @@ public final class TactusClient {
                 }
             }
         }
-        throw .noAnswer(server: server, seconds: wait.secondsValue * Double(attempts), attempts: attempts)
+        throw .noAnswer(server: server, seconds: wait.seconds * Double(attempts), attempts: attempts)
     }
 
     /// Whether sending `body` twice does no more than sending it once: everything but a
@@ -238,13 +238,5 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     private static func format(_ seconds: Double) -> String {
         let tenths = (seconds * 10).rounded() / 10
         return tenths == tenths.rounded() ? String(Int(tenths)) : String(tenths)
-    }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    var secondsValue: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -34,26 +34,30 @@ public struct BoundEndpoints: Sendable, Hashable, Codable {
 /// ``reloadAuthorizedKeys()`` and ``workerProcessEnded(workerID:reason:)``.
 ///
 /// ```swift
-/// let coordinator = try Coordinator(configuration: configuration, logger: logger)
+/// let coordinator = try Coordinator(configuration: configuration, probe: AudioProbe(), logger: logger)
 /// try coordinator.run { endpoints in print("listening on \(endpoints.frontend)") }
 /// ```
 public final class Coordinator: Sendable {
     public let configuration: CoordinatorConfiguration
     /// The library the coordinator writes (the only writer).
     public let library: Library
-    let blobs: BlobStore
+    let blobs: SongBlobs
+    /// Reads the header of each submitted song.
+    let probe: any SongProbe
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
     private let endedWorkers = Mutex<[(workerID: String, reason: String)]>([])
 
-    /// Opens the data directory (creating it), the library and the blob store.
+    /// Opens the data directory (creating it), the library and the blob store. `probe` reads
+    /// the header of each submitted song.
     ///
     /// Refuses to start when an endpoint is reachable from other machines and the
     /// configuration has no ``CoordinatorConfiguration/security``, unless it allows that
     /// (``CoordinatorConfiguration/allowInsecure``), in which case a warning is logged.
-    public init(configuration: CoordinatorConfiguration, logger: Logger) throws {
+    public init(configuration: CoordinatorConfiguration, probe: any SongProbe, logger: Logger) throws {
         self.configuration = configuration
+        self.probe = probe
         self.logger = logger
         let exposed = configuration.exposedEndpoints
         if configuration.security == nil && !exposed.isEmpty {
@@ -77,7 +81,7 @@ public final class Coordinator: Sendable {
             path: configuration.libraryPath,
             options: .init(
                 durability: configuration.durability, busyTimeout: configuration.databaseBusyTimeoutS, automaticCheckpoints: false))
-        blobs = try BlobStore(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
+        blobs = try SongBlobs(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
     }
 
     /// Copies the library's write-ahead log into its file every second on a thread of its own

@@ -1,4 +1,3 @@
-import TactusAudio
 import TactusDetector
 import TactusProtocol
 import TactusStore
@@ -47,8 +46,6 @@ public struct CoordinatorConfiguration: Sendable {
     public var liveness: Int
     /// Directories under which `submit` by server-side path is allowed; none: refused.
     public var libraryRoots: [String]
-    /// How submitted audio is checked before it is accepted.
-    public var decoding: DecodingOptions
     /// Seconds running jobs get to finish when the coordinator stops.
     public var shutdownGraceS: Double
     /// What an accepted submission and a stored result survive: a crash of the coordinator
@@ -78,7 +75,6 @@ public struct CoordinatorConfiguration: Sendable {
         heartbeatIntervalS: Double = Liveness.heartbeatInterval.seconds,
         liveness: Int = Liveness.heartbeats,
         libraryRoots: [String] = [],
-        decoding: DecodingOptions = .standard,
         shutdownGraceS: Double = 10,
         durability: Library.Durability = .processCrash,
         databaseBusyTimeoutS: Double = 2
@@ -100,7 +96,6 @@ public struct CoordinatorConfiguration: Sendable {
         self.heartbeatIntervalS = heartbeatIntervalS
         self.liveness = liveness
         self.libraryRoots = libraryRoots
-        self.decoding = decoding
         self.shutdownGraceS = shutdownGraceS
         self.durability = durability
         self.databaseBusyTimeoutS = databaseBusyTimeoutS
@@ -113,12 +108,4 @@ public struct CoordinatorConfiguration: Sendable {
 
     var libraryPath: String { dataDirectory + "/library.sqlite" }
     var blobDirectory: String { dataDirectory + "/blobs" }
-}
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    public var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) * 1e-18
-    }
 }

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-import TactusAudio
 import TactusDetector
+import TactusLibraryService
+import TactusModel
 import TactusProtocol
 import TactusStore
 
@@ -45,7 +46,7 @@ extension CoordinatorLoop {
         case .query(let query): answerInBackground(.query(query), then: answer)
         case .compare(let compare): answerInBackground(.compare(compare), then: answer)
         case .playlist(let playlist): answerInBackground(.playlist(playlist), then: answer)
-        case .truth(let truth): answer(Result { .truth(try self.truth(truth)) })
+        case .truth(let truth): answer(Result { try service.answer(.truth(truth)) })
         case .detectors: answer(.success(.detectors(detectors())))
         case .cancel(let cancel): answer(Result { .cancel(try self.cancel(cancel)) })
         case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
@@ -54,9 +55,11 @@ extension CoordinatorLoop {
 
     /// Answers a read of the library on a background thread (the library's read pool lets
     /// several run at once, beside the loop's writes).
-    private func answerInBackground(_ read: LibraryRead, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+    private func answerInBackground(
+        _ read: LibraryService.Request, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void
+    ) {
         guard reads.inFlight < Self.maxBackgroundWork else { return answer(.failure(backgroundBusy(reads))) }
-        reads.run({ [library] in Result { try read.answer(from: library) } }, then: answer)
+        reads.run({ [service] in Result { try service.answer(read) } }, then: answer)
     }
 
     /// The reply to request `requestID`: its answer, or the error it met as the protocol's
@@ -94,12 +97,6 @@ extension CoordinatorLoop {
         reply(envelope, RequestRejection(requestID: requestID, command: command, error: tooMany).reply)
     }
 
-    private func truth(_ request: TruthRequest) throws -> TruthResponse {
-        let song = try library.resolveSongID(request.song)
-        if let bpm = request.bpm { try library.setReference(bpm, for: song) }
-        return TruthResponse(song: song.hex, reference: try library.reference(for: song))
-    }
-
     // MARK: submit
 
     /// Requests in a background pool beyond which another is answered `busy` (a submission
@@ -130,9 +127,9 @@ extension CoordinatorLoop {
             }
             let detectors = try Set(names).sorted().map { SubmissionIntake.Detector(name: $0, descriptor: try descriptor(of: $0)) }
             let intake = SubmissionIntake(
-                request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs,
+                request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, decoding: configuration.decoding)
+                libraryRoots: configuration.libraryRoots)
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
                 answer(prepared.flatMap { prepared in Result { .submit(try finishSubmit(prepared, client: client)) } })
             }

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
-import TactusAudio
 import TactusDetector
+import TactusLibraryService
+import TactusModel
 import TactusProtocol
 import TactusStore
 
@@ -281,15 +282,5 @@ extension CoordinatorLoop {
 
     func knownDescriptor(_ name: String) -> DetectorDescriptor? {
         configuration.knownDetectors.first { $0.name == name }
-    }
-}
-
-extension JobInfo {
-    /// The wire form of a stored job.
-    init(_ job: JobRecord) {
-        self.init(
-            job: job.id, song: job.song.hex, detector: job.detector, state: JobState(rawValue: job.state.rawValue) ?? .failed,
-            attempt: job.attempts,
-            error: job.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) })
     }
 }

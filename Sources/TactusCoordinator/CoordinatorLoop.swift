@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TactusDetector
+import TactusLibraryService
 import TactusProtocol
 import TactusStore
 import TactusZMQ
@@ -34,6 +35,8 @@ final class CoordinatorLoop {
 
     var configuration: CoordinatorConfiguration { coordinator.configuration }
     var library: Library { coordinator.library }
+    /// Answers the reads of the library (and `truth`), with the names a server accepts.
+    var service: LibraryService { LibraryService(library: coordinator.library) }
     var logger: Logger { coordinator.logger }
     var heartbeatInterval: Duration { .milliseconds(Int64(configuration.heartbeatIntervalS * 1000)) }
     var workerExpiry: Duration { heartbeatInterval * configuration.liveness }

@@ -1,5 +1,6 @@
 import DequeModule
 import TactusDetector
+import TactusModel
 import TactusStore
 
 /// A queued job as the dispatcher needs it.

@@ -1,12 +1,12 @@
 import Foundation
-import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusStore
 
 /// The slow part of a submission, run on a background thread (``BackgroundWork``): reads the
 /// song's bytes (sent inline, or a file under a library root), checks their size, hashes
-/// them, reads the audio header, looks up the analyses the library already has, and writes
+/// them, reads the audio header (through the ``SongProbe``), looks up the analyses the library already has, and writes
 /// the blob durably when some job remains to be done. It needs nothing of the poll loop's
 /// state; the loop then stores and queues the jobs (``PreparedSubmission``).
 struct SubmissionIntake: Sendable {
@@ -21,11 +21,11 @@ struct SubmissionIntake: Sendable {
     let audio: [UInt8]?
     let detectors: [Detector]
     let library: Library
-    let blobs: BlobStore
+    let blobs: SongBlobs
+    let probe: any SongProbe
     let maxSongBytes: Int
     let maxAudioBytes: Int
     let libraryRoots: [String]
-    let decoding: DecodingOptions
 
     func prepare() throws -> PreparedSubmission {
         let (bytes, name) = try songBytes()
@@ -35,12 +35,7 @@ struct SubmissionIntake: Sendable {
                 message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(maxSongBytes) bytes")
         }
         let song = SongID(hashing: bytes)
-        let metadata: AudioMetadata
-        do {
-            metadata = try AudioStream(.bytes(bytes, name: name), options: decoding).metadata
-        } catch {
-            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
-        }
+        let record = try probe.record(of: bytes, name: name, id: song)
         var requests = [JobRequest]()
         var answered = [JobInfo]()
         for detector in detectors {
@@ -66,7 +61,7 @@ struct SubmissionIntake: Sendable {
             }
         }
         return PreparedSubmission(
-            song: SongRecord(id: song, fileName: name, byteSize: bytes.count, metadata: metadata), requests: requests,
+            song: record, requests: requests,
             answered: answered, createdBlob: createdBlob)
     }
 

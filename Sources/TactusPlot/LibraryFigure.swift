@@ -1,5 +1,5 @@
 import Foundation
-import TactusStore
+import TactusModel
 
 /// Draws a ``TactusStore/LibraryComparison`` as one figure of three charts:
 ///

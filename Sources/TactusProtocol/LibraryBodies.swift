@@ -1,7 +1,7 @@
-import TactusStore
+import TactusModel
 
 // The bodies of the library commands (`query`, `compare`, `playlist`, `truth`). Their answers
-// are the library's own types (TactusStore), so the wire JSON is exactly what the offline
+// are the library's own value types (TactusModel), so the wire JSON is exactly what the offline
 // commands print with `--json`.
 
 /// `query`: songs whose tempo lies in `min_bpm...max_bpm` (inclusive).

@@ -1,29 +1,7 @@
 import Crypto
 import Foundation
 import TactusDetector
-import TactusAudio
-
-/// How an analysis ended.
-public enum AnalysisStatus: String, Sendable, Hashable, Codable, CaseIterable {
-    /// The detector found a tempo.
-    case done
-    /// The detector ran to the end and found no tempo (silence, no periodicity).
-    case noTempo = "no-tempo"
-    /// The analysis could not run (undecodable file, worker crash...); see ``AnalysisFailure``.
-    case failed
-}
-
-/// Why an analysis failed: a stable machine-readable code and a message for people.
-public struct AnalysisFailure: Sendable, Hashable, Codable {
-    /// For example `decode.unsupported-format` or `worker.lost`.
-    public var code: String
-    public var message: String
-
-    public init(code: String, message: String) {
-        self.code = code
-        self.message = message
-    }
-}
+import TactusModel
 
 /// One detector's analysis of one song as the library stores it: the detector's result plus
 /// how it ended, which worker produced it and when.
@@ -126,7 +104,7 @@ public struct AnalysisRecord: Sendable, Hashable {
             throw .invalidValue(field: "\(a.detector).confidence", value: "\(a.confidence)", accepted: "a number in 0...1")
         }
         for (index, candidate) in a.candidates.enumerated() {
-            if !(candidate.bpm.isFinite && Library.acceptedBPM.contains(candidate.bpm)) {
+            if !(candidate.bpm.isFinite && TempoQuery.acceptedBPM.contains(candidate.bpm)) {
                 throw .bpmOutOfRange(field: "\(a.detector).candidates[\(index)].bpm", value: candidate.bpm)
             }
             if !candidate.strength.isFinite {
@@ -146,7 +124,7 @@ public struct AnalysisRecord: Sendable, Hashable {
             if !(window.energy.isFinite && window.energy >= 0) {
                 throw .invalidValue(field: field("energy"), value: "\(window.energy)", accepted: "an energy >= 0")
             }
-            if let bpm = window.bpm, !(bpm.isFinite && Library.acceptedBPM.contains(bpm)) {
+            if let bpm = window.bpm, !(bpm.isFinite && TempoQuery.acceptedBPM.contains(bpm)) {
                 throw .bpmOutOfRange(field: field("bpm"), value: bpm)
             }
             if !window.strength.isFinite {

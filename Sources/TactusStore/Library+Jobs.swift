@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
-import TactusAudio
+import TactusModel
 
 /// One job of the coordinator's queue: one song to analyse with one detector and parameters.
 public struct JobRecord: Sendable, Hashable {
@@ -139,7 +139,7 @@ extension Library {
             if let envelope {
                 try db.executeCached(
                     sql: "UPDATE songs SET envelope = ?, envelope_hop_s = ? WHERE id = ?",
-                    arguments: [EnvelopeBlob.encode(envelope), envelope.hopS, key])
+                    arguments: [PackedEnvelope.encode(envelope), envelope.hopS, key])
             }
             try db.executeCached(
                 sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
-import TactusAudio
+import TactusModel
 
 extension Library {
     /// The song with this id, or nil.
@@ -115,7 +115,7 @@ extension Library {
     static func songRecord(_ row: Row) throws -> SongRecord {
         let envelope: EnergyEnvelope?
         if let data = row["envelope"] as Data?, let hop = row["envelope_hop_s"] as Double? {
-            envelope = EnvelopeBlob.decode(data, hopS: hop)
+            envelope = PackedEnvelope.decode(data, hopS: hop)
         } else {
             envelope = nil
         }
@@ -131,7 +131,7 @@ extension Library {
     static func storedAnalysis(_ row: Row, song: SongID, windows: Bool) throws -> StoredAnalysis {
         let params = (try? JSONDecoder().decode(ParameterSet.self, from: Data((row["params_json"] as String).utf8)))
             ?? ParameterSet()
-        let series = windows ? (WindowSeriesBlob.decode(row["windows"]) ?? []) : []
+        let series = windows ? (PackedWindows.decode(row["windows"]) ?? []) : []
         let descriptor = DetectorDescriptor(
             name: row["detector"], version: row["detector_version"], summary: "", presets: [], specific: [])
         let output = DetectorOutput(

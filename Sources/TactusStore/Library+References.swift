@@ -1,19 +1,6 @@
 import Foundation
 import GRDB
-import TactusAudio
-
-/// A tempo a person asserts for a song: the reference detectors are measured against.
-public struct ReferenceTempo: Sendable, Hashable, Codable {
-    public var song: SongID
-    public var bpm: Double
-    /// Where it comes from: `manual`, `csv:FILE-NAME` or `tag`.
-    public var source: String
-    public var setAt: Date
-
-    enum CodingKeys: String, CodingKey {
-        case song, bpm, source, setAt = "set_at"
-    }
-}
+import TactusModel
 
 extension Library {
     /// Sets (or replaces) the reference tempo of a song in the library.
@@ -178,7 +165,7 @@ enum ReferenceCSV {
                     file: fileName, line: line, reason: "\(values.count) fields where the header has \(header.count)")
             }
             let bpmText = values[bpmColumn].trimmingCharacters(in: .whitespaces)
-            guard let bpm = Double(bpmText), bpm.isFinite, Library.acceptedBPM.contains(bpm) else {
+            guard let bpm = Double(bpmText), bpm.isFinite, TempoQuery.acceptedBPM.contains(bpm) else {
                 throw .malformedCSV(
                     file: fileName, line: line, reason: "bpm '\(bpmText)' is not a tempo in 1...1000")
             }

@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
-import TactusAudio
+import TactusModel
 
 /// A song together with its analyses, for ``Library/record(_:)``.
 public struct SongAnalyses: Sendable, Hashable {
@@ -113,7 +113,7 @@ extension Library {
         let arguments: StatementArguments = [
             song.id.hex, song.fileName, song.byteSize, song.format, song.codec, song.sampleRate, song.channels,
             song.durationS, song.tags.title, song.tags.artist, song.tags.album, song.tags.genre, song.tags.year,
-            song.addedAt, envelope.map(EnvelopeBlob.encode), envelope?.hopS,
+            song.addedAt, envelope.map(PackedEnvelope.encode), envelope?.hopS,
         ]
         return try Int64.fetchOne(statement, arguments: arguments)!
     }
@@ -151,7 +151,7 @@ extension Library {
         let arguments: StatementArguments = [
             songKey, a.detector, a.version, paramsJSON, paramsHash,
             record.status.rawValue, a.bpm, a.confidence, CandidatesJSON.encode(a.candidates),
-            WindowSeriesBlob.encode(a.windows), a.seconds, record.worker, record.analyzedAt, a.reason,
+            PackedWindows.encode(a.windows), a.seconds, record.worker, record.analyzedAt, a.reason,
             record.failure?.code, record.failure?.message,
         ]
         try statement.execute(arguments: arguments)

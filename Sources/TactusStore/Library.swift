@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import TactusDetector
+import TactusModel
 
 /// A Tactus library: one SQLite file holding songs, their analyses by every detector, the
 /// consensus tempo of each song and the reference tempi people assert.
@@ -22,10 +23,6 @@ import TactusDetector
 /// A `Library` is safe to use from several threads: reads run concurrently on a pool of
 /// reader connections, writes are serialised on the writer connection.
 public final class Library: Sendable {
-    /// Tempi the library accepts, in beats per minute: references, detector results,
-    /// candidates, window tempi and query ranges.
-    public static let acceptedBPM: ClosedRange<Double> = 1...1000
-
     /// How a library file is opened.
     public enum Mode: Sendable, Hashable {
         /// Create the file if missing, bring its schema up to date, read and write.
@@ -147,7 +144,7 @@ public final class Library: Sendable {
 
     /// Refuses a tempo outside ``acceptedBPM``, naming `field`.
     static func checkBPM(_ bpm: Double, field: String) throws(StoreError) {
-        guard bpm.isFinite, acceptedBPM.contains(bpm) else { throw .bpmOutOfRange(field: field, value: bpm) }
+        guard bpm.isFinite, TempoQuery.acceptedBPM.contains(bpm) else { throw .bpmOutOfRange(field: field, value: bpm) }
     }
 
     /// Runs `body` in one write transaction; a thrown error rolls everything back.

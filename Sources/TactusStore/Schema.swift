@@ -13,12 +13,12 @@ import GRDB
 ///   tables; `sha256` is the song's public identity (64 lowercase hex digits). File name,
 ///   byte size, format, codec, sample rate, channels, duration in seconds, tags (`title`,
 ///   `artist`, `album`, `genre`, `year`), `added_at`, and the energy envelope: `envelope`
-///   (see ``EnvelopeBlob``) with `envelope_hop_s`.
+///   (see ``PackedEnvelope``) with `envelope_hop_s`.
 /// - `analyses`: one row per (song, detector, detector version, parameter hash). Parameters
 ///   are stored as canonical JSON (`params_json`) and its SHA-256 (`params_hash`); `status`
 ///   is `done`, `no-tempo` or `failed`; `bpm` is set exactly when the status is `done`;
 ///   `candidates_json` is a JSON array of `{"bpm":…,"strength":…}`; `windows` is the
-///   per-window series (see ``WindowSeriesBlob``); `seconds`, `worker`, `analyzed_at`,
+///   per-window series (see ``PackedWindows``); `seconds`, `worker`, `analyzed_at`,
 ///   `reason` (why no tempo), `error_code` and `error_message` (why it failed).
 /// - `consensus`: one row per song: the consensus tempo (`bpm`, null when no detector found
 ///   one), the agreeing detectors (`detectors`, a JSON array of names) and their count

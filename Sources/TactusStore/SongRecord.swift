@@ -1,9 +1,9 @@
 import Foundation
 import TactusDetector
-import TactusAudio
+import TactusModel
 
 /// What the library keeps of a song: its identity, where it came from, its audio format, its
-/// tags (TactusAudio's `AudioTags`, as read from the file) and its energy envelope. Whoever
+/// tags (as read from the file) and its energy envelope. Whoever
 /// decodes a file fills one in.
 public struct SongRecord: Sendable, Hashable, Codable {
     /// The SHA-256 of the file's bytes.
@@ -24,7 +24,7 @@ public struct SongRecord: Sendable, Hashable, Codable {
     /// When the song entered the library. Recording a song again keeps the first date.
     public var addedAt: Date
     /// The energy envelope shared by every detector, stored as little-endian float32 (see
-    /// ``EnvelopeBlob``). Optional: a song can be recorded before its envelope is known.
+    /// ``PackedEnvelope``). Optional: a song can be recorded before its envelope is known.
     public var envelope: EnergyEnvelope?
 
     public init(
@@ -65,18 +65,5 @@ public struct SongRecord: Sendable, Hashable, Codable {
         if let envelope, !(envelope.hopS.isFinite && envelope.hopS > 0) {
             throw .invalidValue(field: "envelope_hop_s", value: "\(envelope.hopS)", accepted: "a hop > 0 seconds")
         }
-    }
-}
-
-extension SongRecord {
-    /// The record of a song from what the decoder found out about it.
-    public init(
-        id: SongID, fileName: String, byteSize: Int, metadata: AudioMetadata, addedAt: Date = Date(),
-        envelope: EnergyEnvelope? = nil
-    ) {
-        self.init(
-            id: id, fileName: fileName, byteSize: byteSize, format: metadata.format.rawValue, codec: metadata.codec,
-            sampleRate: metadata.sampleRate, channels: metadata.channels, durationS: metadata.duration,
-            tags: metadata.tags, addedAt: addedAt, envelope: envelope)
     }
 }

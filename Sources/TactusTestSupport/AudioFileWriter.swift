@@ -1,6 +1,7 @@
 import CSndFile
 import Foundation
 import TactusAudio
+import TactusModel
 
 /// Writes synthesised audio through libsndfile, to a file or to bytes in memory, in the
 /// formats Tactus reads: WAV (16-bit, 24-bit, 32/64-bit float, WAVE_FORMAT_EXTENSIBLE), AIFF, FLAC, Ogg Vorbis, Opus and MP3

@@ -1,4 +1,5 @@
 import TactusAudio
+import TactusModel
 
 /// The small song kept in the repository at `Tests/Fixtures/sample.ogg` (what `make run`
 /// probes): 8 seconds of a four-on-the-floor drum loop at 120 BPM, mono, 44.1 kHz, Ogg Vorbis,

@@ -226,15 +226,6 @@ public final class ZMQSocket {
         }
     }
 
-    /// The next message if one is waiting, without waiting, with the `User-Id` its sender
-    /// was given by the ZAP handler that admitted it (``ZAPRequest/reply(_:text:userID:)``);
-    /// the id is nil when the connection was not authenticated or none was given.
-    public func tryReceiveWithUserID(maxFrames: Int = .max) throws(ZMQError) -> (frames: [[UInt8]], userID: String?)? {
-        guard let message = try receiveMessage(flags: ZMQ_DONTWAIT, keeping: maxFrames) else { return nil }
-        try Self.check(message, maxFrames: maxFrames)
-        return (message.frames, message.userID)
-    }
-
     /// The next message if one is waiting, without waiting, cut to its first `maxFrames`
     /// frames, with the number of frames it had and its sender's `User-Id`. A server uses it
     /// to answer a message with too many frames, whose first frame (a ROUTER's routing id)

@@ -78,10 +78,3 @@ final class ErrorLog: Sendable {
     var first: String? { messages.withLock { $0.first } }
     var all: [String] { messages.withLock { $0 } }
 }
-
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

@@ -122,7 +122,7 @@ struct LoadBench: ParsableCommand {
         let executable = try tactus.path()
         let songKilobytes = Double(try BenchSongs.tiny(index: 0, seconds: seconds).count) / 1024
         let data = try TemporaryDirectory(prefix: "tactus-bench-load-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, workersPerDetector: workers)
         defer { server.stop() }
         let detectors = BuiltinDetectors.registry.names
         try server.awaitWorkers(detectors: detectors, perDetector: workers)
@@ -141,17 +141,25 @@ struct LoadBench: ParsableCommand {
         var busy = 0
         for round in 0..<rounds {
             let start = ContinuousClock.now
-            let load = ConcurrentSubmitters(
-                first: round * perRound, count: perRound, clients: clients, seconds: seconds, frontend: server.endpoints.frontend,
-                progress: !json)
+            let first = round * perRound, songSeconds = seconds, progress = !json
+            let load = ConcurrentSubmission(
+                count: perRound, clients: clients, server: server.endpoints.frontend,
+                song: { index in
+                    (SubmitRequest(name: "load-\(first + index).wav"), try BenchSongs.tiny(index: first + index, seconds: songSeconds))
+                },
+                answered: { answer in
+                    let done = answer.acceptedSoFar
+                    guard progress, answer.song != nil, done % 500 == 0 || done == perRound else { return }
+                    FileHandle.standardError.write(Data(("\r  submitted \(done)/\(perRound)" + (done == perRound ? "\n" : "")).utf8))
+                })
             load.wait()
             let submitWall = (ContinuousClock.now - start).seconds
             if let error = load.errors.first { throw BenchFailure("submit: \(error)") }
             try monitor.awaitDrained(after: .now, timeout: .seconds(3600))
             let drainWall = (ContinuousClock.now - start).seconds
             accepted += load.accepted
-            latencies += load.latenciesMs
-            busy += load.busyAnswers
+            latencies += load.answers.map { $0.seconds * 1000 }
+            busy += load.answers.filter { $0.song == nil }.count
             let end = monitor.samples.last?.residentMiB ?? 0
             figures.append(
                 Round(
@@ -247,73 +255,6 @@ struct LoadBench: ParsableCommand {
     private func format(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
     private func ms(_ value: Double) -> String { format(value, 1) + " ms" }
     private func mib(_ value: Double) -> String { format(value, 1) + " MiB" }
-}
-
-/// Clients submitting songs at once, each on a thread of its own with its own connection and
-/// its own share of the songs, timing every answer; a `busy` answer waits as it asks.
-final class ConcurrentSubmitters: Sendable {
-    let errors = ErrorLog()
-    private let state = Mutex<(accepted: [String], latenciesMs: [Double], busy: Int)>(([], [], 0))
-    private let running = Atomic<Int>(0)
-    private let submitted = Atomic<Int>(0)
-
-    var accepted: [String] { state.withLock { $0.accepted } }
-    var latenciesMs: [Double] { state.withLock { $0.latenciesMs } }
-    var busyAnswers: Int { state.withLock { $0.busy } }
-
-    /// Starts `clients` clients submitting songs number `first` to `first + count - 1`
-    /// (``BenchSongs/tiny(index:seconds:)``, made just before each is sent), a share each.
-    init(first: Int, count: Int, clients: Int, seconds: Double, frontend: String, progress: Bool) {
-        let share = (count + clients - 1) / clients
-        for client in 0..<clients {
-            let mine = (first + min(client * share, count))..<(first + min((client + 1) * share, count))
-            running.add(1, ordering: .sequentiallyConsistent)
-            Thread { [self] in
-                defer { running.subtract(1, ordering: .sequentiallyConsistent) }
-                do {
-                    try submit(mine, seconds: seconds, client: client, frontend: frontend, progress: progress ? count : nil)
-                } catch {
-                    errors.add("client \(client): \(error)")
-                }
-            }.start()
-        }
-    }
-
-    /// Waits until every client has submitted its songs.
-    func wait() {
-        while running.load(ordering: .sequentiallyConsistent) > 0 { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
-    private func submit(_ songs: Range<Int>, seconds: Double, client index: Int, frontend: String, progress total: Int?) throws {
-        let client = try TactusClient(server: frontend, timeout: .seconds(30))
-        for number in songs {
-            let bytes = try BenchSongs.tiny(index: number, seconds: seconds)
-            while true {
-                let start = ContinuousClock.now
-                do {
-                    let song = try client.submit(SubmitRequest(name: "load-\(number).wav"), audio: bytes).song
-                    let elapsed = (ContinuousClock.now - start).seconds * 1000
-                    state.withLock {
-                        $0.accepted.append(song)
-                        $0.latenciesMs.append(elapsed)
-                    }
-                    break
-                } catch {
-                    guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
-                    let elapsed = (ContinuousClock.now - start).seconds * 1000
-                    state.withLock {
-                        $0.busy += 1
-                        $0.latenciesMs.append(elapsed)
-                    }
-                    Thread.sleep(forTimeInterval: Double(refusal.retryAfterMs ?? 1000) / 1000)
-                }
-            }
-            let done = submitted.add(1, ordering: .sequentiallyConsistent).newValue
-            if let total, done % 500 == 0 || done == total {
-                FileHandle.standardError.write(Data(("\r  submitted \(done)/\(total)" + (done == total ? "\n" : "")).utf8))
-            }
-        }
-    }
 }
 
 /// Samples the coordinator every half second on a thread of its own: its resident memory and

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TactusClient
+import TactusTestSupport
 
 /// The `--tactus` option of the benchmarks that start a server: the executable to run.
 struct TactusExecutableOption: ParsableArguments {
@@ -18,54 +19,7 @@ struct TactusExecutableOption: ParsableArguments {
     }
 }
 
-/// A `tactus serve` process started by a benchmark: loopback ports chosen by the system, its
-/// data in a directory of the caller's, its endpoints read from the first line it prints.
-final class ServeProcess {
-    /// The endpoints `tactus serve --json` prints when ready.
-    struct Endpoints: Decodable {
-        var frontend: String
-        var backend: String
-        var events: String
-    }
-
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
-
-    let endpoints: Endpoints
-    private let process = Process()
-
-    /// Starts `executable serve` with `arguments` added (`--workers N`, `--no-local-workers`).
-    init(executable: String, dataDirectory: String, arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments =
-            [
-                "serve", "--data", dataDirectory, "--json", "--log-level", "error",
-                "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
-            ] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var line = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains(UInt8(ascii: "\n")) && Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        guard let newline = line.firstIndex(of: UInt8(ascii: "\n")),
-            let endpoints = try? JSONDecoder().decode(Endpoints.self, from: line[..<newline])
-        else {
-            process.terminate()
-            process.waitUntilExit()
-            throw Failure(description: "\(executable) serve printed no endpoints (is the release build complete?)")
-        }
-        self.endpoints = endpoints
-    }
-
-    var processID: Int32 { process.processIdentifier }
-
+extension ServeProcess {
     /// Waits until the server offers `perDetector` connected workers for each of `detectors`.
     func awaitWorkers(detectors: [String], perDetector: Int) throws {
         let client = try TactusClient(server: endpoints.frontend, timeout: .seconds(5))
@@ -76,28 +30,7 @@ final class ServeProcess {
             if ready { return }
             Thread.sleep(forTimeInterval: 0.1)
         }
-        throw Failure(description: "the server's workers did not all connect within 60 s")
-    }
-
-    /// The worker processes the server started (its children).
-    var workerProcessIDs: [Int32] {
-        ProcessCPU.children(of: processID)
-    }
-
-    /// Stops the server with SIGTERM (it lets running jobs finish, then exits) and waits.
-    func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
-    }
-
-    deinit {
-        if process.isRunning {
-            let workers = workerProcessIDs
-            kill(process.processIdentifier, SIGKILL)
-            for worker in workers { kill(worker, SIGKILL) }
-            process.waitUntilExit()
-        }
+        throw BenchFailure("the server's workers did not all connect within 60 s")
     }
 }
 
@@ -108,15 +41,6 @@ enum ProcessCPU {
         guard let fields = statFields(pid), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12])
         else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
-    }
-
-    /// The processes whose parent is `pid`.
-    static func children(of pid: Int32) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap(Int32.init).filter { child in
-            guard let fields = statFields(child), fields.count > 1 else { return false }
-            return Int32(fields[1]) == pid
-        }
     }
 
     /// The fields of `/proc/PID/stat` after the command name: state first, then the parent.

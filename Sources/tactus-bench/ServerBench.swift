@@ -145,7 +145,7 @@ struct ServerBench: ParsableCommand {
 
     private func throughput(_ paths: [String], workers: Int, executable: String) throws -> Throughput {
         let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", String(workers)])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, workersPerDetector: workers)
         defer { server.stop() }
         let detectors = BuiltinDetectors.registry.names
         try server.awaitWorkers(detectors: detectors, perDetector: workers)
@@ -158,8 +158,10 @@ struct ServerBench: ParsableCommand {
         let machine = ProcessCPU.machine()
         let clock = ContinuousClock()
         let start = clock.now
-        let submissions = Submissions()
-        submissions.start(paths: paths, clients: submitters, frontend: server.endpoints.frontend)
+        let submissions = ConcurrentSubmission(count: paths.count, clients: submitters, server: server.endpoints.frontend) { index in
+            let name = (paths[index] as NSString).lastPathComponent
+            return (SubmitRequest(name: name), try [UInt8](Data(contentsOf: URL(fileURLWithPath: paths[index]))))
+        }
 
         var done = Set<String>()
         var failedJobs = 0
@@ -175,7 +177,7 @@ struct ServerBench: ParsableCommand {
             if clock.now - lastCheck > .seconds(10) && clock.now - lastDone > .seconds(10) {
                 lastCheck = clock.now
                 let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(10))
-                for song in submissions.songs where !done.contains(song) {
+                for song in submissions.accepted where !done.contains(song) {
                     let jobs = try client.status(song: song).jobs
                     if !jobs.isEmpty && jobs.allSatisfy({ [.done, .failed, .cancelled].contains($0.state) }) {
                         done.insert(song)
@@ -205,7 +207,7 @@ struct ServerBench: ParsableCommand {
     /// Seconds from submit to song.done for songs submitted one at a time to an idle server.
     private func latency(_ paths: [String], executable: String) throws -> [Double] {
         let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--workers", "1"])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, workersPerDetector: 1)
         defer { server.stop() }
         try server.awaitWorkers(detectors: BuiltinDetectors.registry.names, perDetector: 1)
         let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(30))
@@ -230,7 +232,7 @@ struct ServerBench: ParsableCommand {
 
     private func overhead(executable: String) throws -> Overhead {
         let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
-        let server = try ServeProcess(executable: executable, dataDirectory: data.path, arguments: ["--no-local-workers"])
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, extraArguments: ["--no-local-workers"])
         defer { server.stop() }
         let workers = NullWorkers(count: nullWorkers, backend: server.endpoints.backend)
         defer { _ = workers.stop() }
@@ -335,54 +337,5 @@ struct ServerBench: ParsableCommand {
 
     private func pad(_ text: String, _ width: Int) -> String {
         text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0)
-    }
-}
-
-/// Songs submitted by several clients at once, each on a thread of its own with its own
-/// connection, taking the next song until none is left; a `busy` answer waits as it asks.
-final class Submissions: Sendable {
-    let errors = ErrorLog()
-    private let next = Atomic<Int>(0)
-    private let submitted = Mutex<[String]>([])
-    private let running = Atomic<Int>(0)
-
-    /// The ids of the songs submitted so far.
-    var songs: [String] { submitted.withLock { $0 } }
-
-    func start(paths: [String], clients: Int, frontend: String) {
-        for _ in 0..<clients {
-            running.add(1, ordering: .sequentiallyConsistent)
-            Thread { [self] in
-                defer { running.subtract(1, ordering: .sequentiallyConsistent) }
-                do {
-                    let client = try TactusClient(server: frontend, timeout: .seconds(30))
-                    while true {
-                        let index = next.add(1, ordering: .sequentiallyConsistent).oldValue
-                        guard index < paths.count else { return }
-                        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: paths[index])))
-                        let song = try submit(bytes, name: (paths[index] as NSString).lastPathComponent, client: client)
-                        submitted.withLock { $0.append(song) }
-                    }
-                } catch {
-                    errors.add("\(error)")
-                }
-            }.start()
-        }
-    }
-
-    /// Waits until every client has finished.
-    func wait() {
-        while running.load(ordering: .sequentiallyConsistent) > 0 { Thread.sleep(forTimeInterval: 0.01) }
-    }
-
-    private func submit(_ bytes: [UInt8], name: String, client: TactusClient) throws -> String {
-        while true {
-            do {
-                return try client.submit(SubmitRequest(name: name), audio: bytes).song
-            } catch {
-                guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
-                Thread.sleep(forTimeInterval: Double(refusal.retryAfterMs ?? 1000) / 1000)
-            }
-        }
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusStore
 import TactusTestSupport
 

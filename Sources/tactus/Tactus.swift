@@ -1,6 +1,7 @@
 import ArgumentParser
 
-/// The `tactus` command: tempo analysis of music files, offline or through a server.
+/// The `tactus` command: tempo analysis of music files, offline or through a server. Its
+/// subcommands are nested in it (`Tactus.Analyze`, `Tactus.Result`...), one file each in `Commands/`.
 @main
 struct Tactus: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -12,9 +13,9 @@ struct Tactus: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Probe.self, Analyze.self, Detectors.self, Serve.self, WorkerCommand.self, Submit.self, Status.self,
-            ResultCommand.self, Cancel.self, QueryCommand.self, CompareCommand.self, TruthCommand.self,
-            PlaylistCommand.self, PlotCommand.self, KeysCommand.self, HealthCommand.self, Cadence.self, Stretch.self,
+            Probe.self, Analyze.self, Detectors.self, Serve.self, Worker.self, Submit.self, Status.self,
+            Result.self, Cancel.self, Query.self, Compare.self, Truth.self,
+            Playlist.self, Plot.self, Keys.self, Health.self, Cadence.self, Stretch.self,
         ]
     )
 }

@@ -1,5 +1,6 @@
 import Foundation
 import TactusAudio
+import TactusModel
 import TactusTestSupport
 import Testing
 

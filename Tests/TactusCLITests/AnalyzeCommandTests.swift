@@ -2,22 +2,6 @@ import Foundation
 import Testing
 import TactusTestSupport
 
-/// Runs the built `tactus` binary (`.build/debug/tactus`, built by `swift build`).
-private func tactus(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    let process = Process()
-    process.executableURL = root.appendingPathComponent(".build/debug/tactus")
-    process.arguments = arguments
-    let output = Pipe(), errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let out = output.fileHandleForReading.readDataToEndOfFile()
-    let err = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
-}
-
 private func jsonObjects(_ lines: String) throws -> [[String: Any]] {
     try lines.split(separator: "\n").map { line in
         try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -32,9 +16,9 @@ private func jsonObjects(_ lines: String) throws -> [[String: Any]] {
             [Synth.drumPattern(bpm: 120, seconds: 12, sampleRate: 22_050)], sampleRate: 22_050, to: song)
         #expect(FileManager.default.createFile(atPath: broken, contents: Data(repeating: 7, count: 5_000)))
 
-        let run = try tactus(["analyze", broken, song, "--json", "--envelope", "--param", "comb-filter.hop_s=2"])
+        let run = try CLI.run(["analyze", broken, song, "--json", "--envelope", "--param", "comb-filter.hop_s=2"])
         #expect(run.status == 1)
-        let objects = try jsonObjects(run.output)
+        let objects = try jsonObjects(run.standardOutput)
         #expect(objects.count == 2)
 
         let failed = objects[0]
@@ -67,36 +51,36 @@ private func jsonObjects(_ lines: String) throws -> [[String: Any]] {
         let directory = try TemporaryDirectory(prefix: "tactus-cli-test")
         let song = directory.file("song.wav")
         try AudioFileWriter(.wav16).write([Synth.clickTrack(bpm: 100, seconds: 8, sampleRate: 22_050)], sampleRate: 22_050, to: song)
-        let run = try tactus(["analyze", song, "--json", "--detector", "comb-filter"])
+        let run = try CLI.run(["analyze", song, "--json", "--detector", "comb-filter"])
         #expect(run.status == 0)
-        let object = try #require(try jsonObjects(run.output).first)
+        let object = try #require(try jsonObjects(run.standardOutput).first)
         #expect(object["envelope"] == nil)
         #expect((object["analyses"] as? [Any])?.count == 1)
 
-        let table = try tactus(["analyze", song])
+        let table = try CLI.run(["analyze", song])
         #expect(table.status == 0)
-        #expect(table.output.contains("comb-filter") && table.output.contains("consensus"))
+        #expect(table.standardOutput.contains("comb-filter") && table.standardOutput.contains("consensus"))
     }
 
     @Test(arguments: [["--detector", "tap"], ["--param", "comb-filter.tempo=3"], ["--param", "comb-filter.min_bpm=5"],
                       ["--param", "preset=classic"], ["--param", "comb-filter.min_bpm=150", "--param", "comb-filter.max_bpm=100"]])
     func usageErrorsExitWithStatusTwo(arguments: [String]) throws {
-        let run = try tactus(["analyze", "whatever.mp3"] + arguments)
-        #expect(run.status == 2, "\(arguments): \(run.status) \(run.errors)")
-        #expect(!run.errors.isEmpty)
+        let run = try CLI.run(["analyze", "whatever.mp3"] + arguments)
+        #expect(run.status == 2, "\(arguments): \(run.status) \(run.standardError)")
+        #expect(!run.standardError.isEmpty)
     }
 
     @Test func detectorsAreListedWithTheirParameters() throws {
-        let run = try tactus(["detectors", "--json"])
+        let run = try CLI.run(["detectors", "--json"])
         #expect(run.status == 0)
-        let comb = try #require(try jsonObjects(run.output).first { $0["name"] as? String == "comb-filter" })
+        let comb = try #require(try jsonObjects(run.standardOutput).first { $0["name"] as? String == "comb-filter" })
         #expect(comb["version"] is String && comb["summary"] is String)
         let parameters = try #require(comb["parameters"] as? [[String: Any]])
         let preset = try #require(parameters.first { $0["name"] as? String == "preset" })
         #expect(preset["default"] as? String == "default")
         let bands = try #require(parameters.first { $0["name"] as? String == "band_edges_hz" })
         #expect((bands["presets"] as? [String: Any])?["classic"] is [Double])
-        let text = try tactus(["detectors"])
-        #expect(text.status == 0 && text.output.contains("comb-filter") && text.output.contains("window_s"))
+        let text = try CLI.run(["detectors"])
+        #expect(text.status == 0 && text.standardOutput.contains("comb-filter") && text.standardOutput.contains("window_s"))
     }
 }

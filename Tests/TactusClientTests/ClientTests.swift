@@ -7,29 +7,6 @@ import TactusZMQ
 import Testing
 
 @Suite struct ClientTests {
-    /// A ROUTER that accepts connections and never answers.
-    final class SilentServer {
-        let context: ZMQContext
-        let socket: ZMQSocket
-        let endpoint: String
-
-        init() throws {
-            context = try ZMQContext(socketLinger: .zero)
-            socket = try context.socket(.router)
-            try socket.bind("tcp://127.0.0.1:*")
-            endpoint = try socket.lastEndpoint
-        }
-
-        /// The requests that arrived (envelope removed), waiting a little for the last one.
-        func drain() throws -> [ClientRequest] {
-            var requests: [ClientRequest] = []
-            while let frames = try socket.receive(timeout: .milliseconds(200)) {
-                requests.append(try ClientRequest(frames: ClientEnvelope.split(frames).message))
-            }
-            return requests
-        }
-    }
-
     @Test func aSilentServerGivesAClearErrorQuicklyAfterOneRetry() throws {
         let server = try SilentServer()
         let client = try TactusClient(server: server.endpoint, timeout: .milliseconds(300), retries: 1)

@@ -1,10 +1,11 @@
 import Foundation
+import Synchronization
 import TactusAudio
 import TactusCoordinator
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
-import Synchronization
 import Testing
 
 @Suite(.serialized) struct CoordinatorTests {

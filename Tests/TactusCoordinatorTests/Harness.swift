@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TactusAudio
+import TactusAudioProbe
 import TactusCoordinator
 import TactusDetector
 import TactusProtocol
@@ -16,8 +17,10 @@ final class RunningCoordinator: @unchecked Sendable {
 
     /// Starts a coordinator; `configure` adjusts the test defaults: fast heartbeats, and a
     /// liveness long enough (3 s) that a busy machine does not make idle test workers look
-    /// dead; the tests of dead workers shorten it.
-    init(directory: String, configure: (inout CoordinatorConfiguration) -> Void = { _ in }) throws {
+    /// dead; the tests of dead workers shorten it. `probe` reads the submitted songs' headers.
+    init(
+        directory: String, probe: any SongProbe = AudioProbe(), configure: (inout CoordinatorConfiguration) -> Void = { _ in }
+    ) throws {
         var configuration = CoordinatorConfiguration(
             dataDirectory: directory, frontend: "tcp://127.0.0.1:*", backend: "tcp://127.0.0.1:*",
             events: "tcp://127.0.0.1:*",
@@ -26,7 +29,7 @@ final class RunningCoordinator: @unchecked Sendable {
         configure(&configuration)
         var logger = Logger(label: "test.coordinator")
         logger.logLevel = .critical
-        coordinator = try Coordinator(configuration: configuration, logger: logger)
+        coordinator = try Coordinator(configuration: configuration, probe: probe, logger: logger)
         context = try ZMQContext(socketLinger: .zero)
         let ready = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var bound: BoundEndpoints?
@@ -180,34 +183,5 @@ final class TestClient {
 
 /// A short synthesised WAV song (6 s at 22.05 kHz) whose bytes differ with `seed`.
 func testSong(seed: UInt64 = 1) throws -> [UInt8] {
-    let signal = Synth.clickTrack(bpm: 100 + Double(seed % 50), seconds: 6, sampleRate: 22050)
-    return try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050)
-}
-
-/// Another process (SQLite's shell) holding the write lock of a library file until released.
-final class SQLiteLockHolder {
-    private let process = Process()
-    private let input = Pipe()
-
-    init(path: String) throws {
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["sqlite3", path]
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        input.fileHandleForWriting.write(Data("BEGIN EXCLUSIVE;\nSELECT 'locked';\n".utf8))
-        var said = Data()
-        while !said.contains(Data("locked".utf8)) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { throw HarnessError("sqlite3 did not take the lock") }
-            said.append(chunk)
-        }
-    }
-
-    func release() {
-        input.fileHandleForWriting.write(Data("COMMIT;\n.quit\n".utf8))
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-    }
+    try TestSong.clickTrack(bpm: 100 + Double(seed % 50), seconds: 6)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TactusAudioProbe
 import TactusCoordinator
 import TactusProtocol
 import TactusStore
@@ -81,12 +82,12 @@ import Testing
         var configuration = CoordinatorConfiguration(
             dataDirectory: directory.path, frontend: "tcp://0.0.0.0:*", backend: "tcp://127.0.0.1:*", events: "tcp://127.0.0.1:*")
         #expect {
-            _ = try Coordinator(configuration: configuration, logger: .init(label: "test"))
+            _ = try Coordinator(configuration: configuration, probe: AudioProbe(), logger: .init(label: "test"))
         } throws: { error in
             "\(error)".contains("refusing to listen on tcp://0.0.0.0:* without CURVE") && "\(error)".contains("--insecure")
         }
         configuration.allowInsecure = true
-        _ = try Coordinator(configuration: configuration, logger: .init(label: "test"))
+        _ = try Coordinator(configuration: configuration, probe: AudioProbe(), logger: .init(label: "test"))
     }
 
     @Test(arguments: [
@@ -120,7 +121,8 @@ import Testing
 
     @Test func aSongOverTheDurationLimitIsTooLong() throws {
         let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path) { $0.decoding = .init(minimumSeconds: 1, maximumSeconds: 3) }
+        let running = try RunningCoordinator(
+            directory: directory.path, probe: AudioProbe(decoding: .init(minimumSeconds: 1, maximumSeconds: 3)))
         defer { running.stop() }
         let client = try TestClient(running)
         guard case .error(let error) = try client.request(.submit(SubmitRequest(name: "long.wav", detectors: ["fake"]), audio: try testSong())) else {

@@ -1,7 +1,8 @@
 import Foundation
 import TactusDetector
-@testable import TactusPlot
+import TactusTestSupport
 import Testing
+@testable import TactusPlot
 
 @Suite struct SVGBuilderTests {
     @Test func documentIsWellFormedAndEscapesText() throws {

@@ -149,7 +149,7 @@ import Testing
         let document = SongFigure(plot).document()
         let path = directory.file("figure.PNG")
         try ImageFile(path: path).write(document)
-        let size = try Sample.pngSize(atPath: path)
+        let size = try PNGHeader.size(atPath: path)
         #expect(size.width == Int(document.width.rounded()) && size.height == Int(document.height.rounded()))
         // Nothing left behind but the image.
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["figure.PNG"])

@@ -1,8 +1,8 @@
 import Foundation
 import TactusCadence
 import TactusDetector
+import TactusModel
 import TactusProtocol
-import TactusStore
 
 /// Realistic values of every body, shared by the round-trip tests and the schema examples.
 enum Examples {

@@ -1,7 +1,7 @@
 import Foundation
-import Testing
+import TactusModel
 import TactusProtocol
-import TactusStore
+import Testing
 
 /// The library commands' bodies: requests that stand for the library's own queries, answers
 /// that are the library's own JSON.

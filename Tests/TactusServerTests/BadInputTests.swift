@@ -21,11 +21,12 @@ import Testing
 
     @Test func malformedRequestsGetTheDocumentedErrors() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
+        let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
         let context = try ZMQContext(socketLinger: .zero)
         let socket = try context.socket(.dealer)
         try socket.connect(server.endpoints.frontend)
         let header = [raw("TACTUS1"), raw("status"), raw("r1")]
+        let song = try TestSong.clickTrack(bpm: 120, seconds: 6)
         let rows: [(String, [[UInt8]], ErrorCode?)] = [
             ("an empty message (the delimiter only)", [], .badRequest),
             ("the identifier frame only", [raw("TACTUS1")], .badRequest),
@@ -48,8 +49,8 @@ import Testing
             ("a submit with an empty audio frame", [raw("TACTUS1"), raw("submit"), raw("r1"), raw("{}"), []], .empty),
             ("a query with min_bpm above max_bpm", [raw("TACTUS1"), raw("query"), raw("r1"), raw(#"{"min_bpm": 150, "max_bpm": 120}"#)], .badRequest),
             ("a result for an unknown song", [raw("TACTUS1"), raw("result"), raw("r1"), raw(#"{"song": "\#(String(repeating: "ab", count: 32))"}"#)], .notFound),
-            ("a submit for an unknown detector", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["nope"]}"#), try song()], .unknownDetector),
-            ("a submit with a parameter out of range", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["comb-filter"], "params": {"comb-filter": {"min_bpm": 5}}}"#), try song()], .invalidParameter),
+            ("a submit for an unknown detector", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["nope"]}"#), song], .unknownDetector),
+            ("a submit with a parameter out of range", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"detectors": ["comb-filter"], "params": {"comb-filter": {"min_bpm": 5}}}"#), song], .invalidParameter),
             ("a submit by path without library roots", [raw("TACTUS1"), raw("submit"), raw("r1"), raw(#"{"path": "/etc/passwd"}"#)], .forbidden),
         ]
         for (name, frames, expected) in rows {
@@ -60,18 +61,13 @@ import Testing
         #expect(server.stop() == 0)
     }
 
-    /// A 6 s click track as WAV.
-    private func song() throws -> [UInt8] {
-        try AudioFileWriter(.wav16).encode([Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22050)], sampleRate: 22050)
-    }
-
     @Test func badSongsAreRefusedAtSubmitOrFailTheirJobs() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path)
+        let server = try ServeProcess(dataDirectory: directory.path)
         let client = try ServerClient(server.endpoints)
         var noise = SeededGenerator(seed: 17)
         let random = (0..<100_000).map { _ in UInt8(truncatingIfNeeded: noise.next()) }
-        let wav = try song()
+        let wav = try TestSong.clickTrack(bpm: 120, seconds: 6)
         var hugeWav = wav
         // The RIFF and data sizes claim 4 GB.
         let data = try #require(hugeWav.indices.first { hugeWav[$0..<$0 + 4].elementsEqual("data".utf8) })

@@ -15,7 +15,7 @@ import Testing
         let bad = directory.file("bad.csv")
         try Data("time,gFx,gFy,gFz,TgF\n0,0,0,1,1\n".utf8).write(to: URL(fileURLWithPath: bad))
 
-        let server = try ServerProcess(dataDirectory: data, extraArguments: ["--no-local-workers"])
+        let server = try ServeProcess(dataDirectory: data, extraArguments: ["--no-local-workers"])
         for format in [["--json"], []] {
             let offline = try CLI.run(["cadence", run] + format)
             let online = try CLI.run(["cadence", run, "--server", server.endpoints.frontend] + format)

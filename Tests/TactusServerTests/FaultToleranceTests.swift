@@ -2,6 +2,7 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
@@ -14,10 +15,6 @@ import Testing
 @Suite(.serialized) struct FaultToleranceTests {
     private static let detectorCount = BuiltinDetectors.registry.names.count
 
-    private func song(bpm: Double, seconds: Double, format: AudioFileWriter.Format = .wav16) throws -> [UInt8] {
-        try AudioFileWriter(format).encode([Synth.clickTrack(bpm: bpm, seconds: seconds, sampleRate: 22050)], sampleRate: 22050)
-    }
-
     /// Files left in the blob directory that are not complete blobs (temporary `.partial` files).
     private func partialBlobs(_ dataDirectory: String) -> [String] {
         let blobs = dataDirectory + "/blobs"
@@ -29,9 +26,9 @@ import Testing
 
     @Test func aHungWorkersJobMovesToAnotherAndTheWorkerComesBack() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 2)
+        let server = try ServeProcess(dataDirectory: directory.path, workersPerDetector: 2)
         let client = try ServerClient(server.endpoints)
-        let response = try submitted(try client.submit(try song(bpm: 124, seconds: 240), name: "long.wav"))
+        let response = try submitted(try client.submit(try TestSong.clickTrack(bpm: 124, seconds: 240), name: "long.wav"))
         var victim: (pid: Int32, job: Int64)?
         let deadline = ContinuousClock.now + .seconds(30)
         while victim == nil && ContinuousClock.now < deadline {
@@ -66,7 +63,7 @@ import Testing
 
     @Test func aWorkerSendingGarbageIsDisconnectedAndTheServerKeepsServing() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path)
+        let server = try ServeProcess(dataDirectory: directory.path)
         let client = try ServerClient(server.endpoints)
         let descriptor = DetectorDescriptor(name: "garbage-test", version: "1.0", summary: "a worker played by a test", specific: [])
         let ready = try WorkerMessage.ready(
@@ -107,7 +104,7 @@ import Testing
         }
         // The garbage worker's detector is not offered; the coordinator still analyses songs.
         #expect(try client.serverStatus().workers.allSatisfy { $0.detector != "garbage-test" })
-        let response = try submitted(try client.submit(try song(bpm: 110, seconds: 8), name: "after-garbage.wav"))
+        let response = try submitted(try client.submit(try TestSong.clickTrack(bpm: 110, seconds: 8), name: "after-garbage.wav"))
         #expect(try client.waitForSongs([response.song], timeout: .seconds(120)) == [response.song])
         #expect(try client.jobs(of: response.song).allSatisfy { $0.state == .done })
         #expect(server.stop() == 0)
@@ -117,11 +114,11 @@ import Testing
 
     @Test func aClientClosingDuringABigSubmitLeavesAWholeSubmissionOrNone() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
+        let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
         // About 6.6 MB each, different bytes per attempt: sent and abandoned at once, or after a moment.
         var songs: [String: Int] = [:]
         for (index, delay) in [0.0, 0.001, 0.01, 0.05].enumerated() {
-            let bytes = try song(bpm: 90 + Double(index), seconds: 150)
+            let bytes = try TestSong.clickTrack(bpm: 90 + Double(index), seconds: 150)
             songs[SongID(hashing: bytes).hex] = bytes.count
             let context = try ZMQContext(socketLinger: .zero)
             let socket = try context.socket(.dealer)
@@ -134,7 +131,7 @@ import Testing
         // The server answers another client at once, and keeps accepting songs.
         let client = try ServerClient(server.endpoints)
         #expect(try client.serverStatus().accepting)
-        let small = try submitted(try client.submit(try song(bpm: 128, seconds: 6), name: "small.wav"))
+        let small = try submitted(try client.submit(try TestSong.clickTrack(bpm: 128, seconds: 6), name: "small.wav"))
         #expect(small.jobs.count == Self.detectorCount)
         Thread.sleep(forTimeInterval: 1)
         #expect(server.stop() == 0)
@@ -183,12 +180,12 @@ import Testing
             try? unmount.run()
             unmount.waitUntilExit()
         }
-        let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
+        let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
         let client = try ServerClient(server.endpoints)
         // 1.5 MB of the 2 MB taken by something else; a 1 MB song does not fit.
         let filler = blobs + "/filler"
         try Data(count: 1_500_000).write(to: URL(fileURLWithPath: filler))
-        let bytes = try song(bpm: 100, seconds: 24)
+        let bytes = try TestSong.clickTrack(bpm: 100, seconds: 24)
         #expect(bytes.count > 1_000_000)
         let id = SongID(hashing: bytes).hex
         guard case .error(let full) = try client.submit(bytes, name: "big.wav") else {
@@ -218,29 +215,15 @@ import Testing
 
     @Test func aDatabaseLockedByAnotherProcessGivesAClearErrorAndRecovers() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
+        let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
         let client = try ServerClient(server.endpoints)
-        let first = try submitted(try client.submit(try song(bpm: 100, seconds: 6), name: "first.wav"))
+        let first = try submitted(try client.submit(try TestSong.clickTrack(bpm: 100, seconds: 6), name: "first.wav"))
 
         // Another process takes the write lock and keeps it (sqlite3's shell, in a transaction).
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["sqlite3", directory.path + "/library.sqlite"]
-        let input = Pipe()
-        let output = Pipe()
-        holder.standardInput = input
-        holder.standardOutput = output
-        try holder.run()
-        input.fileHandleForWriting.write(Data("BEGIN EXCLUSIVE;\nINSERT INTO jobs SELECT * FROM jobs WHERE 0;\nSELECT 'locked';\n".utf8))
-        var said = Data()
-        while !said.contains(Data("locked".utf8)) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            said.append(chunk)
-        }
-        #expect(String(decoding: said, as: UTF8.self).contains("locked"), "sqlite3 holds the lock")
+        let holder = try SQLiteLockHolder(
+            path: directory.path + "/library.sqlite", statements: "INSERT INTO jobs SELECT * FROM jobs WHERE 0;")
 
-        let bytes = try song(bpm: 140, seconds: 6)
+        let bytes = try TestSong.clickTrack(bpm: 140, seconds: 6)
         let id = SongID(hashing: bytes).hex
         let started = ContinuousClock.now
         guard case .error(let locked) = try client.submit(bytes, name: "while-locked.wav") else {
@@ -257,9 +240,7 @@ import Testing
         #expect(try client.jobs(of: first.song).count == Self.detectorCount)
 
         // The lock is released: the same submission goes through.
-        input.fileHandleForWriting.write(Data("COMMIT;\n.quit\n".utf8))
-        try input.fileHandleForWriting.close()
-        holder.waitUntilExit()
+        holder.release()
         let response = try submitted(try client.submit(bytes, name: "after-lock.wav"))
         #expect(response.song == id && response.jobs.count == Self.detectorCount)
         #expect(server.stop() == 0)

@@ -18,7 +18,7 @@ import Testing
         try #require(analysed.status == 0, "\(analysed.standardError)")
         let slowSong = try #require(analysed.jsonLines.first?["song"] as? String)
 
-        let server = try ServerProcess(dataDirectory: data, extraArguments: ["--no-local-workers"])
+        let server = try ServeProcess(dataDirectory: data, extraArguments: ["--no-local-workers"])
         let frontend = server.endpoints.frontend
 
         /// Runs a command with `--db`, then through the server; both must succeed alike.

@@ -1,6 +1,7 @@
 import Foundation
 import TactusAnalysis
 import TactusAudio
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
@@ -73,7 +74,7 @@ struct MultiHostTests {
             try FileManager.default.copyItem(atPath: admitted.public_file, toPath: "\(authorized)/\(admitted.name).key")
         }
 
-        let server = try ServerProcess(
+        let server = try ServeProcess(
             dataDirectory: directory.path + "/data",
             extraArguments: [
                 "--no-local-workers", "--backend", "tcp://0.0.0.0:5556",

@@ -2,28 +2,17 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
 import Testing
 
-/// Whether `python3` can import pyzmq and numpy, which the protocol's examples need
-/// (`make deps` installs them).
-let pythonHasZMQ: Bool = {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import zmq, numpy"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
-}()
 
 /// `protocol/examples/worker.py` and `client.py`, written from the SPEC with nothing but pyzmq,
 /// against a real `tactus serve`: the external detector is offered, run, stored and returned
 /// like the built-ins.
-@Suite(.serialized, .enabled(if: pythonHasZMQ, "needs python3 with pyzmq and numpy: run `make deps`"))
+@Suite(.serialized, .enabled(if: CLI.pythonHasZMQ, "needs python3 with pyzmq and numpy: run `make deps`"))
 struct PythonExamplesTests {
     private static let examples = URL(fileURLWithPath: CLI.repositoryRoot).appendingPathComponent("protocol/examples")
     private static let builtins = Set(BuiltinDetectors.registry.names)
@@ -42,7 +31,7 @@ struct PythonExamplesTests {
         try AudioFileWriter(.flac).write([flacSignal], sampleRate: 22_050, to: music + "/d-110.flac")
         #expect(FileManager.default.createFile(atPath: music + "/notes.txt", contents: Data("not audio".utf8)))
 
-        let server = try ServerProcess(dataDirectory: directory.file("data"))
+        let server = try ServeProcess(dataDirectory: directory.file("data"))
         let worker = try PythonProcess(Self.examples.appendingPathComponent("worker.py").path, ["--connect", server.endpoints.backend])
         defer { worker.stop() }
         let client = try ServerClient(server.endpoints)
@@ -62,13 +51,15 @@ struct PythonExamplesTests {
         #expect(python.detector.parameters.map(\.name) == ["preset", "min_bpm", "max_bpm", "hop_ms"])
         #expect(Set(offered.map(\.detector.name)) == Self.builtins.union(["python-onset"]))
 
-        let run = try PythonProcess.run(
-            Self.examples.appendingPathComponent("client.py").path,
-            [music, "--server", server.endpoints.frontend, "--events", server.endpoints.events, "--query", "90", "150", "--json"],
+        let run = try CLI.python(
+            [
+                Self.examples.appendingPathComponent("client.py").path,
+                music, "--server", server.endpoints.frontend, "--events", server.endpoints.events, "--query", "90", "150", "--json",
+            ],
             timeout: .seconds(180))
-        #expect(run.status == 0, "client.py: \(run.errors)\nworker log:\n\(worker.log)")
-        #expect(run.errors.contains("4 songs submitted"))
-        let lines = try run.output.split(separator: "\n").map {
+        #expect(run.status == 0, "client.py: \(run.standardError)\nworker log:\n\(worker.log)")
+        #expect(run.standardError.contains("4 songs submitted"))
+        let lines = try run.standardOutput.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], "not JSON: \($0)")
         }
         let songLines = lines.filter { $0["file"] as? String != nil && $0["analyses"] != nil }
@@ -159,27 +150,5 @@ final class PythonProcess {
             process.waitUntilExit()
         }
         try? FileManager.default.removeItem(atPath: logFile)
-    }
-
-    /// Runs `python3 script arguments` to its end (killed after `timeout`); its status, its
-    /// standard output and its standard error.
-    static func run(_ script: String, _ arguments: [String], timeout: Duration) throws -> (status: Int32, output: String, errors: String) {
-        let errorsFile = FileManager.default.temporaryDirectory.path + "/tactus-python-\(UUID().uuidString).err"
-        _ = FileManager.default.createFile(atPath: errorsFile, contents: nil)
-        defer { try? FileManager.default.removeItem(atPath: errorsFile) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", script] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errorsFile))
-        try process.run()
-        let watchdog = DispatchWorkItem { [pid = process.processIdentifier] in kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Double(timeout.components.seconds), execute: watchdog)
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        watchdog.cancel()
-        let errors = (try? String(contentsOfFile: errorsFile, encoding: .utf8)) ?? ""
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), errors)
     }
 }

@@ -20,7 +20,7 @@ import Testing
         let directory = try TemporaryDirectory()
         // An idle worker takes about 140 MiB of address space; a job needs about 2.5 times its
         // song's bytes. 96 MB of audio cannot fit in 256 MiB; 12 s of it easily does.
-        let server = try ServerProcess(
+        let server = try ServeProcess(
             dataDirectory: directory.path, extraArguments: ["--max-worker-memory-mb", "256"])
         let client = try ServerClient(server.endpoints)
         let huge = try AudioFileWriter(.wavDouble).encode([Synth.silence(seconds: 544, sampleRate: 22050)], sampleRate: 22050)
@@ -49,7 +49,7 @@ import Testing
 
     @Test func anAnalysisOverTheTimeLimitFailsTimeoutOnceAndTheWorkerStays() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--max-analysis-seconds", "0.5"])
+        let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--max-analysis-seconds", "0.5"])
         let client = try ServerClient(server.endpoints)
         #expect(try client.waitForWorkers(Self.detectorCount) == Self.detectorCount)
         let workersBefore = Set(server.workerProcessIDs)

@@ -40,7 +40,7 @@ import Testing
         let bob = try GeneratedKeys.generate("bob", in: keys)
         try FileManager.default.copyItem(atPath: alice.public_file, toPath: authorized + "/alice.key")
 
-        let serve = try ServerProcess(
+        let serve = try ServeProcess(
             dataDirectory: directory.path + "/data",
             extraArguments: [
                 "--curve-secret-key", server.secret_file, "--authorized-keys", authorized, "--max-worker-memory-mb", "3072",
@@ -113,7 +113,7 @@ import Testing
         #expect(refused.status == 1)
         #expect(refused.error.contains("refusing to listen on tcp://0.0.0.0:* without CURVE"))
 
-        let insecure = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 1, extraArguments: [
+        let insecure = try ServeProcess(dataDirectory: directory.path, workersPerDetector: 1, extraArguments: [
             "--no-local-workers", "--frontend", "tcp://0.0.0.0:*", "--insecure", "--log-level", "warning",
         ], captureErrors: true)
         #expect(insecure.endpoints.frontend.hasPrefix("tcp://0.0.0.0:"))
@@ -133,7 +133,7 @@ import Testing
         let signal = Synth.clickTrack(bpm: 120, seconds: 8, sampleRate: 22050)
         try AudioFileWriter(.wav16).write([signal], sampleRate: 22050, to: songs + "/click.wav")
 
-        let serve = try ServerProcess(
+        let serve = try ServeProcess(
             dataDirectory: directory.path + "/data",
             extraArguments: ["--curve-secret-key", server.secret_file, "--authorized-keys", authorized])
         defer { serve.stop() }

@@ -2,6 +2,7 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
@@ -11,20 +12,15 @@ import Testing
 @Suite(.serialized) struct ServerEndToEndTests {
     private static let detectorCount = BuiltinDetectors.registry.names.count
 
-    /// A drum pattern at `bpm`, `seconds` long, at 22.05 kHz mono.
-    private func song(bpm: Double, seconds: Double = 12, format: AudioFileWriter.Format) throws -> [UInt8] {
-        let signal = Synth.drumPattern(bpm: bpm, seconds: seconds, sampleRate: 22050)
-        return try AudioFileWriter(format).encode([signal], sampleRate: 22050)
-    }
-
     @Test func songsInSeveralFormatsAreAnalysedStoredAndQueryable() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path)
+        let server = try ServeProcess(dataDirectory: directory.path)
         let client = try ServerClient(server.endpoints)
         let tempi: [(AudioFileWriter.Format, Double)] = [(.wav16, 120), (.flac, 100), (.oggVorbis, 140), (.mp3(.constant), 90)]
         var songs = [String: Double]()
         for (format, bpm) in tempi {
-            let response = try submitted(try client.submit(try song(bpm: bpm, format: format), name: "\(bpm).\(format)"))
+            let bytes = try TestSong.drumPattern(bpm: bpm, seconds: 12, format: format)
+            let response = try submitted(try client.submit(bytes, name: "\(bpm).\(format)"))
             #expect(response.jobs.count == Self.detectorCount)
             songs[response.song] = bpm
         }
@@ -56,9 +52,9 @@ import Testing
 
     @Test func aWorkerKilledDuringAJobDoesNotLoseIt() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 2)
+        let server = try ServeProcess(dataDirectory: directory.path, workersPerDetector: 2)
         let client = try ServerClient(server.endpoints)
-        let response = try submitted(try client.submit(try song(bpm: 128, seconds: 240, format: .wav16), name: "long.wav"))
+        let response = try submitted(try client.submit(try TestSong.drumPattern(bpm: 128, seconds: 240, format: .wav16), name: "long.wav"))
         // Find a worker busy with one of the song's jobs and kill it.
         var victim: (pid: Int32, job: Int64)?
         let deadline = ContinuousClock.now + .seconds(30)
@@ -85,14 +81,15 @@ import Testing
         let directory = try TemporaryDirectory()
         var songs = Set<String>()
         do {
-            let server = try ServerProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
+            let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
             let client = try ServerClient(server.endpoints)
             for bpm in [96.0, 112, 124, 150] {
-                songs.insert(try submitted(try client.submit(try song(bpm: bpm, format: .flac), name: "\(bpm).flac")).song)
+                let bytes = try TestSong.drumPattern(bpm: bpm, seconds: 12, format: .flac)
+                songs.insert(try submitted(try client.submit(bytes, name: "\(bpm).flac")).song)
             }
             server.stop(signal: SIGKILL)
         }
-        let server = try ServerProcess(dataDirectory: directory.path)
+        let server = try ServeProcess(dataDirectory: directory.path)
         let client = try ServerClient(server.endpoints)
         let finished = try client.waitForSongs(songs, timeout: .seconds(180))
         #expect(finished == songs)

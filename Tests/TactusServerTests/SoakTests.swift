@@ -2,6 +2,7 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusCoordinator
+import TactusModel
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
@@ -53,7 +54,7 @@ struct SoakTests {
     @Test func killingRandomWorkersLosesNoSong() throws {
         let count = Self.songCount(default: 300)
         let directory = try TemporaryDirectory()
-        let server = try ServerProcess(dataDirectory: directory.path, workersPerDetector: 2)
+        let server = try ServeProcess(dataDirectory: directory.path, workersPerDetector: 2)
         let client = try ServerClient(server.endpoints)
         let batch = try songs(count)
         // A killer thread: every 2 to 4 s, kill -9 one of the server's workers at random, from
@@ -64,7 +65,7 @@ struct SoakTests {
         let killer = Thread {
             var generator = SeededGenerator(seed: 42)
             while stop.wait(timeout: .now() + .milliseconds(Int.random(in: 2000...4000, using: &generator))) == .timedOut {
-                if let victim = ServerProcess.children(of: serverProcess).randomElement(using: &generator) {
+                if let victim = ServeProcess.children(of: serverProcess).randomElement(using: &generator) {
                     kill(victim, SIGKILL)
                     kills += 1
                 }
@@ -149,13 +150,13 @@ struct SoakTests {
 final class Crasher: @unchecked Sendable {
     private let lock = NSLock()
     private let dataDirectory: String
-    private var server: ServerProcess
-    let endpoints: BoundEndpoints
+    private var server: ServeProcess
+    let endpoints: ServeProcess.Endpoints
     private(set) var restarts = 0
 
     init(dataDirectory: String) throws {
         self.dataDirectory = dataDirectory
-        server = try ServerProcess(dataDirectory: dataDirectory, workersPerDetector: 1)
+        server = try ServeProcess(dataDirectory: dataDirectory, workersPerDetector: 1)
         endpoints = server.endpoints
     }
 
@@ -167,7 +168,7 @@ final class Crasher: @unchecked Sendable {
             let fixed = ["--frontend", endpoints.frontend, "--backend", endpoints.backend, "--events", endpoints.events]
             // The ports were just freed; a restart that cannot bind yet is tried again.
             for _ in 0..<20 {
-                if let restarted = try? ServerProcess(dataDirectory: dataDirectory, workersPerDetector: 1, extraArguments: fixed) {
+                if let restarted = try? ServeProcess(dataDirectory: dataDirectory, workersPerDetector: 1, extraArguments: fixed) {
                     server = restarted
                     restarts += 1
                     return

@@ -1,5 +1,7 @@
 import Foundation
 import TactusDetector
+import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 

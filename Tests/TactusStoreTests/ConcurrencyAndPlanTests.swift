@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import Synchronization
+import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 
@@ -8,7 +10,7 @@ import Testing
     /// The coordinator answers queries while it writes: a reader never waits for a writer.
     @Test func readersDoNotWaitForAWriteInProgress() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("library.sqlite")
+        let path = directory.file("library.sqlite")
         let writer = try Library(path: path)
         try Fixture.populate(writer, count: 10) { n in (100 + Double(n), 100 + Double(n), nil) }
         let reader = try Library(path: path, options: .init(mode: .readOnly))
@@ -63,7 +65,7 @@ import Testing
 
     /// The songs in the library's database file alone, as a copy without its log sees them.
     private func songsInTheFile(_ library: Library, _ directory: TemporaryDirectory) throws -> Int {
-        let copy = directory.path("copy-\(UUID().uuidString).sqlite")
+        let copy = directory.file("copy-\(UUID().uuidString).sqlite")
         try FileManager.default.copyItem(atPath: library.path, toPath: copy)
         let queue = try DatabaseQueue(path: copy)
         return try queue.read { db in
@@ -85,7 +87,7 @@ import Testing
     /// long the log grows; `checkpointInBackground()` copies all of it.
     @Test func commitsLeaveTheLogToTheBackgroundCheckpoint() throws {
         let directory = try TemporaryDirectory()
-        let library = try Library(path: directory.path("library.sqlite"), options: .init(automaticCheckpoints: false))
+        let library = try Library(path: directory.file("library.sqlite"), options: .init(automaticCheckpoints: false))
         let songs = try fill(library)
         #expect(songs == 60)
         #expect(try walPages(library) > 1500)
@@ -106,7 +108,7 @@ import Testing
     /// fails it: the log is started over at a later call.
     @Test func aReaderOnTheLogDelaysItsRestartWithoutHoldingTheCall() throws {
         let directory = try TemporaryDirectory()
-        let library = try Library(path: directory.path("library.sqlite"), options: .init(automaticCheckpoints: false))
+        let library = try Library(path: directory.file("library.sqlite"), options: .init(automaticCheckpoints: false))
         let songs = try fill(library)
         let reader = try DatabaseQueue(path: library.path)
         try reader.inDatabase { db in
@@ -132,7 +134,7 @@ import Testing
     /// is always on it); the background checkpoint does, so the log stays short.
     @Test func underSteadyReadsTheLogStaysShort() throws {
         let directory = try TemporaryDirectory()
-        let path = directory.path("library.sqlite")
+        let path = directory.file("library.sqlite")
         func writeUnderReads(_ library: Library) throws -> Int {
             let stop = Mutex(false)
             let reading = DispatchSemaphore(value: 0)
@@ -166,7 +168,7 @@ import Testing
     /// The default library checkpoints as SQLite does, so its log file stays near 1000 pages.
     @Test func aLibraryWithAutomaticCheckpointsCopiesTheLogAsItGrows() throws {
         let directory = try TemporaryDirectory()
-        let library = try Library(path: directory.path("library.sqlite"))
+        let library = try Library(path: directory.file("library.sqlite"))
         let songs = try fill(library)
         #expect(try walPages(library) < 1500)
         #expect(try songsInTheFile(library, directory) == songs)

@@ -1,4 +1,6 @@
 import Foundation
+import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 

@@ -1,8 +1,9 @@
 import Foundation
+import TactusAudio
+import TactusModel
 import TactusTestSupport
 import Testing
 @testable import TactusStore
-import TactusAudio
 
 @Suite struct QueryTests {
     /// Songs whose consensus is exactly `tempo` (two detectors agreeing with confidence 1, so

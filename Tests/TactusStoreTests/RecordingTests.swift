@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 import TactusDetector
+import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 

@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
+import TactusAudio
+import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
-import TactusAudio
 
 @Suite struct ReferenceTests {
     @Test func setsAndReplacesAReferenceByHand() throws {
@@ -31,21 +33,21 @@ import TactusAudio
         let ids = (0..<3).map(Fixture.songID)
         try write(
             "title,song,bpm\n\"Song, the first\",\(ids[0].hex),120.5\r\nsecond,\(ids[1].hex.prefix(10).uppercased()),99\n\n",
-            to: directory.path("by-song.csv"))
-        #expect(try library.importReferences(csvAt: directory.path("by-song.csv")) == 2)
+            to: directory.file("by-song.csv"))
+        #expect(try library.importReferences(csvAt: directory.file("by-song.csv")) == 2)
         #expect(try library.reference(for: ids[0])?.bpm == 120.5)
         #expect(try library.reference(for: ids[1])?.bpm == 99)
         #expect(try library.reference(for: ids[1])?.source == "csv:by-song.csv")
 
         // A real audio file next to the CSV is hashed; a name that is no file is a song's file name.
         let audio = Data((0..<5000).map { UInt8($0 % 251) })
-        try audio.write(to: directory.url.appendingPathComponent("track.wav"))
+        try audio.write(to: URL(fileURLWithPath: directory.file("track.wav")))
         var song = Fixture.song(50)
         song.id = SongID(hashing: audio)
         song.fileName = "renamed.wav"
         try library.record(song, analyses: [])
-        try write("file,bpm\ntrack.wav,140\nsong-2.flac,87\n", to: directory.path("by-file.csv"))
-        #expect(try library.importReferences(csvAt: directory.path("by-file.csv")) == 2)
+        try write("file,bpm\ntrack.wav,140\nsong-2.flac,87\n", to: directory.file("by-file.csv"))
+        #expect(try library.importReferences(csvAt: directory.file("by-file.csv")) == 2)
         #expect(try library.reference(for: song.id)?.bpm == 140)
         #expect(try library.reference(for: ids[2])?.bpm == 87)
     }
@@ -71,9 +73,9 @@ import TactusAudio
         try library.setReference(77, for: Fixture.songID(0))
         let csv = text.replacingOccurrences(of: "SONG0", with: Fixture.songID(0).hex)
             .replacingOccurrences(of: "SONG1", with: Fixture.songID(1).hex)
-        try write(csv, to: directory.path("truth.csv"))
+        try write(csv, to: directory.file("truth.csv"))
         #expect(throws: StoreError.malformedCSV(file: "truth.csv", line: line, reason: reason)) {
-            try library.importReferences(csvAt: directory.path("truth.csv"))
+            try library.importReferences(csvAt: directory.file("truth.csv"))
         }
         // Line 2 was valid, yet nothing changed.
         #expect(try library.reference(for: Fixture.songID(0))?.bpm == 77)
@@ -83,8 +85,8 @@ import TactusAudio
     @Test func aMissingCSVIsAnError() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
-        #expect(throws: StoreError.unreadableFile(path: directory.path("none.csv"), reason: "not a readable UTF-8 text file")) {
-            try library.importReferences(csvAt: directory.path("none.csv"))
+        #expect(throws: StoreError.unreadableFile(path: directory.file("none.csv"), reason: "not a readable UTF-8 text file")) {
+            try library.importReferences(csvAt: directory.file("none.csv"))
         }
     }
 
@@ -104,7 +106,7 @@ import TactusAudio
             try library.record(song, analyses: [])
         }
         let audio = Data("RIFF but not really a wave file".utf8)
-        try audio.write(to: directory.url.appendingPathComponent("a song.wav"))
+        try audio.write(to: URL(fileURLWithPath: directory.file("a song.wav")))
         var song = Fixture.song(9)
         song.id = SongID(hashing: audio)
         try library.record(song, analyses: [])
@@ -112,7 +114,7 @@ import TactusAudio
         #expect(try library.resolveSong(twins[0].uppercased()).hex == twins[0])
         #expect(try library.resolveSong("abcdef011").hex == twins[1])
         #expect(try library.resolveSong(song.id.hex.prefix(8).description) == song.id)
-        #expect(try library.resolveSong(directory.path("a song.wav")) == song.id)
+        #expect(try library.resolveSong(directory.file("a song.wav")) == song.id)
         #expect(throws: StoreError.ambiguousSong(prefix: "abcdef01", matches: 2)) { try library.resolveSong("abcdef01") }
         #expect(throws: StoreError.invalidSongName("abcdef0", reason: "a SHA-256 prefix needs at least 8 hex digits")) {
             try library.resolveSong("abcdef0")
@@ -121,9 +123,9 @@ import TactusAudio
             try library.resolveSong("no-such-file.mp3")
         }
         #expect(throws: StoreError.unknownSong("12345678")) { try library.resolveSong("12345678") }
-        try Data("other bytes".utf8).write(to: directory.url.appendingPathComponent("other.wav"))
-        #expect(throws: StoreError.unknownSong(directory.path("other.wav"))) {
-            try library.resolveSong(directory.path("other.wav"))
+        try Data("other bytes".utf8).write(to: URL(fileURLWithPath: directory.file("other.wav")))
+        #expect(throws: StoreError.unknownSong(directory.file("other.wav"))) {
+            try library.resolveSong(directory.file("other.wav"))
         }
     }
 
@@ -131,8 +133,8 @@ import TactusAudio
         let directory = try TemporaryDirectory()
         // 3.5 MiB: several blocks of 1 MiB and a partial one.
         let bytes = Data((0..<(3 << 20) + (1 << 19)).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 13) })
-        try bytes.write(to: directory.url.appendingPathComponent("big.bin"))
-        #expect(try SongID(of: .file(directory.path("big.bin"))) == SongID(hashing: bytes))
-        #expect(throws: AudioError.self) { try SongID(of: .file(directory.path("missing.bin"))) }
+        try bytes.write(to: URL(fileURLWithPath: directory.file("big.bin")))
+        #expect(try SongID(of: .file(directory.file("big.bin"))) == SongID(hashing: bytes))
+        #expect(throws: AudioError.self) { try SongID(of: .file(directory.file("missing.bin"))) }
     }
 }

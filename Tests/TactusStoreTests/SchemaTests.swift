@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import TactusModel
+import TactusTestSupport
 import Testing
 @testable import TactusStore
 
@@ -26,9 +28,9 @@ import Testing
     @Test func reopeningKeepsTheDataAndRunsNoMigrationTwice() throws {
         let directory = try TemporaryDirectory()
         try Fixture.library(in: directory).record(Fixture.song(1), analyses: [Fixture.record("alpha", bpm: 120)])
-        let reopened = try Library(path: directory.path("library.sqlite"), options: .init(mode: .existing))
+        let reopened = try Library(path: directory.file("library.sqlite"), options: .init(mode: .existing))
         #expect(try reopened.counts() == LibraryCounts(songs: 1, analyses: 1, references: 0))
-        let readOnly = try Library(path: directory.path("library.sqlite"), options: .init(mode: .readOnly))
+        let readOnly = try Library(path: directory.file("library.sqlite"), options: .init(mode: .readOnly))
         #expect(try readOnly.song(Fixture.songID(1))?.fileName == "song-1.flac")
         #expect(throws: StoreError.self) { try readOnly.setReference(120, for: Fixture.songID(1)) }
     }
@@ -36,11 +38,11 @@ import Testing
     @Test func refusesAMissingFileUnlessAskedToCreateIt() throws {
         let directory = try TemporaryDirectory()
         for mode in [Library.Mode.existing, .readOnly] {
-            #expect(throws: StoreError.cannotOpen(path: directory.path("none.sqlite"), reason: "no such file")) {
-                try Library(path: directory.path("none.sqlite"), options: .init(mode: mode))
+            #expect(throws: StoreError.cannotOpen(path: directory.file("none.sqlite"), reason: "no such file")) {
+                try Library(path: directory.file("none.sqlite"), options: .init(mode: mode))
             }
         }
-        #expect(!FileManager.default.fileExists(atPath: directory.path("none.sqlite")))
+        #expect(!FileManager.default.fileExists(atPath: directory.file("none.sqlite")))
     }
 
     @Test func refusesAFileFromANewerTactus() throws {
@@ -49,15 +51,15 @@ import Testing
         try library.pool.write { db in
             try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
         }
-        #expect(throws: StoreError.newerSchema(path: directory.path("library.sqlite"), unknownMigrations: ["v99: from the future"])) {
-            try Library(path: directory.path("library.sqlite"))
+        #expect(throws: StoreError.newerSchema(path: directory.file("library.sqlite"), unknownMigrations: ["v99: from the future"])) {
+            try Library(path: directory.file("library.sqlite"))
         }
     }
 
     @Test func refusesAFileThatIsNotADatabase() throws {
         let directory = try TemporaryDirectory()
         try Data("this is not sqlite, just text that is long enough to look like a header".utf8)
-            .write(to: directory.url.appendingPathComponent("text.sqlite"))
-        #expect(throws: StoreError.self) { try Library(path: directory.path("text.sqlite")) }
+            .write(to: URL(fileURLWithPath: directory.file("text.sqlite")))
+        #expect(throws: StoreError.self) { try Library(path: directory.file("text.sqlite")) }
     }
 }

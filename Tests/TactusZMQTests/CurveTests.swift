@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import TactusTestSupport
 import TactusZMQ
+import Testing
 
 @Suite("CURVE and Z85") struct CurveTests {
     @Test func z85MatchesTheReferenceVectorAndRoundTrips() throws {

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
+import TactusTestSupport
 import TactusZMQ
+import Testing
 
 @Suite("Poller and shutdown") struct PollerAndShutdownTests {
     @Test func pollReportsOnlyTheReadySocketsAndTimesOut() throws {

@@ -1,0 +1,71 @@
+import Foundation
+
+/// The audio files among paths: files as named, directories searched recursively in name
+/// order, audio recognised by content (``AudioStream`` reads the header), whatever the names.
+///
+/// ```swift
+/// let found = AudioFiles.find(["~/Music", "song.mp3"])
+/// for file in found.files { ... }
+/// ```
+public struct AudioFiles: Sendable {
+    /// A named path that is not an audio file to send, with a stable code (an ``AudioError``
+    /// code) and a sentence for people.
+    public struct Problem: Sendable, Hashable {
+        /// The path as named.
+        public var file: String
+        /// `unreadable`, `empty` or `unsupported-format`.
+        public var code: String
+        /// A sentence naming the file.
+        public var message: String
+    }
+
+    /// The audio files, in the order found.
+    public var files: [String] = []
+    /// Named files that are not audio or cannot be read, and named paths that do not exist.
+    public var problems: [Problem] = []
+    /// Files found in directories that are not audio.
+    public var skipped = 0
+
+    /// Searches `paths`.
+    public static func find(_ paths: [String]) -> AudioFiles {
+        var found = AudioFiles()
+        for path in paths {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                found.problems.append(Problem(file: path, code: "unreadable", message: "\(path): no such file or directory"))
+                continue
+            }
+            if !isDirectory.boolValue {
+                if let error = notAudio(path) {
+                    found.problems.append(Problem(file: path, code: error.code, message: error.description))
+                } else {
+                    found.files.append(path)
+                }
+                continue
+            }
+            let entries = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? []
+            for entry in entries.sorted() {
+                let file = (path as NSString).appendingPathComponent(entry)
+                var entryIsDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: file, isDirectory: &entryIsDirectory), !entryIsDirectory.boolValue
+                else { continue }
+                if notAudio(file) == nil { found.files.append(file) } else { found.skipped += 1 }
+            }
+        }
+        return found
+    }
+
+    /// Why `file` is not an audio file to send, or nil when it is one. A file that claims an
+    /// audio format but is damaged counts as audio: whoever analyses it reports its problem.
+    public static func notAudio(_ file: String) -> AudioError? {
+        do throws(AudioError) {
+            _ = try AudioStream(.file(file))
+            return nil
+        } catch {
+            switch error {
+            case .empty, .unsupportedFormat, .unreadable: return error
+            default: return nil
+            }
+        }
+    }
+}

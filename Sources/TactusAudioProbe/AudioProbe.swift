@@ -1,0 +1,44 @@
+import Foundation
+import TactusAudio
+import TactusCoordinator
+import TactusDetector
+import TactusModel
+import TactusProtocol
+import TactusStore
+
+/// The coordinator's ``SongProbe`` built on TactusAudio: a submitted song's header is read
+/// (format, codec, signal shape, duration, tags) and checked against ``decoding``'s limits;
+/// a song that does not decode is refused with the audio error's code.
+public struct AudioProbe: SongProbe {
+    /// How submitted audio is checked before it is accepted (`--max-duration-s`).
+    public let decoding: DecodingOptions
+
+    /// A probe checking songs against `decoding`'s limits.
+    public init(decoding: DecodingOptions = .standard) {
+        self.decoding = decoding
+    }
+
+    /// The song's record from its header; a song that does not decode is refused with the
+    /// audio error's code and message.
+    public func record(of bytes: [UInt8], name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        do {
+            let metadata = try AudioStream(.bytes(bytes, name: name), options: decoding).metadata
+            return SongRecord(id: id, fileName: name, byteSize: bytes.count, metadata: metadata)
+        } catch {
+            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
+        }
+    }
+}
+
+extension SongRecord {
+    /// The record of a song from what the decoder found out about it.
+    public init(
+        id: SongID, fileName: String, byteSize: Int, metadata: AudioMetadata, addedAt: Date = Date(),
+        envelope: EnergyEnvelope? = nil
+    ) {
+        self.init(
+            id: id, fileName: fileName, byteSize: byteSize, format: metadata.format.rawValue, codec: metadata.codec,
+            sampleRate: metadata.sampleRate, channels: metadata.channels, durationS: metadata.duration,
+            tags: metadata.tags, addedAt: addedAt, envelope: envelope)
+    }
+}

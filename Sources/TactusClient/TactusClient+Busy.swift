@@ -1,0 +1,28 @@
+import Foundation
+import TactusProtocol
+
+extension TactusClient {
+    /// Submits a song, again after each `busy` answer once the wait the server asks for is
+    /// over (`retry_after_ms`, 1 s when it names none, at least 50 ms).
+    ///
+    /// - Parameter pause: called with each `busy` answer and the wait it asks for; it waits
+    ///   (by default it sleeps), and may do other work meanwhile, such as reading events.
+    /// - Throws: what ``submit(_:audio:)`` throws, except `busy`.
+    ///
+    /// ```swift
+    /// let submitted = try client.submitWhileBusy(SubmitRequest(name: "song.flac"), audio: bytes)
+    /// ```
+    public func submitWhileBusy(
+        _ request: SubmitRequest, audio: [UInt8],
+        pause: (ErrorBody, Duration) throws -> Void = { _, wait in Thread.sleep(forTimeInterval: wait.seconds) }
+    ) throws -> SubmitResponse {
+        while true {
+            do throws(ClientError) {
+                return try submit(request, audio: audio)
+            } catch {
+                guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
+                try pause(refusal, .milliseconds(max(refusal.retryAfterMs ?? 1000, 50)))
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+import TactusDetector
+
+/// How a detector's tempo relates to the reference tempo of a song.
+public enum ReferenceRelation: String, Sendable, Hashable, Codable {
+    /// Within 4 % of the reference (counts for Acc1).
+    case match
+    /// Within 4 % of double or half the reference: an octave error (counts for Acc2).
+    case octave
+    /// Within 4 % of three times or a third of the reference (counts for Acc2).
+    case triple
+    /// None of these, or no tempo found.
+    case wrong
+
+    /// How `bpm` relates to `reference`.
+    public init(bpm: Double?, reference: Double) {
+        guard let bpm, let factor = TempoRelation.factor(of: bpm, relativeTo: reference) else {
+            self = .wrong
+            return
+        }
+        switch factor {
+        case 1: self = .match
+        case 2, 0.5: self = .octave
+        default: self = .triple
+        }
+    }
+}
+
+/// Every result the library holds for one song, side by side.
+public struct SongComparison: Sendable, Hashable, Codable {
+    /// One detector's (or preset's) result.
+    public struct Result: Sendable, Hashable, Codable {
+        /// `detector` or `detector/preset`.
+        public var label: String
+        public var detector: String
+        public var preset: String
+        public var version: String
+        public var status: AnalysisStatus
+        public var bpm: Double?
+        public var confidence: Double
+        /// The strongest candidates (at most three).
+        public var candidates: [TempoCandidate]
+        public var seconds: Double
+        public var worker: String?
+        public var failure: AnalysisFailure?
+        /// How `bpm` relates to the reference; nil when the song has none.
+        public var relation: ReferenceRelation?
+
+        /// Every field.
+        public init(
+            label: String, detector: String, preset: String, version: String, status: AnalysisStatus, bpm: Double?, confidence: Double,
+            candidates: [TempoCandidate], seconds: Double, worker: String?, failure: AnalysisFailure?, relation: ReferenceRelation?
+        ) {
+            self.label = label
+            self.detector = detector
+            self.preset = preset
+            self.version = version
+            self.status = status
+            self.bpm = bpm
+            self.confidence = confidence
+            self.candidates = candidates
+            self.seconds = seconds
+            self.worker = worker
+            self.failure = failure
+            self.relation = relation
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case label, detector, preset, version, status, bpm, confidence, candidates, seconds, worker, failure, relation
+        }
+    }
+
+    public var song: SongID
+    public var file: String
+    public var title: String?
+    public var artist: String?
+    public var durationS: Double
+    public var reference: ReferenceTempo?
+    public var consensus: ConsensusTempo
+    /// How the consensus relates to the reference; nil when the song has none.
+    public var consensusRelation: ReferenceRelation?
+    /// Sorted by label, then version.
+    public var results: [Result]
+
+    /// Every field.
+    public init(
+        song: SongID, file: String, title: String?, artist: String?, durationS: Double, reference: ReferenceTempo?,
+        consensus: ConsensusTempo, consensusRelation: ReferenceRelation?, results: [Result]
+    ) {
+        self.song = song
+        self.file = file
+        self.title = title
+        self.artist = artist
+        self.durationS = durationS
+        self.reference = reference
+        self.consensus = consensus
+        self.consensusRelation = consensusRelation
+        self.results = results
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case song, file, title, artist, durationS = "duration_s", reference, consensus
+        case consensusRelation = "consensus_relation", results
+    }
+}
+
+/// How the detectors of a library compare with each other and with the reference tempi.
+public struct LibraryComparison: Sendable, Hashable, Codable {
+    /// Two detectors' agreement over the songs both found a tempo for.
+    public struct Agreement: Sendable, Hashable, Codable {
+        public var first: String
+        public var second: String
+        /// Songs where both found a tempo.
+        public var songs: Int
+        /// Share of those where the tempi are within 4 % of each other.
+        public var agree: Double
+        /// Share of those where they are within 4 % up to an octave (factor 1, 2 or 1/2).
+        public var agreeOctave: Double
+
+        /// Every field.
+        public init(first: String, second: String, songs: Int, agree: Double, agreeOctave: Double) {
+            self.first = first
+            self.second = second
+            self.songs = songs
+            self.agree = agree
+            self.agreeOctave = agreeOctave
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case first, second, songs, agree, agreeOctave = "agree_octave"
+        }
+    }
+
+    /// One detector measured against the reference tempi.
+    public struct Accuracy: Sendable, Hashable, Codable {
+        public var detector: String
+        /// Songs with a reference tempo that the detector analysed (with or without a tempo found).
+        public var count: Int
+        /// Share within 4 % of the reference.
+        public var acc1: Double
+        /// Share within 4 % of the reference times 1, 2, 1/2, 3 or 1/3.
+        public var acc2: Double
+        /// Mean absolute difference in BPM over the songs it found a tempo for (nil if none).
+        public var meanAbsoluteError: Double?
+
+        /// Every field.
+        public init(detector: String, count: Int, acc1: Double, acc2: Double, meanAbsoluteError: Double?) {
+            self.detector = detector
+            self.count = count
+            self.acc1 = acc1
+            self.acc2 = acc2
+            self.meanAbsoluteError = meanAbsoluteError
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case detector, count, acc1, acc2, meanAbsoluteError = "mae"
+        }
+    }
+
+    /// A bin of the consensus-tempo histogram: songs with `lower <= bpm < lower + width`.
+    public struct Bin: Sendable, Hashable, Codable {
+        public var lower: Double
+        public var width: Double
+        public var count: Int
+
+        /// Every field.
+        public init(lower: Double, width: Double, count: Int) {
+            self.lower = lower
+            self.width = width
+            self.count = count
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case lower, width, count
+        }
+    }
+
+    public var songs: Int
+    /// Every pair of detectors (labels as in ``AnalysisRecord/label``), sorted by name.
+    public var agreements: [Agreement]
+    /// Every detector with at least one analysed song that has a reference tempo.
+    public var accuracy: [Accuracy]
+    /// The consensus tempi of the library, from the lowest bin to the highest, empty bins included.
+    public var histogram: [Bin]
+
+    /// Every field.
+    public init(songs: Int, agreements: [Agreement], accuracy: [Accuracy], histogram: [Bin]) {
+        self.songs = songs
+        self.agreements = agreements
+        self.accuracy = accuracy
+        self.histogram = histogram
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case songs, agreements, accuracy, histogram
+    }
+}

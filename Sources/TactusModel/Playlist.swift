@@ -1,0 +1,161 @@
+import Foundation
+
+/// Step cadences over time, for a run: `10m@150,5m@170,10m@160` is 10 minutes at 150 steps
+/// per minute, then 5 at 170, then 10 at 160.
+public struct CadenceProfile: Sendable, Hashable, CustomStringConvertible {
+    /// A stretch of the run at one cadence.
+    public struct Segment: Sendable, Hashable, Codable {
+        /// Steps per minute.
+        public var cadence: Double
+        public var durationS: Double
+
+        public init(cadence: Double, durationS: Double) {
+            self.cadence = cadence
+            self.durationS = durationS
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case cadence, durationS = "duration_s"
+        }
+    }
+
+    public var segments: [Segment]
+
+    public init(segments: [Segment]) {
+        self.segments = segments
+    }
+
+    /// One cadence for the whole run.
+    public static func constant(cadence: Double, minutes: Double) -> CadenceProfile {
+        CadenceProfile(segments: [Segment(cadence: cadence, durationS: minutes * 60)])
+    }
+
+    /// Parses `DURATION@CADENCE[,DURATION@CADENCE...]`, where a duration is a number followed
+    /// by `h`, `m` or `s` (minutes when no unit is given): `10m@150,5m@170,90s@160`.
+    public init(parsing spec: String) throws(StoreError) {
+        var segments = [Segment]()
+        for part in spec.split(separator: ",", omittingEmptySubsequences: false) {
+            let pieces = part.trimmingCharacters(in: .whitespaces).split(separator: "@", omittingEmptySubsequences: false)
+            guard pieces.count == 2 else {
+                throw .invalidProfile(spec, reason: "'\(part)' is not DURATION@CADENCE (for example 10m@160)")
+            }
+            var durationText = pieces[0].trimmingCharacters(in: .whitespaces)
+            var unit = 60.0
+            if let last = durationText.last, let scale = ["h": 3600.0, "m": 60.0, "s": 1.0][String(last)] {
+                unit = scale
+                durationText.removeLast()
+            }
+            guard let amount = Double(durationText), amount.isFinite, amount > 0 else {
+                throw .invalidProfile(spec, reason: "'\(pieces[0])' is not a duration > 0 (10m, 90s, 1h)")
+            }
+            guard let cadence = Double(pieces[1].trimmingCharacters(in: .whitespaces)) else {
+                throw .invalidProfile(spec, reason: "'\(pieces[1])' is not a cadence in steps per minute")
+            }
+            segments.append(Segment(cadence: cadence, durationS: amount * unit))
+        }
+        self.segments = segments
+        try validate(spec: spec)
+    }
+
+    /// Checks that there is a segment and that every cadence and duration is in range;
+    /// `spec` is the text the profile was parsed from, for the message.
+    public func validate(spec: String? = nil) throws(StoreError) {
+        let name = spec ?? description
+        guard !segments.isEmpty else { throw .invalidProfile(name, reason: "no segment") }
+        for segment in segments {
+            guard segment.cadence.isFinite, TempoQuery.acceptedBPM.contains(segment.cadence) else {
+                throw .invalidProfile(name, reason: "cadence \(segment.cadence) is not in 1...1000 steps per minute")
+            }
+            guard segment.durationS.isFinite, segment.durationS > 0 else {
+                throw .invalidProfile(name, reason: "duration \(segment.durationS) s is not > 0")
+            }
+        }
+    }
+
+    public var totalS: Double { segments.reduce(0) { $0 + $1.durationS } }
+
+    public var description: String {
+        segments.map { "\(Self.format($0.durationS / 60))m@\(Self.format($0.cadence))" }.joined(separator: ",")
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}
+
+/// What a cadence playlist is made of.
+public struct PlaylistRequest: Sendable, Hashable {
+    public var profile: CadenceProfile
+    /// Relative: 0.04 accepts songs within 4 % of the cadence (or of half or double it).
+    public var tolerance: Double
+    public var source: TempoSource
+
+    public init(profile: CadenceProfile, tolerance: Double = 0.04, source: TempoSource = .consensus) {
+        self.profile = profile
+        self.tolerance = tolerance
+        self.source = source
+    }
+}
+
+/// Songs to run to, in order.
+public struct Playlist: Sendable, Hashable, Codable {
+    /// One song of the playlist.
+    public struct Entry: Sendable, Hashable, Codable {
+        /// From 1.
+        public var position: Int
+        /// When the song starts, in seconds from the start of the run.
+        public var startS: Double
+        /// The cadence of the segment the song belongs to.
+        public var cadence: Double
+        /// The song, its tempo and the factor that relates it to the cadence.
+        public var match: TempoMatch
+
+        /// Every field.
+        public init(position: Int, startS: Double, cadence: Double, match: TempoMatch) {
+            self.position = position
+            self.startS = startS
+            self.cadence = cadence
+            self.match = match
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case position, startS = "start_s", cadence, match
+        }
+    }
+
+    /// How well a segment of the profile was filled.
+    public struct Fill: Sendable, Hashable, Codable {
+        public var segment: CadenceProfile.Segment
+        /// Seconds of music chosen for it (the last song may run past the segment's end).
+        public var filledS: Double
+        /// True when the library ran out of matching songs before the segment was full.
+        public var isShort: Bool
+
+        /// Every field.
+        public init(segment: CadenceProfile.Segment, filledS: Double, isShort: Bool) {
+            self.segment = segment
+            self.filledS = filledS
+            self.isShort = isShort
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case segment, filledS = "filled_s", isShort = "short"
+        }
+    }
+
+    public var entries: [Entry]
+    public var fills: [Fill]
+
+    /// True when every segment was filled.
+    public var isComplete: Bool { fills.allSatisfy { !$0.isShort } }
+
+    /// Every field.
+    public init(entries: [Entry], fills: [Fill]) {
+        self.entries = entries
+        self.fills = fills
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case entries, fills
+    }
+}

@@ -1,0 +1,134 @@
+/// Whose tempo a query looks at.
+public enum TempoSource: Sendable, Hashable, CustomStringConvertible {
+    /// Each song's consensus tempo (``Consensus``): the default.
+    case consensus
+    /// One detector's tempo (any version or preset of it; the closest match counts).
+    case detector(String)
+    /// The consensus tempo, for songs where at least `minimum` distinct detectors agree on
+    /// it (each within 4 % of it).
+    case agreement(minimum: Int)
+
+    public var description: String {
+        switch self {
+        case .consensus: return "consensus"
+        case .detector(let name): return name
+        case .agreement(let minimum): return "agree>=\(minimum)"
+        }
+    }
+}
+
+/// How query results are ordered.
+public enum TempoOrder: String, Sendable, Hashable, CaseIterable {
+    /// Closest to the centre of the range first (by the matched tempo).
+    case closeness
+    /// Slowest first (by the matched tempo).
+    case bpm
+}
+
+/// Songs whose tempo lies in a BPM range.
+///
+/// ```swift
+/// // Songs for running at 170 steps per minute, half-time songs included:
+/// let songs = try library.query(TempoQuery(range: 165...175, octave: true, limit: 50))
+/// ```
+public struct TempoQuery: Sendable, Hashable {
+    /// The tempi the library accepts anywhere (queries, references, cadences), in BPM.
+    public static let acceptedBPM: ClosedRange<Double> = 1...1000
+
+    /// Inclusive at both ends, within ``acceptedBPM``.
+    public var range: ClosedRange<Double>
+    public var source: TempoSource
+    /// Also match songs whose tempo is half (`lo/2...hi/2`, factor 0.5) or double
+    /// (`2lo...2hi`, factor 2) a tempo of the range. A tempo in the range itself always
+    /// matches with factor 1.
+    public var octave: Bool
+    public var order: TempoOrder
+    /// At most this many songs (nil: all).
+    public var limit: Int?
+    /// Skip this many songs first (for paging).
+    public var offset: Int
+
+    public init(
+        range: ClosedRange<Double>, source: TempoSource = .consensus, octave: Bool = false,
+        order: TempoOrder = .closeness, limit: Int? = nil, offset: Int = 0
+    ) {
+        self.range = range
+        self.source = source
+        self.octave = octave
+        self.order = order
+        self.limit = limit
+        self.offset = offset
+    }
+}
+
+/// A song found by a ``TempoQuery``: the body of `query`'s answer and of playlist entries.
+public struct TempoMatch: Sendable, Hashable, Codable {
+    public var song: SongID
+    /// The song's tempo according to the source.
+    public var bpm: Double
+    /// The song's tempo divided by the tempo of the range it matched: 1, or with
+    /// ``TempoQuery/octave`` 0.5 (the song is at half the range's tempo) or 2 (double).
+    public var factor: Double
+    /// The detector whose tempo matched, or `consensus`, or `agree`.
+    public var detector: String
+    /// The detectors behind the tempo: the one detector, or the detectors that agree on the
+    /// consensus.
+    public var detectors: [String]
+    public var title: String?
+    public var artist: String?
+    /// The song's file name.
+    public var file: String
+    public var durationS: Double
+
+    /// The tempo in the range that matched: `bpm / factor`.
+    public var matchedBPM: Double { bpm / factor }
+
+    enum CodingKeys: String, CodingKey {
+        case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, title, artist, file
+        case durationS = "duration_s"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        song = try container.decode(SongID.self, forKey: .song)
+        bpm = try container.decode(Double.self, forKey: .bpm)
+        factor = try container.decode(Double.self, forKey: .factor)
+        detector = try container.decode(String.self, forKey: .detector)
+        detectors = try container.decode([String].self, forKey: .detectors)
+        title = try container.decodeIfPresent(String.self, forKey: .title)
+        artist = try container.decodeIfPresent(String.self, forKey: .artist)
+        file = try container.decode(String.self, forKey: .file)
+        durationS = try container.decode(Double.self, forKey: .durationS)
+    }
+
+    /// Every field (``matchedBPM`` is derived).
+    public init(
+        song: SongID, bpm: Double, factor: Double, detector: String, detectors: [String], title: String?,
+        artist: String?, file: String, durationS: Double
+    ) {
+        self.song = song
+        self.bpm = bpm
+        self.factor = factor
+        self.detector = detector
+        self.detectors = detectors
+        self.title = title
+        self.artist = artist
+        self.file = file
+        self.durationS = durationS
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(song, forKey: .song)
+        try container.encode(bpm, forKey: .bpm)
+        try container.encode(factor, forKey: .factor)
+        try container.encode(matchedBPM, forKey: .matchedBPM)
+        try container.encode(detector, forKey: .detector)
+        try container.encode(detectors, forKey: .detectors)
+        try container.encode(title, forKey: .title)
+        try container.encode(artist, forKey: .artist)
+        try container.encode(file, forKey: .file)
+        try container.encode(durationS, forKey: .durationS)
+    }
+}
+

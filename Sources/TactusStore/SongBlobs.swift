@@ -1,0 +1,135 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A problem storing or reading song bytes.
+public struct SongBlobError: Error, Sendable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// The disk is full or over quota.
+        case diskFull = "disk-full"
+        /// Any other I/O failure.
+        case io
+        /// The blob is not there.
+        case missing
+    }
+
+    public let code: Code
+    public let path: String
+    public let message: String
+
+    public var description: String { "\(path): \(message)" }
+
+    static func posix(_ operation: String, path: String, errno code: Int32) -> SongBlobError {
+        let full = code == ENOSPC || code == EDQUOT
+        return SongBlobError(
+            code: full ? .diskFull : .io, path: path,
+            message: "\(operation) failed: \(String(cString: strerror(code)))")
+    }
+}
+
+/// Song bytes stored by content: the file of song `id` (its SHA-256, lowercase hex) is
+/// `<root>/<first two hex digits>/<id>`.
+///
+/// A blob is complete before ``put(_:id:)`` returns: the bytes go to a temporary file in the
+/// same directory and are renamed into place, so a crash of the process leaves either no
+/// blob or a complete one, never a partial one under the final name. With
+/// ``syncsToDisk`` the file and the directory are also flushed (`fsync`) before the rename
+/// returns, so that a power loss or a crash of the system cannot lose the blob either.
+public struct SongBlobs: Sendable {
+    public let root: String
+    /// Whether each blob is flushed to the disk before ``put(_:id:)`` returns.
+    public let syncsToDisk: Bool
+
+    /// Opens (creating if needed) the blob directory `root`.
+    public init(root: String, syncsToDisk: Bool = true) throws(SongBlobError) {
+        self.root = root
+        self.syncsToDisk = syncsToDisk
+        do {
+            try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        } catch {
+            throw SongBlobError(code: .io, path: root, message: "cannot create the blob directory: \(error)")
+        }
+    }
+
+    /// Where the blob of `id` lives. `id` must be a SHA-256 in lowercase hex (64 characters),
+    /// which also guarantees that the path stays inside `root`.
+    public func path(for id: String) -> String {
+        precondition(Self.isValidID(id), "a blob id is a lowercase hex SHA-256")
+        return "\(root)/\(id.prefix(2))/\(id)"
+    }
+
+    /// True when `text` is a lowercase hex SHA-256.
+    public static func isValidID(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    public func contains(_ id: String) -> Bool {
+        FileManager.default.fileExists(atPath: path(for: id))
+    }
+
+    /// Stores `bytes` as the blob `id` (a no-op when a blob of that id and size exists).
+    public func put(_ bytes: [UInt8], id: String) throws(SongBlobError) {
+        let finalPath = path(for: id)
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: finalPath),
+            (attributes[.size] as? NSNumber)?.intValue == bytes.count
+        {
+            return
+        }
+        let directory = "\(root)/\(id.prefix(2))"
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw .posix("mkdir", path: directory, errno: errno)
+        }
+        let temporary = "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw .posix("create", path: temporary, errno: errno) }
+        var failure: SongBlobError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = .posix("write", path: temporary, errno: errno)
+                    return
+                }
+                offset += written
+            }
+        }
+        if failure == nil, syncsToDisk, fsync(descriptor) != 0 {
+            failure = .posix("fsync", path: temporary, errno: errno)
+        }
+        close(descriptor)
+        if failure == nil, rename(temporary, finalPath) != 0 {
+            failure = .posix("rename", path: finalPath, errno: errno)
+        }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        guard syncsToDisk else { return }
+        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+
+    /// The bytes of blob `id`.
+    public func read(_ id: String) throws(SongBlobError) -> [UInt8] {
+        let blobPath = path(for: id)
+        guard let data = FileManager.default.contents(atPath: blobPath) else {
+            let missing = !FileManager.default.fileExists(atPath: blobPath)
+            throw SongBlobError(
+                code: missing ? .missing : .io, path: blobPath,
+                message: missing ? "no such blob" : "cannot read the blob")
+        }
+        return [UInt8](data)
+    }
+
+    /// Deletes blob `id` if it exists.
+    public func remove(_ id: String) {
+        unlink(path(for: id))
+    }
+}

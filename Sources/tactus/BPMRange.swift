@@ -1,0 +1,15 @@
+import ArgumentParser
+
+/// A closed tempo range written `LO..HI` (for example `120..130`).
+struct BPMRange: ExpressibleByArgument, Sendable {
+    let range: ClosedRange<Double>
+
+    init?(argument: String) {
+        let parts = argument.components(separatedBy: "..")
+        guard parts.count == 2, let lo = Double(parts[0]), let hi = Double(parts[1]), lo.isFinite, hi.isFinite, lo <= hi
+        else { return nil }
+        range = lo...hi
+    }
+
+    static var defaultValueDescription: String { "LO..HI" }
+}

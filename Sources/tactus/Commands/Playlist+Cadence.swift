@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import TactusCadence
+import TactusProtocol
+import TactusModel
+import TactusStore
+
+/// `tactus playlist`'s options that follow a recorded run and render the playlist.
+struct CadenceFollowOptions: ParsableArguments {
+    @Option(name: .customLong("cadence-from"), help: ArgumentHelp(
+        "Follow this accelerometer recording (CSV, as tactus cadence reads): each stretch of steady cadence is a segment.",
+        valueName: "file"))
+    var cadenceFrom: String?
+
+    @Option(help: ArgumentHelp("Aim this many percent above the cadence, or every cadence of the profile (0 to 50).", valueName: "pct"))
+    var sprint: Double?
+
+    @Option(help: ArgumentHelp(
+        "Render the playlist into this WAV file: each song stretched to its segment's tempo (Rubber Band, pitch kept).",
+        valueName: "file"))
+    var render: String?
+
+    @Option(help: ArgumentHelp("With --render: where the songs are (found by file name, checked by content).", valueName: "directory"))
+    var music: String?
+
+    @Option(name: .customLong("max-stretch"), help: ArgumentHelp(
+        "With --render: the largest change of a song's tempo, in percent; songs are chosen within it (not --tolerance).",
+        valueName: "pct"))
+    var maxStretch = 8.0
+
+    @Option(help: ArgumentHelp("With --render: seconds of crossfade between songs.", valueName: "seconds"))
+    var crossfade = 2.0
+
+    func validate() throws {
+        if let sprint, !(0...50).contains(sprint) { throw ValidationError("--sprint must be a percentage in 0...50") }
+        if (render == nil) != (music == nil) { throw ValidationError("--render and --music go together") }
+        if !(maxStretch > 0 && maxStretch < 50) { throw ValidationError("--max-stretch must be a percentage in (0, 50)") }
+        if !(0...10).contains(crossfade) { throw ValidationError("--crossfade must be 0 to 10 seconds") }
+    }
+}
+
+extension Tactus.Playlist {
+    /// The playlist request of the options: a cadence or a profile, from a recording's steady
+    /// stretches with --cadence-from, every cadence raised by --sprint.
+    func query() throws -> PlaylistQuery {
+        let factor = 1 + (following.sprint ?? 0) / 100
+        // Rendering chooses songs it may stretch to the cadence.
+        let tolerance = following.render == nil ? tolerance : following.maxStretch
+        var segments: [CadenceProfile.Segment]
+        if let cadenceFrom = following.cadenceFrom {
+            segments = try Self.segments(from: cadenceFrom)
+        } else if let profile, following.sprint != nil {
+            do throws(StoreError) {
+                segments = try CadenceProfile(parsing: profile).segments
+            } catch {
+                throw CommandFailure(error.description)
+            }
+        } else {
+            // Nothing to change: the request as given.
+            return PlaylistQuery(
+                cadence: cadence.map { $0 * factor }, minutes: profile == nil ? minutes : nil, profile: profile,
+                tolerance: tolerance / 100, detector: detector)
+        }
+        segments = segments.map { CadenceProfile.Segment(cadence: $0.cadence * factor, durationS: $0.durationS) }
+        let spec = segments.map { segment in
+            "\(max(1, Int(segment.durationS.rounded())))s@" + String(format: "%.1f", segment.cadence)
+        }.joined(separator: ",")
+        return PlaylistQuery(profile: spec, tolerance: tolerance / 100, detector: detector)
+    }
+
+    /// The recording's stretches of steady cadence, as profile segments; the stretches are
+    /// reported on standard error.
+    static func segments(from file: String) throws -> [CadenceProfile.Segment] {
+        let report: CadenceReport
+        do throws(CadenceError) {
+            report = try CadenceAnalyzer().analyze(path: file)
+        } catch {
+            throw CommandFailure(error.description)
+        }
+        let stretches = report.steadyStretches()
+        guard !stretches.isEmpty else { throw CommandFailure("\(file): no steps found: the recording has no cadence to follow") }
+        let summary = stretches.map { "\(Output.clock($0.duration)) at " + String(format: "%.1f", $0.cadence) }
+        FileHandle.standardError.write(Data("cadence of \(file): \(summary.joined(separator: ", "))\n".utf8))
+        return stretches.map { CadenceProfile.Segment(cadence: $0.cadence, durationS: $0.duration) }
+    }
+}

@@ -1,0 +1,80 @@
+import ArgumentParser
+import TactusModel
+import TactusStore
+
+extension Tactus {
+    /// `tactus query`: songs in a BPM range.
+    struct Query: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "query",
+            abstract: "List the songs whose tempo lies in a BPM range.",
+            discussion: """
+                By default a song's tempo is the consensus of its detectors; --detector uses one \
+                detector's tempo, --agree N needs N detectors whose tempi fall in the range. With \
+                --octave, songs at half or double a tempo of the range match too, with factor 1/2 \
+                or 2 (the song's tempo divided by the tempo of the range it matches).
+
+                With --db, reads the library file; otherwise asks the server (--server), which \
+                answers the same way.
+                """)
+
+        @OptionGroup var source: LibrarySourceOptions
+        @OptionGroup var output: OutputOptions
+
+        @Option(help: ArgumentHelp("The tempo range, inclusive (for example 120..130).", valueName: "lo..hi"))
+        var bpm: BPMRange
+
+        @Option(help: "Use this detector's tempo.")
+        var detector: String?
+
+        @Flag(help: "Use the consensus tempo (the default).")
+        var consensus = false
+
+        @Option(help: ArgumentHelp("Songs where at least N detectors agree on a tempo in the range.", valueName: "n"))
+        var agree: Int?
+
+        @Flag(help: "Also match half and double tempi.")
+        var octave = false
+
+        @Option(help: "closeness (to the centre of the range) or bpm.")
+        var order: TempoOrder = .closeness
+
+        @Option(help: "At most this many songs.")
+        var limit: Int?
+
+        @Option(help: "Skip this many songs first.")
+        var offset = 0
+
+        func validate() throws {
+            if [detector != nil, consensus, agree != nil].filter({ $0 }).count > 1 {
+                throw ValidationError("--detector, --consensus and --agree are alternatives; give one")
+            }
+            if let agree, agree < 1 { throw ValidationError("--agree needs a number of detectors >= 1") }
+            if let limit, limit < 0 { throw ValidationError("--limit must be >= 0") }
+            if offset < 0 { throw ValidationError("--offset must be >= 0") }
+        }
+
+        func run() throws {
+            let tempo: TempoSource =
+                if let detector { .detector(detector) } else if let agree { .agreement(minimum: agree) } else { .consensus }
+            let query = TempoQuery(range: bpm.range, source: tempo, octave: octave, order: order, limit: limit, offset: offset)
+            let matches = try LibrarySource(source, mode: .readOnly).query(query)
+            if output.json {
+                for match in matches { try Output.jsonLine(match) }
+                return
+            }
+            Output.table(
+                ["SONG", "BPM", "FACTOR", "DETECTOR", "TITLE", "ARTIST", "FILE"],
+                matches.map { match in
+                    [
+                        match.song.short, Output.bpm(match.bpm), Output.factor(match.factor),
+                        match.detector == "agree" ? match.detectors.joined(separator: "+") : match.detector,
+                        match.title ?? "", match.artist ?? "", match.file,
+                    ]
+                })
+            print("\(matches.count) song\(matches.count == 1 ? "" : "s")")
+        }
+    }
+}
+
+extension TempoOrder: ExpressibleByArgument {}

@@ -1,0 +1,292 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import TactusAnalysis
+import TactusAudio
+import TactusAudioProbe
+import TactusCoordinator
+import TactusLocalWorkers
+import TactusStore
+import TactusWorker
+import TactusZMQ
+
+extension Tactus {
+    /// `tactus serve`: the coordinator with local workers, the embedded default.
+    struct Serve: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "serve",
+            abstract: "Run the analysis server: a coordinator and local worker processes.",
+            discussion: """
+                Starts the coordinator with its library (SQLite) and song blobs under --data, and \
+                --workers local worker processes per built-in detector, restarting any that exits. \
+                Clients connect to the frontend, workers on other machines to the backend, and \
+                subscribers to the events socket. All three bind to 127.0.0.1 by default; an \
+                address with port * lets the system choose a free port (see the endpoints printed \
+                at start and written to DATA/endpoints.json).
+
+                SIGINT or SIGTERM stops accepting submissions, lets running jobs finish for the \
+                grace period, checkpoints the library and exits 0. Jobs still queued run after the \
+                next start.
+
+                Security: with --curve-secret-key and --authorized-keys every socket is a CurveZMQ \
+                server that admits only the clients and workers whose public certificates (*.key, \
+                from `tactus keys generate`) are in the directory; SIGHUP reads the directory again. \
+                Binding anything but loopback (127.0.0.0/8, ::1, localhost, ipc, inproc) without \
+                CURVE is refused unless --insecure is given.
+
+                Resource limits of the local workers: each runs under --max-worker-memory-mb of \
+                address space (a job needs about 2.5 times its song's bytes besides the worker's \
+                own 140 MiB) and stops any analysis still running after --max-analysis-seconds. A \
+                worker that runs out of memory ends; it is started again at once, its job is tried \
+                again on a new worker and, after the third attempt, fails worker-lost with a message \
+                naming the song, the signal and the limit. An analysis over its time limit fails its \
+                job at once with the code timeout. --job-time-limit is the coordinator's own \
+                backstop for any worker, local or not: past it the worker is taken for dead.
+                """
+        )
+
+        @Option(name: .long, help: ArgumentHelp("Data directory: library.sqlite and blobs/.", valueName: "dir"))
+        var data = "tactus-data"
+
+        @Option(help: "Local worker processes per built-in detector (default: enough to use every core).")
+        var workers: Int?
+
+        @Flag(help: "Start no local workers (workers connect from elsewhere).")
+        var noLocalWorkers = false
+
+        @Option(help: ArgumentHelp("Client endpoint (ROUTER).", valueName: "addr"))
+        var frontend = "tcp://127.0.0.1:5555"
+
+        @Option(help: ArgumentHelp("Worker endpoint (ROUTER).", valueName: "addr"))
+        var backend = "tcp://127.0.0.1:5556"
+
+        @Option(help: ArgumentHelp("Event endpoint (PUB).", valueName: "addr"))
+        var events = "tcp://127.0.0.1:5557"
+
+        @Option(
+            name: .customLong("library-root"),
+            help: ArgumentHelp("Allow submitting server-side files under this directory (repeatable).", valueName: "dir"))
+        var libraryRoots: [String] = []
+
+        @Option(help: "Queued jobs beyond which submissions are answered 'busy'.")
+        var maxQueue = 100_000
+
+        @Option(help: ArgumentHelp("The largest song accepted, in bytes (too-large above it).", valueName: "bytes"))
+        var maxSongBytes = 256 << 20
+
+        @Option(help: ArgumentHelp("The largest accelerometer recording accepted by cadence, in bytes (too-large above it).",
+            valueName: "bytes"))
+        var maxRecordingBytes = 64 << 20
+
+        @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
+            "The longest song accepted, in seconds (too-long above it).", valueName: "seconds"))
+        var maxDurationS = 7200.0
+
+        @Option(help: ArgumentHelp(
+            "Jobs one client may have queued or running before its submissions are answered 'busy'.", valueName: "count"))
+        var maxClientJobs = 10_000
+
+        @Option(help: ArgumentHelp(
+            "The largest result a worker may send, in bytes (its job fails with too-large above it).", valueName: "bytes"))
+        var maxResultBytes = 32 << 20
+
+        @Option(help: ArgumentHelp(
+            "Address-space limit of each local worker process, in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
+        var maxWorkerMemoryMb = 4096
+
+        @Option(help: ArgumentHelp(
+            "Seconds one analysis may take in a local worker before its job fails 'timeout' (0: no limit).",
+            valueName: "seconds"))
+        var maxAnalysisSeconds = 480.0
+
+        @Option(help: ArgumentHelp(
+            "Nice value of the local workers (0 to 19): analysis yields the CPU to the coordinator's answers.", valueName: "n"))
+        var workerNice: Int32 = 10
+
+        @Option(help: ArgumentHelp(
+            "The server's secret certificate (NAME.key_secret): makes every socket a CURVE server.", valueName: "file"))
+        var curveSecretKey: String?
+
+        @Option(help: ArgumentHelp(
+            "Directory of the public certificates (*.key) of the clients and workers admitted; reloaded on SIGHUP.",
+            valueName: "dir"))
+        var authorizedKeys: String?
+
+        @Flag(help: "Allow binding beyond loopback without CURVE (a warning is logged at every start).")
+        var insecure = false
+
+        @Option(help: "Seconds one attempt of a job may take before its worker is treated as dead.")
+        var jobTimeLimit = 600.0
+
+        @Option(help: ArgumentHelp(
+            "What accepted songs and stored results survive: process-crash (a crash of the server) or power-loss "
+                + "(also a power loss: every commit and song flushed to the disk first, slower).",
+            valueName: "level"))
+        var durability: Durability = .processCrash
+
+        /// The choices of `--durability`.
+        enum Durability: String, ExpressibleByArgument, CaseIterable {
+            case processCrash = "process-crash"
+            case powerLoss = "power-loss"
+
+            var library: Library.Durability { self == .powerLoss ? .powerLoss : .processCrash }
+        }
+
+        @Option(help: "Seconds running jobs get to finish when the server stops.")
+        var grace = 10.0
+
+        @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
+        var logLevel: Logger.Level = .info
+
+        @Flag(help: "Print the bound endpoints as one JSON object when ready.")
+        var json = false
+
+        func validate() throws {
+            if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
+            if maxQueue < 1 { throw ValidationError("--max-queue must be at least 1") }
+            if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
+            if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
+            if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+            if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
+            if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
+            if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
+            if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
+            if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumMemoryMegabytes {
+                throw ValidationError(
+                    "--max-worker-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB: "
+                        + "an idle worker takes about 140 MiB of address space")
+            }
+            if !(maxAnalysisSeconds >= 0) || !maxAnalysisSeconds.isFinite {
+                throw ValidationError("--max-analysis-seconds must not be negative")
+            }
+            if !(0...19).contains(workerNice) { throw ValidationError("--worker-nice must be between 0 and 19") }
+            if (curveSecretKey == nil) != (authorizedKeys == nil) {
+                throw ValidationError("--curve-secret-key and --authorized-keys go together")
+            }
+        }
+
+        func run() throws {
+            let logger = CommandLogging.logger("tactus.serve", level: logLevel)
+            let descriptors = BuiltinDetectors.registry.descriptors
+            let curve = try curveSetup()
+            let coordinator: Coordinator
+            do {
+                var configuration = CoordinatorConfiguration(
+                    dataDirectory: data, frontend: frontend, backend: backend, events: events,
+                    knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
+                    maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
+                    allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots, shutdownGraceS: grace,
+                    durability: durability.library)
+                configuration.maxRecordingBytes = maxRecordingBytes
+                coordinator = try Coordinator(
+                    configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
+                    logger: logger)
+            } catch {
+                throw CommandFailure("cannot start the server: \(error)")
+            }
+            let stopSignals = StopSignals { coordinator.stop() }
+            let reloadSignal = ReloadSignal { coordinator.reloadAuthorizedKeys() }
+            var pool: LocalWorkerPool?
+            try coordinator.run { endpoints in
+                announce(endpoints)
+                guard !noLocalWorkers else { return }
+                let cores = ProcessInfo.processInfo.activeProcessorCount
+                let perDetector = workers ?? max(1, (cores + descriptors.count - 1) / descriptors.count)
+                let slots = descriptors.flatMap { descriptor in
+                    (1...perDetector).map { index in
+                        LocalWorkerPool.Slot(
+                            executable: CommandLogging.executablePath,
+                            arguments: [
+                                "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
+                                "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
+                                "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                                "--max-analysis-seconds", String(maxAnalysisSeconds),
+                                "--nice", String(workerNice),
+                            ] + (curve?.localWorkerArguments ?? []),
+                            label: "\(descriptor.name)#\(index)")
+                    }
+                }
+                let memoryLimit = maxWorkerMemoryMb
+                pool = LocalWorkerPool(slots: slots, logger: logger) { exit in
+                    // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
+                    // when an allocation fails; any death by signal may be that.
+                    let hint = exit.killedBySignal && memoryLimit > 0 ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
+                    coordinator.workerProcessEnded(
+                        workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
+                }
+                pool?.start()
+            }
+            pool?.stop(grace: 2)
+            withExtendedLifetime((stopSignals, reloadSignal)) {}
+        }
+
+        /// The coordinator's CURVE security, and the key files of the local workers (if any): a
+        /// key pair made at each start, admitted besides the directory's keys, its secret certificate
+        /// written (mode 0600) under DATA/local-worker-keys with the server's public certificate.
+        private func curveSetup() throws -> (security: CoordinatorSecurity, localWorkerArguments: [String])? {
+            guard let curveSecretKey, let authorizedKeys else { return nil }
+            do {
+                let serverKeys = try CurveCertificate(contentsOf: curveSecretKey).keyPair
+                guard !noLocalWorkers else {
+                    return (CoordinatorSecurity(keyPair: serverKeys, authorizedKeysDirectory: authorizedKeys), [])
+                }
+                let directory = (data as NSString).appendingPathComponent("local-worker-keys")
+                for name in ["server.key", "local-worker.key", "local-worker.key_secret"] {
+                    unlink((directory as NSString).appendingPathComponent(name))
+                }
+                let workerKeys = try CurveKeyPair.generate()
+                let files = try CurveCertificate(keyPair: workerKeys).save(name: "local-worker", in: directory)
+                let serverPublic = (directory as NSString).appendingPathComponent("server.key")
+                try Data(CurveCertificate(publicKey: serverKeys.publicKey).publicText().utf8).write(to: URL(fileURLWithPath: serverPublic))
+                let security = CoordinatorSecurity(
+                    keyPair: serverKeys, authorizedKeysDirectory: authorizedKeys, extraAuthorizedKeys: [workerKeys.publicKey])
+                return (security, ["--curve-server-key", serverPublic, "--curve-secret-key", files.secretPath])
+            } catch {
+                throw CommandFailure("cannot set up CURVE: \(error)")
+            }
+        }
+
+        /// Prints the endpoints and writes them to DATA/endpoints.json for scripts and tests.
+        private func announce(_ endpoints: BoundEndpoints) {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let json = (try? encoder.encode(endpoints)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+            FileManager.default.createFile(atPath: data + "/endpoints.json", contents: Data(json.utf8))
+            if self.json {
+                print(json)
+            } else {
+                print("tactus serve: frontend \(endpoints.frontend)  backend \(endpoints.backend)  events \(endpoints.events)")
+                print("data in \(data); stop with Ctrl-C")
+            }
+            fflush(nil)  // every output stream: the endpoints must reach a pipe at once
+        }
+    }
+}
+
+/// Runs an action on each SIGHUP (instead of the default exit).
+final class ReloadSignal {
+    private let source: any DispatchSourceSignal
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        signal(SIGHUP, SIG_IGN)
+        source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: .global())
+        source.setEventHandler(handler: action)
+        source.resume()
+    }
+}
+
+/// Runs an action once on SIGINT or SIGTERM (instead of the default immediate exit).
+final class StopSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ action: @escaping @Sendable () -> Void) {
+        sources = [SIGINT, SIGTERM].map { signalNumber in
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler(handler: action)
+            source.resume()
+            return source
+        }
+    }
+}

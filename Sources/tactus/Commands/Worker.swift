@@ -1,0 +1,171 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TactusAnalysis
+import TactusAudio
+import TactusDetector
+import TactusProtocol
+import TactusWorker
+
+extension Tactus {
+    /// `tactus worker`: offers one detector to a coordinator and analyses the songs it sends.
+    struct Worker: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "worker",
+            abstract: "Analyse songs for a coordinator with one detector.",
+            discussion: """
+                Connects to the coordinator's backend, announces the detector with its version and \
+                parameters, and analyses one song at a time on a separate thread while heartbeats \
+                go on every 2.5 s. A song that does not decode is a failed job with the audio \
+                error's code, never the end of the worker. When the coordinator is silent for 3 \
+                heartbeats, or disconnects it, the worker reconnects after 1 s, doubling up to 32 s.
+
+                SIGINT or SIGTERM: the current job is finished (for at most --grace seconds), the \
+                coordinator is told, and the worker exits 0; a second signal leaves at once. Logs \
+                go to standard error.
+
+                With --max-memory-mb the worker limits its own address space (setrlimit RLIMIT_AS, \
+                with malloc kept to one arena so an idle worker stays near 140 MiB) before it \
+                connects: a song that needs more ends the process, and so costs one failed job; a \
+                job needs about 2.5 times the song's bytes. With --max-analysis-seconds an analysis \
+                still running after that time (checked between decoded blocks) stops, and its job \
+                fails with the code timeout, naming the song and the limit. With --nice it lowers its \
+                CPU priority, so that a coordinator on the same machine answers its clients first. \
+                A coordinator using CURVE needs --curve-server-key and \
+                --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
+
+                With --health-file the worker sets the file's modification time at every message \
+                from the coordinator (at least every 2.5 s while connected) and removes it when it \
+                stops; `tactus health --file PATH` tells from its age whether the worker is in \
+                touch with its coordinator (a container health check).
+                """
+        )
+
+        @Option(help: ArgumentHelp("The coordinator's backend.", valueName: "endpoint"))
+        var connect = "tcp://127.0.0.1:5556"
+
+        @Option(help: ArgumentHelp(
+            "The detector to offer (see `tactus detectors`).", valueName: "name"))
+        var detector: String
+
+        @Option(name: .customLong("param"), help: ArgumentHelp(
+            "A parameter announced as the worker's own, for example preset=classic (repeatable). Each job carries its own parameters.",
+            valueName: "key=value"))
+        var parameters: [String] = []
+
+        @Option(help: ArgumentHelp("The worker's name in the coordinator's status and events (default HOST:PID).", valueName: "id"))
+        var id: String?
+
+        @Option(help: ArgumentHelp(
+            "Seconds between heartbeats (at most 2.5, the protocol's interval; the coordinator is taken for gone after 3 "
+                + "silent intervals).",
+            valueName: "seconds"))
+        var heartbeatInterval = 2.5
+
+        @Option(help: ArgumentHelp("Seconds the current job may take after SIGINT or SIGTERM.", valueName: "seconds"))
+        var grace = 60.0
+
+        @Option(help: ArgumentHelp("Address-space limit of this process in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
+        var maxMemoryMb = 0
+
+        @Option(help: ArgumentHelp(
+            "Seconds one job's analysis may take before it stops and the job fails 'timeout' (0: no limit).",
+            valueName: "seconds"))
+        var maxAnalysisSeconds = 0.0
+
+        @Option(help: ArgumentHelp("Lower this worker's CPU priority by this nice value (0 to 19; 0: unchanged).", valueName: "n"))
+        var nice: Int32 = 0
+
+        @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
+            "The longest song analysed, in seconds (too-long above it).", valueName: "seconds"))
+        var maxDurationS = 7200.0
+
+        @OptionGroup var curve: CurveClientOptions
+
+        @Option(help: ArgumentHelp(
+            "A file touched at every message from the coordinator and removed at exit (see `tactus health`).", valueName: "path"))
+        var healthFile: String?
+
+        @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
+        var logLevel = "info"
+
+        func validate() throws {
+            _ = try setup()
+        }
+
+        func run() throws {
+            var (configuration, level) = try setup()
+            if nice > 0 { try ResourceLimits.lowerPriority(niceness: nice) }
+            if maxMemoryMb > 0 { try ResourceLimits.limitMemory(megabytes: maxMemoryMb) }
+            configuration.curve = try curve.keys()
+            var logger = Logger(label: "tactus.worker")
+            logger.logLevel = level
+            let worker = TactusWorker.Worker(configuration: configuration, logger: logger)
+            // Signals are taken from their default action and handled on a queue: the first stop
+            // lets the job finish, the second leaves at once.
+            let sources = [SIGINT, SIGTERM].map { signalNumber in
+                signal(signalNumber, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+                source.setEventHandler { worker.stop() }
+                source.resume()
+                return source
+            }
+            try withExtendedLifetime(sources) { try worker.run() }
+        }
+
+        /// The worker's configuration and log level from the options, or a usage error naming the culprit.
+        private func setup() throws -> (WorkerConfiguration, Logger.Level) {
+            guard let type = BuiltinDetectors.registry.detectorTypes.first(where: { $0.descriptor.name == detector }) else {
+                throw ValidationError(
+                    ParameterError.unknownDetector(name: detector, known: BuiltinDetectors.registry.names).description)
+            }
+            let resolved: ParameterSet
+            do {
+                resolved = try type.descriptor.resolve(assignments: parameters)
+            } catch {
+                throw ValidationError(String(describing: error))
+            }
+            guard connect.contains("://") else {
+                throw ValidationError("--connect takes an endpoint such as tcp://HOST:PORT, not '\(connect)'.")
+            }
+            guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.seconds else {
+                throw ValidationError("--heartbeat-interval must be above 0 and at most 2.5 seconds (got \(heartbeatInterval)).")
+            }
+            guard maxMemoryMb == 0 || maxMemoryMb >= ResourceLimits.minimumMemoryMegabytes else {
+                throw ValidationError(
+                    "--max-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB (got \(maxMemoryMb)): "
+                        + "an idle worker takes about 140 MiB of address space, and each of its threads 8 MiB more.")
+            }
+            guard maxAnalysisSeconds >= 0, maxAnalysisSeconds.isFinite else {
+                throw ValidationError("--max-analysis-seconds must not be negative (got \(maxAnalysisSeconds)).")
+            }
+
+            guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19 (got \(nice)).") }
+            guard maxMemoryMb >= 0 else { throw ValidationError("--max-memory-mb must not be negative (got \(maxMemoryMb)).") }
+            guard maxDurationS > 0 else { throw ValidationError("--max-duration-s must be positive (got \(maxDurationS)).") }
+            guard grace >= 0 else { throw ValidationError("--grace must not be negative (got \(grace)).") }
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            if let id {
+                guard (1...128).contains(id.utf8.count) else { throw ValidationError("--id must have 1 to 128 bytes.") }
+            }
+            if let healthFile {
+                var isDirectory: ObjCBool = false
+                let parent = (healthFile as NSString).deletingLastPathComponent
+                guard !healthFile.hasSuffix("/"),
+                    FileManager.default.fileExists(atPath: parent.isEmpty ? "." : parent, isDirectory: &isDirectory), isDirectory.boolValue
+                else {
+                    throw ValidationError("--health-file must be a file in an existing directory (got '\(healthFile)').")
+                }
+            }
+            let configuration = WorkerConfiguration(
+                endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
+                heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
+                decoding: DecodingOptions(maximumSeconds: maxDurationS),
+                analysisTimeLimit: maxAnalysisSeconds > 0 ? .milliseconds(Int64((maxAnalysisSeconds * 1000).rounded())) : nil,
+                healthFile: healthFile.map(HealthFile.init(path:)))
+            return (configuration, level)
+        }
+    }
+}

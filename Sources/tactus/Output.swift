@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+
+/// `--json`: JSON (JSON Lines for lists) instead of tables.
+struct OutputOptions: ParsableArguments {
+    @Flag(help: "Print JSON for scripts (JSON Lines, one object per song, for lists).")
+    var json = false
+}
+
+/// Output for people and for scripts.
+enum Output {
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return encoder
+    }()
+
+    /// One JSON object on one line.
+    static func jsonLine(_ value: some Encodable) throws {
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+
+    /// A table with a header line, columns padded to their widest cell.
+    static func table(_ headers: [String], _ rows: [[String]]) {
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        print(line(headers))
+        for row in rows { print(line(row)) }
+    }
+
+    static func bpm(_ value: Double?) -> String {
+        value.map { String(format: "%.2f", $0) } ?? "-"
+    }
+
+    static func factor(_ value: Double) -> String {
+        value == 1 ? "1" : value == 0.5 ? "1/2" : String(format: "%g", value)
+    }
+
+    static func percent(_ share: Double) -> String {
+        String(format: "%.1f %%", share * 100)
+    }
+
+    /// `m:ss`.
+    static func clock(_ seconds: Double) -> String {
+        let total = Int(seconds.rounded())
+        return String(format: "%d:%02d", total / 60, total % 60)
+    }
+
+    static func warn(_ message: String) {
+        FileHandle.standardError.write(Data("tactus: warning: \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import TactusAudio
+import TactusDetector
+import TactusModel
+import TactusProtocol
+import TactusTestSupport
+import Testing
+
+/// The client commands of the `tactus` binary against a fake frontend and events socket.
+@Suite struct ClientCommandTests {
+    /// Answers the first `submit` with `busy`, the others with one queued job (the song id is
+    /// the SHA-256 of the bytes, as the coordinator's) and publishes the song's `song.done`; answers
+    /// `result` with a 120 BPM analysis and `status` with the finished job.
+    static func fakeServer() throws -> FakeFrontend {
+        let descriptor = DetectorDescriptor(name: "comb-filter", version: "9", summary: "test", specific: [])
+        let submissions = Locked(0)
+        return try FakeFrontend { request in
+            switch request.body {
+            case .submit where submissions.withLock({ count in count += 1; return count }) == 1:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: "submit",
+                    error: ErrorBody(code: .busy, message: "the queue is full", retryAfterMs: 300))])
+            case .submit(_, let audio):
+                let song = SongID(hashing: audio ?? []).hex
+                let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
+                var done = queued
+                (done.state, done.attempt) = (.done, 1)
+                return .init(
+                    replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))],
+                    events: [.songDone(SongDoneEvent(song: song, jobs: [done], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"])))])
+            case .result(let result):
+                let analysis = TempoAnalysis(
+                    descriptor: descriptor, params: ParameterSet(["preset": .text("default")]),
+                    output: DetectorOutput(bpm: 120, confidence: 0.9, candidates: [TempoCandidate(bpm: 120, strength: 1)], windows: []),
+                    seconds: 0.5)
+                let envelope: [Float]? = result.envelope == true ? [0.5, 0.25, 0] : nil
+                return .init(replies: [ClientReply(requestID: request.requestID, .result(ResultResponse(
+                    song: result.song, analyses: [analysis], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"]),
+                    envelopeHopS: envelope == nil ? nil : 0.5), envelope: envelope))])
+            case .status(let status) where status.song == nil && status.job == nil:
+                let server = ServerStatus(
+                    queue: ["comb-filter": 3], workers: [WorkerInfo(workerId: "host:1", detector: "comb-filter", version: "9", job: 7)],
+                    jobsPerSecond: 1.5, uptimeS: 3700, accepting: true)
+                return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: server)))])
+            case .status(let status):
+                let job = JobInfo(job: status.job ?? 1, song: status.song ?? "s", detector: "comb-filter", state: .done, attempt: 1)
+                return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [job])))])
+            case .cancel(let cancel):
+                return .init(replies: [ClientReply(requestID: request.requestID, .cancel(CancelResponse(cancelled: cancel.job.map { [$0] } ?? [4, 5])))])
+            case .detectors:
+                let offered = OfferedDetector(detector: DetectorInfo(descriptor), workers: 2, queued: 3)
+                return .init(replies: [ClientReply(requestID: request.requestID, .detectors(DetectorsResponse(detectors: [offered])))])
+            default:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: request.body.command.rawValue,
+                    error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
+            }
+        }
+    }
+
+    @Test func submitWaitSendsAudioFilesFoundByContentAndPrintsEachResult() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-submit-test")
+        let nested = directory.file("album")
+        try FileManager.default.createDirectory(atPath: nested, withIntermediateDirectories: true)
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        // Names that lie: recognition is by content.
+        try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("first.dat"))
+        try AudioFileWriter(.wav16).write([signal], sampleRate: 22_050, to: "\(nested)/second.mp3")
+        #expect(FileManager.default.createFile(atPath: directory.file("notes.wav"), contents: Data("not audio".utf8)))
+
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let run = try CLI.run([
+            "submit", directory.path, "--wait", "--json", "--server", server.frontend, "--events", server.events,
+            "--detector", "comb-filter", "--param", "comb-filter.preset=classic",
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = try run.standardOutput.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.map { $0["file"] as? String } == [directory.file("album/second.mp3"), directory.file("first.dat")])
+        for line in lines {
+            #expect((line["song"] as? String)?.count == 64)
+            #expect((line["jobs"] as? [[String: Any]])?.first?["state"] as? String == "done")
+            #expect((line["analyses"] as? [[String: Any]])?.first?["bpm"] as? Double == 120)
+            #expect((line["consensus"] as? [String: Any])?["bpm"] as? Double == 120)
+        }
+        #expect(run.standardError.contains("2 songs submitted, 2 finished, 0 failed, 1 file skipped (not audio)"))
+
+        let submits = server.requests.compactMap { request -> SubmitRequest? in
+            if case .submit(let submit, let audio) = request.body, audio?.isEmpty == false { return submit }
+            return nil
+        }
+        // The first was answered `busy` and sent again after the wait it asked for.
+        #expect(submits.count == 3)
+        #expect(run.seconds >= 0.3)
+        #expect(submits.allSatisfy { $0.detectors == ["comb-filter"] && $0.params?["comb-filter"]?["preset"] == .text("classic") })
+    }
+
+    @Test(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))
+    func thePythonExampleClientSubmitsAFolderAndPrintsTheResults() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-client-py-test")
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        try AudioFileWriter(.wav16).write([signal], sampleRate: 22_050, to: directory.file("a.wav"))
+        try AudioFileWriter(.flac).write([signal, signal], sampleRate: 22_050, to: directory.file("b.flac"))
+        #expect(FileManager.default.createFile(atPath: directory.file("c.txt"), contents: Data("text".utf8)))
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let run = try CLI.python([
+            CLI.repositoryRoot + "/protocol/examples/client.py", directory.path,
+            "--server", server.frontend, "--events", server.events, "--json",
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = try run.standardOutput.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        #expect(lines.map { $0["file"] as? String } == [directory.file("a.wav"), directory.file("b.flac")])
+        #expect(lines.allSatisfy { ($0["consensus"] as? [String: Any])?["bpm"] as? Double == 120 })
+        #expect(run.seconds < 5, "song.done events, not status polling, ended the wait")
+    }
+
+    @Test func aNamedFileThatIsNotAudioIsAnErrorLine() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-submit-test")
+        #expect(FileManager.default.createFile(atPath: directory.file("readme.flac"), contents: Data("hello".utf8)))
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let run = try CLI.run(["submit", directory.file("readme.flac"), "--json", "--server", server.frontend])
+        #expect(run.status == 1)
+        let line = try #require(JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        #expect((line["error"] as? [String: Any])?["code"] as? String == "unsupported-format")
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func aSilentServerIsAClearErrorWithinSeconds() throws {
+        let server = try SilentServer()
+        let run = try CLI.run(["status", "--server", server.endpoint, "--timeout", "0.5"])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("no answer from \(server.endpoint) within 1 s (2 attempts)"))
+        #expect(run.seconds < 4)
+    }
+
+    @Test func statusResultCancelAndDetectorsPrintWhatTheServerSays() throws {
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let song = String(repeating: "ab", count: 32)
+        func json(_ arguments: [String]) throws -> [[String: Any]] {
+            let run = try CLI.run(arguments + ["--json", "--server", server.frontend])
+            #expect(run.status == 0, "\(arguments): \(run.standardError)")
+            return try run.standardOutput.split(separator: "\n").map {
+                try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+        }
+        let job = try json(["status", "12"])
+        #expect(job.count == 1 && job[0]["job"] as? Int == 12 && job[0]["state"] as? String == "done")
+        let songJobs = try json(["status", song])
+        #expect(songJobs.first?["song"] as? String == song)
+        let state = try json(["status"])
+        #expect(state.first?["queue"] as? [String: Int] == ["comb-filter": 3] && state.first?["uptime_s"] as? Double == 3700)
+
+        let result = try #require(try json(["result", song, "--envelope"]).first)
+        #expect((result["analyses"] as? [[String: Any]])?.first?["bpm"] as? Double == 120)
+        let envelope = try #require(result["envelope"] as? [String: Any])
+        #expect(envelope["hop_s"] as? Double == 0.5 && envelope["values"] as? [Double] == [0.5, 0.25, 0])
+        #expect(result["envelope_hop_s"] == nil)
+
+        #expect(try json(["cancel", song]).first?["cancelled"] as? [Int] == [4, 5])
+        let detectors = try json(["detectors"])
+        #expect(detectors.first?["name"] as? String == "comb-filter" && detectors.first?["workers"] as? Int == 2)
+
+        let text = try CLI.run(["status", "--server", server.frontend])
+        #expect(
+            text.standardOutput.contains("accepting work, up 1 h 01 min") && text.standardOutput.contains("host:1  comb-filter 9  job 7"))
+        #expect(server.requests.map(\.body.command) == [.status, .status, .status, .result, .cancel, .detectors, .status])
+    }
+}

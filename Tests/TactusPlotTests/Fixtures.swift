@@ -1,0 +1,4 @@
+import TactusTestSupport
+
+/// The figure fixtures, by their short name in these tests.
+typealias Sample = LibraryFixture.Figures
