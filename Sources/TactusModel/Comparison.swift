@@ -174,23 +174,88 @@ public struct LibraryComparison: Sendable, Hashable, Codable {
         }
     }
 
+    /// One detector's current tempo for a song (nil: analysed, no tempo found).
+    public struct DetectorTempo: Sendable, Hashable, Codable {
+        public var detector: String
+        public var bpm: Double?
+
+        /// Every field.
+        public init(detector: String, bpm: Double?) {
+            self.detector = detector
+            self.bpm = bpm
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case detector, bpm
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(detector, forKey: .detector)
+            try container.encode(bpm, forKey: .bpm)  // null when no tempo, never omitted
+        }
+    }
+
+    /// A song whose tempo a person should check: its current default analyses disagree with
+    /// the consensus, or the consensus is not confident.
+    public struct SongToCheck: Sendable, Hashable, Codable {
+        public var song: SongID
+        public var file: String
+        public var consensus: ConsensusTempo
+        /// The current default analyses, by detector name.
+        public var tempi: [DetectorTempo]
+        /// `disagree` (a detector's tempo is more than 4 % from the consensus) and/or
+        /// `low-confidence` (the consensus confidence is under ``LibraryComparison/lowConfidence``
+        /// or the song has no consensus tempo).
+        public var reasons: [String]
+
+        /// Every field.
+        public init(song: SongID, file: String, consensus: ConsensusTempo, tempi: [DetectorTempo], reasons: [String]) {
+            self.song = song
+            self.file = file
+            self.consensus = consensus
+            self.tempi = tempi
+            self.reasons = reasons
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case song, file, consensus, tempi, reasons
+        }
+    }
+
+    /// Consensus confidences under this are low: on the shared corpora, fewer than about two in
+    /// three such songs have the right tempo (`tactus-bench accuracy` prints the calibration).
+    public static let lowConfidence = 0.25
+    /// At most this many songs to check are listed (the least confident first).
+    public static let toCheckLimit = 100
+
     public var songs: Int
-    /// Every pair of detectors (labels as in ``AnalysisRecord/label``), sorted by name.
+    /// Every pair of detectors (labels as in ``AnalysisRecord/label``; older versions as
+    /// `label@version`), sorted by name.
     public var agreements: [Agreement]
     /// Every detector with at least one analysed song that has a reference tempo.
     public var accuracy: [Accuracy]
     /// The consensus tempi of the library, from the lowest bin to the highest, empty bins included.
     public var histogram: [Bin]
+    /// The songs to check, least confident first (at most ``toCheckLimit``).
+    public var toCheck: [SongToCheck]
+    /// How many songs there are to check in all.
+    public var toCheckTotal: Int
 
     /// Every field.
-    public init(songs: Int, agreements: [Agreement], accuracy: [Accuracy], histogram: [Bin]) {
+    public init(
+        songs: Int, agreements: [Agreement], accuracy: [Accuracy], histogram: [Bin], toCheck: [SongToCheck] = [],
+        toCheckTotal: Int = 0
+    ) {
         self.songs = songs
         self.agreements = agreements
         self.accuracy = accuracy
         self.histogram = histogram
+        self.toCheck = toCheck
+        self.toCheckTotal = toCheckTotal
     }
 
     enum CodingKeys: String, CodingKey {
-        case songs, agreements, accuracy, histogram
+        case songs, agreements, accuracy, histogram, toCheck = "to_check", toCheckTotal = "to_check_total"
     }
 }

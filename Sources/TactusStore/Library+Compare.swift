@@ -27,42 +27,62 @@ extension Library {
     }
 
     /// Compares the detectors over the whole library: pairwise agreement, accuracy against
-    /// the reference tempi, and the histogram of consensus tempi in bins of `binWidth` BPM.
+    /// the reference tempi, the histogram of consensus tempi in bins of `binWidth` BPM, and the
+    /// songs whose tempo a person should check.
     ///
-    /// When a song has several analyses under one label (several versions), the most recent counts.
+    /// Each label (`detector` or `detector/preset`) stands for the newest version of that
+    /// detector the library holds; the analyses of older versions count under
+    /// `detector@version` (`comb-filter@1.0.0`), so a library re-analysed after a detector
+    /// changed compares old against new. When a song has several analyses under one label,
+    /// the most recent counts.
     public func compareLibrary(binWidth: Double = 10) throws(StoreError) -> LibraryComparison {
         guard binWidth.isFinite, binWidth > 0 else {
             throw .invalidValue(field: "bin_width", value: "\(binWidth)", accepted: "a width > 0 BPM")
         }
         return try read { db in
-            // The tempo (nil: analysed, none found) of each (label, song).
-            var tempi = [String: [Int64: Double?]]()
-            var dates = [String: [Int64: Date]]()
-            var labels = [String: String]()  // params_hash + detector -> label
+            struct Analysed {
+                var song: Int64
+                var base: String
+                var version: String
+                var bpm: Double?
+                var date: Date
+            }
+            var analysed = [Analysed]()
+            var bases = [String: String]()  // detector + params_hash -> detector or detector/preset
             let rows = try Row.fetchCursor(
                 db,
                 sql: """
-                    SELECT song_id, detector, params_hash, params_json, bpm, analyzed_at FROM analyses
+                    SELECT song_id, detector, detector_version, params_hash, params_json, bpm, analyzed_at FROM analyses
                     WHERE status <> 'failed'
                     """)
             while let row = try rows.next() {
                 let detector: String = row["detector"]
-                let labelKey = detector + "\u{0}" + (row["params_hash"] as String)
-                let label: String
-                if let known = labels[labelKey] {
-                    label = known
+                let baseKey = detector + "\u{0}" + (row["params_hash"] as String)
+                let base: String
+                if let known = bases[baseKey] {
+                    base = known
                 } else {
                     let params = (try? JSONDecoder().decode(ParameterSet.self, from: Data((row["params_json"] as String).utf8)))
                     let preset: String
                     if case .text(let named)? = params?["preset"] { preset = named } else { preset = "default" }
-                    label = preset == "default" ? detector : "\(detector)/\(preset)"
-                    labels[labelKey] = label
+                    base = preset == "default" ? detector : "\(detector)/\(preset)"
+                    bases[baseKey] = base
                 }
-                let song: Int64 = row["song_id"]
-                let date: Date = row["analyzed_at"]
-                if let previous = dates[label]?[song], previous > date { continue }
-                dates[label, default: [:]][song] = date
-                tempi[label, default: [:]][song] = .some(row["bpm"] as Double?)
+                analysed.append(
+                    Analysed(song: row["song_id"], base: base, version: row["detector_version"], bpm: row["bpm"], date: row["analyzed_at"]))
+            }
+            var newest = [String: String]()
+            for entry in analysed where newest[entry.base].map({ Self.isNewer(entry.version, than: $0) }) ?? true {
+                newest[entry.base] = entry.version
+            }
+            // The tempo (nil: analysed, none found) of each (label, song).
+            var tempi = [String: [Int64: Double?]]()
+            var dates = [String: [Int64: Date]]()
+            for entry in analysed {
+                let label = entry.version == newest[entry.base] ? entry.base : "\(entry.base)@\(entry.version)"
+                if let previous = dates[label]?[entry.song], previous > entry.date { continue }
+                dates[label, default: [:]][entry.song] = entry.date
+                tempi[label, default: [:]][entry.song] = .some(entry.bpm)
             }
             let references = try Dictionary(
                 Row.fetchAll(db, sql: "SELECT song_id, bpm FROM reference_tempi").map { ($0[0] as Int64, $0[1] as Double) },
@@ -118,8 +138,59 @@ extension Library {
                     LibraryComparison.Bin(lower: (first + Double(index)) * binWidth, width: binWidth, count: count)
                 }
             }
-            return LibraryComparison(songs: songCount, agreements: agreements, accuracy: accuracy, histogram: histogram)
+            let current = names.filter { !$0.contains("/") && !$0.contains("@") }
+            let toCheck = try Self.songsToCheck(current.map { ($0, tempi[$0]!) }, db)
+            return LibraryComparison(
+                songs: songCount, agreements: agreements, accuracy: accuracy, histogram: histogram,
+                toCheck: Array(toCheck.prefix(LibraryComparison.toCheckLimit)), toCheckTotal: toCheck.count)
         }
+    }
+
+    /// The songs whose current default analyses disagree with the consensus (a detector's tempo
+    /// more than 4 % from it) or whose consensus confidence is under
+    /// ``LibraryComparison/lowConfidence``, least confident first.
+    private static func songsToCheck(_ detectors: [(label: String, tempi: [Int64: Double?])], _ db: Database) throws
+        -> [LibraryComparison.SongToCheck]
+    {
+        var found = [(confidence: Double, entry: LibraryComparison.SongToCheck)]()
+        let rows = try Row.fetchCursor(
+            db,
+            sql: """
+                SELECT c.song_id, s.sha256, s.file_name, c.bpm, c.detectors, c.confidence
+                FROM consensus c JOIN songs s ON s.id = c.song_id
+                """)
+        while let row = try rows.next() {
+            let key: Int64 = row[0]
+            let consensus = ConsensusTempo(bpm: row[3], detectors: NamesJSON.decode(row[4]), confidence: row[5])
+            let tempi = detectors.compactMap { detector in
+                detector.tempi[key].map { LibraryComparison.DetectorTempo(detector: detector.label, bpm: $0) }
+            }
+            guard !tempi.isEmpty, let song = SongID(row[1] as String) else { continue }
+            var reasons = [String]()
+            if let bpm = consensus.bpm, tempi.contains(where: { $0.bpm.map { !TempoRelation.matches($0, bpm) } ?? false }) {
+                reasons.append("disagree")
+            }
+            if (consensus.confidence ?? 1) < LibraryComparison.lowConfidence || consensus.bpm == nil {
+                reasons.append("low-confidence")
+            }
+            guard !reasons.isEmpty else { continue }
+            found.append(
+                (consensus.confidence ?? 0,
+                 LibraryComparison.SongToCheck(song: song, file: row[2], consensus: consensus, tempi: tempi, reasons: reasons)))
+        }
+        return found.sorted { $0.confidence != $1.confidence ? $0.confidence < $1.confidence : $0.entry.song < $1.entry.song }
+            .map(\.entry)
+    }
+
+    /// Whether version `candidate` is newer than `other`: numeric components compared in order
+    /// (`1.10.0` is newer than `1.9.2`), text where a component is not a number.
+    static func isNewer(_ candidate: String, than other: String) -> Bool {
+        let a = candidate.split(separator: "."), b = other.split(separator: ".")
+        for (x, y) in zip(a, b) where x != y {
+            if let i = Int(x), let j = Int(y) { return i > j }
+            return x > y
+        }
+        return a.count > b.count
     }
 
     private static func share(_ part: Int, of whole: Int) -> Double {

@@ -198,7 +198,15 @@ enum Examples {
                {"detector": "autocorrelation", "count": 40, "acc1": 0.6, "acc2": 0.9, "mae": 12.5},
                {"detector": "comb-filter/classic", "count": 2, "acc1": 0, "acc2": 0}
              ],
-             "histogram": [{"lower": 80, "width": 10, "count": 3}, {"lower": 90, "width": 10, "count": 0}]}
+             "histogram": [{"lower": 80, "width": 10, "count": 3}, {"lower": 90, "width": 10, "count": 0}],
+             "to_check": [
+               {"song": "3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a3f9a", "file": "ballad.mp3",
+                "consensus": {"bpm": 132.3, "detectors": ["comb-filter"], "confidence": 0.18},
+                "tempi": [{"detector": "autocorrelation", "bpm": 66.2}, {"detector": "comb-filter", "bpm": 132.3},
+                          {"detector": "statistical-energy", "bpm": null}],
+                "reasons": ["disagree", "low-confidence"]}
+             ],
+             "to_check_total": 1}
             """)
     }
 

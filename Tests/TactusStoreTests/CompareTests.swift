@@ -61,16 +61,17 @@ import Testing
         for (n, reference) in [100.0, 120, 140, 160].enumerated() {
             try library.setReference(reference, for: Fixture.songID(n))
         }
-        // An older version of alpha: only the most recent analysis under a label counts.
+        // An older version of alpha counts under its own label, set against the newest.
         try library.store(
             Fixture.record("alpha", bpm: 100, version: "0", at: Date(timeIntervalSince1970: 1_600_000_000)),
             for: Fixture.songID(1))
 
         let comparison = try library.compareLibrary(binWidth: 20)
         #expect(comparison.songs == 5)
-        let pair = try #require(comparison.agreements.first)
-        #expect(comparison.agreements.count == 1)
-        #expect(pair.first == "alpha" && pair.second == "beta")
+        #expect(comparison.agreements.map { "\($0.first) \($0.second)" } == ["alpha alpha@0", "alpha beta", "alpha@0 beta"])
+        let old = try #require(comparison.agreements.first)
+        #expect(old.songs == 1 && old.agree == 0 && old.agreeOctave == 0)  // 240 against 100 on song 1
+        let pair = try #require(comparison.agreements.first { $0.first == "alpha" && $0.second == "beta" })
         #expect(pair.songs == 4)  // song 3: alpha found no tempo
         #expect(pair.agree == 0.25)  // song 0 only
         #expect(pair.agreeOctave == 1)
@@ -93,5 +94,44 @@ import Testing
         }
         #expect(comparison.histogram.first.map { $0.count > 0 } == true)
         #expect(comparison.histogram.last.map { $0.count > 0 } == true)
+    }
+
+    @Test func versionsAreComparedNumerically() {
+        #expect(Library.isNewer("2.0.0", than: "1.0.0"))
+        #expect(Library.isNewer("1.10.0", than: "1.9.2"))
+        #expect(!Library.isNewer("1.0.0", than: "1.0.0"))
+        #expect(Library.isNewer("1.0.1", than: "1.0"))
+    }
+
+    @Test func theSongsToCheckAreThoseWhereDetectorsDisagreeOrTheConsensusIsUnsure() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try library.record([
+            // Agreement with confidence: nothing to check.
+            SongAnalyses(song: Fixture.song(0), analyses: [
+                Fixture.record("alpha", bpm: 120, confidence: 0.8), Fixture.record("beta", bpm: 121, confidence: 0.7),
+            ]),
+            // beta reads half the tempo.
+            SongAnalyses(song: Fixture.song(1), analyses: [
+                Fixture.record("alpha", bpm: 140, confidence: 0.8), Fixture.record("beta", bpm: 70, confidence: 0.5),
+            ]),
+            // They agree, but neither is sure.
+            SongAnalyses(song: Fixture.song(2), analyses: [
+                Fixture.record("alpha", bpm: 100, confidence: 0.1), Fixture.record("beta", bpm: 100, confidence: 0.1),
+            ]),
+            // No tempo at all.
+            SongAnalyses(song: Fixture.song(3), analyses: [Fixture.record("alpha", bpm: nil), Fixture.record("beta", bpm: nil)]),
+        ])
+        let comparison = try library.compareLibrary()
+        #expect(comparison.toCheckTotal == 3)
+        let bySong = Dictionary(uniqueKeysWithValues: comparison.toCheck.map { ($0.song, $0) })
+        #expect(bySong[Fixture.songID(0)] == nil)
+        #expect(bySong[Fixture.songID(1)]?.reasons == ["disagree"])
+        #expect(bySong[Fixture.songID(1)]?.tempi.map(\.bpm) == [140, 70])
+        #expect(bySong[Fixture.songID(2)]?.reasons == ["low-confidence"])
+        #expect(bySong[Fixture.songID(3)]?.reasons == ["low-confidence"])
+        // Least confident first.
+        let confidences = comparison.toCheck.map { $0.consensus.confidence ?? 0 }
+        #expect(confidences == confidences.sorted())
     }
 }

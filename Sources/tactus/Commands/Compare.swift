@@ -130,6 +130,28 @@ extension Tactus {
                 let bar = String(repeating: "#", count: largest == 0 ? 0 : (bin.count * 50 + largest - 1) / largest)
                 print(String(format: "%6.0f-%-6.0f %7d  ", bin.lower, bin.lower + bin.width, bin.count) + bar)
             }
+            print()
+            showSongsToCheck(comparison)
+        }
+
+        /// The songs whose tempo a person should check, least confident first.
+        private func showSongsToCheck(_ comparison: LibraryComparison) {
+            guard comparison.toCheckTotal > 0 else {
+                print("Songs to check: none (every detector agrees with a confident consensus)")
+                return
+            }
+            let shown = comparison.toCheck.count < comparison.toCheckTotal ? ", the \(comparison.toCheck.count) least confident" : ""
+            print("Songs to check: \(comparison.toCheckTotal) (detectors disagree or the consensus confidence is under "
+                  + "\(LibraryComparison.lowConfidence)\(shown))")
+            let detectors = Array(Set(comparison.toCheck.flatMap { $0.tempi.map(\.detector) })).sorted()
+            Output.table(
+                ["SONG", "CONSENSUS", "CONF"] + detectors.map { $0.uppercased() } + ["WHY", "FILE"],
+                comparison.toCheck.map { entry in
+                    let tempi = detectors.map { name in entry.tempi.first { $0.detector == name }.map { Output.bpm($0.bpm) } ?? "" }
+                    return [String(entry.song.hex.prefix(8)), Output.bpm(entry.consensus.bpm),
+                            entry.consensus.confidence.map { String(format: "%.2f", $0) } ?? "-"]
+                        + tempi + [entry.reasons.joined(separator: ", "), entry.file]
+                })
         }
     }
 }
