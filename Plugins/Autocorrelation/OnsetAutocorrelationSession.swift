@@ -13,7 +13,8 @@ struct OnsetAutocorrelationSettings {
     init(_ parameters: ParameterSet) {
         envelope = OnsetStrengthConfiguration(
             bandEdgesHz: Self.bandEdges(perOctave: parameters.integer("bands_per_octave"), range: parameters.numbers("flux_range_hz")), frameRate: parameters.number("envelope_hz"),
-            compression: parameters.number("compression"), minimumRise: parameters.number("minimum_rise"))
+            compression: parameters.number("compression"), minimumRise: parameters.number("minimum_rise"),
+            averagesBands: true)
         spectralExponent = Float(parameters.number("spectral_exponent"))
         smoothingFrames = parameters.integer("smoothing_frames")
         vote = TempoVoteConfiguration(parameters)
@@ -46,8 +47,8 @@ final class OnsetAutocorrelationSession: DetectorSession {
     }
 
     func finish() -> DetectorOutput {
-        let bands = accumulator.finish()
-        let envelope = bands.replacingBands([Self.smoothed(Self.averaged(bands.bands), frames: settings.smoothingFrames)])
+        let flux = accumulator.finish()
+        let envelope = flux.replacingBands([Self.smoothed(flux.bands[0], frames: settings.smoothingFrames)])
         let autocorrelation = EnvelopeAutocorrelation(spectralExponent: settings.spectralExponent)
         let ordinary = EnvelopeAutocorrelation()
         let vote = TempoVote(configuration: settings.vote)
@@ -63,17 +64,6 @@ final class OnsetAutocorrelationSession: DetectorSession {
                 autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
             return PeriodicityEvidence(strength: contrast.strength(atLag: window.lag(ofBPM: grid.bpms[best])), curve: curve)
         }
-    }
-
-    /// The onset-strength signal: the mean over bands of each band's flux.
-    private static func averaged(_ bands: [[Float]]) -> [Float] {
-        guard var total = bands.first else { return [] }
-        for band in bands.dropFirst() {
-            for index in total.indices { total[index] += band[index] }
-        }
-        let scale = 1 / Float(bands.count)
-        for index in total.indices { total[index] *= scale }
-        return total
     }
 
     /// `values` convolved with a normalised Hann window of `frames` taps (centred), which

@@ -20,10 +20,13 @@ public struct OnsetStrengthConfiguration: Sendable, Hashable {
     /// Rises of the (compressed) level smaller than this are not onsets: with compression, 0.03
     /// ignores magnitude rises under about 3 %, the jitter of steady tones between frames.
     public var minimumRise: Double
+    /// `true`: the envelope has one band, the mean of the bands' onset strengths (a spectral
+    /// flux), computed without holding each band's envelope.
+    public var averagesBands: Bool
 
     public init(
         bandEdgesHz: [Double], frameRate: Double = 100, frameSeconds: Double = 0.0232, compression: Double = 100,
-        minimumRise: Double = 0.03
+        minimumRise: Double = 0.03, averagesBands: Bool = false
     ) {
         precondition(bandEdgesHz.count >= 2, "at least one band")
         precondition(frameRate > 0 && frameSeconds > 0 && compression >= 0 && minimumRise >= 0)
@@ -32,6 +35,7 @@ public struct OnsetStrengthConfiguration: Sendable, Hashable {
         self.frameSeconds = frameSeconds
         self.compression = compression
         self.minimumRise = minimumRise
+        self.averagesBands = averagesBands
     }
 }
 
@@ -195,17 +199,38 @@ public final class OnsetStrengthAccumulator {
         let relative = reference > 0 ? Float(1 / reference) : 0
         let compression = Float(configuration.compression)
         let minimumRise = Float(configuration.minimumRise)
+        // logf(1 + x): three times faster than log1pf, the same to 1e-7 here.
+        func level(_ magnitude: Float) -> Float {
+            let scaled = magnitude * relative
+            return linear ? scaled * scaled : logf(1 + compression * scaled)
+        }
         var bands: [[Float]] = []
-        bands.reserveCapacity(bandCount)
         magnitudes.withUnsafeBufferPointer { all in
+            if configuration.averagesBands {
+                let scale = 1 / Float(bandCount)
+                var previous = (0..<bandCount).map { level(all[$0]) }
+                bands = [[Float](unsafeUninitializedCapacity: frames) { values, initialised in
+                    values[0] = 0
+                    for frame in 1..<max(frames, 1) {
+                        var sum: Float = 0
+                        for band in 0..<bandCount {
+                            let current = level(all[frame * bandCount + band])
+                            sum += max(current - previous[band] - minimumRise, 0)
+                            previous[band] = current
+                        }
+                        values[frame] = sum * scale
+                    }
+                    initialised = frames
+                }]
+                return
+            }
             for band in 0..<bandCount {
                 bands.append([Float](unsafeUninitializedCapacity: frames) { values, initialised in
                     var previous: Float = 0
                     for frame in 0..<frames {
-                        let scaled = all[frame * bandCount + band] * relative
-                        let level = linear ? scaled * scaled : logf(1 + compression * scaled)  // logf: 3x faster than log1pf, same to 1e-7
-                        values[frame] = frame > 0 ? max(level - previous - minimumRise, 0) : 0
-                        previous = level
+                        let current = level(all[frame * bandCount + band])
+                        values[frame] = frame > 0 ? max(current - previous - minimumRise, 0) : 0
+                        previous = current
                     }
                     initialised = frames
                 })

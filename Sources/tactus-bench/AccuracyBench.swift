@@ -22,9 +22,10 @@ struct AccuracyBench: ParsableCommand {
             default detector is wrong together (what no consensus can fix) and, per detector and \
             for the consensus, confidence bands against the fraction of songs right (calibration).
 
-            Speed: a synthesised 3-minute 44.1 kHz stereo MP3, decoded alone and then with each \
-            detector's default preset alone (best of three runs, one thread). Target: each \
-            detector under 0.05 s, decoding excluded.
+            Speed: a synthesised 3-minute 44.1 kHz stereo MP3, decoded alone, each detector's \
+            default preset on the decoded song (CPU time of its thread, so a busy machine does not \
+            count; best of three) and the whole analysis with decoding (wall time). Target: each \
+            detector under 0.05 s of CPU, decoding excluded.
 
             Memory: the peak resident memory (VmHWM) of a fresh process analysing a \
             synthesised 20-minute song as `tactus analyze` does. Target: under 150 MB.
@@ -191,19 +192,35 @@ struct AccuracyBench: ParsableCommand {
             try stream.readToEnd()
         }
         print("Speed on a 3-minute 44.1 kHz stereo MP3 (best of 3, one thread): decode \(format(decode, seconds))")
+        let decoded = try DecodedAudio(decoding: .file(path))
+        let rate = Double(decoded.metadata.sampleRate)
         let registry = BuiltinDetectors.registry
         for name in registry.names {
-            let analyzer = SongAnalyzer(detectors: [try registry.make(name)])
-            var detectorSeconds = Double.infinity
+            let detector = try registry.make(name)
+            // The target counts the detector's own work on one core: CPU time of this thread, so
+            // that other processes on a busy machine do not count.
+            var detectorCPU = Double.infinity
+            for _ in 0..<3 {
+                let start = Self.threadCPUSeconds()
+                _ = detector.analyze(decoded.samples, sampleRate: rate)
+                detectorCPU = min(detectorCPU, Self.threadCPUSeconds() - start)
+            }
+            let analyzer = SongAnalyzer(detectors: [detector])
             let total = try bestOfThree {
                 let result = analyzer.analyze(.file(path))
                 if let error = result.error { throw error }
-                detectorSeconds = min(detectorSeconds, result.analyses[0].seconds)
             }
-            let verdict = detectorSeconds < 0.05 ? "meets" : "misses"
-            print("  \(name) default: detector \(format(detectorSeconds, seconds)) (\(verdict) the 0.05 s target); "
-                  + "with decode \(format(total, seconds))")
+            let verdict = detectorCPU < 0.05 ? "meets" : "misses"
+            print("  \(name) default: detector \(String(format: "%.3f", detectorCPU)) s of CPU (\(verdict) the 0.05 s target); "
+                  + "with decode \(format(total, seconds)) wall")
         }
+    }
+
+    /// CPU seconds this thread has used.
+    private static func threadCPUSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     private func bestOfThree(_ body: () throws -> Void) throws -> Double {
