@@ -171,7 +171,7 @@ let package = Package(
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
         .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
-        .testTarget(name: "TactusVoteTests", dependencies: ["TactusVote", "TactusDSP", "TactusDetector"]),
+        .testTarget(name: "TactusVoteTests", dependencies: ["TactusVote", "TactusDSP", "TactusDetector", "TactusTestSupport"]),
         // The behaviour every registered detector's default preset shares.
         .testTarget(
             name: "DetectorConformanceTests",

@@ -162,6 +162,23 @@ public final class OnsetStrengthAccumulator {
         Int((Double(frame) * sampleRate / configuration.frameRate).rounded())
     }
 
+    /// The envelope of a whole signal held in memory, fed in blocks of `blockSize` samples.
+    public static func envelope(
+        of signal: [Float], sampleRate: Double, configuration: OnsetStrengthConfiguration, blockSize: Int = 4096
+    ) -> OnsetStrengthEnvelope {
+        precondition(blockSize > 0)
+        let accumulator = OnsetStrengthAccumulator(sampleRate: sampleRate, configuration: configuration)
+        signal.withUnsafeBufferPointer { all in
+            var start = 0
+            while start < all.count {
+                let end = min(start + blockSize, all.count)
+                accumulator.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
+                start = end
+            }
+        }
+        return accumulator.finish()
+    }
+
     /// Takes the next samples (any length).
     public func consume(_ samples: UnsafeBufferPointer<Float>) {
         accumulateEnergy(samples)

@@ -18,17 +18,9 @@ private func clicks(bpm: Double, seconds: Double, sampleRate: Double) -> [Float]
 }
 
 private func envelope(of signal: [Float], sampleRate: Double, blockSize: Int = 1000) -> OnsetStrengthEnvelope {
-    let accumulator = OnsetStrengthAccumulator(
-        sampleRate: sampleRate, configuration: OnsetStrengthConfiguration(bandEdgesHz: [0, 500, 2000, 8000]))
-    signal.withUnsafeBufferPointer { all in
-        var start = 0
-        while start < all.count {
-            let end = min(start + blockSize, all.count)
-            accumulator.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
-            start = end
-        }
-    }
-    return accumulator.finish()
+    OnsetStrengthAccumulator.envelope(
+        of: signal, sampleRate: sampleRate, configuration: OnsetStrengthConfiguration(bandEdgesHz: [0, 500, 2000, 8000]),
+        blockSize: blockSize)
 }
 
 @Suite struct BlockEnergyTests {

@@ -2,35 +2,13 @@ import Foundation
 import Testing
 import TactusDSP
 import TactusDetector
+import TactusTestSupport
 import TactusVote
 
-/// Decaying 1 kHz clicks every `60 / bpm` seconds: the simplest signal with a known tempo.
-private func clicks(bpm: Double, seconds: Double, sampleRate: Double) -> [Float] {
-    var signal = [Float](repeating: 0, count: Int(seconds * sampleRate))
-    var time = 0.0
-    while time < seconds {
-        let start = Int((time * sampleRate).rounded())
-        for offset in 0..<Int(0.02 * sampleRate) where start + offset < signal.count {
-            let t = Double(offset) / sampleRate
-            signal[start + offset] += Float(0.8 * sin(2 * .pi * 1000 * t) * exp(-t / 0.004))
-        }
-        time += 60 / bpm
-    }
-    return signal
-}
-
 private func envelope(of signal: [Float], sampleRate: Double, blockSize: Int = 1000) -> OnsetStrengthEnvelope {
-    let accumulator = OnsetStrengthAccumulator(
-        sampleRate: sampleRate, configuration: OnsetStrengthConfiguration(bandEdgesHz: [0, 500, 2000, 8000]))
-    signal.withUnsafeBufferPointer { all in
-        var start = 0
-        while start < all.count {
-            let end = min(start + blockSize, all.count)
-            accumulator.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
-            start = end
-        }
-    }
-    return accumulator.finish()
+    OnsetStrengthAccumulator.envelope(
+        of: signal, sampleRate: sampleRate, configuration: OnsetStrengthConfiguration(bandEdgesHz: [0, 500, 2000, 8000]),
+        blockSize: blockSize)
 }
 
 /// The plain autocorrelation evidence of the ``TempoVote`` documentation.
@@ -47,7 +25,7 @@ private func autocorrelationEvidence() -> TempoVote.Evidence {
 @Suite struct TempoVoteTests {
     @Test(arguments: [72.0, 123.0, 181.0])
     func aClickTrackVotesForItsTempo(bpm: Double) throws {
-        let env = envelope(of: clicks(bpm: bpm, seconds: 20, sampleRate: 22_050), sampleRate: 22_050)
+        let env = envelope(of: Synth.clickTrack(bpm: bpm, seconds: 20, sampleRate: 22_050), sampleRate: 22_050)
         let vote = TempoVote(configuration: TempoVoteConfiguration(windowSeconds: 8, hopSeconds: 4, minBPM: 60, maxBPM: 200))
         let result = vote.decide(env, evidence: autocorrelationEvidence())
         let found = try #require(result.bpm)
