@@ -26,9 +26,9 @@ extension Tactus.Playlist {
         } catch {
             throw CommandFailure(error.description)
         }
-        let onBeats = rendered.pieces.count { $0.joinedOnBeat }
-        let summary = "rendered \(rendered.output): \(rendered.pieces.count) songs (\(onBeats) of \(max(rendered.pieces.count - 1, 0)) joins "
-            + "on beats), \(Output.clock(rendered.seconds)) in "
+        let onBeats = rendered.pieces.count { $0.joinedOnBeat }, joins = max(rendered.pieces.count - 1, 0)
+        let summary = "rendered \(rendered.output): \(rendered.pieces.count) songs (\(onBeats) of \(joins) joins on beats), "
+            + "\(Output.clock(rendered.seconds)) in "
             + String(format: "%.1f s (%.0fx real time)", rendered.renderSeconds, rendered.seconds / max(rendered.renderSeconds, 1e-9))
         if output.json {
             FileHandle.standardError.write(Data((summary + "\n").utf8))
