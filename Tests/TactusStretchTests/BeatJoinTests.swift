@@ -69,16 +69,17 @@ import Testing
     }
 
     /// Two click tracks whose beats do not fall where a join by time would put them (a song at 84 BPM
-    /// served at double time and one at 176 BPM, first clicks 0.23 and 0.41 s in), both played at 170.
-    static func render(placement: WorkoutRender.CrossfadePlacement, in directory: TemporaryDirectory) throws
-        -> (rendered: WorkoutRender.Rendered, samples: [Float])
-    {
+    /// served at double time and one at 176 BPM, first clicks 0.23 and 0.41 s in), played at 170 and
+    /// `incoming` BPM.
+    static func render(
+        placement: WorkoutRender.CrossfadePlacement, incoming: Double = 170, in directory: TemporaryDirectory
+    ) throws -> (rendered: WorkoutRender.Rendered, samples: [Float]) {
         let slow = directory.file("slow.wav"), fast = directory.file("fast.wav")
         try AudioFileWriter(.wav16).write([clicks(bpm: 84, seconds: 20.3, offset: 0.23)], sampleRate: rate, to: slow)
         try AudioFileWriter(.wav16).write([clicks(bpm: 176, seconds: 20, offset: 0.41)], sampleRate: rate, to: fast)
         let output = directory.file("workout-\(placement).wav")
         let rendered = try WorkoutRender.render(
-            [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 176, targetBPM: 170)],
+            [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 176, targetBPM: incoming)],
             to: output, placement: placement)
         return (rendered, try DecodedAudio(decoding: .file(output)).samples)
     }
@@ -96,6 +97,32 @@ import Testing
         #expect(abs(fit.period - 60 / 170) < 0.0005, "grid period \(fit.period) s")
         // The incoming song starts on its first click, on a click of the outgoing song.
         #expect(around.contains { abs($0 - join) < 0.003 }, "no click at the join, \(join) s")
+    }
+
+    /// Into a song at another tempo, the grids differ, but the incoming song's grid starts on a beat
+    /// of the outgoing one, at the join.
+    @Test func anIncomingSongAtAnotherTempoStartsItsGridOnABeatOfTheOutgoingOne() throws {
+        let directory = try TemporaryDirectory()
+        let (rendered, samples) = try Self.render(placement: .onBeats, incoming: 176, in: directory)
+        #expect(rendered.pieces.map(\.joinedOnBeat) == [false, true])
+        let join = rendered.pieces[1].start
+        let onsets = Self.onsets(samples, sampleRate: Self.rate)
+        // Before the crossfade only the outgoing song sounds, after it only the incoming one.
+        let before = onsets.filter { $0 > join - 8 && $0 < join }, after = onsets.filter { $0 > join + 2.05 && $0 < join + 10 }
+        let outgoing = Self.gridFit(before, period: 60 / 170), incoming = Self.gridFit(after, period: 60 / 176)
+        #expect(outgoing.deviation < 0.003 && incoming.deviation < 0.003, "\(outgoing.deviation) s, \(incoming.deviation) s")
+        #expect(abs(incoming.period - 60 / 176) < 0.0005, "incoming period \(incoming.period) s")
+        // Both grids, carried to the join, have a beat there (a few ms after it: the crossfade starts as
+        // the onset-strength envelope rises), the same for both within a millisecond.
+        func offset(_ grid: (deviation: Double, period: Double), through times: [Double]) -> Double {
+            let numbers = times.map { (($0 - times[0]) / grid.period).rounded() }
+            let mean = zip(numbers, times).map { $1 - $0 * grid.period }.reduce(0, +) / Double(times.count)
+            let distance = (mean - join).truncatingRemainder(dividingBy: grid.period)
+            return distance - (distance / grid.period).rounded() * grid.period
+        }
+        let outgoingBeat = offset(outgoing, through: before), incomingBeat = offset(incoming, through: after)
+        #expect(abs(outgoingBeat) < 0.004 && abs(incomingBeat) < 0.004, "beats \(outgoingBeat) s and \(incomingBeat) s from the join")
+        #expect(abs(outgoingBeat - incomingBeat) < 0.001, "the grids are \(outgoingBeat - incomingBeat) s apart at the join")
     }
 
     @Test func aJoinByTimeBreaksTheGridWhichIsWhatTheBeatsFix() throws {
