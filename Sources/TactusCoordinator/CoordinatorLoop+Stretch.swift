@@ -75,9 +75,11 @@ extension CoordinatorLoop {
         return plan.status
     }
 
-    /// Forgets the renders that ended more than the retention ago and removes their files.
+    /// Forgets the renders that ended more than the retention ago, and the oldest ended ones beyond
+    /// ``RenderBook/keptPerRender`` times the renders in hand allowed, and removes their files.
     private func removeExpiredRenders() {
-        for path in renders.expire(before: .now - .milliseconds(Int64(configuration.renderRetentionS * 1000))) {
+        let cutoff = ContinuousClock.now - .milliseconds(Int64(configuration.renderRetentionS * 1000))
+        for path in renders.expire(before: cutoff, keeping: RenderBook.keptPerRender * configuration.maxRenders) {
             try? FileManager.default.removeItem(atPath: path)
         }
     }
@@ -201,10 +203,15 @@ struct RenderBook {
         entries[id] = entry
     }
 
-    /// Forgets the renders that ended before `cutoff`; returns their files' paths.
-    mutating func expire(before cutoff: ContinuousClock.Instant) -> [String] {
-        let expired = entries.filter { $0.value.ended.map { $0 < cutoff } ?? false }
-        for id in expired.keys { entries.removeValue(forKey: id) }
-        return expired.values.map(\.path)
+    /// Ended renders kept per render in hand allowed, at most (so that the files kept stay within
+    /// a few times the renders' limit), however recent.
+    static let keptPerRender = 4
+
+    /// Forgets the renders that ended before `cutoff` and the oldest ended ones beyond `keeping`;
+    /// returns their files' paths.
+    mutating func expire(before cutoff: ContinuousClock.Instant, keeping: Int) -> [String] {
+        let ended = entries.compactMap { id, entry in entry.ended.map { (id: id, ended: $0) } }.sorted { $0.ended > $1.ended }
+        let expired = ended.enumerated().filter { $0.offset >= keeping || $0.element.ended < cutoff }.map(\.element.id)
+        return expired.compactMap { entries.removeValue(forKey: $0)?.path }
     }
 }
