@@ -13,8 +13,8 @@ enum BeatPhase {
     /// Envelope frames per second.
     static let frameRate = 400.0
     /// The best phase's mean onset strength must be at least this many times the mean over all
-    /// phases for the audio to have a clear beat: a click track or a drum pattern scores tens,
-    /// white noise under 2.
+    /// phases for the audio to have a clear beat: click tracks and drum patterns are far above it,
+    /// white noise and silence below it (BeatJoinTests).
     static let minimumClarity = 2.5
 
     private static let configuration = OnsetStrengthConfiguration(

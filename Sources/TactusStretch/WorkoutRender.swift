@@ -157,8 +157,8 @@ public enum WorkoutRender {
         return (cut, skip)
     }
 
-    /// The sample of `song` at its last beat (at `bpm`) found in its final seconds, or nil when
-    /// they have no clear beat.
+    /// The position (in samples) of a beat of `song` at `bpm`, found in its final seconds, or nil
+    /// when they have no clear beat.
     private static func lastBeat(of song: [Float], sampleRate: Int, bpm: Double) -> Double? {
         let from = max(0, song.count - Int(beatSearchSeconds * Double(sampleRate)))
         guard let first = BeatPhase.first(in: song[from...], sampleRate: sampleRate, bpm: bpm) else { return nil }
