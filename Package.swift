@@ -130,7 +130,8 @@ let package = Package(
         // to the end, several connections submitting at once).
         .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusModel", "TactusCadence"]),
         // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
-        .target(name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis"]),
+        .target(
+            name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis", "TactusDSP", "TactusModel"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
         .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // The command-line tool.

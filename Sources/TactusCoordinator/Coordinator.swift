@@ -44,20 +44,25 @@ public final class Coordinator: Sendable {
     let blobs: SongBlobs
     /// Reads the header of each submitted song.
     let probe: any SongProbe
+    /// Renders songs for `stretch` requests; nil: the server does not render.
+    let renderer: (any SongRenderer)?
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
     private let endedWorkers = Mutex<[(workerID: String, reason: String)]>([])
 
     /// Opens the data directory (creating it), the library and the blob store. `probe` reads
-    /// the header of each submitted song.
+    /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`.
     ///
     /// Refuses to start when an endpoint is reachable from other machines and the
     /// configuration has no ``CoordinatorConfiguration/security``, unless it allows that
     /// (``CoordinatorConfiguration/allowInsecure``), in which case a warning is logged.
-    public init(configuration: CoordinatorConfiguration, probe: any SongProbe, logger: Logger) throws {
+    public init(
+        configuration: CoordinatorConfiguration, probe: any SongProbe, renderer: (any SongRenderer)? = nil, logger: Logger
+    ) throws {
         self.configuration = configuration
         self.probe = probe
+        self.renderer = renderer
         self.logger = logger
         let exposed = configuration.exposedEndpoints
         if configuration.security == nil && !exposed.isEmpty {
@@ -82,6 +87,8 @@ public final class Coordinator: Sendable {
             options: .init(
                 durability: configuration.durability, busyTimeout: configuration.databaseBusyTimeoutS, automaticCheckpoints: false))
         blobs = try SongBlobs(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
+        // Renders are forgotten when the coordinator stops: their files with them.
+        try? FileManager.default.removeItem(atPath: configuration.renderDirectory)
     }
 
     /// Copies the library's write-ahead log into its file every second on a thread of its own

@@ -25,6 +25,13 @@ public struct CoordinatorConfiguration: Sendable {
     /// The largest accelerometer recording accepted by `cadence`, in bytes (`too-large` above it;
     /// 30 minutes at 500 Hz is about 36 MB of CSV).
     public var maxRecordingBytes = 64 << 20
+    /// The largest WAV file a `stretch` request may render, in bytes (`too-large` above it,
+    /// estimated from the song's duration before rendering, checked again after).
+    public var maxRenderBytes = 256 << 20
+    /// Renders in hand (waiting or rendering) beyond which `stretch` answers `busy`.
+    public var maxRenders = 4
+    /// Seconds a render's file (or failure) is kept after it ends.
+    public var renderRetentionS = 3600.0
     /// Jobs one client may have queued or running; a submission that would take it over the
     /// limit is answered `busy` (one submission is always allowed to a client with nothing
     /// in flight, so a limit below the number of detectors does not lock clients out).
@@ -108,4 +115,6 @@ public struct CoordinatorConfiguration: Sendable {
 
     var libraryPath: String { dataDirectory + "/library.sqlite" }
     var blobDirectory: String { dataDirectory + "/blobs" }
+    /// The files of `stretch` renders; emptied when the coordinator starts.
+    var renderDirectory: String { dataDirectory + "/renders" }
 }

@@ -50,6 +50,8 @@ extension CoordinatorLoop {
         case .detectors: answer(.success(.detectors(detectors())))
         case .cancel(let cancel): answer(Result { .cancel(try self.cancel(cancel)) })
         case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
+        case .stretch(let stretch): beginStretch(stretch, then: answer)
+        case .render(let render): answerRender(render, then: answer)
         }
     }
 

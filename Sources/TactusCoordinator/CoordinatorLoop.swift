@@ -23,6 +23,10 @@ final class CoordinatorLoop {
     let reads: BackgroundWork
     /// The threads that take the slow steps of submissions off the loop.
     let intake: BackgroundWork
+    /// The thread that renders songs for `stretch` (one: a render takes a core).
+    let renderWork: BackgroundWork
+    /// The renders of `stretch` requests.
+    var renders = RenderBook()
 
     var workers = WorkerRegistry()
     var pending = PendingJobs()
@@ -50,6 +54,7 @@ final class CoordinatorLoop {
         // A submission waits mostly on the disk (file creation, fsync), so more threads than
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
+        renderWork = try BackgroundWork(threads: 1, name: "tactus-render")
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -101,7 +106,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, renderWork] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
         while true {
             if coordinator.isStopRequested && stopDeadline == nil {
@@ -128,6 +133,7 @@ final class CoordinatorLoop {
             if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
+            if ready.contains(readableDescriptor: renderWork.doorbell.descriptor) { renderWork.deliver() }
             tick()
             dispatch()
         }

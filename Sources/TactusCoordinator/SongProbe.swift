@@ -5,7 +5,7 @@ import TactusStore
 /// Reads what the library records about a submitted song from its bytes (format, codec,
 /// signal shape, duration, tags), and refuses a song that cannot be analysed.
 ///
-/// The coordinator is given one (``Coordinator/init(configuration:probe:logger:)``) and never
+/// The coordinator is given one (``Coordinator/init(configuration:probe:renderer:logger:)``) and never
 /// decodes audio itself: `tactus serve` gives it `AudioProbe` (TactusAudioProbe), built on
 /// TactusAudio. It is called on the coordinator's intake threads, several songs at a time.
 public protocol SongProbe: Sendable {

@@ -2,7 +2,7 @@ import TactusCadence
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -61,6 +61,10 @@ public struct ClientRequest: Sendable, Hashable {
         case cancel(CancelRequest)
         /// An accelerometer recording's bytes travel in `recording`.
         case cadence(CadenceRequest, recording: [UInt8])
+        /// A song of the library to render at another tempo, on the server.
+        case stretch(StretchRequest)
+        /// A render's state, and its file once done.
+        case render(RenderRequest)
 
         public var command: ClientCommand {
             switch self {
@@ -74,6 +78,8 @@ public struct ClientRequest: Sendable, Hashable {
             case .detectors: .detectors
             case .cancel: .cancel
             case .cadence: .cadence
+            case .stretch: .stretch
+            case .render: .render
             }
         }
     }
@@ -103,6 +109,8 @@ public struct ClientRequest: Sendable, Hashable {
         case .detectors: return header + [try JSONBody.encode(EmptyBody(), command: command)]
         case .cancel(let request): return header + [try JSONBody.encode(request, command: command)]
         case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
+        case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .render(let request): return header + [try JSONBody.encode(request, command: command)]
         }
     }
 
@@ -164,6 +172,8 @@ public struct ClientRequest: Sendable, Hashable {
                 throw .frameTooLarge(frame: "recording", size: recording.count, limit: limits.maxAudioBytes)
             }
             return .cadence(request, recording: recording)
+        case .stretch: return .stretch(try reader.onlyBody(StretchRequest.self, limits: limits))
+        case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
         }
     }
 }
@@ -231,6 +241,10 @@ public struct ClientReply: Sendable, Hashable {
         case detectors(DetectorsResponse)
         case cancel(CancelResponse)
         case cadence(CadenceReport)
+        /// The render accepted (or found, when asked again).
+        case stretch(RenderStatus)
+        /// With the rendered WAV file's bytes exactly when the state is `done`.
+        case render(RenderStatus, wav: [UInt8]?)
 
         public var command: ClientCommand {
             switch self {
@@ -244,6 +258,8 @@ public struct ClientReply: Sendable, Hashable {
             case .detectors: .detectors
             case .cancel: .cancel
             case .cadence: .cadence
+            case .stretch: .stretch
+            case .render: .render
             }
         }
     }
@@ -275,6 +291,12 @@ public struct ClientReply: Sendable, Hashable {
             case .detectors(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .cancel(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .cadence(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .stretch(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .render(let body, let wav):
+                guard (body.state == .done) == (wav != nil) else {
+                    throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
+                }
+                return ok + [try JSONBody.encode(body, command: command)] + (wav.map { [$0] } ?? [])
             }
         }
     }
@@ -319,6 +341,18 @@ public struct ClientReply: Sendable, Hashable {
         case .detectors: return .detectors(try reader.onlyBody(DetectorsResponse.self, limits: limits))
         case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))
         case .cadence: return .cadence(try reader.onlyBody(CadenceReport.self, limits: limits))
+        case .stretch: return .stretch(try reader.onlyBody(RenderStatus.self, limits: limits))
+        case .render:
+            let body = try reader.body(RenderStatus.self, limits: limits)
+            guard body.state == .done else {
+                _ = try reader.rest("wav", max: 0)
+                return .render(body, wav: nil)
+            }
+            let wav = try reader.rest("wav", min: 1, max: 1)[0]
+            guard wav.count <= limits.maxAudioBytes else {
+                throw .frameTooLarge(frame: "wav", size: wav.count, limit: limits.maxAudioBytes)
+            }
+            return .render(body, wav: wav)
         }
     }
 }

@@ -37,6 +37,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .badRequest, .unsupportedVersion, .unknownCommand, .unknownDetector, .invalidParameter,
         .notFound, .busy, .tooLarge, .forbidden, .unavailable, .cancelled, .timeout, .workerLost,
         .empty, .unsupportedFormat, .corrupt, .truncated, .tooShort, .tooLong, .unreadable, .internal, .badRecording,
+        .noTempo, .tooFar,
     ]
 
     // Requests.

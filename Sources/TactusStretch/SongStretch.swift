@@ -1,6 +1,7 @@
 import Foundation
 import TactusAnalysis
 import TactusAudio
+import TactusModel
 
 /// A song rendered at a target tempo: its tempo found by the built-in detectors (or given),
 /// the octave that needs the least change (a song at 85 BPM serves 170), then stretched by
@@ -46,9 +47,9 @@ public struct SongStretch: Sendable, Hashable, Codable {
             guard let found = analysis.consensus.bpm else { throw .noTempo(file: file) }
             tempo = found
         }
-        let factor = [0.5, 1, 2].min { abs(log(targetBPM / (tempo * $0))) < abs(log(targetBPM / (tempo * $1))) } ?? 1
-        let ratio = targetBPM / (tempo * factor)
-        guard abs(ratio - 1) <= maxStretch else {
+        let change = TempoChange(from: tempo, to: targetBPM)
+        let factor = change.factor, ratio = change.tempoRatio
+        guard change.isWithin(maxStretch) else {
             throw .tooFar(file: file, bpm: tempo, target: targetBPM, maxStretch: maxStretch)
         }
         let sampleRate = decoded.metadata.sampleRate

@@ -18,7 +18,8 @@ import Testing
 
         let output = directory.file("workout.wav")
         let arguments = ["playlist", "--db", library, "--profile", "30s@170,30s@125", "--render", output, "--music", music]
-        let run = try CLI.run(arguments + ["--json"])
+        // By time, the file is the stretched songs less the crossfade.
+        let run = try CLI.run(arguments + ["--json", "--crossfade-by-time"])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.jsonLines.map { $0["file"] as? String } == ["slow.flac", "fast.wav"])
         #expect(run.standardError.contains("rendered \(output): 2 songs"))
@@ -27,6 +28,14 @@ import Testing
             total + 30 * (line["matched_bpm"] as? Double ?? 0) / (line["cadence"] as? Double ?? 1)
         }
         #expect(abs(Double(rendered.samples.count) / 22_050 - expected) < 0.1)
+
+        // On beats (the default), the join leaves out less than a beat of each song: the rest of the
+        // outgoing one after the crossfade, the start of the incoming one before its first beat.
+        let onBeats = try CLI.run(arguments)
+        #expect(onBeats.status == 0, "\(onBeats.standardError)")
+        #expect(onBeats.standardOutput.contains("rendered \(output): 2 songs (1 of 1 joins on beats)"), "\(onBeats.standardOutput)")
+        let seconds = Double(try DecodedAudio(decoding: .file(output)).samples.count) / 22_050
+        #expect(seconds <= expected + 0.1 && seconds > expected - 60 / 170 - 60 / 125 - 0.1, "\(seconds) s for \(expected) s")
 
         // A song that is not there any more is an error naming it.
         try FileManager.default.removeItem(atPath: fast)

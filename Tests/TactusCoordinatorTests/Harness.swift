@@ -17,9 +17,11 @@ final class RunningCoordinator: @unchecked Sendable {
 
     /// Starts a coordinator; `configure` adjusts the test defaults: fast heartbeats, and a
     /// liveness long enough (3 s) that a busy machine does not make idle test workers look
-    /// dead; the tests of dead workers shorten it. `probe` reads the submitted songs' headers.
+    /// dead; the tests of dead workers shorten it. `probe` reads the submitted songs' headers;
+    /// `renderer` renders for `stretch`.
     init(
-        directory: String, probe: any SongProbe = AudioProbe(), configure: (inout CoordinatorConfiguration) -> Void = { _ in }
+        directory: String, probe: any SongProbe = AudioProbe(), renderer: (any SongRenderer)? = nil,
+        configure: (inout CoordinatorConfiguration) -> Void = { _ in }
     ) throws {
         var configuration = CoordinatorConfiguration(
             dataDirectory: directory, frontend: "tcp://127.0.0.1:*", backend: "tcp://127.0.0.1:*",
@@ -29,7 +31,7 @@ final class RunningCoordinator: @unchecked Sendable {
         configure(&configuration)
         var logger = Logger(label: "test.coordinator")
         logger.logLevel = .critical
-        coordinator = try Coordinator(configuration: configuration, probe: probe, logger: logger)
+        coordinator = try Coordinator(configuration: configuration, probe: probe, renderer: renderer, logger: logger)
         context = try ZMQContext(socketLinger: .zero)
         let ready = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var bound: BoundEndpoints?

@@ -77,6 +77,9 @@ enum Examples {
             ClientRequest(.detectors),
             ClientRequest(.cancel(CancelRequest(song: song))),
             ClientRequest(.cadence(CadenceRequest(name: "TotalAcceleration.csv"), recording: recording)),
+            ClientRequest(requestID: Array("s1".utf8), .stretch(StretchRequest(song: song, bpm: 170, maxStretchPct: 5))),
+            ClientRequest(.stretch(StretchRequest(song: String(song.prefix(8)), bpm: 128.5))),
+            ClientRequest(.render(RenderRequest(render: renderStatus.render))),
         ]
     }
 
@@ -104,7 +107,29 @@ enum Examples {
             .detectors(DetectorsResponse(detectors: [OfferedDetector(detector: DetectorInfo(descriptor), workers: 2, queued: 5)])),
             .cancel(CancelResponse(cancelled: [42, 43])),
             .cadence(cadenceReport),
+            .stretch(renderStatus),
+            .render(renderDone, wav: audio),
+            .render(renderFailed, wav: nil),
         ]
+    }
+
+    /// A render of `song` (at 85.1 BPM, served at double time) at 170 BPM, as it starts.
+    static var renderStatus: RenderStatus {
+        RenderStatus(
+            render: RenderStatus.id(song: song, bpm: 170), song: song, sourceBPM: 85.1, factor: 2, targetBPM: 170,
+            tempoRatio: 170 / 170.2, state: .pending)
+    }
+
+    static var renderDone: RenderStatus {
+        var done = renderStatus
+        (done.state, done.bytes, done.durationS, done.renderS) = (.done, audio.count, 181.71, 4.2)
+        return done
+    }
+
+    static var renderFailed: RenderStatus {
+        var failed = renderStatus
+        (failed.state, failed.error) = (.failed, ErrorBody(code: .unreadable, message: "song.mp3: corrupt MPEG frame at byte 4410"))
+        return failed
     }
 
     static let recording: [UInt8] = Array("time,seconds_elapsed,z,y,x\n1700000000000000000,0.0,9.81,0.12,-0.3\n".utf8)

@@ -64,9 +64,10 @@ import Testing
         try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 84, seconds: 30, sampleRate: 22_050)], sampleRate: 22_050, to: slow)
         try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 120, seconds: 30, sampleRate: 44_100)], sampleRate: 44_100, to: fast)
         let output = directory.file("workout.wav")
-        // The song at 84 serves a cadence of 170 at double time.
+        // The song at 84 serves a cadence of 170 at double time. Joined by time, at the end of the first song.
         let rendered = try WorkoutRender.render(
-            [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 120, targetBPM: 125)], to: output)
+            [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 120, targetBPM: 125)], to: output,
+            placement: .byTime)
         #expect(rendered.sampleRate == 22_050)
         let first = 30 * 168 / 170.0, second = 30 * 120 / 125.0
         #expect(abs(rendered.seconds - (first + second - 2)) < 0.1)

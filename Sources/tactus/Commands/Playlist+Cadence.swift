@@ -31,6 +31,11 @@ struct CadenceFollowOptions: ParsableArguments {
     @Option(help: ArgumentHelp("With --render: seconds of crossfade between songs.", valueName: "seconds"))
     var crossfade = 2.0
 
+    @Flag(name: .customLong("crossfade-by-time"), help: ArgumentHelp(
+        "With --render: place each crossfade at the end of its song, not on beats (the file is then exactly as long as the "
+            + "stretched songs minus the crossfades; on beats, up to a beat of each song at a join is left out)."))
+    var crossfadeByTime = false
+
     func validate() throws {
         if let sprint, !(0...50).contains(sprint) { throw ValidationError("--sprint must be a percentage in 0...50") }
         if (render == nil) != (music == nil) { throw ValidationError("--render and --music go together") }

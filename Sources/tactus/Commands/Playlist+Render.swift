@@ -21,11 +21,14 @@ extension Tactus.Playlist {
         }
         let rendered: WorkoutRender.Rendered
         do throws(StretchError) {
-            rendered = try WorkoutRender.render(pieces, to: path, crossfade: following.crossfade)
+            rendered = try WorkoutRender.render(
+                pieces, to: path, crossfade: following.crossfade, placement: following.crossfadeByTime ? .byTime : .onBeats)
         } catch {
             throw CommandFailure(error.description)
         }
-        let summary = "rendered \(rendered.output): \(rendered.pieces.count) songs, \(Output.clock(rendered.seconds)) in "
+        let onBeats = rendered.pieces.count { $0.joinedOnBeat }, joins = max(rendered.pieces.count - 1, 0)
+        let summary = "rendered \(rendered.output): \(rendered.pieces.count) songs (\(onBeats) of \(joins) joins on beats), "
+            + "\(Output.clock(rendered.seconds)) in "
             + String(format: "%.1f s (%.0fx real time)", rendered.renderSeconds, rendered.seconds / max(rendered.renderSeconds, 1e-9))
         if output.json {
             FileHandle.standardError.write(Data((summary + "\n").utf8))

@@ -79,6 +79,13 @@ extension Tactus {
             valueName: "bytes"))
         var maxRecordingBytes = 64 << 20
 
+        @Option(help: ArgumentHelp("The largest WAV file a stretch request may render, in bytes (too-large above it).",
+            valueName: "bytes"))
+        var maxRenderBytes = 256 << 20
+
+        @Option(help: ArgumentHelp("Stretch renders waiting or running beyond which stretch is answered 'busy'.", valueName: "count"))
+        var maxRenders = 4
+
         @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
             "The longest song accepted, in seconds (too-long above it).", valueName: "seconds"))
         var maxDurationS = 7200.0
@@ -149,6 +156,8 @@ extension Tactus {
             if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
             if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
             if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
+            if maxRenderBytes < 1024 { throw ValidationError("--max-render-bytes must be at least 1024") }
+            if maxRenders < 1 { throw ValidationError("--max-renders must be at least 1") }
             if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
             if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
@@ -179,9 +188,11 @@ extension Tactus {
                     allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots, shutdownGraceS: grace,
                     durability: durability.library)
                 configuration.maxRecordingBytes = maxRecordingBytes
+                configuration.maxRenderBytes = maxRenderBytes
+                configuration.maxRenders = maxRenders
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
-                    logger: logger)
+                    renderer: StretchRenderer(), logger: logger)
             } catch {
                 throw CommandFailure("cannot start the server: \(error)")
             }

@@ -1,5 +1,9 @@
 import ArgumentParser
 import Foundation
+import TactusAudio
+import TactusClient
+import TactusModel
+import TactusProtocol
 import TactusStretch
 
 extension TimeStretcher.Engine: ExpressibleByArgument {}
@@ -17,9 +21,16 @@ extension Tactus {
                 song's sample rate. A song further than --max-stretch from the target, even at half \
                 or double its tempo, is refused.
 
+                With --server, the song is rendered by that server from its library (its `stretch` \
+                and `render` requests): SONG is a file whose content the library holds, or a song id \
+                (or a prefix of 8 hex digits or more); the song's tempo is the library's consensus \
+                (--from-bpm and --engine do not apply), and the WAV file is downloaded into --output. \
+                With --json, the render's status is printed (SPEC.md, section 3.7).
+
                 Examples:
                   tactus stretch song.mp3 --bpm 170 -o song-170.wav
                   tactus stretch song.flac --bpm 165 --from-bpm 84 --max-stretch 4 -o out.wav --json
+                  tactus stretch 3f9a3f9a --bpm 170 -o song-170.wav --server tcp://10.0.0.2:5555
                 """)
 
         @Argument(help: ArgumentHelp("The song (any format tactus analyze reads).", valueName: "song"))
@@ -43,13 +54,19 @@ extension Tactus {
         @Flag(help: "Print what was written as JSON.")
         var json = false
 
+        @OptionGroup var connection: ServerOptions
+
         func validate() throws {
             guard (20...400).contains(bpm) else { throw ValidationError("--bpm must be in 20...400") }
             if let fromBPM, !(20...400).contains(fromBPM) { throw ValidationError("--from-bpm must be in 20...400") }
             guard maxStretch > 0, maxStretch <= 50 else { throw ValidationError("--max-stretch must be a percentage in (0, 50]") }
+            if connection.server != nil, fromBPM != nil {
+                throw ValidationError("--from-bpm does not apply with --server: the server takes the library's tempo")
+            }
         }
 
         func run() throws {
+            if connection.server != nil { return try runOnServer() }
             let result: SongStretch
             do throws(StretchError) {
                 result = try SongStretch.render(
@@ -65,6 +82,36 @@ extension Tactus {
                 print("Wrote \(result.output): \(result.file) at " + String(format: "%.2f BPM", result.sourceBPM) + octave
                     + " played \(change) as " + String(format: "%.2f BPM, %.1f s (was %.1f s), stretched in %.2f s",
                         result.targetBPM, result.outputSeconds, result.inputSeconds, result.stretchSeconds))
+            }
+        }
+
+        /// The song rendered by the server and downloaded into --output.
+        private func runOnServer() throws {
+            var name = song
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: song, isDirectory: &isDirectory), !isDirectory.boolValue {
+                name = try SongID(of: .file(song)).hex
+            }
+            let client = try connection.client()
+            let rendered: (status: RenderStatus, wav: [UInt8])
+            do throws(ClientError) {
+                rendered = try client.renderedSong(StretchRequest(song: name, bpm: bpm, maxStretchPct: maxStretch))
+            } catch {
+                throw CommandFailure("\(song): \(error.description)")
+            }
+            do {
+                try Data(rendered.wav).write(to: URL(fileURLWithPath: output))
+            } catch {
+                throw CommandFailure("cannot write '\(output)': \(error.localizedDescription)")
+            }
+            let status = rendered.status
+            if json {
+                try Output.jsonLine(status)
+            } else {
+                let octave = status.factor == 1 ? "" : " (× \(status.factor))"
+                print("Wrote \(output): song \(status.song.prefix(12)) at " + String(format: "%.2f BPM", status.sourceBPM) + octave
+                    + String(format: " played as %.2f BPM (tempo × %.4f), %.1f s, rendered by %@ in %.2f s",
+                        status.targetBPM, status.tempoRatio, status.durationS ?? 0, client.server, status.renderS ?? 0))
             }
         }
     }

@@ -1,0 +1,217 @@
+import Foundation
+import TactusModel
+import TactusProtocol
+import TactusStore
+
+/// The frontend's `stretch` and `render` requests: songs of the library rendered at another tempo
+/// by the coordinator's ``SongRenderer`` on its render threads, their WAV files kept under the data
+/// directory (`renders/`) for ``CoordinatorConfiguration/renderRetentionS`` after they end.
+extension CoordinatorLoop {
+    /// Checks the request against the library on a read thread (the song, its tempo, the change of
+    /// tempo, the output's size), then starts the render and answers with its id at once.
+    func beginStretch(_ request: StretchRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+        guard let renderer = coordinator.renderer else {
+            return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not render songs")))
+        }
+        guard accepting else {
+            return answer(.failure(ErrorBody(
+                code: .unavailable, message: "the server is stopping; ask again after it restarts", retryAfterMs: 5000)))
+        }
+        removeExpiredRenders()
+        guard reads.inFlight < Self.maxBackgroundWork else {
+            return answer(.failure(ErrorBody(
+                code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
+        }
+        reads.run({ [library, blobs = coordinator.blobs, maxBytes = configuration.maxRenderBytes] in
+            Result { try RenderPlan(request, library: library, blobs: blobs, maxBytes: maxBytes) }
+        }) { [self] planned in
+            answer(planned.flatMap { plan in Result { .stretch(try startRender(plan, renderer: renderer)) } })
+        }
+    }
+
+    /// The render's state; once it is done, its file too (read on a read thread).
+    func answerRender(_ request: RenderRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+        removeExpiredRenders()
+        guard let entry = renders.entries[request.render] else {
+            return answer(.failure(ErrorBody(
+                code: .notFound,
+                message: "no render \(request.render) (a render is kept \(Int(configuration.renderRetentionS)) s after it ends)")))
+        }
+        guard entry.status.state == .done else { return answer(.success(.render(entry.status, wav: nil))) }
+        guard reads.inFlight < Self.maxBackgroundWork else {
+            return answer(.failure(ErrorBody(
+                code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
+        }
+        reads.run({ [path = entry.path] in
+            Result { () throws(ErrorBody) -> [UInt8] in
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw ErrorBody(code: .internal, message: "the render's file \(path) cannot be read")
+                }
+                return [UInt8](data)
+            }
+        }) { wav in
+            answer(wav.map { .render(entry.status, wav: $0) }.mapError { $0 as any Error })
+        }
+    }
+
+    /// The render of `plan`: the one already known (unless it failed), or a new one handed to a
+    /// render thread.
+    private func startRender(_ plan: RenderPlan, renderer: any SongRenderer) throws(ErrorBody) -> RenderStatus {
+        let id = plan.status.render
+        if let known = renders.entries[id], known.status.state != .failed { return known.status }
+        let inHand = renders.pendingCount
+        guard inHand < configuration.maxRenders else {
+            throw ErrorBody(
+                code: .busy, message: "the server has \(inHand) renders in hand, the most it takes; ask again later", retryAfterMs: 5000)
+        }
+        let output = configuration.renderDirectory + "/\(id).wav"
+        renders.entries[id] = RenderBook.Entry(status: plan.status, path: output)
+        let maxBytes = configuration.maxRenderBytes
+        logger.info("render started", metadata: ["render": "\(id)", "song": "\(plan.name)"])
+        renderWork.run({ plan.render(with: renderer, to: output, maxBytes: maxBytes) }) { [self] outcome in
+            renders.finish(id, outcome)
+            logger.info("render ended", metadata: ["render": "\(id)", "state": "\(renders.entries[id]?.status.state.rawValue ?? "?")"])
+        }
+        return plan.status
+    }
+
+    /// Forgets the renders that ended more than the retention ago, and the oldest ended ones beyond
+    /// ``RenderBook/keptPerRender`` times the renders in hand allowed, and removes their files.
+    private func removeExpiredRenders() {
+        let cutoff = ContinuousClock.now - .milliseconds(Int64(configuration.renderRetentionS * 1000))
+        for path in renders.expire(before: cutoff, keeping: RenderBook.keptPerRender * configuration.maxRenders) {
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+}
+
+/// A `stretch` request checked against the library: the song, its tempo and the change of tempo.
+struct RenderPlan: Sendable {
+    /// The render's status as it starts (`pending`).
+    var status: RenderStatus
+    /// The song's file name in the library.
+    var name: String
+    /// The song's bytes in the blob store.
+    var blob: String
+
+    /// Reads what the library has on the song: an unknown song is `not-found`, a song without a
+    /// consensus tempo `no-tempo`, a target beyond the maximum change `too-far`, an output over
+    /// `maxBytes` `too-large` (a mono 16-bit WAV file at the song's sample rate).
+    init(_ request: StretchRequest, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
+        let id = try library.resolveSongID(request.song)
+        guard let record = try library.song(id) else { throw StoreError.unknownSong(request.song) }
+        let song = "song \(id.short) (\(record.fileName))"
+        guard let bpm = try library.consensus(of: id)?.bpm else {
+            throw ErrorBody(
+                code: .noTempo, message: "\(song) has no tempo in the library: no detector found one, or its analyses are not done")
+        }
+        let target = (request.bpm * 1000).rounded() / 1000
+        let change = TempoChange(from: bpm, to: target)
+        let maxStretch = request.maxStretchPct ?? StretchRequest.defaultMaxStretchPct
+        guard change.isWithin(maxStretch / 100) else {
+            throw ErrorBody(
+                code: .tooFar,
+                message: "\(song) at \(Self.format(bpm)) BPM (or half or double) is more than \(Self.format(maxStretch)) % "
+                    + "from \(Self.format(target)) BPM (max_stretch_pct)")
+        }
+        let bytes = 44 + 2 * Int((record.durationS * Double(record.sampleRate) / change.tempoRatio).rounded(.up))
+        guard bytes <= maxBytes else {
+            throw ErrorBody(
+                code: .tooLarge, message: "\(song) rendered at \(Self.format(target)) BPM would take about \(bytes) bytes, "
+                    + "over the server's limit of \(maxBytes) (--max-render-bytes)")
+        }
+        guard blobs.contains(id.hex) else {
+            throw ErrorBody(code: .notFound, message: "the server does not keep the bytes of \(song): submit it again")
+        }
+        status = RenderStatus(
+            render: RenderStatus.id(song: id.hex, bpm: target), song: id.hex, sourceBPM: bpm, factor: change.factor,
+            targetBPM: target, tempoRatio: change.tempoRatio, state: .pending)
+        name = record.fileName
+        blob = blobs.path(for: id.hex)
+    }
+
+    /// Renders the song into `output` (on a render thread): its size, duration and time taken, or
+    /// why it failed (a file over `maxBytes` is removed and fails `too-large`).
+    func render(with renderer: any SongRenderer, to output: String, maxBytes: Int) -> Result<RenderBook.Rendered, ErrorBody> {
+        let started = ContinuousClock.now
+        do throws(ErrorBody) {
+            let directory = (output as NSString).deletingLastPathComponent
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw ErrorBody(code: .internal, message: "cannot create \(directory): \(error.localizedDescription)")
+            }
+            let duration = try renderer.render(
+                songAt: blob, name: name, sourceBPM: status.sourceBPM * status.factor, targetBPM: status.targetBPM, to: output)
+            let size = (try? FileManager.default.attributesOfItem(atPath: output))?[.size] as? Int
+            guard let size else { throw ErrorBody(code: .internal, message: "the renderer wrote no file for \(name)") }
+            guard size <= maxBytes else {
+                try? FileManager.default.removeItem(atPath: output)
+                throw ErrorBody(
+                    code: .tooLarge,
+                    message: "\(name) rendered takes \(size) bytes, over the server's limit of \(maxBytes) (--max-render-bytes)")
+            }
+            return .success(RenderBook.Rendered(bytes: size, durationS: duration, renderS: (ContinuousClock.now - started).seconds))
+        } catch {
+            try? FileManager.default.removeItem(atPath: output)
+            return .failure(error)
+        }
+    }
+
+    private static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String((value * 100).rounded() / 100)
+    }
+}
+
+/// The renders the coordinator knows: in hand, done (their files under the data directory) or
+/// failed. Belongs to the loop's thread; forgotten when the coordinator stops.
+struct RenderBook {
+    struct Entry {
+        var status: RenderStatus
+        /// Where the WAV file is (or will be) written.
+        var path: String
+        /// When the render ended; nil while it is in hand.
+        var ended: ContinuousClock.Instant?
+    }
+
+    /// What a finished render wrote.
+    struct Rendered: Sendable {
+        var bytes: Int
+        var durationS: Double
+        var renderS: Double
+    }
+
+    var entries: [String: Entry] = [:]
+
+    /// Renders waiting for a thread or rendering.
+    var pendingCount: Int { entries.values.count(where: { $0.status.state == .pending }) }
+
+    /// Records the end of render `id`.
+    mutating func finish(_ id: String, _ outcome: Result<Rendered, ErrorBody>) {
+        guard var entry = entries[id] else { return }
+        switch outcome {
+        case .success(let rendered):
+            entry.status.state = .done
+            entry.status.bytes = rendered.bytes
+            entry.status.durationS = rendered.durationS
+            entry.status.renderS = rendered.renderS
+        case .failure(let error):
+            entry.status.state = .failed
+            entry.status.error = error
+        }
+        entry.ended = .now
+        entries[id] = entry
+    }
+
+    /// Ended renders kept per render in hand allowed, at most (so that the files kept stay within
+    /// a few times the renders' limit), however recent.
+    static let keptPerRender = 4
+
+    /// Forgets the renders that ended before `cutoff` and the oldest ended ones beyond `keeping`;
+    /// returns their files' paths.
+    mutating func expire(before cutoff: ContinuousClock.Instant, keeping: Int) -> [String] {
+        let ended = entries.compactMap { id, entry in entry.ended.map { (id: id, ended: $0) } }.sorted { $0.ended > $1.ended }
+        let expired = ended.enumerated().filter { $0.offset >= keeping || $0.element.ended < cutoff }.map(\.element.id)
+        return expired.compactMap { entries.removeValue(forKey: $0)?.path }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+
+/// The body of a `stretch` request: a song of the library to render at another tempo, pitch kept
+/// (section 3.7 of SPEC.md). The coordinator answers at once with a ``RenderStatus``; the render
+/// runs on the server and its file is downloaded with `render`.
+public struct StretchRequest: WireBody {
+    /// The song: its id, or a prefix of at least 8 hex digits.
+    public var song: String
+    /// The tempo to play the song at (20 to 400 BPM; rendered to 0.001 BPM).
+    public var bpm: Double
+    /// The largest change of tempo allowed, in percent (default 8): a song further from `bpm`, even
+    /// at half or double its tempo, is refused with `too-far`.
+    public var maxStretchPct: Double?
+
+    public init(song: String, bpm: Double, maxStretchPct: Double? = nil) {
+        self.song = song
+        self.bpm = bpm
+        self.maxStretchPct = maxStretchPct
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case song, bpm, maxStretchPct = "max_stretch_pct"
+    }
+
+    /// The default of ``maxStretchPct``.
+    public static let defaultMaxStretchPct = 8.0
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.song(song, command: command)
+        try Check.finite(bpm, field: "bpm", in: 20...400, command: command)
+        if let maxStretchPct { try Check.finite(maxStretchPct, field: "max_stretch_pct", in: 0.1...50, command: command) }
+    }
+}
+
+/// The body of a `render` request: which render to report on, and to download when it is done.
+public struct RenderRequest: WireBody {
+    /// The id a `stretch` reply gave.
+    public var render: String
+
+    public init(render: String) {
+        self.render = render
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try RenderStatus.checkID(render, command: command)
+    }
+}
+
+/// Where a render is: the body of both the `stretch` and the `render` reply. A `render` reply
+/// whose state is `done` carries the rendered WAV file in the frame after the body.
+public struct RenderStatus: WireBody {
+    /// A render's progress.
+    public enum State: String, Sendable, Hashable, Codable {
+        /// Waiting for a render thread, or rendering.
+        case pending
+        /// Rendered: the `render` reply carries the file.
+        case done
+        /// Failed for good; ``RenderStatus/error`` says why.
+        case failed
+    }
+
+    /// The render's id: the song's id and the target tempo, so that asking for the same render
+    /// again names the same one.
+    public var render: String
+    /// The song's full id.
+    public var song: String
+    /// The song's tempo in the library (its consensus).
+    public var sourceBPM: Double
+    /// 0.5, 1 or 2: the octave of the song's tempo that needs the least change.
+    public var factor: Double
+    public var targetBPM: Double
+    /// How much faster the output plays than the song: target / (source × factor).
+    public var tempoRatio: Double
+    public var state: State
+    /// With `failed`: why.
+    public var error: ErrorBody?
+    /// With `done`: the size of the WAV file, in bytes.
+    public var bytes: Int?
+    /// With `done`: the rendered file's duration.
+    public var durationS: Double?
+    /// With `done`: seconds spent rendering.
+    public var renderS: Double?
+
+    public init(
+        render: String, song: String, sourceBPM: Double, factor: Double, targetBPM: Double, tempoRatio: Double,
+        state: State, error: ErrorBody? = nil, bytes: Int? = nil, durationS: Double? = nil, renderS: Double? = nil
+    ) {
+        self.render = render
+        self.song = song
+        self.sourceBPM = sourceBPM
+        self.factor = factor
+        self.targetBPM = targetBPM
+        self.tempoRatio = tempoRatio
+        self.state = state
+        self.error = error
+        self.bytes = bytes
+        self.durationS = durationS
+        self.renderS = renderS
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case render, song, sourceBPM = "source_bpm", factor, targetBPM = "target_bpm", tempoRatio = "tempo_ratio", state, error
+        case bytes, durationS = "duration_s", renderS = "render_s"
+    }
+
+    /// The id of the render of `song` (its full id) at `bpm`: the song's first 16 hex digits and
+    /// the tempo to 0.001 BPM (`3f9a3f9a3f9a3f9a-170.5`).
+    public static func id(song: String, bpm: Double) -> String {
+        "\(song.prefix(16))-" + String(format: "%.3f", bpm).replacing(/\.?0+$/, with: "")
+    }
+
+    /// Render ids: 1 to 64 lowercase letters, digits, `.` and `-`.
+    static func checkID(_ id: String, field: String = "render", command: String) throws(ProtocolError) {
+        guard (1...64).contains(id.utf8.count),
+            id.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D || $0 == 0x2E })
+        else {
+            throw .invalidBody(command: command, field: field, detail: "a render id is 1 to 64 lowercase letters, digits, '.' and '-'")
+        }
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Self.checkID(render, command: command)
+        try Check.song(song, command: command)
+        guard (state == .failed) == (error != nil) else {
+            throw .invalidBody(command: command, field: "error", detail: "present exactly when the state is failed")
+        }
+        guard (state == .done) == (bytes != nil) else {
+            throw .invalidBody(command: command, field: "bytes", detail: "present exactly when the state is done")
+        }
+    }
+}
+
+extension ErrorCode {
+    /// A `stretch` request's song has no tempo in the library: no detector found one, or its
+    /// analyses are not done yet.
+    public static let noTempo = ErrorCode(rawValue: "no-tempo")
+    /// A `stretch` request's target is further from the song's tempo (even at half or double) than
+    /// its `max_stretch_pct`.
+    public static let tooFar = ErrorCode(rawValue: "too-far")
+}

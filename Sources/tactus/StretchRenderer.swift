@@ -1,0 +1,24 @@
+import TactusCoordinator
+import TactusProtocol
+import TactusStretch
+
+/// The renderer `tactus serve` gives its coordinator: ``SongStretch`` (Rubber Band's faster engine),
+/// the song's tempo taken from the library rather than analysed again.
+struct StretchRenderer: SongRenderer {
+    func render(songAt path: String, name: String, sourceBPM: Double, targetBPM: Double, to output: String) throws(ErrorBody)
+        -> Double
+    {
+        do throws(StretchError) {
+            // The coordinator checked the change against the request's maximum: none here.
+            return try SongStretch.render(path, targetBPM: targetBPM, output: output, sourceBPM: sourceBPM, maxStretch: .infinity)
+                .outputSeconds
+        } catch {
+            switch error {
+            case .unreadable(_, let message):
+                throw ErrorBody(code: .unreadable, message: "\(name): " + message.replacing(path + ": ", with: ""))
+            case .noTempo, .tooFar, .cannotWrite:
+                throw ErrorBody(code: .internal, message: "\(name): \(error.description)")
+            }
+        }
+    }
+}
