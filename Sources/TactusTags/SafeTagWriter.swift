@@ -32,20 +32,23 @@ public struct SafeTagWriter: Sendable {
     /// the file is writable and decodes, the backup name is free), for a dry run; returns the
     /// fields a write of `bpm` would set.
     public func check(bpm: Double, for path: String) throws(TagError) -> [TagField] {
+        TagField.bpm(bpm, in: try preflight(path).format)
+    }
+
+    /// The checks of ``check(bpm:for:)``; returns the file's format and decoded audio.
+    private func preflight(_ path: String) throws(TagError) -> (format: TagFormat, audio: AudioDigest) {
         let format = try TagFile.format(of: path)
         guard format.holdsBPM else { throw .unsupportedFormat(path: path, format: format) }
         guard TagFile.isWritable(path) else { throw .readOnly(path: path) }
         if keepsBackup, FileManager.default.fileExists(atPath: backupPath(path)) {
             throw .writeFailed(path: path, reason: "the backup \(backupPath(path)) already exists")
         }
-        _ = try AudioDigest(path)
-        return TagField.bpm(bpm, in: format)
+        return (format, try AudioDigest(path))
     }
 
     /// Writes `bpm` (in 1...1000) into the file at `path` as described above.
     public func write(bpm: Double, to path: String) throws(TagError) -> Written {
-        _ = try check(bpm: bpm, for: path)
-        let original = try AudioDigest(path)
+        let (format, original) = try preflight(path)
         let temporary = temporaryPath(path)
         do {
             try FileManager.default.copyItem(atPath: path, toPath: temporary)
@@ -56,12 +59,12 @@ public struct SafeTagWriter: Sendable {
             throw .unreadable(path: path, reason: "cannot make a temporary copy in its folder: \(error.localizedDescription)")
         }
         defer { try? FileManager.default.removeItem(atPath: temporary) }
-        let format: TagFormat, fields: [TagField]
+        let fields: [TagField]
         do {
-            format = try TagFile.format(of: temporary)
             fields = try TagFile.writeBPM(bpm, to: temporary)
         } catch {
-            throw .writeFailed(path: path, reason: "on its temporary copy: \(error.code)")
+            // The error names the temporary copy, which is about to be removed.
+            throw .writeFailed(path: path, reason: "in its temporary copy, " + error.description.dropFirst(temporary.count + 2))
         }
         let written: AudioDigest
         do {

@@ -70,6 +70,34 @@ struct SafeTagWriterTests {
         #expect(try TagFile.read(flac).bpm == nil)
     }
 
+    @Test func anExistingID3v2TagKeepsItsVersionAndItsFrames() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-tags")
+        let path = try Self.song(.mp3(.constant), named: "song.mp3", in: directory)
+        // mutagen moves the ID3v1 fields into an ID3v2.3 tag, with a comment TagLib has no property for.
+        let tagged = try CLI.python([
+            "-c",
+            """
+            import sys
+            from mutagen.id3 import ID3, COMM, TBPM
+            tags = ID3(sys.argv[1])
+            tags.add(COMM(encoding=3, lang="eng", desc="note", text=["kept as it is"]))
+            tags.add(TBPM(encoding=0, text=["64"]))
+            tags.save(sys.argv[1], v2_version=3)
+            """,
+            path,
+        ])
+        #expect(tagged.status == 0, "\(tagged.standardError)")
+        let before = try Mutagen.tags(of: path)
+        _ = try SafeTagWriter().write(bpm: 132.26, to: path)
+        let after = try Mutagen.tags(of: path)
+        #expect(after["TBPM"] == ["132"])
+        #expect(after["TXXX:BPM"] == ["132.3"])
+        #expect(after["COMM:NOTE:ENG"] == ["kept as it is"])
+        for (key, value) in before where key != "TBPM" { #expect(after[key] == value, "\(key) in \(after)") }
+        let version = try CLI.python(["-c", "import sys; from mutagen.id3 import ID3; print(ID3(sys.argv[1]).version)", path])
+        #expect(version.standardOutput == "(2, 3, 0)\n")
+    }
+
     @Test func theBackupKeepsTheOriginalBytesAndIsNeverOverwritten() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-tags")
         let path = try Self.song(.flac, named: "song.flac", in: directory)
