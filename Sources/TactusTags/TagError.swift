@@ -53,7 +53,7 @@ public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotOpen(let path):
             "\(path): TagLib cannot open the file (not a format it knows by its extension, or damaged)"
         case .unsupportedFormat(let path, let format):
-            "\(path): unsupported format for BPM tags (\(format.rawValue)); MP3, FLAC, Ogg Vorbis, Opus and MP4 are"
+            "\(path): unsupported format for BPM tags (\(format.rawValue)); MP3, FLAC, Ogg Vorbis, Opus and MP4 hold one"
         case .readOnly(let path):
             "\(path): the file is read-only"
         case .notAudio(let path, let reason):

@@ -46,7 +46,7 @@ struct TagsCommandTests {
         #expect(run.status == 0, "\(run.standardError)")
         let lines = run.jsonLines
         #expect(lines.map { $0["outcome"] as? String } == ["written", "written", "skipped"])
-        #expect(lines[2]["reason"] as? String == "unsupported format for BPM tags (other)")
+        #expect(lines[2]["reason"] as? String == "unsupported format for BPM tags (wav)")
 
         // The MP3: TBPM an integer, TXXX:BPM one decimal, both from the library's consensus.
         let mp3BPM = try #require(lines[0]["bpm"] as? Double)

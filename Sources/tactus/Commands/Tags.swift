@@ -164,7 +164,10 @@ extension Tactus.Tags {
             let song = try TagReport.song(of: file)
             var report = TagReport(file: file, song: song.hex, outcome: "skipped")
             report.from = detector ?? "consensus"
-            guard format.holdsBPM else { return report.because("unsupported format for BPM tags (\(format.rawValue))") }
+            guard format.holdsBPM else {
+                let kind = URL(fileURLWithPath: file).pathExtension.lowercased()
+                return report.because("unsupported format for BPM tags (\(kind.isEmpty ? format.rawValue : kind))")
+            }
             guard try store.song(song) != nil else { return report.because("not in the library (no analysis)") }
             let tempo: (bpm: Double?, confidence: Double?)
             if let detector {
