@@ -41,6 +41,9 @@ struct TagsCommandTests {
         #expect(dryRun.status == 0, "\(dryRun.standardError)")
         #expect(dryRun.jsonLines.map { $0["outcome"] as? String } == ["would-write", "would-write", "skipped"])
         #expect(try Self.bytes(library.mp3) == original)
+        // A folder stands for the audio files under it, in name order (the library file is not audio).
+        let folder = try CLI.run(["tags", "write", "--dry-run", library.directory.path, "--db", library.database, "--json"])
+        #expect(folder.jsonLines.map { $0["file"] as? String } == [library.mp3, library.wav, library.flac])
 
         let run = try CLI.run(["tags", "write", library.mp3, library.flac, library.wav, "--db", library.database, "--json"])
         #expect(run.status == 0, "\(run.standardError)")

@@ -14,13 +14,25 @@ extension Tactus {
             discussion: """
                 Both need --db (the library file) and the files themselves: the library keeps \
                 only file names, so songs are found by hashing the files given (as `analyze` \
-                does). Tags are read and written through TagLib.
+                does); a folder stands for every audio file under it. Tags are read and written \
+                through TagLib.
 
                 Examples:
-                  tactus tags read ~/Music/*.mp3 --db lib.sqlite
+                  tactus tags read ~/Music --db lib.sqlite
                   tactus tags write --min-confidence 0.5 --dry-run ~/Music/*.flac --db lib.sqlite
                 """,
             subcommands: [Read.self, Write.self])
+
+        /// The files named, each folder replaced by the audio files under it (in name order).
+        static func files(_ paths: [String]) -> [String] {
+            paths.flatMap { path in
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    return [path]
+                }
+                return AudioFiles.find([path]).files
+            }
+        }
     }
 }
 
@@ -43,7 +55,7 @@ extension Tactus.Tags {
                 Example: tactus tags read ~/Music/*.mp3 --db lib.sqlite
                 """)
 
-        @Argument(help: ArgumentHelp("The audio files whose tags to read.", valueName: "file"))
+        @Argument(help: ArgumentHelp("The audio files whose tags to read (folders: every audio file under them).", valueName: "file"))
         var files: [String]
 
         @Flag(help: "Replace reference tempi set by hand or from a CSV file.")
@@ -60,7 +72,7 @@ extension Tactus.Tags {
         func run() throws {
             guard let path = library.path else { return }
             let store = try LibraryOptions.open(path, .existing)
-            let reports = files.map { file in
+            let reports = Tactus.Tags.files(files).map { file in
                 do {
                     return try importTag(of: file, into: store)
                 } catch {
@@ -116,7 +128,7 @@ extension Tactus.Tags {
                 Example: tactus tags write --detector comb-filter --min-confidence 0.4 song.mp3 --db lib.sqlite
                 """)
 
-        @Argument(help: ArgumentHelp("The audio files to tag.", valueName: "file"))
+        @Argument(help: ArgumentHelp("The audio files to tag (folders: every audio file under them).", valueName: "file"))
         var files: [String]
 
         @Flag(help: "Write the consensus of the detectors (the default).")
@@ -148,7 +160,7 @@ extension Tactus.Tags {
             guard let path = library.path else { return }
             let store = try LibraryOptions.open(path, .existing)
             let writer = SafeTagWriter(keepsBackup: backup)
-            let reports = files.map { file in
+            let reports = Tactus.Tags.files(files).map { file in
                 do {
                     return try tag(file, from: store, with: writer)
                 } catch {
