@@ -1,8 +1,8 @@
 # Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
 SHELL := /bin/bash
 SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 \
-	librubberband-dev
-PYTHON_PACKAGES := python3-zmq python3-numpy
+	librubberband-dev libtag1-dev
+PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
@@ -10,23 +10,23 @@ DATA := tactus-data
 
 .PHONY: run test build release bench loadtest fuzz soak multihost deps docker-check clean
 
-## Install the missing system packages (apt-get, through sudo when not root), and pyzmq and numpy.
+## Install the missing system packages (apt-get, through sudo when not root), and pyzmq, numpy and mutagen.
 deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
 		echo "Installing system packages:" $$missing; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
 	fi
-	@# The protocol's Python examples (and the tests that run them) need pyzmq and numpy: from
-	@# apt for the system's python3 (or when there is none), from pip for another python3 (pyenv).
-	@if ! python3 -c 'import zmq, numpy' 2>/dev/null; then \
+	@# The protocol's Python examples (and the tests that run them) need pyzmq and numpy, the tag tests
+	@# mutagen: from apt for the system's python3 (or when there is none), from pip for another python3 (pyenv).
+	@if ! python3 -c 'import zmq, numpy, mutagen' 2>/dev/null; then \
 		python=$$(command -v python3); \
 		if [ -z "$$python" ] || [ "$$python" = /usr/bin/python3 ]; then \
 			echo "Installing system packages: $(PYTHON_PACKAGES)"; \
 			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(PYTHON_PACKAGES); \
 		else \
-			echo "Installing pyzmq and numpy for $$python"; \
-			python3 -m pip install --quiet pyzmq numpy; \
+			echo "Installing pyzmq, numpy and mutagen for $$python"; \
+			python3 -m pip install --quiet pyzmq numpy mutagen; \
 		fi; \
 	fi
 

@@ -132,6 +132,10 @@ let package = Package(
         // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
         .target(
             name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis", "TactusDSP", "TactusModel"]),
+        // BPM tags read and written through TagLib's C++ API (libtag1-dev), behind a plain C header.
+        .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
+        // A file's BPM, title and artist tags; BPM tags written without changing the audio (checked by decoding).
+        .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
         .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // The command-line tool.
@@ -140,7 +144,7 @@ let package = Package(
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusLibraryService",
                 "TactusProtocol", "TactusCoordinator", "TactusAudioProbe", "TactusLocalWorkers", "TactusWorker", "TactusClient",
-                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch",
+                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -218,6 +222,7 @@ let package = Package(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
+        .testTarget(name: "TactusTagsTests", dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusTestSupport"]),
         .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
     ] + builtinDetectorTests
 )

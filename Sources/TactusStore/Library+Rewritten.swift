@@ -1,0 +1,23 @@
+import GRDB
+import TactusModel
+
+extension Library {
+    /// Records that a song's file was rewritten without changing its audio (a tag written into
+    /// it): the song, with its analyses, consensus and reference tempo, is now the SHA-256 of
+    /// the new bytes, `new`, and `byteSize` long.
+    ///
+    /// Throws ``StoreError/unknownSong(_:)`` when `old` is not in the library, and
+    /// ``StoreError/invalidValue(field:value:accepted:)`` when `new` already is (another copy of
+    /// the new bytes was added); the library is then unchanged.
+    public func songRewritten(_ old: SongID, as new: SongID, byteSize: Int) throws(StoreError) {
+        guard byteSize >= 0 else { throw .invalidValue(field: "byte_size", value: "\(byteSize)", accepted: "a size >= 0") }
+        guard old != new else { return }
+        try write { db in
+            let key = try Self.songKey(old, db)
+            if try Int64.fetchOne(db, sql: "SELECT id FROM songs WHERE sha256 = ?", arguments: [new.hex]) != nil {
+                throw StoreError.invalidValue(field: "sha256", value: new.hex, accepted: "a song not yet in the library")
+            }
+            try db.execute(sql: "UPDATE songs SET sha256 = ?, byte_size = ? WHERE id = ?", arguments: [new.hex, byteSize, key])
+        }
+    }
+}

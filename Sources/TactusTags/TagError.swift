@@ -1,0 +1,67 @@
+import TactusAudio
+
+/// Why a file's tags could not be read or written. Every case names the file, so the
+/// description can be shown to a person as is. A failed write leaves the file as it was.
+public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No file at this path.
+    case missing(path: String)
+    /// The file exists but cannot be read, or its folder cannot take the temporary copy.
+    case unreadable(path: String, reason: String)
+    /// TagLib cannot open the file: not a format it knows by the file's extension, or damaged.
+    case cannotOpen(path: String)
+    /// The file's format holds no BPM tag Tactus writes (WAV, AIFF...).
+    case unsupportedFormat(path: String, format: TagFormat)
+    /// The file is read-only: Tactus does not change its permissions to write it.
+    case readOnly(path: String)
+    /// The file is not audio Tactus can decode, so the write could not be checked.
+    case notAudio(path: String, reason: String)
+    /// TagLib could not save the tags, or the checked copy could not replace the file.
+    case writeFailed(path: String, reason: String)
+    /// The audio decoded from the written copy differs from the original's: nothing was replaced.
+    case audioChanged(path: String, reason: String)
+
+    /// The file the error is about.
+    public var path: String {
+        switch self {
+        case .missing(let path), .unreadable(let path, _), .cannotOpen(let path), .unsupportedFormat(let path, _),
+             .readOnly(let path), .notAudio(let path, _), .writeFailed(let path, _), .audioChanged(let path, _):
+            path
+        }
+    }
+
+    /// A stable machine-readable code.
+    public var code: String {
+        switch self {
+        case .missing: "missing"
+        case .unreadable: "unreadable"
+        case .cannotOpen: "cannot-open"
+        case .unsupportedFormat: "unsupported-format"
+        case .readOnly: "read-only"
+        case .notAudio: "not-audio"
+        case .writeFailed: "write-failed"
+        case .audioChanged: "audio-changed"
+        }
+    }
+
+    /// A sentence for people: the file, then the problem.
+    public var description: String {
+        switch self {
+        case .missing(let path):
+            "\(path): no such file"
+        case .unreadable(let path, let reason):
+            "\(path): cannot read the file: \(reason)"
+        case .cannotOpen(let path):
+            "\(path): TagLib cannot open the file (not a format it knows by its extension, or damaged)"
+        case .unsupportedFormat(let path, let format):
+            "\(path): unsupported format for BPM tags (\(format.rawValue)); MP3, FLAC, Ogg Vorbis, Opus and MP4 hold one"
+        case .readOnly(let path):
+            "\(path): the file is read-only"
+        case .notAudio(let path, let reason):
+            "\(path): not audio Tactus can decode (\(reason)), so a write could not be checked"
+        case .writeFailed(let path, let reason):
+            "\(path): the tags could not be written: \(reason)"
+        case .audioChanged(let path, let reason):
+            "\(path): writing the tags would change the audio (\(reason)); the file was left as it was"
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import TactusModel
+import TactusStore
+import TactusTestSupport
+import Testing
+
+/// `tactus tags read` and `tactus tags write` with `--db`: the library's tempi written into the
+/// files (checked by mutagen), the files' tags read back as reference tempi.
+@Suite(.enabled(if: Mutagen.isAvailable, "python3 cannot import mutagen (make deps installs python3-mutagen)"))
+struct TagsCommandTests {
+    /// Analysed songs in a fresh library: an MP3 at 120 BPM, a FLAC at 100 BPM, a WAV at 140 BPM.
+    struct Library {
+        let directory: TemporaryDirectory
+        let mp3: String, flac: String, wav: String
+        let database: String
+
+        init() throws {
+            directory = try TemporaryDirectory(prefix: "tactus-tags-cli")
+            mp3 = directory.file("run.mp3")
+            flac = directory.file("walk.flac")
+            wav = directory.file("sprint.wav")
+            let tags = AudioTags(title: "Tempo Song", artist: "Tactus")
+            try AudioFileWriter(.mp3(.constant), tags: tags)
+                .write([Synth.drumPattern(bpm: 120, seconds: 10, sampleRate: 44_100)], sampleRate: 44_100, to: mp3)
+            try AudioFileWriter(.flac, tags: tags)
+                .write([Synth.drumPattern(bpm: 100, seconds: 10, sampleRate: 22_050)], sampleRate: 22_050, to: flac)
+            try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 140, seconds: 10, sampleRate: 22_050)], sampleRate: 22_050, to: wav)
+            database = directory.file("library.sqlite")
+            let analysed = try CLI.run(["analyze", mp3, flac, wav, "--db", database])
+            #expect(analysed.status == 0, "\(analysed.standardError)")
+        }
+    }
+
+    static func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+
+    @Test func theConsensusIsWrittenIntoTheTagsAndReadBackAsReferences() throws {
+        let library = try Library()
+        let original = try Self.bytes(library.mp3)
+
+        let dryRun = try CLI.run(["tags", "write", "--dry-run", library.mp3, library.flac, library.wav, "--db", library.database, "--json"])
+        #expect(dryRun.status == 0, "\(dryRun.standardError)")
+        #expect(dryRun.jsonLines.map { $0["outcome"] as? String } == ["would-write", "would-write", "skipped"])
+        #expect(try Self.bytes(library.mp3) == original)
+        // A folder stands for the audio files under it, in name order (the library file is not audio).
+        let folder = try CLI.run(["tags", "write", "--dry-run", library.directory.path, "--db", library.database, "--json"])
+        #expect(folder.jsonLines.map { $0["file"] as? String } == [library.mp3, library.wav, library.flac])
+
+        let run = try CLI.run(["tags", "write", library.mp3, library.flac, library.wav, "--db", library.database, "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let lines = run.jsonLines
+        #expect(lines.map { $0["outcome"] as? String } == ["written", "written", "skipped"])
+        #expect(lines[2]["reason"] as? String == "unsupported format for BPM tags (wav)")
+
+        // The MP3: TBPM an integer, TXXX:BPM one decimal, both from the library's consensus.
+        let mp3BPM = try #require(lines[0]["bpm"] as? Double)
+        #expect(abs(mp3BPM - 120) < 3)
+        let mp3Tags = try Mutagen.tags(of: library.mp3)
+        #expect(mp3Tags["TBPM"] == [String(Int(mp3BPM.rounded()))])
+        #expect(mp3Tags["TXXX:BPM"] == [String(format: "%.1f", mp3BPM)])
+        #expect(mp3Tags["TIT2"] == ["Tempo Song"])
+        #expect(mp3Tags["TPE1"] == ["Tactus"])
+        let flacBPM = try #require(lines[1]["bpm"] as? Double)
+        #expect(try Mutagen.tags(of: library.flac)["BPM"] == [String(format: "%.1f", flacBPM)])
+        #expect(try Mutagen.tags(of: library.flac)["TITLE"] == ["Tempo Song"])
+
+        // The songs took the SHA-256 of their new bytes, keeping their analyses.
+        let newSong = try #require(lines[0]["new_song"] as? String)
+        #expect(newSong != lines[0]["song"] as? String)
+        #expect(newSong == SongID(hashing: try Self.bytes(library.mp3)).hex)
+
+        let read = try CLI.run(["tags", "read", library.mp3, library.flac, library.wav, "--db", library.database, "--json"])
+        #expect(read.status == 0, "\(read.standardError)")
+        let imported = read.jsonLines
+        #expect(imported.map { $0["outcome"] as? String } == ["imported", "imported", "skipped"])
+        #expect(imported[0]["bpm"] as? Double == (String(format: "%.1f", mp3BPM) as NSString).doubleValue)
+        #expect(imported[2]["reason"] as? String == "no BPM tag")
+        let store = try TactusStore.Library(path: library.database)
+        let song = try #require(SongID(newSong))
+        let reference = try #require(try store.reference(for: song))
+        #expect(reference.source == "tag")
+        #expect(try store.analyses(of: song).count > 0)
+
+        // `compare` measures the detectors against the tag.
+        let compare = try CLI.run(["compare", "--db", library.database, library.mp3, "--json"])
+        #expect(compare.status == 0, "\(compare.standardError)")
+        let compared = try #require(compare.jsonLines.first?["reference"] as? [String: Any])
+        #expect(compared["source"] as? String == "tag")
+        #expect(compared["bpm"] as? Double == reference.bpm)
+    }
+
+    @Test func tagsWrittenByAnotherProgramBecomeReferencesUnlessOneWasSetByHand() throws {
+        let library = try Library()
+        let tagged = library.directory.file("tagged.flac")
+        try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 90, seconds: 10, sampleRate: 22_050)], sampleRate: 22_050, to: tagged)
+        try Mutagen.setBPM("91.5", in: tagged)
+        #expect(try CLI.run(["analyze", tagged, "--db", library.database]).status == 0)
+
+        let read = try CLI.run(["tags", "read", tagged, library.flac, "--db", library.database, "--json"])
+        #expect(read.status == 0, "\(read.standardError)")
+        #expect(read.jsonLines.map { $0["outcome"] as? String } == ["imported", "skipped"])
+        #expect(read.jsonLines.first?["bpm"] as? Double == 91.5)
+        #expect(read.jsonLines.first?["tag"] as? String == "91.5")
+
+        #expect(try CLI.run(["truth", "--db", library.database, "set", tagged, "92"]).status == 0)
+        let kept = try CLI.run(["tags", "read", tagged, "--db", library.database, "--json"])
+        #expect(kept.jsonLines.first?["outcome"] as? String == "skipped")
+        #expect(kept.jsonLines.first?["reason"] as? String == "has a reference tempo from manual (--replace overrides it)")
+        let replaced = try CLI.run(["tags", "read", "--replace", tagged, "--db", library.database, "--json"])
+        #expect(replaced.jsonLines.first?["outcome"] as? String == "imported")
+
+        let notInLibrary = library.directory.file("new.flac")
+        try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 90, seconds: 8, sampleRate: 22_050)], sampleRate: 22_050, to: notInLibrary)
+        let unknown = try CLI.run(["tags", "read", notInLibrary, "--db", library.database])
+        #expect(unknown.status == 0)
+        #expect(unknown.standardOutput.contains("not in the library"))
+    }
+
+    @Test func skipsSayWhyAndFailuresNameTheFile() throws {
+        let library = try Library()
+        let strict = try CLI.run(["tags", "write", "--min-confidence", "1", library.flac, "--db", library.database, "--json"])
+        #expect(strict.status == 0, "\(strict.standardError)")
+        let reason = try #require(strict.jsonLines.first?["reason"] as? String)
+        #expect(reason.contains("below --min-confidence 1"), "\(reason)")
+
+        let unknownDetector = try CLI.run(["tags", "write", "--detector", "no-such", library.flac, "--db", library.database, "--json"])
+        #expect(unknownDetector.jsonLines.first?["reason"] as? String == "no analysis by no-such")
+        let byDetector = try CLI.run(["tags", "write", "--detector", "comb-filter", library.flac, "--db", library.database, "--json"])
+        #expect(byDetector.jsonLines.first?["outcome"] as? String == "written", "\(byDetector.standardOutput)")
+        #expect(byDetector.jsonLines.first?["from"] as? String == "comb-filter")
+
+        let missing = library.directory.file("missing.mp3")
+        let readOnly = library.mp3
+        try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: readOnly)
+        let failed = try CLI.run(["tags", "write", missing, readOnly, "--db", library.database])
+        #expect(failed.status == 1)
+        #expect(failed.standardOutput.contains("\(missing): no such file"))
+        #expect(failed.standardOutput.contains("\(readOnly): the file is read-only"))
+        #expect(failed.standardOutput.hasSuffix("written 0, skipped 0, failed 2\n"))
+
+        let usage = try CLI.run(["tags", "write", "--consensus", "--detector", "comb-filter", library.flac, "--db", library.database])
+        #expect(usage.status == 2)
+        #expect(try CLI.run(["tags", "read", library.flac]).status == 2)
+    }
+}
