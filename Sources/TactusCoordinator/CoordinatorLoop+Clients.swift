@@ -125,6 +125,11 @@ extension CoordinatorLoop {
             guard !names.isEmpty else {
                 throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
             }
+            if let stray = request.params?.keys.sorted().first(where: { !names.contains($0) }) {
+                let asked = names.joined(separator: ", ")
+                throw ErrorBody(
+                    code: .badRequest, message: "params for \(stray), a detector this submission does not ask for (it asks for \(asked))")
+            }
             let detectors = try Set(names).sorted().map { SubmissionIntake.Detector(name: $0, descriptor: try descriptor(of: $0)) }
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
@@ -245,6 +250,7 @@ extension CoordinatorLoop {
             return ErrorBody(
                 code: .unavailable, message: "the library is locked by another process (waited \(waited) s); nothing was stored",
                 retryAfterMs: 1000)
+        case .full: return ErrorBody(code: .unavailable, message: error.description, retryAfterMs: 60_000)
         case .database, .cannotOpen, .newerSchema: return ErrorBody(code: .internal, message: error.description)
         default: return ErrorBody(code: .badRequest, message: error.description)
         }
