@@ -174,7 +174,7 @@ final class SubmitSession {
         if json {
             try Output.jsonLine(SubmittedSong(file: file, error: error))
         } else {
-            FileHandle.standardError.write(Data("\(file): \(error.code): \(error.message)\n".utf8))
+            FileHandle.standardError.write(Data((TerminalText.escaped("\(file): \(error.code): \(error.message)") + "\n").utf8))
         }
     }
 
@@ -187,7 +187,7 @@ final class SubmitSession {
         summary += String(format: " in %.1f s", seconds)
         // Standard output holds only JSON Lines with --json.
         if json {
-            FileHandle.standardError.write(Data((summary + "\n").utf8))
+            FileHandle.standardError.write(Data((TerminalText.escaped(summary, keepingNewlines: true) + "\n").utf8))
         } else {
             print(summary)
         }
