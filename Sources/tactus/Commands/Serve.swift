@@ -202,7 +202,7 @@ extension Tactus {
                                 "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
                                 "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                                 "--max-analysis-seconds", String(maxAnalysisSeconds),
-                                "--nice", String(workerNice),
+                                "--nice", String(workerNice), "--parent-pid", String(getpid()),
                             ] + (curve?.localWorkerArguments ?? []),
                             label: "\(descriptor.name)#\(index)")
                     }
