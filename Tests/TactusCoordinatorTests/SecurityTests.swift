@@ -55,6 +55,36 @@ import Testing
         #expect(try client.request(.status(StatusRequest()), timeout: .seconds(5)) != nil)
     }
 
+    /// The per-client job limit counts the jobs of a CURVE key on all its connections.
+    @Test func theJobLimitCountsAKeyAcrossItsConnections() throws {
+        let directory = try TemporaryDirectory()
+        let server = try CurveKeyPair.generate()
+        let alice = try CurveKeyPair.generate()
+        let bob = try CurveKeyPair.generate()
+        let keysDirectory = directory.path + "/authorized"
+        for (index, pair) in [alice, bob].enumerated() {
+            _ = try CurveCertificate(keyPair: pair).save(name: "peer\(index)", in: keysDirectory)
+        }
+        let running = try RunningCoordinator(directory: directory.path + "/data") {
+            $0.security = CoordinatorSecurity(keyPair: server, authorizedKeysDirectory: keysDirectory)
+            $0.maxClientJobs = 2
+        }
+        defer { running.stop() }
+        let connections = try (0..<4).map { _ in try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice)) }
+        var outcomes = [ClientReply.Outcome]()
+        for (seed, connection) in connections.enumerated() {
+            outcomes.append(try connection.request(
+                .submit(SubmitRequest(name: "s\(seed).wav", detectors: ["fake"]), audio: try testSong(seed: UInt64(seed + 1)))))
+        }
+        let accepted = outcomes.filter { if case .ok = $0 { true } else { false } }.count
+        #expect(accepted == 2, "\(accepted) of 4 submissions by one key on 4 connections were accepted")
+        let other = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: bob))
+        guard case .ok = try other.request(.submit(SubmitRequest(name: "b.wav", detectors: ["fake"]), audio: try testSong(seed: 9))) else {
+            Issue.record("another key was held back by the first one's jobs")
+            return
+        }
+    }
+
     @Test func anUnauthorizedWorkerNeverJoins() throws {
         let directory = try TemporaryDirectory()
         let server = try CurveKeyPair.generate()
