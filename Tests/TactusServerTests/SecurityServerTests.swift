@@ -43,7 +43,7 @@ import Testing
         let serve = try ServeProcess(
             dataDirectory: directory.path + "/data",
             extraArguments: [
-                "--curve-secret-key", server.secret_file, "--authorized-keys", authorized, "--max-worker-memory-mb", "3072",
+                "--curve-secret-key", server.secret_file, "--authorized-clients", authorized, "--max-worker-memory-mb", "3072",
             ])
         defer { serve.stop() }
         let aliceClient = try ServerClient(
@@ -127,7 +127,7 @@ import Testing
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized", songs = directory.path + "/songs"
         let server = try GeneratedKeys.generate("server", in: keys)
         let client = try GeneratedKeys.generate("py", in: authorized)
-        let worker = try GeneratedKeys.generate("py-worker", in: authorized)
+        let worker = try GeneratedKeys.generate("py-worker", in: directory.path + "/authorized-workers")
         let stranger = try GeneratedKeys.generate("stranger", in: keys)
         try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
         let signal = Synth.clickTrack(bpm: 120, seconds: 8, sampleRate: 22050)
@@ -135,7 +135,10 @@ import Testing
 
         let serve = try ServeProcess(
             dataDirectory: directory.path + "/data",
-            extraArguments: ["--curve-secret-key", server.secret_file, "--authorized-keys", authorized])
+            extraArguments: [
+                "--curve-secret-key", server.secret_file, "--authorized-clients", authorized,
+                "--authorized-workers", directory.path + "/authorized-workers",
+            ])
         defer { serve.stop() }
         let examples = CLI.repositoryRoot + "/protocol/examples/"
         // The example worker over CURVE with an authorized key, and one whose key is not.
