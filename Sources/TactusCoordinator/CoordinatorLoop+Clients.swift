@@ -134,8 +134,12 @@ extension CoordinatorLoop {
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots)
+                libraryRoots: configuration.libraryRoots, budget: intakeBudget)
+            // An upload's bytes are in hand already; a file's are reserved once its size is known.
+            let uploaded = audio?.count ?? 0
+            if audio != nil { try intakeBudget.reserve(uploaded, name: request.name ?? "upload") }
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
+                intakeBudget.release(uploaded)
                 answer(prepared.flatMap { prepared in Result { .submit(try finishSubmit(prepared, client: client)) } })
             }
         } catch {

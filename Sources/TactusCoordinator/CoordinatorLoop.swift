@@ -23,6 +23,8 @@ final class CoordinatorLoop {
     let reads: BackgroundWork
     /// The threads that take the slow steps of submissions off the loop.
     let intake: BackgroundWork
+    /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
+    let intakeBudget: IntakeBudget
 
     var workers = WorkerRegistry()
     var pending = PendingJobs()
@@ -50,6 +52,7 @@ final class CoordinatorLoop {
         // A submission waits mostly on the disk (file creation, fsync), so more threads than
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
+        intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)

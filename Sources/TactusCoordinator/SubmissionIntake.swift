@@ -27,9 +27,13 @@ struct SubmissionIntake: Sendable {
     let maxSongBytes: Int
     let maxAudioBytes: Int
     let libraryRoots: [String]
+    /// Where a file under a library root reserves its bytes while it is prepared (an upload's
+    /// are reserved by the loop, which received them).
+    let budget: IntakeBudget
 
     func prepare() throws -> PreparedSubmission {
         let (bytes, name) = try songBytes()
+        defer { if audio == nil { budget.release(bytes.count) } }
         guard bytes.count <= maxSongBytes else {
             throw ErrorBody(
                 code: .tooLarge,
@@ -78,7 +82,14 @@ struct SubmissionIntake: Sendable {
         guard file.size <= maxAudioBytes else {
             throw ErrorBody(code: .tooLarge, message: "\(path): \(file.size) bytes is over the limit of \(maxAudioBytes)")
         }
-        let data = try file.read()
+        try budget.reserve(file.size, name: path)
+        let data: [UInt8]
+        do {
+            data = try file.read()
+        } catch {
+            budget.release(file.size)
+            throw error
+        }
         return (data, request.name ?? (path as NSString).lastPathComponent)
     }
 

@@ -82,6 +82,11 @@ extension Tactus {
             valueName: "bytes"))
         var maxRecordingBytes = 64 << 20
 
+        @Option(help: ArgumentHelp(
+            "Bytes of submissions held at once while they are received and prepared; beyond it, busy "
+                + "(default: an eighth of the memory, 256 MiB to 2 GiB).", valueName: "bytes"))
+        var maxIntakeBytes = CoordinatorConfiguration.defaultMaxIntakeBytes
+
         @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
             "The longest song accepted, in seconds (too-long above it).", valueName: "seconds"))
         var maxDurationS = 7200.0
@@ -160,6 +165,7 @@ extension Tactus {
             if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
             if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
             if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
+            if maxIntakeBytes < 1 { throw ValidationError("--max-intake-bytes must be at least 1") }
             if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
             if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
@@ -198,6 +204,7 @@ extension Tactus {
                     allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots, shutdownGraceS: grace,
                     durability: durability.library)
                 configuration.maxRecordingBytes = maxRecordingBytes
+                configuration.maxIntakeBytes = maxIntakeBytes
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
                     logger: logger)
