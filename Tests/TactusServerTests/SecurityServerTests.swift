@@ -31,6 +31,18 @@ import Testing
         #expect(try CurveCertificate(contentsOf: generated.secret_file).keyPair == pair)
     }
 
+    /// One directory for clients and workers alike would let a client act as a worker: the old
+    /// option is refused with the two that replace it.
+    @Test func theSingleAuthorizedKeysDirectoryIsRefusedForTheTwoRoles() throws {
+        let directory = try TemporaryDirectory()
+        let run = try CLI.run([
+            "serve", "--data", directory.path, "--curve-secret-key", directory.file("server.key_secret"),
+            "--authorized-keys", directory.path,
+        ])
+        #expect(run.status != 0)
+        #expect(run.standardError.contains("--authorized-clients") && run.standardError.contains("--authorized-workers"), "\(run.standardError)")
+    }
+
     @Test func aCurveServerAdmitsItsLocalWorkersAndNewKeysAfterSIGHUP() throws {
         let directory = try TemporaryDirectory()
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
