@@ -183,7 +183,8 @@ final class CoordinatorLoop {
                         logger.notice(
                             "refused a connection: key not authorized",
                             metadata: [
-                                "address": "\(request.address)", "mechanism": "\(request.mechanism)", "as": "\(role?.rawValue ?? request.domain)",
+                                "address": "\(request.address)", "mechanism": "\(request.mechanism)",
+                                "as": "\(role?.rawValue ?? request.domain)",
                                 "key": "\(request.curvePublicKey?.z85 ?? "none")",
                             ])
                         reply = request.reply(.authenticationFailure, text: "key not authorized")

@@ -14,7 +14,9 @@ import Testing
     static let hostile = "evil\u{1B}]0;owned\u{07}\u{1B}[2J\u{1B}[31m\ncritical: fake\u{9B}1m\u{202E}"
 
     private func expectNoControlCharacters(_ text: String, _ command: String, sourceLocation: SourceLocation = #_sourceLocation) {
-        let controls = text.unicodeScalars.filter { $0 != "\n" && ($0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}") }
+        let controls = text.unicodeScalars.filter {
+            $0 != "\n" && ($0.value < 0x20 || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}")
+        }
         #expect(controls.isEmpty, "\(command) printed control characters: \(controls.map { String($0.value, radix: 16) })",
                 sourceLocation: sourceLocation)
         #expect(!text.contains("\ncritical: fake"), "\(command) let a name forge a line", sourceLocation: sourceLocation)

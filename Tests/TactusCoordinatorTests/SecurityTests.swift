@@ -71,7 +71,9 @@ import Testing
         let bob = try CurveKeyPair.generate()
         let running = try curveCoordinator(directory, server: server, clients: [alice, bob]) { $0.maxClientJobs = 2 }
         defer { running.stop() }
-        let connections = try (0..<4).map { _ in try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice)) }
+        let connections = try (0..<4).map { _ in
+            try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
+        }
         var outcomes = [ClientReply.Outcome]()
         for (seed, connection) in connections.enumerated() {
             outcomes.append(try connection.request(

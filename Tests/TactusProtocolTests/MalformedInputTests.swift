@@ -131,7 +131,8 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         #expect(rejection(request("submit", #"{"name":"\#(long)"}"#, extra: [[1]]))?.error.code == .badRequest)
         try SubmitRequest(name: String(long.dropLast())).validate(command: "submit")
         let descriptor = DetectorDescriptor(name: "x", version: "1", summary: "a test", specific: [])
-        let ready = ReadyBody(workerId: String(repeating: "w", count: 129), detector: DetectorInfo(descriptor), params: try descriptor.resolve())
+        let ready = ReadyBody(
+            workerId: String(repeating: "w", count: 129), detector: DetectorInfo(descriptor), params: try descriptor.resolve())
         #expect(throws: ProtocolError.self) { try ready.validate(command: "READY") }
     }
 

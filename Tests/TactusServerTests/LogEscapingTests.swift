@@ -14,7 +14,8 @@ import Testing
             dataDirectory: directory.path, extraArguments: ["--no-local-workers", "--log-level", "info"], captureErrors: true)
         let hostile = "w\u{1B}[2J\u{1B}]0;owned\u{07}\n2026-01-01T00:00:00+0000 critical tactus.serve: fake"
         let descriptor = DetectorDescriptor(name: "log-test", version: "1", summary: "a worker played by a test", specific: [])
-        let ready = try WorkerMessage.ready(ReadyBody(workerId: hostile, detector: DetectorInfo(descriptor), params: try descriptor.resolve()))
+        let ready = try WorkerMessage.ready(
+            ReadyBody(workerId: hostile, detector: DetectorInfo(descriptor), params: try descriptor.resolve()))
         let context = try ZMQContext(socketLinger: .zero)
         let worker = try context.socket(.dealer)
         try worker.connect(server.endpoints.backend)
