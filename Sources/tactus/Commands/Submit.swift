@@ -21,7 +21,9 @@ extension Tactus {
 
                 With --wait, submit follows the songs through the server's events (--events, by \
                 default the server's host with its port plus 2) until every song is done, with a \
-                progress bar on standard error when that is a terminal, then prints a summary.
+                progress bar on standard error when that is a terminal, then prints a summary. \
+                Each song's line, its failures and the exit status count only the jobs this \
+                submission got, not earlier analyses of the song nor other clients' jobs.
 
                 With --json: one object per file and per line, {file, song, jobs [{job, song, \
                 detector, state, attempt, error?}]}, with --wait also analyses (as `tactus \
