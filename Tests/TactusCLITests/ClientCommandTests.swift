@@ -75,9 +75,14 @@ import Testing
             "--detector", "comb-filter", "--param", "comb-filter.preset=classic",
         ])
         #expect(run.status == 0, "\(run.standardError)")
-        let lines = try run.standardOutput.split(separator: "\n").map {
+        let allLines = try run.standardOutput.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
+        // The file that is not audio is named with why it was skipped.
+        let skipped = allLines.filter { $0["skipped"] != nil }
+        #expect(skipped.map { $0["file"] as? String } == [directory.file("notes.wav")])
+        #expect((skipped.first?["skipped"] as? [String: Any])?["code"] as? String == "unsupported-format")
+        let lines = allLines.filter { $0["skipped"] == nil }
         #expect(lines.map { $0["file"] as? String } == [directory.file("album/second.mp3"), directory.file("first.dat")])
         for line in lines {
             #expect((line["song"] as? String)?.count == 64)
@@ -95,6 +100,35 @@ import Testing
         #expect(submits.count == 3)
         #expect(run.seconds >= 0.3)
         #expect(submits.allSatisfy { $0.detectors == ["comb-filter"] && $0.params?["comb-filter"]?["preset"] == .text("classic") })
+    }
+
+    /// Every file of a folder that is not sent is named with its reason, in the listing and in
+    /// `--json`: not audio, or unreadable (a symbolic link that loops or leads nowhere).
+    @Test func skippedFilesAreNamedWithTheirReasons() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-skip-test")
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("song.flac"))
+        #expect(FileManager.default.createFile(atPath: directory.file("notes.txt"), contents: Data("not audio".utf8)))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-a"), withDestinationPath: directory.file("loop-b"))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-b"), withDestinationPath: directory.file("loop-a"))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("gone.mp3"), withDestinationPath: directory.file("nowhere"))
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let json = try CLI.run(["submit", directory.path, "--json", "--server", server.frontend])
+        let lines = try json.standardOutput.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let skipped = Dictionary(uniqueKeysWithValues: lines.compactMap { line -> (String, String)? in
+            guard let file = line["file"] as? String, let reason = line["skipped"] as? [String: Any] else { return nil }
+            return ((file as NSString).lastPathComponent, reason["code"] as? String ?? "")
+        })
+        #expect(skipped == ["notes.txt": "unsupported-format", "loop-a": "unreadable", "loop-b": "unreadable", "gone.mp3": "unreadable"])
+        #expect(json.standardError.contains("4 files skipped (1 not audio, 3 unreadable)"), "\(json.standardError)")
+        let text = try CLI.run(["submit", directory.path, "--server", server.frontend])
+        for name in ["notes.txt", "loop-a", "loop-b", "gone.mp3"] {
+            #expect(text.standardOutput.contains(directory.file(name) + "  skipped: "), "\(name) not named: \(text.standardOutput)")
+        }
+        #expect(text.standardOutput.contains("leads nowhere or loops"))
     }
 
     @Test(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))

@@ -28,7 +28,10 @@ extension Tactus {
                 With --json: one object per file and per line, {file, song, jobs [{job, song, \
                 detector, state, attempt, error?}]}, with --wait also analyses (as `tactus \
                 analyze --json` prints them) and consensus; a file that could not be submitted has \
-                {file, error {code, message}}.
+                {file, error {code, message}}; a file found in a directory and not sent has {file, \
+                skipped {code, message}} (unsupported-format or empty: not audio; unreadable: no \
+                permission, or a symbolic link that leads nowhere or loops), also listed without \
+                --json as FILE  skipped: CODE: MESSAGE.
 
                 Exit status: 0 when every song was submitted (and with --wait analysed), 1 \
                 otherwise, 2 on usage errors.
@@ -90,6 +93,10 @@ extension Tactus {
             }
             for problem in found.problems {
                 try session.report(file: problem.file, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
+            }
+            for skipped in found.skipped {
+                let reason = ErrorBody(code: ErrorCode(rawValue: skipped.code), message: skipped.message)
+                try session.reportSkipped(file: skipped.file, reason: reason)
             }
             try session.waitForAll()
             session.printSummary(skipped: found.skipped)
@@ -180,12 +187,27 @@ final class SubmitSession {
         }
     }
 
-    func printSummary(skipped: Int) {
+    /// Prints a file found in a directory that is not sent, with why (not counted as a failure).
+    func reportSkipped(file: String, reason: ErrorBody) throws {
+        progress?.clear()
+        if json {
+            try Output.jsonLine(SubmittedSong(file: file, skipped: reason))
+        } else {
+            print(TerminalText.escaped("\(file)  skipped: \(reason.code): \(reason.message)"))
+        }
+    }
+
+    func printSummary(skipped: [AudioFiles.Problem]) {
         let seconds = (clock.now - start).seconds
         var summary = "\(submitted) song\(submitted == 1 ? "" : "s") submitted"
         if batch.isFollowing { summary += ", \(finished) finished" }
         summary += ", \(failures) failed"
-        if skipped > 0 { summary += ", \(skipped) file\(skipped == 1 ? "" : "s") skipped (not audio)" }
+        if !skipped.isEmpty {
+            let unreadable = skipped.filter { $0.code == ErrorCode.unreadable.rawValue }.count
+            let reasons = [(skipped.count - unreadable, "not audio"), (unreadable, "unreadable")].filter { $0.0 > 0 }
+            let why = reasons.count == 1 ? reasons[0].1 : reasons.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+            summary += ", \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (\(why))"
+        }
         summary += String(format: " in %.1f s", seconds)
         // Standard output holds only JSON Lines with --json.
         if json {
@@ -241,10 +263,12 @@ struct SubmittedSong: Encodable {
     var analyses: [TempoAnalysis]?
     var consensus: ConsensusTempo?
     var error: ErrorBody?
+    /// Why a file found in a directory was not sent.
+    var skipped: ErrorBody?
 
     init(
         file: String, song: String? = nil, jobs: [JobInfo]? = nil, analyses: [TempoAnalysis]? = nil,
-        consensus: ConsensusTempo? = nil, error: ErrorBody? = nil
+        consensus: ConsensusTempo? = nil, error: ErrorBody? = nil, skipped: ErrorBody? = nil
     ) {
         self.file = file
         self.song = song
@@ -252,5 +276,6 @@ struct SubmittedSong: Encodable {
         self.analyses = analyses
         self.consensus = consensus
         self.error = error
+        self.skipped = skipped
     }
 }
