@@ -118,7 +118,10 @@ extension CoordinatorLoop {
     ) {
         do {
             guard accepting else {
-                throw ErrorBody(code: .unavailable, message: "the server is stopping; submit again after it restarts", retryAfterMs: 5000)
+                throw ErrorBody(
+                    code: .unavailable,
+                    message: "the server is stopping and takes no new songs (those it accepted stay queued and resume when it restarts)",
+                    retryAfterMs: 5000)
             }
             guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
             let names = request.detectors ?? allDetectorNames

@@ -131,6 +131,77 @@ import Testing
         #expect(text.standardOutput.contains("leads nowhere or loops"))
     }
 
+    /// A server that stops while a folder is being sent: the songs it accepted resume by
+    /// themselves after its restart, so the advice is not to submit them again.
+    @Test func aStoppingServerIsExplainedWithoutAdvisingToResubmit() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-stop-test")
+        for (index, bpm) in [100.0, 130.0].enumerated() {
+            let signal = Synth.clickTrack(bpm: bpm, seconds: 6, sampleRate: 22_050)
+            try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("song\(index).flac"))
+        }
+        let submissions = Locked(0)
+        let server = try FakeFrontend { request in
+            switch request.body {
+            case .submit(_, let audio) where submissions.withLock({ count in count += 1; return count }) == 1:
+                let song = SongID(hashing: audio ?? []).hex
+                let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
+                return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
+            case .submit:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: "submit",
+                    error: ErrorBody(code: .unavailable, message: "the server is stopping", retryAfterMs: 5000))])
+            default:
+                let state = ServerStatus(queue: [:], workers: [], jobsPerSecond: 0, uptimeS: 1, accepting: false)
+                return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: state)))])
+            }
+        }
+        defer { server.stop() }
+        let run = try CLI.run(["submit", directory.path, "--server", server.frontend])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("resume by themselves when it restarts"), "\(run.standardError)")
+        #expect(run.standardError.contains("do not submit them again"), "\(run.standardError)")
+        #expect(!run.standardError.contains("submit again after it restarts"), "\(run.standardError)")
+    }
+
+    /// Ctrl-C while waiting ends the wait, saying that the songs go on at the server.
+    @Test func anInterruptedWaitSaysTheSongsGoOnAtTheServer() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-interrupt-test")
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("song.flac"))
+        // Songs are accepted and never finish.
+        let server = try FakeFrontend { request in
+            switch request.body {
+            case .submit(_, let audio):
+                let song = SongID(hashing: audio ?? []).hex
+                let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
+                return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
+            case .status(let status):
+                let queued = JobInfo(job: 1, song: status.song ?? "", detector: "comb-filter", state: .queued)
+                return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [queued])))])
+            default:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: request.body.command.rawValue,
+                    error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
+            }
+        }
+        defer { server.stop() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["submit", directory.file("song.flac"), "--wait", "--server", server.frontend, "--events", server.events]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.requests.isEmpty && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 1)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 130)
+        #expect(text.contains("go on at the server"), "\(text)")
+    }
+
     @Test(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))
     func thePythonExampleClientSubmitsAFolderAndPrintsTheResults() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-client-py-test")

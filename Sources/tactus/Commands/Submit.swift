@@ -160,6 +160,13 @@ final class SubmitSession {
         } catch ClientError.rejected(let error) where error.code == .tooLarge {
             try report(file: file, error: error)
             return
+        } catch ClientError.rejected(let error) where error.code == .unavailable && serverIsStopping() {
+            progress?.clear()
+            throw CommandFailure(
+                "\(file): the server is stopping and takes no more songs. The \(submitted) song\(submitted == 1 ? "" : "s") "
+                    + "submitted before stay queued there and resume by themselves when it restarts: do not submit them "
+                    + "again (--force would redo their work). Submit the files not sent yet after the restart "
+                    + "(the server said: \(error.message))")
         }
         submitted += 1
         guard !batch.isFollowing else { return }
@@ -170,11 +177,34 @@ final class SubmitSession {
         }
     }
 
-    /// With `--wait`: follows the events until every song is done.
+    /// With `--wait`: follows the events until every song is done. Ctrl-C (SIGINT) ends the
+    /// wait, saying that the songs go on at the server.
     func waitForAll() throws {
         guard batch.isFollowing else { return }
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let pending = submitted - finished
+        // The progress bar's line is erased (not left glued to the message).
+        let erase = progress == nil ? "" : "\r\u{1B}[K"
+        signal(SIGINT, SIG_IGN)
+        interrupt.setEventHandler {
+            FileHandle.standardError.write(Data(
+                (erase + "interrupted: the songs submitted (\(pending) not finished when the wait began) go on at the server; "
+                    + "follow them with `tactus status SONG`, or see their results with `tactus result SONG`\n").utf8))
+            Foundation.exit(130)
+        }
+        interrupt.resume()
+        defer {
+            interrupt.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
         try batch.waitForAll()
         progress?.clear()
+    }
+
+    /// Whether the server says it no longer accepts submissions (it is stopping), as opposed to
+    /// being unable to store one now (a full disk, a locked library).
+    private func serverIsStopping() -> Bool {
+        (try? batch.client.status())?.server?.accepting == false
     }
 
     /// Prints a file that could not be submitted, and counts it.
