@@ -8,8 +8,8 @@ import Foundation
 /// for file in found.files { ... }
 /// ```
 public struct AudioFiles: Sendable {
-    /// A named path that is not an audio file to send, with a stable code (an ``AudioError``
-    /// code) and a sentence for people.
+    /// A path that is not an audio file to send, with a stable code (an ``AudioError`` code)
+    /// and a sentence for people naming it.
     public struct Problem: Sendable, Hashable {
         /// The path as named.
         public var file: String
@@ -23,8 +23,10 @@ public struct AudioFiles: Sendable {
     public var files: [String] = []
     /// Named files that are not audio or cannot be read, and named paths that do not exist.
     public var problems: [Problem] = []
-    /// Files found in directories that are not audio.
-    public var skipped = 0
+    /// Files found in directories that are not sent, each with why: not audio
+    /// (`unsupported-format`, `empty`), or `unreadable` (no permission, a symbolic link that
+    /// leads nowhere or loops).
+    public var skipped: [Problem] = []
 
     /// Searches `paths`.
     public static func find(_ paths: [String]) -> AudioFiles {
@@ -47,9 +49,18 @@ public struct AudioFiles: Sendable {
             for entry in entries.sorted() {
                 let file = (path as NSString).appendingPathComponent(entry)
                 var entryIsDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: file, isDirectory: &entryIsDirectory), !entryIsDirectory.boolValue
-                else { continue }
-                if notAudio(file) == nil { found.files.append(file) } else { found.skipped += 1 }
+                guard FileManager.default.fileExists(atPath: file, isDirectory: &entryIsDirectory) else {
+                    // Only a symbolic link is listed but not there: it leads nowhere or loops.
+                    found.skipped.append(
+                        Problem(file: file, code: "unreadable", message: "\(file): a symbolic link that leads nowhere or loops"))
+                    continue
+                }
+                guard !entryIsDirectory.boolValue else { continue }
+                if let error = notAudio(file) {
+                    found.skipped.append(Problem(file: file, code: error.code, message: error.description))
+                } else {
+                    found.files.append(file)
+                }
             }
         }
         return found

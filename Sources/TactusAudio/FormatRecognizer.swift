@@ -22,6 +22,11 @@ enum FormatRecognizer {
     static let mpegGarbageLimit = 64 * 1024
     /// How many consecutive frames must chain for bytes to count as MPEG audio.
     static let mpegChainLength = 3
+    /// How many frames must chain when junk lies between them (libmpg123 resynchronises over
+    /// it): more than ``mpegChainLength``, so that random bytes are still not taken for MP3.
+    static let mpegResyncChainLength = 6
+    /// How many junk bytes may lie between one frame's end and the next frame's header.
+    static let mpegResyncGap = 256
 
     static func recognize(_ reader: ByteReader) -> RecognizedContent {
         let head = reader.bytes(at: 0, count: 64)
@@ -47,10 +52,19 @@ enum FormatRecognizer {
         return .unknown
     }
 
-    /// The first MPEG frame at or after `start` that begins a chain of compatible frames.
+    /// The first MPEG frame at or after `start` that begins a chain of compatible frames: each
+    /// where the one before predicts, or, failing that anywhere in the window, a longer chain
+    /// with a little junk between frames.
     private static func mpegStream(_ reader: ByteReader, from start: Int64) -> RecognizedContent? {
         let window = reader.bytes(at: start, count: mpegGarbageLimit + 8 * 1024)
         let end = reader.length - start  // the stream's end, relative to `start`
+        if let strict = strictMPEGChain(window, end: end) { return strict }
+        return resyncedMPEGChain(window)
+    }
+
+    /// The first frame that begins a chain of ``mpegChainLength`` compatible frames, each
+    /// exactly where the one before ends (or fewer ending exactly at the stream's `end`).
+    private static func strictMPEGChain(_ window: [UInt8], end: Int64) -> RecognizedContent? {
         var offset = 0
         while offset + 4 <= min(window.count, mpegGarbageLimit) {
             guard window[offset] == 0xFF, let first = MPEGFrameHeader(window[offset...]) else {
@@ -70,6 +84,43 @@ enum FormatRecognizer {
                 return .mpeg(hasFrameCount: hasXingFrameCount(window[offset...], header: first))
             }
             offset += 1
+        }
+        return nil
+    }
+
+    /// The first frame that begins a chain of ``mpegResyncChainLength`` compatible frames, each
+    /// found at most ``mpegResyncGap`` bytes after the end of the one before.
+    private static func resyncedMPEGChain(_ window: [UInt8]) -> RecognizedContent? {
+        var offset = 0
+        while offset + 4 <= min(window.count, mpegGarbageLimit) {
+            guard window[offset] == 0xFF, let first = MPEGFrameHeader(window[offset...]) else {
+                offset += 1
+                continue
+            }
+            var next = offset + first.frameLength
+            var chained = 1
+            while chained < mpegResyncChainLength, let found = compatibleHeader(in: window, from: next, like: first) {
+                chained += 1
+                next = found.offset + found.header.frameLength
+            }
+            if chained == mpegResyncChainLength {
+                return .mpeg(hasFrameCount: hasXingFrameCount(window[offset...], header: first))
+            }
+            offset += 1
+        }
+        return nil
+    }
+
+    /// The first header compatible with `first` within ``mpegResyncGap`` bytes from `start`.
+    private static func compatibleHeader(
+        in window: [UInt8], from start: Int, like first: MPEGFrameHeader
+    ) -> (offset: Int, header: MPEGFrameHeader)? {
+        var candidate = start
+        while candidate <= start + mpegResyncGap, candidate + 4 <= window.count {
+            if window[candidate] == 0xFF, let header = MPEGFrameHeader(window[candidate...]), first.isCompatible(with: header) {
+                return (candidate, header)
+            }
+            candidate += 1
         }
         return nil
     }

@@ -22,7 +22,9 @@ public final class SongBatch {
     public struct Finished: Sendable {
         /// The song's id (its SHA-256).
         public var song: String
-        /// Its jobs, every one final.
+        /// The jobs this batch's submissions of the song got (those answered from the library
+        /// included), every one final; other jobs of the song (earlier analyses, other
+        /// clients' submissions) are left out.
         public var jobs: [JobInfo]
         /// The labels the song was submitted under, in order (the same bytes may be in several files).
         public var labels: [String]
@@ -37,6 +39,9 @@ public final class SongBatch {
     private let eventsRead: () -> Void
     /// Labels per song id still being followed.
     private var pending: [String: [String]] = [:]
+    /// The jobs of this batch's submissions per song followed: the ids of those queued, and
+    /// the answers from the library (job 0) as they came.
+    private var submittedJobs: [String: (ids: Set<Int64>, answered: [JobInfo])] = [:]
     private let clock = ContinuousClock()
     private var lastStatusCheck: ContinuousClock.Instant
 
@@ -79,6 +84,10 @@ public final class SongBatch {
         guard subscriber != nil else { return response }
         if response.song != expected { try subscriber?.subscribe(response.song) }
         pending[response.song, default: []].append(label)
+        var submitted = submittedJobs[response.song] ?? ([], [])
+        submitted.ids.formUnion(response.jobs.map(\.job).filter { $0 != 0 })
+        submitted.answered += response.jobs.filter { $0.job == 0 }
+        submittedJobs[response.song] = submitted
         if response.jobs.allSatisfy(\.state.isFinal) { try finish(response.song, jobs: response.jobs) }
         try readEvents(for: .zero)
         return response
@@ -107,7 +116,7 @@ public final class SongBatch {
             if clock.now - lastStatusCheck >= statusInterval {
                 lastStatusCheck = clock.now
                 for song in pending.keys.sorted().prefix(50) {
-                    let jobs = try client.status(song: song).jobs
+                    let jobs = submitted(song, among: try client.status(song: song).jobs)
                     if !jobs.isEmpty, jobs.allSatisfy(\.state.isFinal) { try finish(song, jobs: jobs) }
                 }
             }
@@ -122,10 +131,19 @@ public final class SongBatch {
         }
     }
 
+    /// The jobs of `song` this batch submitted, from `jobs` (all of the song's, as `status` and
+    /// `song.done` give them), with those answered from the library.
+    private func submitted(_ song: String, among jobs: [JobInfo]) -> [JobInfo] {
+        guard let submitted = submittedJobs[song] else { return jobs }
+        return submitted.answered + jobs.filter { submitted.ids.contains($0.job) }
+    }
+
     private func finish(_ song: String, jobs: [JobInfo]) throws {
         guard let labels = pending.removeValue(forKey: song) else { return }
+        let ours = submitted(song, among: jobs)
+        submittedJobs[song] = nil
         try subscriber?.unsubscribe(song)
-        try finished(Finished(song: song, jobs: jobs, labels: labels))
+        try finished(Finished(song: song, jobs: ours, labels: labels))
     }
 }
 

@@ -35,6 +35,12 @@ public struct AuthorizedKeys: Sendable {
         }
     }
 
+    /// Exactly `keys`, read from no directory.
+    init(keys: Set<CurveKey>) {
+        directory = "(none)"
+        self.keys = keys
+    }
+
     /// Whether `key` may connect.
     public func admits(_ key: CurveKey) -> Bool {
         keys.contains(key)
@@ -42,28 +48,52 @@ public struct AuthorizedKeys: Sendable {
 }
 
 /// How the coordinator's sockets are secured: CURVE with the server's key pair, admitting
-/// the keys of a directory (reloaded on request, `SIGHUP` in `tactus serve`).
+/// clients and workers by separate sets of keys (each a directory, reloaded on request,
+/// `SIGHUP` in `tactus serve`). The frontend and the events socket admit client keys only, the
+/// backend worker keys only, so a client's key cannot announce a detector and take other
+/// clients' songs, and a worker's key cannot submit or read the library.
 public struct CoordinatorSecurity: Sendable {
-    /// The coordinator's own key pair (its public key is the clients' `--curve-server-key`).
-    public var keyPair: CurveKeyPair
-    /// The directory of authorized public certificates (`*.key`).
-    public var authorizedKeysDirectory: String
-    /// Keys admitted besides those of the directory (the local workers' key of `tactus serve`).
-    public var extraAuthorizedKeys: Set<CurveKey>
+    /// Who a key admits.
+    public enum Role: String, Sendable, CaseIterable {
+        /// Clients: the frontend and the events.
+        case client
+        /// Workers: the backend.
+        case worker
 
-    /// The ZAP domain of every coordinator socket.
-    public static let zapDomain = "tactus"
-
-    public init(keyPair: CurveKeyPair, authorizedKeysDirectory: String, extraAuthorizedKeys: Set<CurveKey> = []) {
-        self.keyPair = keyPair
-        self.authorizedKeysDirectory = authorizedKeysDirectory
-        self.extraAuthorizedKeys = extraAuthorizedKeys
+        /// The ZAP domain of the sockets of this role, which tells the ZAP handler who asks.
+        public var zapDomain: String { "tactus-\(rawValue)s" }
     }
 
-    var serverKeys: CurveServerKeys { CurveServerKeys(keyPair: keyPair, zapDomain: Self.zapDomain) }
+    /// The coordinator's own key pair (its public key is the clients' `--curve-server-key`).
+    public var keyPair: CurveKeyPair
+    /// The directory of the clients' public certificates (`*.key`).
+    public var authorizedClientsDirectory: String
+    /// The directory of the workers' public certificates (`*.key`); nil admits no worker but
+    /// those of ``extraWorkerKeys``.
+    public var authorizedWorkersDirectory: String?
+    /// Worker keys admitted besides those of the directory (the local workers' key of `tactus serve`).
+    public var extraWorkerKeys: Set<CurveKey>
 
-    func loadAuthorizedKeys() throws(CertificateError) -> AuthorizedKeys {
-        try AuthorizedKeys(directory: authorizedKeysDirectory, adding: extraAuthorizedKeys)
+    public init(
+        keyPair: CurveKeyPair, authorizedClientsDirectory: String, authorizedWorkersDirectory: String?,
+        extraWorkerKeys: Set<CurveKey> = []
+    ) {
+        self.keyPair = keyPair
+        self.authorizedClientsDirectory = authorizedClientsDirectory
+        self.authorizedWorkersDirectory = authorizedWorkersDirectory
+        self.extraWorkerKeys = extraWorkerKeys
+    }
+
+    func serverKeys(for role: Role) -> CurveServerKeys { CurveServerKeys(keyPair: keyPair, zapDomain: role.zapDomain) }
+
+    func loadAuthorizedKeys() throws(CertificateError) -> [Role: AuthorizedKeys] {
+        var keys = [Role.client: try AuthorizedKeys(directory: authorizedClientsDirectory)]
+        if let authorizedWorkersDirectory {
+            keys[.worker] = try AuthorizedKeys(directory: authorizedWorkersDirectory, adding: extraWorkerKeys)
+        } else {
+            keys[.worker] = AuthorizedKeys(keys: extraWorkerKeys)
+        }
+        return keys
     }
 }
 

@@ -69,7 +69,7 @@ public final class Coordinator: Sendable {
             guard configuration.allowInsecure else {
                 throw CoordinatorError(
                     message: "refusing to listen on \(exposed.joined(separator: ", ")) without CURVE: anyone who can reach "
-                        + "it could submit songs and read the library. Use --curve-secret-key FILE --authorized-keys DIR "
+                        + "it could submit songs and read the library. Use --curve-secret-key FILE --authorized-clients DIR "
                         + "(see `tactus keys generate`), bind to 127.0.0.1, or pass --insecure to accept the risk")
             }
             logger.warning(

@@ -1,3 +1,4 @@
+import Foundation
 import TactusDetector
 import TactusProtocol
 import TactusStore
@@ -22,6 +23,17 @@ public struct CoordinatorConfiguration: Sendable {
     /// The largest song accepted by `submit`, in bytes (`too-large` above it), checked before
     /// the song is decoded or stored.
     public var maxSongBytes: Int
+    /// The most bytes of submissions the coordinator holds while receiving and preparing them
+    /// (uploads and files under a library root); a submission beyond it is answered `busy`.
+    /// One submission is always allowed when none is in hand.
+    public var maxIntakeBytes = CoordinatorConfiguration.defaultMaxIntakeBytes
+
+    /// An eighth of the machine's memory, at least 256 MiB and at most 2 GiB.
+    public static var defaultMaxIntakeBytes: Int {
+        let eighth = Int(clamping: ProcessInfo.processInfo.physicalMemory / 8)
+        return min(max(eighth, 256 << 20), 2 << 30)
+    }
+
     /// The largest accelerometer recording accepted by `cadence`, in bytes (`too-large` above it;
     /// 30 minutes at 500 Hz is about 36 MB of CSV).
     public var maxRecordingBytes = 64 << 20

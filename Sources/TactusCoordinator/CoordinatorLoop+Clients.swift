@@ -120,19 +120,31 @@ extension CoordinatorLoop {
     ) {
         do {
             guard accepting else {
-                throw ErrorBody(code: .unavailable, message: "the server is stopping; submit again after it restarts", retryAfterMs: 5000)
+                throw ErrorBody(
+                    code: .unavailable,
+                    message: "the server is stopping and takes no new songs (those it accepted stay queued and resume when it restarts)",
+                    retryAfterMs: 5000)
             }
             guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
             let names = request.detectors ?? allDetectorNames
             guard !names.isEmpty else {
                 throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
             }
+            if let stray = request.params?.keys.sorted().first(where: { !names.contains($0) }) {
+                let asked = names.joined(separator: ", ")
+                throw ErrorBody(
+                    code: .badRequest, message: "params for \(stray), a detector this submission does not ask for (it asks for \(asked))")
+            }
             let detectors = try Set(names).sorted().map { SubmissionIntake.Detector(name: $0, descriptor: try descriptor(of: $0)) }
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots)
+                libraryRoots: configuration.libraryRoots, budget: intakeBudget)
+            // An upload's bytes are in hand already; a file's are reserved once its size is known.
+            let uploaded = audio?.count ?? 0
+            if audio != nil { try intakeBudget.reserve(uploaded, name: request.name ?? "upload") }
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
+                intakeBudget.release(uploaded)
                 answer(prepared.flatMap { prepared in Result { .submit(try finishSubmit(prepared, client: client)) } })
             }
         } catch {
@@ -247,6 +259,7 @@ extension CoordinatorLoop {
             return ErrorBody(
                 code: .unavailable, message: "the library is locked by another process (waited \(waited) s); nothing was stored",
                 retryAfterMs: 1000)
+        case .full: return ErrorBody(code: .unavailable, message: error.description, retryAfterMs: 60_000)
         case .database, .cannotOpen, .newerSchema: return ErrorBody(code: .internal, message: error.description)
         default: return ErrorBody(code: .badRequest, message: error.description)
         }

@@ -17,7 +17,7 @@ extension CoordinatorLoop {
         } catch {
             logger.warning("a worker sent an invalid message; disconnecting it", metadata: ["error": "\(error)"])
             sendToWorker(address, .disconnect(DisconnectBody(reason: "protocol error", error: error.body)))
-            workerLost(address, reason: "protocol error: \(error)", notify: true)
+            workerLost(address, reason: "protocol error: \(error)", notify: false)
             return
         }
         if case .ready(let body) = message {
@@ -61,7 +61,7 @@ extension CoordinatorLoop {
             sendToWorker(
                 address,
                 .disconnect(DisconnectBody(reason: "READY twice", error: ErrorBody(code: .badRequest, message: "READY twice"))))
-            workerLost(address, reason: "sent READY twice", notify: true)
+            workerLost(address, reason: "sent READY twice", notify: false)
             return
         }
         let descriptor: DetectorDescriptor

@@ -17,7 +17,7 @@ final class CoordinatorLoop {
     let authenticator: ZMQSocket?
     let endpoints: BoundEndpoints
     /// The keys the ZAP handler admits.
-    var authorizedKeys: AuthorizedKeys?
+    var authorizedKeys: [CoordinatorSecurity.Role: AuthorizedKeys]?
     var clientJobs = ClientJobs()
     /// The threads that answer reads of the library off the loop.
     let reads: BackgroundWork
@@ -27,6 +27,8 @@ final class CoordinatorLoop {
     let renderWork: BackgroundWork
     /// The renders of `stretch` requests.
     var renders = RenderBook()
+    /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
+    let intakeBudget: IntakeBudget
 
     var workers = WorkerRegistry()
     var pending = PendingJobs()
@@ -55,6 +57,7 @@ final class CoordinatorLoop {
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renderWork = try BackgroundWork(threads: 1, name: "tactus-render")
+        intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -65,8 +68,8 @@ final class CoordinatorLoop {
             try handler.set(.linger(.zero))
             try handler.bind(ZAP.endpoint)
             authenticator = handler
-            for socket in [frontend, backend, publisher] {
-                try socket.set(security.serverKeys.socketOptions)
+            for (socket, role) in [(frontend, CoordinatorSecurity.Role.client), (backend, .worker), (publisher, .client)] {
+                try socket.set(security.serverKeys(for: role).socketOptions)
             }
         } else {
             authenticator = nil
@@ -96,7 +99,7 @@ final class CoordinatorLoop {
                 "frontend": "\(endpoints.frontend)", "backend": "\(endpoints.backend)", "events": "\(endpoints.events)",
                 "queued": "\(pending.count)", "curve": "\(authorizedKeys != nil)",
             ])
-        if let authorizedKeys { logAuthorizedKeys(authorizedKeys, event: "authorized keys loaded") }
+        logAuthorizedKeys(event: "authorized keys loaded")
     }
 
     /// Serves until a stop is requested and the running jobs are over (or the grace period
@@ -179,13 +182,15 @@ final class CoordinatorLoop {
                 let reply: [[UInt8]]
                 do {
                     let request = try ZAPRequest(frames: frames)
-                    if let key = request.curvePublicKey, authorizedKeys?.admits(key) == true {
+                    let role = CoordinatorSecurity.Role.allCases.first { $0.zapDomain == request.domain }
+                    if let key = request.curvePublicKey, let role, authorizedKeys?[role]?.admits(key) == true {
                         reply = request.reply(.success, text: "OK", userID: key.z85)
                     } else {
                         logger.notice(
                             "refused a connection: key not authorized",
                             metadata: [
                                 "address": "\(request.address)", "mechanism": "\(request.mechanism)",
+                                "as": "\(role?.rawValue ?? request.domain)",
                                 "key": "\(request.curvePublicKey?.z85 ?? "none")",
                             ])
                         reply = request.reply(.authenticationFailure, text: "key not authorized")
@@ -206,18 +211,19 @@ final class CoordinatorLoop {
     private func reloadAuthorizedKeys() {
         guard let security = configuration.security else { return }
         do {
-            let keys = try security.loadAuthorizedKeys()
-            authorizedKeys = keys
-            logAuthorizedKeys(keys, event: "authorized keys reloaded")
+            authorizedKeys = try security.loadAuthorizedKeys()
+            logAuthorizedKeys(event: "authorized keys reloaded")
         } catch {
             logger.error("cannot reload the authorized keys; keeping the previous ones", metadata: ["error": "\(error)"])
         }
     }
 
-    private func logAuthorizedKeys(_ keys: AuthorizedKeys, event: Logger.Message) {
-        logger.info(event, metadata: ["directory": "\(keys.directory)", "keys": "\(keys.keys.count)"])
-        for problem in keys.problems {
-            logger.warning("skipped an authorized key file", metadata: ["error": "\(problem)"])
+    private func logAuthorizedKeys(event: Logger.Message) {
+        for (role, keys) in (authorizedKeys ?? [:]).sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            logger.info(event, metadata: ["role": "\(role.rawValue)", "directory": "\(keys.directory)", "keys": "\(keys.keys.count)"])
+            for problem in keys.problems {
+                logger.warning("skipped an authorized key file", metadata: ["error": "\(problem)"])
+            }
         }
     }
 

@@ -5,10 +5,11 @@ import TactusProtocol
 import TactusStore
 
 /// The slow part of a submission, run on a background thread (``BackgroundWork``): reads the
-/// song's bytes (sent inline, or a file under a library root), checks their size, hashes
-/// them, reads the audio header (through the ``SongProbe``), looks up the analyses the library already has, and writes
-/// the blob durably when some job remains to be done. It needs nothing of the poll loop's
-/// state; the loop then stores and queues the jobs (``PreparedSubmission``).
+/// song's bytes (sent inline, or a file under a library root, its size checked on the open
+/// descriptor before it is read), hashes them, reads the audio header (through the
+/// ``SongProbe``), looks up the analyses the library already has, and writes the blob durably
+/// when some job remains to be done. It needs nothing of the poll loop's state; the loop then
+/// stores and queues the jobs (``PreparedSubmission``).
 struct SubmissionIntake: Sendable {
     /// A detector the submission asks for, with its declaration when one is known (an
     /// external detector no worker offers yet has none).
@@ -26,16 +27,20 @@ struct SubmissionIntake: Sendable {
     let maxSongBytes: Int
     let maxAudioBytes: Int
     let libraryRoots: [String]
+    /// Where a file under a library root reserves its bytes while it is prepared (an upload's
+    /// are reserved by the loop, which received them).
+    let budget: IntakeBudget
 
     func prepare() throws -> PreparedSubmission {
         let (bytes, name) = try songBytes()
+        defer { if audio == nil { budget.release(bytes.count) } }
         guard bytes.count <= maxSongBytes else {
             throw ErrorBody(
                 code: .tooLarge,
                 message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(maxSongBytes) bytes")
         }
         let song = SongID(hashing: bytes)
-        let record = try probe.record(of: bytes, name: name, id: song)
+        let record = try probeRecord(bytes, name: name, id: song)
         var requests = [JobRequest]()
         var answered = [JobInfo]()
         for detector in detectors {
@@ -73,14 +78,31 @@ struct SubmissionIntake: Sendable {
         guard let path = request.path else {
             throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes or a path")
         }
-        let resolved = try LibraryRoots(libraryRoots).resolve(path)
-        guard let data = FileManager.default.contents(atPath: resolved) else {
-            throw ErrorBody(code: .unreadable, message: "\(path): cannot read the file")
+        let file = try LibraryRoots(libraryRoots).open(path)
+        guard file.size <= maxAudioBytes else {
+            throw ErrorBody(code: .tooLarge, message: "\(path): \(file.size) bytes is over the limit of \(maxAudioBytes)")
         }
-        guard data.count <= maxAudioBytes else {
-            throw ErrorBody(code: .tooLarge, message: "\(path): \(data.count) bytes is over the limit of \(maxAudioBytes)")
+        try budget.reserve(file.size, name: path)
+        let data: [UInt8]
+        do {
+            data = try file.read()
+        } catch {
+            budget.release(file.size)
+            throw error
         }
-        return ([UInt8](data), request.name ?? (path as NSString).lastPathComponent)
+        return (data, request.name ?? (path as NSString).lastPathComponent)
+    }
+
+    /// The probe's record of the song. A server-side file that is not audio is refused without
+    /// the probe's description of its first bytes: the file may be anything the server can
+    /// read, and its bytes are not the client's to see.
+    private func probeRecord(_ bytes: [UInt8], name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        do {
+            return try probe.record(of: bytes, name: name, id: id)
+        } catch where error.code == .unsupportedFormat {
+            guard let path = request.path, audio == nil else { throw error }
+            throw ErrorBody(code: .unsupportedFormat, message: "\(path): \(bytes.count) bytes that are not audio Tactus recognises")
+        }
     }
 
     /// A stored analysis with the detector's current version and the same resolved parameters.

@@ -25,7 +25,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another connection (another process) held a lock on the library for longer than the
     /// busy timeout; nothing was written. Retrying later is safe.
     case locked(path: String, waitedS: Double)
-    /// SQLite refused the operation (disk full, I/O error...).
+    /// The disk holding the library is full (or the file at its size limit); nothing was
+    /// written. Retrying once space is freed is safe.
+    case full(path: String)
+    /// SQLite refused the operation (an I/O error, a damaged file...).
     case database(String)
 
     public var description: String {
@@ -52,6 +55,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid cadence profile '\(spec)': \(reason)"
         case .locked(let path, let waited):
             return "the library \(path) is locked by another connection (waited \(waited) s); nothing was written, try again"
+        case .full(let path):
+            return "the disk holding the library \(path) is full; nothing was written, try again once space is freed"
         case .database(let message):
             return "database error: \(message)"
         }

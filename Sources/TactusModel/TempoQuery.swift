@@ -45,8 +45,12 @@ public struct TempoQuery: Sendable, Hashable {
     public var order: TempoOrder
     /// At most this many songs (nil: all).
     public var limit: Int?
-    /// Skip this many songs first (for paging).
+    /// Skip this many songs first (for paging), at most ``maxOffset``.
     public var offset: Int
+
+    /// The largest ``offset`` accepted: far beyond any library, and small enough that
+    /// `offset + limit` never overflows SQLite's 64-bit integers.
+    public static let maxOffset = 1_000_000_000
 
     public init(
         range: ClosedRange<Double>, source: TempoSource = .consensus, octave: Bool = false,

@@ -65,9 +65,12 @@ public struct SubmitRequest: WireBody {
         self.force = force
     }
 
+    /// The longest song name accepted, in bytes of UTF-8: a file name's limit on common file systems.
+    public static let maxNameBytes = 255
+
     public func validate(command: String) throws(ProtocolError) {
         if let path { try Check.text(path, field: "path", max: 4096, command: command) }
-        if let name { try Check.text(name, field: "name", max: 1024, command: command) }
+        if let name { try Check.text(name, field: "name", max: Self.maxNameBytes, command: command) }
         for (index, detector) in (detectors ?? []).enumerated() {
             try Check.detector(detector, field: "detectors[\(index)]", command: command)
         }

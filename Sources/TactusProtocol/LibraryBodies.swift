@@ -71,6 +71,9 @@ public struct QueryRequest: WireBody {
             throw .invalidBody(command: command, field: "limit", detail: "must be 0 to 10000")
         }
         if let offset, offset < 0 { throw .invalidBody(command: command, field: "offset", detail: "must not be negative") }
+        if let offset, offset > TempoQuery.maxOffset {
+            throw .invalidBody(command: command, field: "offset", detail: "must be at most \(TempoQuery.maxOffset)")
+        }
     }
 
     /// The library query (call after ``validate(command:)``).

@@ -13,6 +13,9 @@ extension TempoQuery {
         if offset < 0 {
             throw .invalidValue(field: "offset", value: "\(offset)", accepted: "a count >= 0")
         }
+        if offset > Self.maxOffset {
+            throw .invalidValue(field: "offset", value: "\(offset)", accepted: "a count of at most \(Self.maxOffset)")
+        }
         switch source {
         case .consensus: break
         case .detector(let name):

@@ -20,6 +20,11 @@ import TactusModel
 /// `kill -9`) leaves the file consistent, and a write that returned is not lost. Invalid
 /// input is refused with a ``StoreError`` before anything is written.
 ///
+/// The file is marked as a Tactus library (`PRAGMA application_id`, ``applicationID``). A
+/// non-empty SQLite file that is not one (another program's database) is refused before
+/// anything is written to it; a Tactus library made before the mark (its `grdb_migrations`
+/// holds Tactus's first migration) is recognised and marked.
+///
 /// A `Library` is safe to use from several threads: reads run concurrently on a pool of
 /// reader connections, writes are serialised on the writer connection.
 public final class Library: Sendable {
@@ -91,6 +96,7 @@ public final class Library: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if !automaticCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
         }
+        try Self.refuseForeignDatabase(at: path)
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
@@ -109,6 +115,52 @@ public final class Library: Sendable {
             checkpointer = nil
         }
         try checkSchema(mode: options.mode)
+        if options.mode != .readOnly { try markAsLibrary() }
+    }
+
+    /// The `PRAGMA application_id` of a Tactus library: "TCTS" in ASCII.
+    public static let applicationID: Int32 = 0x5443_5453
+
+    /// Throws ``StoreError/cannotOpen(path:reason:)`` for an existing SQLite file with tables
+    /// that is not a Tactus library, having opened it read-only: it is left exactly as it was.
+    /// A file that cannot be read as SQLite here is left to the real opening to report.
+    private static func refuseForeignDatabase(at path: String) throws(StoreError) {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
+            let size = (attributes[.size] as? NSNumber)?.intValue, size > 0
+        else { return }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let foreignTables: [String]?
+        do {
+            foreignTables = try DatabaseQueue(path: path, configuration: configuration).read { db -> [String]? in
+                if try Int32.fetchOne(db, sql: "PRAGMA application_id") == applicationID { return nil }
+                let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+                if tables.isEmpty { return nil }
+                if tables.contains("grdb_migrations"),
+                    try Bool.fetchOne(
+                        db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = ?",
+                        arguments: [Schema.migrator.migrations[0]]) == true
+                {
+                    return nil
+                }
+                return tables
+            }
+        } catch {
+            return
+        }
+        if let foreignTables {
+            let shown = foreignTables.prefix(5).joined(separator: ", ") + (foreignTables.count > 5 ? ", ..." : "")
+            throw .cannotOpen(
+                path: path,
+                reason: "not a Tactus library (a SQLite database of another program, with the tables \(shown)); it was left unchanged")
+        }
+    }
+
+    /// Sets ``applicationID`` on a library that does not have it yet (a new one, or one made
+    /// before libraries were marked).
+    private func markAsLibrary() throws(StoreError) {
+        guard try read({ db in try Int32.fetchOne(db, sql: "PRAGMA application_id") }) != Self.applicationID else { return }
+        try write { db in try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)") }
     }
 
     private func checkSchema(mode: Mode) throws(StoreError) {
@@ -170,10 +222,13 @@ public final class Library: Sendable {
     }
 
     /// `error` as a ``StoreError``: ``StoreError/locked(path:waitedS:)`` when the busy timeout
-    /// ran out, ``StoreError/database(_:)`` otherwise.
+    /// ran out, ``StoreError/full(path:)`` when the disk is full, ``StoreError/database(_:)`` otherwise.
     private func storeError(_ error: any Error) -> StoreError {
         if let error = error as? DatabaseError, error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED {
             return .locked(path: path, waitedS: busyTimeout)
+        }
+        if let error = error as? DatabaseError, error.resultCode == .SQLITE_FULL {
+            return .full(path: path)
         }
         return .database(Self.describe(error))
     }

@@ -264,7 +264,9 @@ public final class ZMQSocket {
                 throw error
             }
             message.frameCount += 1
-            if message.frameCount == 1, let value = zmq_msg_gets(scratch, "User-Id") {
+            // A ROUTER's routing-id frame is made locally and carries no metadata: the peer's
+            // User-Id is on the frames it sent, so every frame is asked until one has it.
+            if message.userID == nil, let value = zmq_msg_gets(scratch, "User-Id") {
                 let text = String(cString: value)
                 message.userID = text.isEmpty ? nil : text
             }

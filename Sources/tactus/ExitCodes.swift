@@ -10,9 +10,18 @@ extension Tactus {
             var command = try parseAsRoot()
             try command.run()
         } catch {
-            if exitCode(for: error) == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((TerminalText.escaped(fullMessage(for: error), keepingNewlines: true) + "\n").utf8))
                 Foundation.exit(2)
+            }
+            // A failure's message may quote what a server or a file said: it is shown escaped.
+            if code == .failure, !(error is ExitCode) {
+                let message = fullMessage(for: error)
+                if !message.isEmpty {
+                    FileHandle.standardError.write(Data((TerminalText.escaped(message, keepingNewlines: true) + "\n").utf8))
+                }
+                Foundation.exit(code.rawValue)
             }
             exit(withError: error)
         }

@@ -20,11 +20,13 @@ enum Output {
 
     /// One JSON object on one line.
     static func jsonLine(_ value: some Encodable) throws {
-        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+        Swift.print(TerminalText.jsonSafe(String(decoding: try encoder.encode(value), as: UTF8.self)))
     }
 
-    /// A table with a header line, columns padded to their widest cell.
+    /// A table with a header line, columns padded to their widest cell. A cell never breaks
+    /// its line: its control characters, line breaks included, are shown escaped.
     static func table(_ headers: [String], _ rows: [[String]]) {
+        let rows = rows.map { $0.map { TerminalText.escaped($0) } }
         var widths = headers.map(\.count)
         for row in rows {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
@@ -57,6 +59,6 @@ enum Output {
     }
 
     static func warn(_ message: String) {
-        FileHandle.standardError.write(Data("tactus: warning: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("tactus: warning: \(TerminalText.escaped(message, keepingNewlines: true))\n".utf8))
     }
 }

@@ -75,9 +75,14 @@ import Testing
             "--detector", "comb-filter", "--param", "comb-filter.preset=classic",
         ])
         #expect(run.status == 0, "\(run.standardError)")
-        let lines = try run.standardOutput.split(separator: "\n").map {
+        let allLines = try run.standardOutput.split(separator: "\n").map {
             try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
         }
+        // The file that is not audio is named with why it was skipped.
+        let skipped = allLines.filter { $0["skipped"] != nil }
+        #expect(skipped.map { $0["file"] as? String } == [directory.file("notes.wav")])
+        #expect((skipped.first?["skipped"] as? [String: Any])?["code"] as? String == "unsupported-format")
+        let lines = allLines.filter { $0["skipped"] == nil }
         #expect(lines.map { $0["file"] as? String } == [directory.file("album/second.mp3"), directory.file("first.dat")])
         for line in lines {
             #expect((line["song"] as? String)?.count == 64)
@@ -95,6 +100,106 @@ import Testing
         #expect(submits.count == 3)
         #expect(run.seconds >= 0.3)
         #expect(submits.allSatisfy { $0.detectors == ["comb-filter"] && $0.params?["comb-filter"]?["preset"] == .text("classic") })
+    }
+
+    /// Every file of a folder that is not sent is named with its reason, in the listing and in
+    /// `--json`: not audio, or unreadable (a symbolic link that loops or leads nowhere).
+    @Test func skippedFilesAreNamedWithTheirReasons() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-skip-test")
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("song.flac"))
+        #expect(FileManager.default.createFile(atPath: directory.file("notes.txt"), contents: Data("not audio".utf8)))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-a"), withDestinationPath: directory.file("loop-b"))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("loop-b"), withDestinationPath: directory.file("loop-a"))
+        try FileManager.default.createSymbolicLink(atPath: directory.file("gone.mp3"), withDestinationPath: directory.file("nowhere"))
+        let server = try Self.fakeServer()
+        defer { server.stop() }
+        let json = try CLI.run(["submit", directory.path, "--json", "--server", server.frontend])
+        let lines = try json.standardOutput.split(separator: "\n").map {
+            try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+        let skipped = Dictionary(uniqueKeysWithValues: lines.compactMap { line -> (String, String)? in
+            guard let file = line["file"] as? String, let reason = line["skipped"] as? [String: Any] else { return nil }
+            return ((file as NSString).lastPathComponent, reason["code"] as? String ?? "")
+        })
+        #expect(skipped == ["notes.txt": "unsupported-format", "loop-a": "unreadable", "loop-b": "unreadable", "gone.mp3": "unreadable"])
+        #expect(json.standardError.contains("4 files skipped (1 not audio, 3 unreadable)"), "\(json.standardError)")
+        let text = try CLI.run(["submit", directory.path, "--server", server.frontend])
+        for name in ["notes.txt", "loop-a", "loop-b", "gone.mp3"] {
+            #expect(text.standardOutput.contains(directory.file(name) + "  skipped: "), "\(name) not named: \(text.standardOutput)")
+        }
+        #expect(text.standardOutput.contains("leads nowhere or loops"))
+    }
+
+    /// A server that stops while a folder is being sent: the songs it accepted resume by
+    /// themselves after its restart, so the advice is not to submit them again.
+    @Test func aStoppingServerIsExplainedWithoutAdvisingToResubmit() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-stop-test")
+        for (index, bpm) in [100.0, 130.0].enumerated() {
+            let signal = Synth.clickTrack(bpm: bpm, seconds: 6, sampleRate: 22_050)
+            try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("song\(index).flac"))
+        }
+        let submissions = Locked(0)
+        let server = try FakeFrontend { request in
+            switch request.body {
+            case .submit(_, let audio) where submissions.withLock({ count in count += 1; return count }) == 1:
+                let song = SongID(hashing: audio ?? []).hex
+                let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
+                return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
+            case .submit:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: "submit",
+                    error: ErrorBody(code: .unavailable, message: "the server is stopping", retryAfterMs: 5000))])
+            default:
+                let state = ServerStatus(queue: [:], workers: [], jobsPerSecond: 0, uptimeS: 1, accepting: false)
+                return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: state)))])
+            }
+        }
+        defer { server.stop() }
+        let run = try CLI.run(["submit", directory.path, "--server", server.frontend])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("resume by themselves when it restarts"), "\(run.standardError)")
+        #expect(run.standardError.contains("do not submit them again"), "\(run.standardError)")
+        #expect(!run.standardError.contains("submit again after it restarts"), "\(run.standardError)")
+    }
+
+    /// Ctrl-C while waiting ends the wait, saying that the songs go on at the server.
+    @Test func anInterruptedWaitSaysTheSongsGoOnAtTheServer() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-interrupt-test")
+        let signal = Synth.clickTrack(bpm: 120, seconds: 6, sampleRate: 22_050)
+        try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("song.flac"))
+        // Songs are accepted and never finish.
+        let server = try FakeFrontend { request in
+            switch request.body {
+            case .submit(_, let audio):
+                let song = SongID(hashing: audio ?? []).hex
+                let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
+                return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
+            case .status(let status):
+                let queued = JobInfo(job: 1, song: status.song ?? "", detector: "comb-filter", state: .queued)
+                return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [queued])))])
+            default:
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: request.body.command.rawValue,
+                    error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
+            }
+        }
+        defer { server.stop() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["submit", directory.file("song.flac"), "--wait", "--server", server.frontend, "--events", server.events]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.requests.isEmpty && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        Thread.sleep(forTimeInterval: 1)
+        kill(process.processIdentifier, SIGINT)
+        process.waitUntilExit()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 130)
+        #expect(text.contains("go on at the server"), "\(text)")
     }
 
     @Test(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))

@@ -1,6 +1,7 @@
 import Foundation
 import TactusClient
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -57,6 +58,39 @@ import Testing
             _ = try client.submit(SubmitRequest(name: "a.wav"), audio: [1, 2, 3])
         }
         #expect(frontend.requests.map(\.body.command) == [.status, .submit])
+    }
+
+    /// A song's `song.done` lists every job of the song, earlier ones included: a batch hands
+    /// on only the jobs its own submission got, so an old failure is not this submission's.
+    @Test func aBatchCountsOnlyTheJobsOfItsOwnSubmission() throws {
+        let frontend = try FakeFrontend { request in
+            guard case .submit(_, let audio) = request.body else {
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: request.body.command.rawValue,
+                    error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
+            }
+            let song = SongID(hashing: audio ?? []).hex
+            let queued = JobInfo(job: 7, song: song, detector: "comb-filter", state: .queued)
+            let old = JobInfo(
+                job: 3, song: song, detector: "statistical-energy", state: .failed, attempt: 3,
+                error: ErrorBody(code: .workerLost, message: "an earlier analysis"))
+            var done = queued
+            (done.state, done.attempt) = (.done, 1)
+            return .init(
+                replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))],
+                events: [.songDone(SongDoneEvent(
+                    song: song, jobs: [old, done], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"])))])
+        }
+        defer { frontend.stop() }
+        let client = try TactusClient(server: frontend.frontend, timeout: .seconds(5))
+        let finished = Locked<[SongBatch.Finished]>([])
+        let batch = try SongBatch(client: client, events: frontend.events, finished: { done in finished.withLock { $0.append(done) } })
+        _ = try batch.submit(SubmitRequest(name: "a.wav", detectors: ["comb-filter"]), audio: [1, 2, 3], label: "a.wav")
+        try batch.waitForAll()
+        let songs = finished.withLock { $0 }
+        #expect(songs.count == 1)
+        #expect(songs.first?.jobs.map(\.job) == [7], "\(songs)")
+        #expect(songs.first?.labels == ["a.wav"])
     }
 
     @Test func eventsEndpointIsTheFrontendsHostWithThePortPlusTwo() {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TactusAudio
 import TactusCoordinator
+import TactusDetector
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -233,6 +234,21 @@ import Testing
         #expect(forbidden.code == .forbidden)
     }
 
+    /// Parameters for a detector the submission does not ask for would silently do nothing:
+    /// they are a `bad-request` naming the detector, and nothing is queued.
+    @Test func paramsForADetectorNotAskedForAreABadRequest() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let request = SubmitRequest(name: "song.wav", detectors: ["fake"], params: ["other": ParameterSet()])
+        guard case .error(let error) = try TestClient(running).request(.submit(request, audio: try testSong())) else {
+            Issue.record("params for a detector not asked for were accepted")
+            return
+        }
+        #expect(error.code == .badRequest)
+        #expect(error.message.contains("other"))
+    }
+
     @Test func songNamesFromClientsNeverReachTheFileSystem() throws {
         let directory = try TemporaryDirectory()
         let running = try RunningCoordinator(directory: directory.path)
@@ -286,6 +302,120 @@ import Testing
             }
             #expect(error.code == .forbidden || error.code == .notFound)
         }
+    }
+
+    /// A symbolic link below a root is refused even when it points inside: the path is opened
+    /// component by component without following links, so no link can be swapped in.
+    @Test func aSymbolicLinkBelowTheRootIsRefusedEvenWhenItPointsInside() throws {
+        let directory = try TemporaryDirectory()
+        let library = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: library.file("real"), withIntermediateDirectories: false)
+        try Data(try testSong()).write(to: URL(fileURLWithPath: library.file("real/song.wav")))
+        try FileManager.default.createSymbolicLink(atPath: library.file("linked"), withDestinationPath: library.file("real"))
+        try FileManager.default.createSymbolicLink(atPath: library.file("alias.wav"), withDestinationPath: library.file("real/song.wav"))
+        let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [library.path] }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        for path in [library.file("linked/song.wav"), library.file("alias.wav")] {
+            guard case .error(let error) = try client.request(.submit(SubmitRequest(path: path, detectors: ["fake"]), audio: nil)) else {
+                Issue.record("\(path) was accepted through a symbolic link")
+                continue
+            }
+            #expect(error.code == .forbidden)
+            #expect(error.message.contains(path) && error.message.contains("symbolic link"))
+        }
+    }
+
+    /// A directory below a root swapped for a link to a directory outside, again and again,
+    /// while the same path is submitted: the song outside is never accepted.
+    @Test func aDirectorySwappedForALinkNeverLeadsOutOfTheRoot() throws {
+        let directory = try TemporaryDirectory()
+        let library = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: library.file("d.real"), withIntermediateDirectories: false)
+        try Data(try testSong(seed: 1)).write(to: URL(fileURLWithPath: library.file("d.real/song.wav")))
+        let secret = try testSong(seed: 2)
+        try Data(secret).write(to: URL(fileURLWithPath: outside.file("song.wav")))
+        let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [library.path] }
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let stop = Atomic<Bool>(false)
+        let swapper = Thread {
+            let (real, link) = (library.file("d.real"), library.file("d"))
+            while !stop.load(ordering: .relaxed) {
+                rename(real, link)
+                rename(link, real)
+                symlink(outside.path, link)
+                unlink(link)
+            }
+        }
+        swapper.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        var escaped = 0
+        for _ in 0..<400 {
+            if case .ok(.submit(let response)) = try client.request(
+                .submit(SubmitRequest(path: library.file("d/song.wav"), detectors: ["fake"], force: true), audio: nil)),
+                response.song == SongID(hashing: secret).hex {
+                escaped += 1
+            }
+        }
+        #expect(escaped == 0, "the song outside the root was accepted \(escaped) times")
+    }
+
+    /// A file below a root that is not audio is refused without quoting any of its bytes.
+    @Test func aFileThatIsNotAudioIsNeverQuoted() throws {
+        let directory = try TemporaryDirectory()
+        let library = try TemporaryDirectory()
+        let text = library.file("notes.wav")
+        try Data("PASSWD=hunter2 and more secret text".utf8).write(to: URL(fileURLWithPath: text))
+        let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [library.path] }
+        defer { running.stop() }
+        let request = SubmitRequest(path: text, detectors: ["fake"])
+        guard case .error(let error) = try TestClient(running).request(.submit(request, audio: nil)) else {
+            Issue.record("a text file was accepted")
+            return
+        }
+        #expect(error.code == .unsupportedFormat)
+        #expect(error.message.contains("notes.wav"))
+        #expect(!error.message.contains("50 41 53 53") && !error.message.contains("hunter2"), "\(error.message)")
+    }
+
+    /// A file over the audio size limit is `too-large` from its size on the open descriptor,
+    /// before any of it is read: a sparse file of 200 GB costs the coordinator nothing.
+    @Test func aHugeFileIsTooLargeBeforeItIsRead() throws {
+        let directory = try TemporaryDirectory()
+        let library = try TemporaryDirectory()
+        let huge = library.file("huge.wav")
+        guard FileManager.default.createFile(atPath: huge, contents: nil), truncate(huge, off_t(200) << 30) == 0 else {
+            // Some file systems cannot hold a sparse file this large; the limit is then not exercised here.
+            return
+        }
+        let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [library.path] }
+        defer { running.stop() }
+        let request = SubmitRequest(path: huge, detectors: ["fake"])
+        guard case .error(let error) = try TestClient(running).request(.submit(request, audio: nil)) else {
+            Issue.record("a 200 GB file was accepted")
+            return
+        }
+        #expect(error.code == .tooLarge)
+        #expect(error.message.contains(huge))
+    }
+
+    /// A FIFO below a root is refused as not a regular file, without blocking the intake.
+    @Test func aFIFOBelowTheRootIsNotARegularFile() throws {
+        let directory = try TemporaryDirectory()
+        let library = try TemporaryDirectory()
+        let fifo = library.file("pipe.wav")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [library.path] }
+        defer { running.stop() }
+        let request = SubmitRequest(path: fifo, detectors: ["fake"])
+        guard case .error(let error) = try TestClient(running).request(.submit(request, audio: nil)) else {
+            Issue.record("a FIFO was accepted")
+            return
+        }
+        #expect(error.code == .unreadable)
+        #expect(error.message.contains("not a regular file"))
     }
 
     /// The slow steps of a submission (hashing, checking, storing the song) run off the poll

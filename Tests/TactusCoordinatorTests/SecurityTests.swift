@@ -10,17 +10,25 @@ import Testing
 /// CURVE with a ZAP handler in the coordinator's poll loop, and refusing to listen beyond
 /// loopback without it.
 @Suite struct CurveCoordinatorTests {
-    /// A directory with the public certificates of `authorized`, and a coordinator using it.
+    /// Directories with the public certificates of `clients` and of `workers`, and a
+    /// coordinator admitting them in those roles.
     private func curveCoordinator(
-        _ directory: TemporaryDirectory, server: CurveKeyPair, authorized: [CurveKeyPair]
+        _ directory: TemporaryDirectory, server: CurveKeyPair, clients: [CurveKeyPair], workers: [CurveKeyPair] = [],
+        configure: (inout CoordinatorConfiguration) -> Void = { _ in }
     ) throws -> RunningCoordinator {
-        let keysDirectory = directory.path + "/authorized"
-        for (index, pair) in authorized.enumerated() {
-            _ = try CurveCertificate(keyPair: pair).save(name: "peer\(index)", in: keysDirectory)
+        var directories = [String]()
+        for (role, pairs) in [("clients", clients), ("workers", workers)] {
+            let keysDirectory = directory.path + "/authorized-" + role
+            try FileManager.default.createDirectory(atPath: keysDirectory, withIntermediateDirectories: true)
+            for (index, pair) in pairs.enumerated() {
+                _ = try CurveCertificate(keyPair: pair).save(name: "peer\(index)", in: keysDirectory)
+            }
+            directories.append(keysDirectory)
         }
-        try FileManager.default.createDirectory(atPath: keysDirectory, withIntermediateDirectories: true)
         return try RunningCoordinator(directory: directory.path + "/data") {
-            $0.security = CoordinatorSecurity(keyPair: server, authorizedKeysDirectory: keysDirectory)
+            $0.security = CoordinatorSecurity(
+                keyPair: server, authorizedClientsDirectory: directories[0], authorizedWorkersDirectory: directories[1])
+            configure(&$0)
         }
     }
 
@@ -29,7 +37,7 @@ import Testing
         let server = try CurveKeyPair.generate()
         let alice = try CurveKeyPair.generate()
         let workerKeys = try CurveKeyPair.generate()
-        let running = try curveCoordinator(directory, server: server, authorized: [alice, workerKeys])
+        let running = try curveCoordinator(directory, server: server, clients: [alice], workers: [workerKeys])
         defer { running.stop() }
 
         let client = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
@@ -55,11 +63,66 @@ import Testing
         #expect(try client.request(.status(StatusRequest()), timeout: .seconds(5)) != nil)
     }
 
+    /// The per-client job limit counts the jobs of a CURVE key on all its connections.
+    @Test func theJobLimitCountsAKeyAcrossItsConnections() throws {
+        let directory = try TemporaryDirectory()
+        let server = try CurveKeyPair.generate()
+        let alice = try CurveKeyPair.generate()
+        let bob = try CurveKeyPair.generate()
+        let running = try curveCoordinator(directory, server: server, clients: [alice, bob]) { $0.maxClientJobs = 2 }
+        defer { running.stop() }
+        let connections = try (0..<4).map { _ in
+            try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
+        }
+        var outcomes = [ClientReply.Outcome]()
+        for (seed, connection) in connections.enumerated() {
+            outcomes.append(try connection.request(
+                .submit(SubmitRequest(name: "s\(seed).wav", detectors: ["fake"]), audio: try testSong(seed: UInt64(seed + 1)))))
+        }
+        let accepted = outcomes.filter { if case .ok = $0 { true } else { false } }.count
+        #expect(accepted == 2, "\(accepted) of 4 submissions by one key on 4 connections were accepted")
+        let other = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: bob))
+        guard case .ok = try other.request(.submit(SubmitRequest(name: "b.wav", detectors: ["fake"]), audio: try testSong(seed: 9))) else {
+            Issue.record("another key was held back by the first one's jobs")
+            return
+        }
+    }
+
+    /// Keys have roles: a client's key cannot join as a worker (and take other clients'
+    /// songs, or store fake tempi), a worker's key cannot use the frontend.
+    @Test func aClientKeyCannotActAsAWorkerNorAWorkerKeyAsAClient() throws {
+        let directory = try TemporaryDirectory()
+        let server = try CurveKeyPair.generate()
+        let alice = try CurveKeyPair.generate()
+        let workerKeys = try CurveKeyPair.generate()
+        let running = try curveCoordinator(directory, server: server, clients: [alice], workers: [workerKeys])
+        defer { running.stop() }
+        let client = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
+        let impostor = try TestWorker(running, id: "impostor", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
+        for _ in 0..<10 {
+            try impostor.heartbeat()
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else {
+            Issue.record("status refused"); return
+        }
+        #expect(status.server?.workers.isEmpty == true, "a client's key joined as a worker")
+        guard case .ok = try client.request(.submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong())) else {
+            Issue.record("submit refused"); return
+        }
+        #expect(try impostor.nextJob(timeout: .milliseconds(300)) == nil)
+        let workerAsClient = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: workerKeys))
+        #expect(try workerAsClient.request(.status(StatusRequest()), timeout: .milliseconds(800)) == nil)
+        // The worker's key does get in as a worker.
+        let worker = try TestWorker(running, id: "w1", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: workerKeys))
+        try client.waitForWorkers(1, heartbeating: worker)
+    }
+
     @Test func anUnauthorizedWorkerNeverJoins() throws {
         let directory = try TemporaryDirectory()
         let server = try CurveKeyPair.generate()
         let alice = try CurveKeyPair.generate()
-        let running = try curveCoordinator(directory, server: server, authorized: [alice])
+        let running = try curveCoordinator(directory, server: server, clients: [alice])
         defer { running.stop() }
         let client = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
         let intruder = try TestWorker(running, id: "intruder", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: CurveKeyPair.generate()))

@@ -125,6 +125,17 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         #expect(rejection(request("query", #"{"min_bpm":1e999,"max_bpm":2}"#))?.error.code == .badRequest)
     }
 
+    /// Names and ids are shown in tables and logs: their lengths are bounded.
+    @Test func songNamesAndWorkerIdsHaveBoundedLengths() throws {
+        let long = String(repeating: "n", count: SubmitRequest.maxNameBytes + 1)
+        #expect(rejection(request("submit", #"{"name":"\#(long)"}"#, extra: [[1]]))?.error.code == .badRequest)
+        try SubmitRequest(name: String(long.dropLast())).validate(command: "submit")
+        let descriptor = DetectorDescriptor(name: "x", version: "1", summary: "a test", specific: [])
+        let ready = ReadyBody(
+            workerId: String(repeating: "w", count: 129), detector: DetectorInfo(descriptor), params: try descriptor.resolve())
+        #expect(throws: ProtocolError.self) { try ready.validate(command: "READY") }
+    }
+
     @Test func unknownCommandsAreNamedSafelyInTheReply() throws {
         let rejected = try #require(rejection(request("explode", "{}")))
         #expect(rejected.error == .unknownCommand(received: "explode", known: ClientCommand.allCases.map(\.rawValue)))

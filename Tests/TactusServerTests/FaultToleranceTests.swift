@@ -100,6 +100,14 @@ import Testing
             let body = try #require(disconnect, "no DISCONNECT after \(testCase.name)")
             #expect(body.error?.code == testCase.code, "\(testCase.name): \(String(describing: body.error))")
             #expect(body.error?.message.isEmpty == false)
+            // One protocol error, one DISCONNECT.
+            var more = 0
+            let quiet = ContinuousClock.now + .milliseconds(700)
+            while ContinuousClock.now < quiet {
+                guard let frames = try worker.receive(timeout: .milliseconds(100)) else { continue }
+                if case .disconnect = try CoordinatorMessage(frames: frames) { more += 1 }
+            }
+            #expect(more == 0, "\(testCase.name): \(more + 1) DISCONNECT messages")
             worker.close()
         }
         // The garbage worker's detector is not offered; the coordinator still analyses songs.

@@ -64,13 +64,16 @@ struct MultiHostTests {
         }
         let synthesised = ContinuousClock.now - testStarted
 
-        let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
+        let keys = directory.path + "/keys", clients = directory.path + "/clients", authorized = directory.path + "/workers"
         let serverKeys = try GeneratedKeys.generate("server", in: keys)
         let clientKeys = try GeneratedKeys.generate("client", in: keys)
         var workerKeys: [String: GeneratedKeys] = [:]
         for host in Self.hosts.keys { workerKeys[host] = try GeneratedKeys.generate("host-\(host)", in: keys) }
-        try FileManager.default.createDirectory(atPath: authorized, withIntermediateDirectories: true)
-        for admitted in [clientKeys] + workerKeys.values {
+        for directory in [clients, authorized] {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
+        try FileManager.default.copyItem(atPath: clientKeys.public_file, toPath: "\(clients)/\(clientKeys.name).key")
+        for admitted in workerKeys.values {
             try FileManager.default.copyItem(atPath: admitted.public_file, toPath: "\(authorized)/\(admitted.name).key")
         }
 
@@ -79,7 +82,8 @@ struct MultiHostTests {
             extraArguments: [
                 "--no-local-workers", "--backend", "tcp://0.0.0.0:5556",
                 "--frontend", "ipc://\(directory.path)/frontend", "--events", "ipc://\(directory.path)/events",
-                "--curve-secret-key", serverKeys.secret_file, "--authorized-keys", authorized, "--log-level", "warning",
+                "--curve-secret-key", serverKeys.secret_file, "--authorized-clients", clients, "--authorized-workers", authorized,
+                "--log-level", "warning",
             ],
             captureErrors: true, launcher: { lab.command(in: "coord", $0) })
         let client = try ServerClient(

@@ -31,6 +31,19 @@ import Testing
         #expect(try CurveCertificate(contentsOf: generated.secret_file).keyPair == pair)
     }
 
+    /// One directory for clients and workers alike would let a client act as a worker: the old
+    /// option is refused with the two that replace it.
+    @Test func theSingleAuthorizedKeysDirectoryIsRefusedForTheTwoRoles() throws {
+        let directory = try TemporaryDirectory()
+        let run = try CLI.run([
+            "serve", "--data", directory.path, "--curve-secret-key", directory.file("server.key_secret"),
+            "--authorized-keys", directory.path,
+        ])
+        #expect(run.status != 0)
+        let message = run.standardError
+        #expect(message.contains("--authorized-clients") && message.contains("--authorized-workers"), "\(message)")
+    }
+
     @Test func aCurveServerAdmitsItsLocalWorkersAndNewKeysAfterSIGHUP() throws {
         let directory = try TemporaryDirectory()
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
@@ -43,7 +56,7 @@ import Testing
         let serve = try ServeProcess(
             dataDirectory: directory.path + "/data",
             extraArguments: [
-                "--curve-secret-key", server.secret_file, "--authorized-keys", authorized, "--max-worker-memory-mb", "3072",
+                "--curve-secret-key", server.secret_file, "--authorized-clients", authorized, "--max-worker-memory-mb", "3072",
             ])
         defer { serve.stop() }
         let aliceClient = try ServerClient(
@@ -127,7 +140,7 @@ import Testing
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized", songs = directory.path + "/songs"
         let server = try GeneratedKeys.generate("server", in: keys)
         let client = try GeneratedKeys.generate("py", in: authorized)
-        let worker = try GeneratedKeys.generate("py-worker", in: authorized)
+        let worker = try GeneratedKeys.generate("py-worker", in: directory.path + "/authorized-workers")
         let stranger = try GeneratedKeys.generate("stranger", in: keys)
         try FileManager.default.createDirectory(atPath: songs, withIntermediateDirectories: true)
         let signal = Synth.clickTrack(bpm: 120, seconds: 8, sampleRate: 22050)
@@ -135,7 +148,10 @@ import Testing
 
         let serve = try ServeProcess(
             dataDirectory: directory.path + "/data",
-            extraArguments: ["--curve-secret-key", server.secret_file, "--authorized-keys", authorized])
+            extraArguments: [
+                "--curve-secret-key", server.secret_file, "--authorized-clients", authorized,
+                "--authorized-workers", directory.path + "/authorized-workers",
+            ])
         defer { serve.stop() }
         let examples = CLI.repositoryRoot + "/protocol/examples/"
         // The example worker over CURVE with an authorized key, and one whose key is not.

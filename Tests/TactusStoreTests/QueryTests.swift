@@ -76,6 +76,19 @@ import Testing
         #expect(tempi(closest) == [140.1, 140])  // the centre is 180
     }
 
+    /// An offset whose sum with the limit would overflow SQLite's integers is refused as a
+    /// value out of range, not run into a "datatype mismatch".
+    @Test func anOffsetBeyondTheMaximumIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        for order in [TempoOrder.bpm, .closeness] {
+            #expect(throws: StoreError.invalidValue(field: "offset", value: "\(Int.max)", accepted: "a count of at most 1000000000")) {
+                try library.query(TempoQuery(range: 60...300, order: order, limit: 10, offset: .max))
+            }
+        }
+        #expect(try library.query(TempoQuery(range: 60...300, limit: 10, offset: TempoQuery.maxOffset)).isEmpty)
+    }
+
     @Test func matchesCarryTheSongsTagsAndFile() throws {
         let directory = try TemporaryDirectory()
         let library = try library(directory)

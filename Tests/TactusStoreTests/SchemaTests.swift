@@ -62,4 +62,62 @@ import Testing
             .write(to: URL(fileURLWithPath: directory.file("text.sqlite")))
         #expect(throws: StoreError.self) { try Library(path: directory.file("text.sqlite")) }
     }
+
+    /// Another program's SQLite database is refused, and not one byte of it (nor a WAL or a
+    /// journal beside it) is written.
+    @Test func refusesAnotherProgramsDatabaseWithoutWritingToIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("contacts.sqlite")
+        try DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "CREATE TABLE contacts (name TEXT); INSERT INTO contacts VALUES ('Ada')")
+        }
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        for mode in [Library.Mode.create, .existing, .readOnly] {
+            do {
+                _ = try Library(path: path, options: .init(mode: mode))
+                Issue.record("another program's database was opened as a library (\(mode))")
+            } catch {
+                guard case .cannotOpen(let named, let reason) = error else {
+                    Issue.record("unexpected error \(error)")
+                    continue
+                }
+                #expect(named == path)
+                #expect(reason.contains("not a Tactus library") && reason.contains("contacts"), "\(reason)")
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["contacts.sqlite"])
+    }
+
+    /// A new library carries Tactus's application id; a library made before libraries were
+    /// marked (recognised by its migrations) opens and gets the mark.
+    @Test func marksNewLibrariesAndRecognisesUnmarkedOnes() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try library.record(Fixture.song(1), analyses: [Fixture.record("alpha", bpm: 120)])
+        #expect(try library.pool.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") } == Library.applicationID)
+        try library.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA application_id = 0") }
+        let readOnly = try Library(path: directory.file("library.sqlite"), options: .init(mode: .readOnly))
+        #expect(try readOnly.counts().songs == 1)
+        let reopened = try Library(path: directory.file("library.sqlite"), options: .init(mode: .existing))
+        #expect(try reopened.counts().songs == 1)
+        #expect(try reopened.pool.read { db in try Int32.fetchOne(db, sql: "PRAGMA application_id") } == Library.applicationID)
+    }
+
+    /// A write that needs a page the disk cannot give (SQLite's page limit stands in for a full
+    /// disk) is ``StoreError/full(path:)``, which a server answers as `unavailable`, not as an
+    /// internal database error; nothing is written.
+    @Test func aFullDiskIsReportedAsFull() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try library.record(Fixture.song(1), analyses: [Fixture.record("alpha", bpm: 120)])
+        try library.pool.writeWithoutTransaction { db in
+            let pages = try Int.fetchOne(db, sql: "PRAGMA page_count") ?? 0
+            try db.execute(sql: "PRAGMA max_page_count = \(pages)")
+        }
+        #expect(throws: StoreError.full(path: directory.file("library.sqlite"))) {
+            try library.setReference(120, for: Fixture.songID(1), source: String(repeating: "x", count: 200_000))
+        }
+        #expect(try library.reference(for: Fixture.songID(1)) == nil)
+    }
 }

@@ -73,7 +73,7 @@ extension Tactus {
                     if json {
                         try Output.jsonLine(error)
                     } else {
-                        FileHandle.standardError.write(Data("Error: \(error.error.message)\n".utf8))
+                        FileHandle.standardError.write(Data("Error: \(TerminalText.escaped(error.error.message))\n".utf8))
                     }
                     continue
                 }

@@ -22,8 +22,8 @@ extension Tactus.Keys {
             discussion: """
                 The files use CZMQ's certificate format (ZPL text with the keys in Z85), which \
                 pyzmq's zmq.auth.load_certificate also reads. Hand out NAME.key: the server's goes \
-                to its clients and workers (--curve-server-key), a client's or worker's goes into \
-                the server's --authorized-keys directory. NAME.key_secret stays with its owner \
+                to its clients and workers (--curve-server-key), a client's goes into the server's \
+                --authorized-clients directory, a worker's into its --authorized-workers directory. NAME.key_secret stays with its owner \
                 (--curve-secret-key). Existing files are never overwritten.
 
                 With --json, one object: name, public_key (Z85), public_file, secret_file.

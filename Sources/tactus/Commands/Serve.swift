@@ -29,9 +29,12 @@ extension Tactus {
                 grace period, checkpoints the library and exits 0. Jobs still queued run after the \
                 next start.
 
-                Security: with --curve-secret-key and --authorized-keys every socket is a CurveZMQ \
-                server that admits only the clients and workers whose public certificates (*.key, \
-                from `tactus keys generate`) are in the directory; SIGHUP reads the directory again. \
+                Security: with --curve-secret-key and --authorized-clients every socket is a CurveZMQ \
+                server. The frontend and the events admit only the clients whose public \
+                certificates (*.key, from `tactus keys generate`) are in --authorized-clients; the \
+                backend admits only the workers whose certificates are in --authorized-workers (and \
+                the local workers, which get a key pair made at each start). A client's key cannot \
+                connect as a worker, nor a worker's as a client. SIGHUP reads both directories again. \
                 Binding anything but loopback (127.0.0.0/8, ::1, localhost, ipc, inproc) without \
                 CURVE is refused unless --insecure is given.
 
@@ -86,6 +89,11 @@ extension Tactus {
         @Option(help: ArgumentHelp("Stretch renders waiting or running beyond which stretch is answered 'busy'.", valueName: "count"))
         var maxRenders = 4
 
+        @Option(help: ArgumentHelp(
+            "Bytes of submissions held at once while they are received and prepared; beyond it, busy "
+                + "(default: an eighth of the memory, 256 MiB to 2 GiB).", valueName: "bytes"))
+        var maxIntakeBytes = CoordinatorConfiguration.defaultMaxIntakeBytes
+
         @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
             "The longest song accepted, in seconds (too-long above it).", valueName: "seconds"))
         var maxDurationS = 7200.0
@@ -116,8 +124,16 @@ extension Tactus {
         var curveSecretKey: String?
 
         @Option(help: ArgumentHelp(
-            "Directory of the public certificates (*.key) of the clients and workers admitted; reloaded on SIGHUP.",
+            "Directory of the public certificates (*.key) of the clients admitted (frontend, events); reloaded on SIGHUP.",
             valueName: "dir"))
+        var authorizedClients: String?
+
+        @Option(help: ArgumentHelp(
+            "Directory of the public certificates (*.key) of the remote workers admitted (backend); reloaded on SIGHUP.",
+            valueName: "dir"))
+        var authorizedWorkers: String?
+
+        @Option(help: .hidden)
         var authorizedKeys: String?
 
         @Flag(help: "Allow binding beyond loopback without CURVE (a warning is logged at every start).")
@@ -158,6 +174,7 @@ extension Tactus {
             if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
             if maxRenderBytes < 1024 { throw ValidationError("--max-render-bytes must be at least 1024") }
             if maxRenders < 1 { throw ValidationError("--max-renders must be at least 1") }
+            if maxIntakeBytes < 1 { throw ValidationError("--max-intake-bytes must be at least 1") }
             if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
             if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
@@ -170,8 +187,16 @@ extension Tactus {
                 throw ValidationError("--max-analysis-seconds must not be negative")
             }
             if !(0...19).contains(workerNice) { throw ValidationError("--worker-nice must be between 0 and 19") }
-            if (curveSecretKey == nil) != (authorizedKeys == nil) {
-                throw ValidationError("--curve-secret-key and --authorized-keys go together")
+            if authorizedKeys != nil {
+                throw ValidationError(
+                    "--authorized-keys is replaced by --authorized-clients DIR and --authorized-workers DIR: "
+                        + "clients and workers are admitted by separate keys, so that a client cannot act as a worker")
+            }
+            if (curveSecretKey == nil) != (authorizedClients == nil) {
+                throw ValidationError("--curve-secret-key and --authorized-clients go together")
+            }
+            if authorizedWorkers != nil && curveSecretKey == nil {
+                throw ValidationError("--authorized-workers needs --curve-secret-key and --authorized-clients")
             }
         }
 
@@ -190,6 +215,7 @@ extension Tactus {
                 configuration.maxRecordingBytes = maxRecordingBytes
                 configuration.maxRenderBytes = maxRenderBytes
                 configuration.maxRenders = maxRenders
+                configuration.maxIntakeBytes = maxIntakeBytes
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
                     renderer: StretchRenderer(), logger: logger)
@@ -213,7 +239,7 @@ extension Tactus {
                                 "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
                                 "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                                 "--max-analysis-seconds", String(maxAnalysisSeconds),
-                                "--nice", String(workerNice),
+                                "--nice", String(workerNice), "--parent-pid", String(getpid()),
                             ] + (curve?.localWorkerArguments ?? []),
                             label: "\(descriptor.name)#\(index)")
                     }
@@ -236,11 +262,13 @@ extension Tactus {
         /// key pair made at each start, admitted besides the directory's keys, its secret certificate
         /// written (mode 0600) under DATA/local-worker-keys with the server's public certificate.
         private func curveSetup() throws -> (security: CoordinatorSecurity, localWorkerArguments: [String])? {
-            guard let curveSecretKey, let authorizedKeys else { return nil }
+            guard let curveSecretKey, let authorizedClients else { return nil }
             do {
                 let serverKeys = try CurveCertificate(contentsOf: curveSecretKey).keyPair
                 guard !noLocalWorkers else {
-                    return (CoordinatorSecurity(keyPair: serverKeys, authorizedKeysDirectory: authorizedKeys), [])
+                    let security = CoordinatorSecurity(
+                        keyPair: serverKeys, authorizedClientsDirectory: authorizedClients, authorizedWorkersDirectory: authorizedWorkers)
+                    return (security, [])
                 }
                 let directory = (data as NSString).appendingPathComponent("local-worker-keys")
                 for name in ["server.key", "local-worker.key", "local-worker.key_secret"] {
@@ -251,7 +279,8 @@ extension Tactus {
                 let serverPublic = (directory as NSString).appendingPathComponent("server.key")
                 try Data(CurveCertificate(publicKey: serverKeys.publicKey).publicText().utf8).write(to: URL(fileURLWithPath: serverPublic))
                 let security = CoordinatorSecurity(
-                    keyPair: serverKeys, authorizedKeysDirectory: authorizedKeys, extraAuthorizedKeys: [workerKeys.publicKey])
+                    keyPair: serverKeys, authorizedClientsDirectory: authorizedClients, authorizedWorkersDirectory: authorizedWorkers,
+                    extraWorkerKeys: [workerKeys.publicKey])
                 return (security, ["--curve-server-key", serverPublic, "--curve-secret-key", files.secretPath])
             } catch {
                 throw CommandFailure("cannot set up CURVE: \(error)")

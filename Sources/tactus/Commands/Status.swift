@@ -56,7 +56,8 @@ extension Tactus {
             lines.append("queued: " + (queued.isEmpty ? "nothing" : queued.joined(separator: ", ")))
             lines.append("workers: \(state.workers.count)")
             for worker in state.workers.sorted(by: { ($0.detector, $0.workerId) < ($1.detector, $1.workerId) }) {
-                lines.append("  \(worker.workerId)  \(worker.detector) \(worker.version)  " + (worker.job.map { "job \($0)" } ?? "idle"))
+                let job = worker.job.map { "job \($0)" } ?? "idle"
+                lines.append("  \(TerminalText.escaped(worker.workerId))  \(worker.detector) \(worker.version)  " + job)
             }
             return lines.joined(separator: "\n")
         }

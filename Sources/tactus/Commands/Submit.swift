@@ -21,12 +21,17 @@ extension Tactus {
 
                 With --wait, submit follows the songs through the server's events (--events, by \
                 default the server's host with its port plus 2) until every song is done, with a \
-                progress bar on standard error when that is a terminal, then prints a summary.
+                progress bar on standard error when that is a terminal, then prints a summary. \
+                Each song's line, its failures and the exit status count only the jobs this \
+                submission got, not earlier analyses of the song nor other clients' jobs.
 
                 With --json: one object per file and per line, {file, song, jobs [{job, song, \
                 detector, state, attempt, error?}]}, with --wait also analyses (as `tactus \
                 analyze --json` prints them) and consensus; a file that could not be submitted has \
-                {file, error {code, message}}.
+                {file, error {code, message}}; a file found in a directory and not sent has {file, \
+                skipped {code, message}} (unsupported-format or empty: not audio; unreadable: no \
+                permission, or a symbolic link that leads nowhere or loops), also listed without \
+                --json as FILE  skipped: CODE: MESSAGE.
 
                 Exit status: 0 when every song was submitted (and with --wait analysed), 1 \
                 otherwise, 2 on usage errors.
@@ -88,6 +93,10 @@ extension Tactus {
             }
             for problem in found.problems {
                 try session.report(file: problem.file, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
+            }
+            for skipped in found.skipped {
+                let reason = ErrorBody(code: ErrorCode(rawValue: skipped.code), message: skipped.message)
+                try session.reportSkipped(file: skipped.file, reason: reason)
             }
             try session.waitForAll()
             session.printSummary(skipped: found.skipped)
@@ -151,6 +160,13 @@ final class SubmitSession {
         } catch ClientError.rejected(let error) where error.code == .tooLarge {
             try report(file: file, error: error)
             return
+        } catch ClientError.rejected(let error) where error.code == .unavailable && serverIsStopping() {
+            progress?.clear()
+            throw CommandFailure(
+                "\(file): the server is stopping and takes no more songs. The \(submitted) song\(submitted == 1 ? "" : "s") "
+                    + "submitted before stay queued there and resume by themselves when it restarts: do not submit them "
+                    + "again (--force would redo their work). Submit the files not sent yet after the restart "
+                    + "(the server said: \(error.message))")
         }
         submitted += 1
         guard !batch.isFollowing else { return }
@@ -161,11 +177,34 @@ final class SubmitSession {
         }
     }
 
-    /// With `--wait`: follows the events until every song is done.
+    /// With `--wait`: follows the events until every song is done. Ctrl-C (SIGINT) ends the
+    /// wait, saying that the songs go on at the server.
     func waitForAll() throws {
         guard batch.isFollowing else { return }
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
+        let pending = submitted - finished
+        // The progress bar's line is erased (not left glued to the message).
+        let erase = progress == nil ? "" : "\r\u{1B}[K"
+        signal(SIGINT, SIG_IGN)
+        interrupt.setEventHandler {
+            FileHandle.standardError.write(Data(
+                (erase + "interrupted: the songs submitted (\(pending) not finished when the wait began) go on at the server; "
+                    + "follow them with `tactus status SONG`, or see their results with `tactus result SONG`\n").utf8))
+            Foundation.exit(130)
+        }
+        interrupt.resume()
+        defer {
+            interrupt.cancel()
+            signal(SIGINT, SIG_DFL)
+        }
         try batch.waitForAll()
         progress?.clear()
+    }
+
+    /// Whether the server says it no longer accepts submissions (it is stopping), as opposed to
+    /// being unable to store one now (a full disk, a locked library).
+    private func serverIsStopping() -> Bool {
+        (try? batch.client.status())?.server?.accepting == false
     }
 
     /// Prints a file that could not be submitted, and counts it.
@@ -174,20 +213,35 @@ final class SubmitSession {
         if json {
             try Output.jsonLine(SubmittedSong(file: file, error: error))
         } else {
-            FileHandle.standardError.write(Data("\(file): \(error.code): \(error.message)\n".utf8))
+            FileHandle.standardError.write(Data((TerminalText.escaped("\(file): \(error.code): \(error.message)") + "\n").utf8))
         }
     }
 
-    func printSummary(skipped: Int) {
+    /// Prints a file found in a directory that is not sent, with why (not counted as a failure).
+    func reportSkipped(file: String, reason: ErrorBody) throws {
+        progress?.clear()
+        if json {
+            try Output.jsonLine(SubmittedSong(file: file, skipped: reason))
+        } else {
+            print(TerminalText.escaped("\(file)  skipped: \(reason.code): \(reason.message)"))
+        }
+    }
+
+    func printSummary(skipped: [AudioFiles.Problem]) {
         let seconds = (clock.now - start).seconds
         var summary = "\(submitted) song\(submitted == 1 ? "" : "s") submitted"
         if batch.isFollowing { summary += ", \(finished) finished" }
         summary += ", \(failures) failed"
-        if skipped > 0 { summary += ", \(skipped) file\(skipped == 1 ? "" : "s") skipped (not audio)" }
+        if !skipped.isEmpty {
+            let unreadable = skipped.filter { $0.code == ErrorCode.unreadable.rawValue }.count
+            let reasons = [(skipped.count - unreadable, "not audio"), (unreadable, "unreadable")].filter { $0.0 > 0 }
+            let why = reasons.count == 1 ? reasons[0].1 : reasons.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
+            summary += ", \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (\(why))"
+        }
         summary += String(format: " in %.1f s", seconds)
         // Standard output holds only JSON Lines with --json.
         if json {
-            FileHandle.standardError.write(Data((summary + "\n").utf8))
+            FileHandle.standardError.write(Data((TerminalText.escaped(summary, keepingNewlines: true) + "\n").utf8))
         } else {
             print(summary)
         }
@@ -239,10 +293,12 @@ struct SubmittedSong: Encodable {
     var analyses: [TempoAnalysis]?
     var consensus: ConsensusTempo?
     var error: ErrorBody?
+    /// Why a file found in a directory was not sent.
+    var skipped: ErrorBody?
 
     init(
         file: String, song: String? = nil, jobs: [JobInfo]? = nil, analyses: [TempoAnalysis]? = nil,
-        consensus: ConsensusTempo? = nil, error: ErrorBody? = nil
+        consensus: ConsensusTempo? = nil, error: ErrorBody? = nil, skipped: ErrorBody? = nil
     ) {
         self.file = file
         self.song = song
@@ -250,5 +306,6 @@ struct SubmittedSong: Encodable {
         self.analyses = analyses
         self.consensus = consensus
         self.error = error
+        self.skipped = skipped
     }
 }

@@ -38,6 +38,10 @@ extension Tactus {
                 from the coordinator (at least every 2.5 s while connected) and removes it when it \
                 stops; `tactus health --file PATH` tells from its age whether the worker is in \
                 touch with its coordinator (a container health check).
+
+                `tactus serve` starts its local workers with --parent-pid: such a worker exits \
+                within half a second once that server has ended (even by kill -9), so it never \
+                joins another coordinator.
                 """
         )
 
@@ -89,6 +93,10 @@ extension Tactus {
         @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
         var logLevel = "info"
 
+        @Option(help: ArgumentHelp(
+            "Exit when process PID (the tactus serve that started this worker) is no longer its parent.", valueName: "pid"))
+        var parentPid: Int32?
+
         func validate() throws {
             _ = try setup()
         }
@@ -100,6 +108,12 @@ extension Tactus {
             configuration.curve = try curve.keys()
             var logger = Logger(label: "tactus.worker")
             logger.logLevel = level
+            let parentWatch = try parentPid.map { parent in
+                try ParentWatch(parent: parent) { [logger] in
+                    logger.error("the tactus serve that started this worker has exited; exiting", metadata: ["parent": "\(parent)"])
+                    Foundation.exit(ExitCode.failure.rawValue)
+                }
+            }
             let worker = TactusWorker.Worker(configuration: configuration, logger: logger)
             // Signals are taken from their default action and handled on a queue: the first stop
             // lets the job finish, the second leaves at once.
@@ -110,7 +124,7 @@ extension Tactus {
                 source.resume()
                 return source
             }
-            try withExtendedLifetime(sources) { try worker.run() }
+            try withExtendedLifetime((sources, parentWatch)) { try worker.run() }
         }
 
         /// The worker's configuration and log level from the options, or a usage error naming the culprit.
