@@ -154,11 +154,11 @@ import Testing
         #expect(abs(late - 146) <= 1.46, "measured \(late)")
 
         // Refusals: no song within max_stretch_pct of the cadence, a workout over the limit, a tolerance.
-        #expect(try Self.code(client, .stretch(StretchRequest(playlist: PlaylistQuery(cadence: 200, minutes: 1)))) == .notFound)
+        #expect(try Self.code(client, .stretch(StretchRequest(playlist: PlaylistQuery(cadence: 175, minutes: 1)))) == .notFound)
         #expect(try Self.code(client, .stretch(StretchRequest(playlist: PlaylistQuery(profile: "40s@100")))) == .tooLarge)
         #expect(try Self.code(client, .stretch(StretchRequest(playlist: PlaylistQuery(cadence: 123, tolerance: 0.04)))) == .badRequest)
         let refused = try CLI.run([
-            "playlist", "--cadence", "200", "--minutes", "1", "--render", directory.file("x.wav"), "--server", server.endpoints.frontend,
+            "playlist", "--cadence", "175", "--minutes", "1", "--render", directory.file("x.wav"), "--server", server.endpoints.frontend,
         ])
         #expect(refused.status == 1 && refused.standardError.contains("not-found"), "\(refused.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("x.wav")))
