@@ -4,11 +4,13 @@ import TactusProtocol
 import TactusStore
 
 /// The frontend's `stretch` and `render` requests: songs of the library rendered at another tempo,
-/// or playlists rendered as workouts, by the coordinator's ``SongRenderer`` on its render threads, their WAV files kept under the data
-/// directory (`renders/`) for ``CoordinatorConfiguration/renderRetentionS`` after they end.
+/// or playlists of it rendered as workouts, by the coordinator's ``SongRenderer`` on its render
+/// threads, their WAV files kept under the data directory (`renders/`) for
+/// ``CoordinatorConfiguration/renderRetentionS`` after they end.
 extension CoordinatorLoop {
     /// Checks the request against the library on a read thread (the song, its tempo, the change of
-    /// tempo, the output's size; or the playlist and its songs' bytes), then starts the render and answers with its id at once.
+    /// tempo, the output's size; or the playlist, its songs' bytes and the output's size), then
+    /// starts the render and answers with its id at once.
     func beginStretch(_ request: StretchRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
         guard let renderer = coordinator.renderer else {
             return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not render songs")))
@@ -101,8 +103,8 @@ struct RenderPlan: Sendable {
     var name: String
     var work: Work
 
-    /// Reads what the library has on the song or the playlist (``init(song:bpm:_:library:blobs:maxBytes:)``
-    /// and ``init(playlist:_:library:blobs:maxBytes:)``).
+    /// Reads what the library has on the song, or builds the playlist, with the request's maximum
+    /// change of tempo.
     init(_ request: StretchRequest, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
         let maxStretch = request.maxStretchPct ?? StretchRequest.defaultMaxStretchPct
         if let playlist = request.playlist {
