@@ -3,12 +3,14 @@ import TactusModel
 import TactusProtocol
 import TactusStore
 
-/// The frontend's `stretch` and `render` requests: songs of the library rendered at another tempo
-/// by the coordinator's ``SongRenderer`` on its render threads, their WAV files kept under the data
-/// directory (`renders/`) for ``CoordinatorConfiguration/renderRetentionS`` after they end.
+/// The frontend's `stretch` and `render` requests: songs of the library rendered at another tempo,
+/// or playlists of it rendered as workouts, by the coordinator's ``SongRenderer`` on its render
+/// threads, their WAV files kept under the data directory (`renders/`) for
+/// ``CoordinatorConfiguration/renderRetentionS`` after they end.
 extension CoordinatorLoop {
     /// Checks the request against the library on a read thread (the song, its tempo, the change of
-    /// tempo, the output's size), then starts the render and answers with its id at once.
+    /// tempo, the output's size; or the playlist, its songs' bytes and the output's size), then
+    /// starts the render and answers with its id at once.
     func beginStretch(_ request: StretchRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
         guard let renderer = coordinator.renderer else {
             return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not render songs")))
@@ -85,33 +87,50 @@ extension CoordinatorLoop {
     }
 }
 
-/// A `stretch` request checked against the library: the song, its tempo and the change of tempo.
+/// A `stretch` request checked against the library: the song, its tempo and the change of tempo,
+/// or the playlist's songs and theirs.
 struct RenderPlan: Sendable {
+    /// What is rendered: one song, or songs joined into a workout.
+    enum Work: Sendable {
+        /// The song's bytes in the blob store, its tempo (at the octave chosen) and its target.
+        case song(blob: String, sourceBPM: Double, targetBPM: Double)
+        case workout([WorkoutSong])
+    }
+
     /// The render's status as it starts (`pending`).
     var status: RenderStatus
-    /// The song's file name in the library.
+    /// The song's file name in the library (for a playlist, its files' names).
     var name: String
-    /// The song's bytes in the blob store.
-    var blob: String
+    var work: Work
 
-    /// Reads what the library has on the song: an unknown song is `not-found`, a song without a
-    /// consensus tempo `no-tempo`, a target beyond the maximum change `too-far`, an output over
-    /// `maxBytes` `too-large` (a mono 16-bit WAV file at the song's sample rate).
+    /// Reads what the library has on the song, or builds the playlist, with the request's maximum
+    /// change of tempo.
     init(_ request: StretchRequest, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
-        let id = try library.resolveSongID(request.song)
-        guard let record = try library.song(id) else { throw StoreError.unknownSong(request.song) }
+        let maxStretch = request.maxStretchPct ?? StretchRequest.defaultMaxStretchPct
+        if let playlist = request.playlist {
+            try self.init(playlist: playlist, maxStretch, library: library, blobs: blobs, maxBytes: maxBytes)
+        } else {
+            try self.init(song: request.song ?? "", bpm: request.bpm ?? 0, maxStretch, library: library, blobs: blobs, maxBytes: maxBytes)
+        }
+    }
+
+    /// A song: an unknown song is `not-found`, a song without a consensus tempo `no-tempo`, a target
+    /// beyond `maxStretch` percent `too-far`, an output over `maxBytes` `too-large` (a mono 16-bit
+    /// WAV file at the song's sample rate).
+    private init(song request: String, bpm: Double, _ maxStretch: Double, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
+        let id = try library.resolveSongID(request)
+        guard let record = try library.song(id) else { throw StoreError.unknownSong(request) }
         let song = "song \(id.short) (\(record.fileName))"
-        guard let bpm = try library.consensus(of: id)?.bpm else {
+        guard let songBPM = try library.consensus(of: id)?.bpm else {
             throw ErrorBody(
                 code: .noTempo, message: "\(song) has no tempo in the library: no detector found one, or its analyses are not done")
         }
-        let target = (request.bpm * 1000).rounded() / 1000
-        let change = TempoChange(from: bpm, to: target)
-        let maxStretch = request.maxStretchPct ?? StretchRequest.defaultMaxStretchPct
+        let target = (bpm * 1000).rounded() / 1000
+        let change = TempoChange(from: songBPM, to: target)
         guard change.isWithin(maxStretch / 100) else {
             throw ErrorBody(
                 code: .tooFar,
-                message: "\(song) at \(Self.format(bpm)) BPM (or half or double) is more than \(Self.format(maxStretch)) % "
+                message: "\(song) at \(Self.format(songBPM)) BPM (or half or double) is more than \(Self.format(maxStretch)) % "
                     + "from \(Self.format(target)) BPM (max_stretch_pct)")
         }
         let bytes = 44 + 2 * Int((record.durationS * Double(record.sampleRate) / change.tempoRatio).rounded(.up))
@@ -124,14 +143,54 @@ struct RenderPlan: Sendable {
             throw ErrorBody(code: .notFound, message: "the server does not keep the bytes of \(song): submit it again")
         }
         status = RenderStatus(
-            render: RenderStatus.id(song: id.hex, bpm: target), song: id.hex, sourceBPM: bpm, factor: change.factor,
+            render: RenderStatus.id(song: id.hex, bpm: target), song: id.hex, sourceBPM: songBPM, factor: change.factor,
             targetBPM: target, tempoRatio: change.tempoRatio, state: .pending)
         name = record.fileName
-        blob = blobs.path(for: id.hex)
+        work = .song(blob: blobs.path(for: id.hex), sourceBPM: songBPM * change.factor, targetBPM: target)
     }
 
-    /// Renders the song into `output` (on a render thread): its size, duration and time taken, or
-    /// why it failed (a file over `maxBytes` is removed and fails `too-large`).
+    /// A playlist built from the library as the `playlist` request builds it, its songs chosen within
+    /// `maxStretch` percent of their segments' cadences: an empty playlist is `not-found`, an output
+    /// over `maxBytes` `too-large` (estimated at the first song's sample rate, crossfades ignored), a
+    /// song whose bytes the server no longer keeps `not-found`.
+    private init(playlist query: PlaylistQuery, _ maxStretch: Double, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
+        var query = query
+        query.tolerance = maxStretch / 100
+        let playlist = try library.playlist(try query.playlistRequest(command: "stretch"))
+        guard !playlist.entries.isEmpty else {
+            throw ErrorBody(
+                code: .notFound, message: "the library has no song within \(Self.format(maxStretch)) % of the playlist's cadences "
+                    + "(max_stretch_pct), even at half or double")
+        }
+        var songs: [WorkoutSong] = []
+        var rate = 0.0, samples = 0.0
+        for entry in playlist.entries {
+            let id = entry.match.song
+            let song = "song \(id.short) (\(entry.match.file))"
+            guard blobs.contains(id.hex), let record = try library.song(id) else {
+                throw ErrorBody(code: .notFound, message: "the server does not keep the bytes of \(song): submit it again")
+            }
+            if rate == 0 { rate = Double(record.sampleRate) }
+            samples += record.durationS * rate * entry.match.matchedBPM / entry.cadence
+            songs.append(WorkoutSong(
+                path: blobs.path(for: id.hex), name: entry.match.file, sourceBPM: entry.match.matchedBPM, targetBPM: entry.cadence))
+        }
+        let bytes = 44 + 2 * Int(samples.rounded(.up))
+        guard bytes <= maxBytes else {
+            throw ErrorBody(
+                code: .tooLarge, message: "the playlist's \(songs.count) songs rendered would take about \(bytes) bytes, "
+                    + "over the server's limit of \(maxBytes) (--max-render-bytes)")
+        }
+        let rendered = zip(playlist.entries, songs).map { entry, song in
+            RenderedSong(song: entry.match.song.hex, sourceBPM: song.sourceBPM, targetBPM: song.targetBPM)
+        }
+        status = RenderStatus(render: RenderStatus.id(playlist: rendered), songs: rendered, state: .pending)
+        name = songs.map(\.name).joined(separator: ", ")
+        work = .workout(songs)
+    }
+
+    /// Renders the song or the workout into `output` (on a render thread): its size, duration and
+    /// time taken, or why it failed (a file over `maxBytes` is removed and fails `too-large`).
     func render(with renderer: any SongRenderer, to output: String, maxBytes: Int) -> Result<RenderBook.Rendered, ErrorBody> {
         let started = ContinuousClock.now
         do throws(ErrorBody) {
@@ -141,8 +200,12 @@ struct RenderPlan: Sendable {
             } catch {
                 throw ErrorBody(code: .internal, message: "cannot create \(directory): \(error.localizedDescription)")
             }
-            let duration = try renderer.render(
-                songAt: blob, name: name, sourceBPM: status.sourceBPM * status.factor, targetBPM: status.targetBPM, to: output)
+            let duration = switch work {
+            case .song(let blob, let sourceBPM, let targetBPM):
+                try renderer.render(songAt: blob, name: name, sourceBPM: sourceBPM, targetBPM: targetBPM, to: output)
+            case .workout(let songs):
+                try renderer.renderWorkout(songs, to: output)
+            }
             let size = (try? FileManager.default.attributesOfItem(atPath: output))?[.size] as? Int
             guard let size else { throw ErrorBody(code: .internal, message: "the renderer wrote no file for \(name)") }
             guard size <= maxBytes else {

@@ -1,33 +1,59 @@
 import Foundation
 
-/// The body of a `stretch` request: a song of the library to render at another tempo, pitch kept
-/// (section 3.7 of SPEC.md). The coordinator answers at once with a ``RenderStatus``; the render
-/// runs on the server and its file is downloaded with `render`.
+/// The body of a `stretch` request: a song of the library to render at another tempo, pitch kept,
+/// or a playlist built from the library rendered as one continuous workout (section 3.7 of
+/// SPEC.md). The coordinator answers at once with a ``RenderStatus``; the render runs on the server
+/// and its file is downloaded with `render`.
 public struct StretchRequest: WireBody {
-    /// The song: its id, or a prefix of at least 8 hex digits.
-    public var song: String
+    /// The song: its id, or a prefix of at least 8 hex digits (with ``bpm``; not with ``playlist``).
+    public var song: String?
     /// The tempo to play the song at (20 to 400 BPM; rendered to 0.001 BPM).
-    public var bpm: Double
+    public var bpm: Double?
+    /// A playlist query, as the `playlist` request takes, but without `tolerance`: its songs are
+    /// chosen within ``maxStretchPct`` of each segment's cadence, and each is played at its segment's
+    /// cadence, one continuous file with crossfades (not with ``song``).
+    public var playlist: PlaylistQuery?
     /// The largest change of tempo allowed, in percent (default 8): a song further from `bpm`, even
-    /// at half or double its tempo, is refused with `too-far`.
+    /// at half or double its tempo, is refused with `too-far` (a playlist does not choose it).
     public var maxStretchPct: Double?
 
+    /// A song at a tempo.
     public init(song: String, bpm: Double, maxStretchPct: Double? = nil) {
         self.song = song
         self.bpm = bpm
         self.maxStretchPct = maxStretchPct
     }
 
+    /// A playlist rendered as one workout.
+    public init(playlist: PlaylistQuery, maxStretchPct: Double? = nil) {
+        self.playlist = playlist
+        self.maxStretchPct = maxStretchPct
+    }
+
     enum CodingKeys: String, CodingKey {
-        case song, bpm, maxStretchPct = "max_stretch_pct"
+        case song, bpm, playlist, maxStretchPct = "max_stretch_pct"
     }
 
     /// The default of ``maxStretchPct``.
     public static let defaultMaxStretchPct = 8.0
 
     public func validate(command: String) throws(ProtocolError) {
-        try Check.song(song, command: command)
-        try Check.finite(bpm, field: "bpm", in: 20...400, command: command)
+        if let playlist {
+            guard song == nil, bpm == nil else {
+                throw .invalidBody(command: command, field: "playlist", detail: "give either song and bpm, or playlist")
+            }
+            guard playlist.tolerance == nil else {
+                throw .invalidBody(
+                    command: command, field: "playlist.tolerance", detail: "a rendered playlist's songs are chosen within max_stretch_pct")
+            }
+            try playlist.validate(command: command)
+        } else {
+            guard let song, let bpm else {
+                throw .invalidBody(command: command, field: song == nil ? "song" : "bpm", detail: "give either song and bpm, or playlist")
+            }
+            try Check.song(song, command: command)
+            try Check.finite(bpm, field: "bpm", in: 20...400, command: command)
+        }
         if let maxStretchPct { try Check.finite(maxStretchPct, field: "max_stretch_pct", in: 0.1...50, command: command) }
     }
 }
@@ -59,18 +85,21 @@ public struct RenderStatus: WireBody {
         case failed
     }
 
-    /// The render's id: the song's id and the target tempo, so that asking for the same render
-    /// again names the same one.
+    /// The render's id: the song's id and the target tempo (or, for a playlist, a digest of its
+    /// songs and tempi), so that asking for the same render again names the same one.
     public var render: String
-    /// The song's full id.
-    public var song: String
-    /// The song's tempo in the library (its consensus).
-    public var sourceBPM: Double
-    /// 0.5, 1 or 2: the octave of the song's tempo that needs the least change.
-    public var factor: Double
-    public var targetBPM: Double
-    /// How much faster the output plays than the song: target / (source × factor).
-    public var tempoRatio: Double
+    /// The song's full id (a song's render only).
+    public var song: String?
+    /// The song's tempo in the library (its consensus; a song's render only).
+    public var sourceBPM: Double?
+    /// 0.5, 1 or 2: the octave of the song's tempo that needs the least change (a song's render only).
+    public var factor: Double?
+    /// The tempo the song is played at (a song's render only).
+    public var targetBPM: Double?
+    /// How much faster the output plays than the song: target / (source × factor) (a song's render only).
+    public var tempoRatio: Double?
+    /// A playlist's render only: its songs in order, each with its tempo and the one it is played at.
+    public var songs: [RenderedSong]?
     public var state: State
     /// With `failed`: why.
     public var error: ErrorBody?
@@ -81,6 +110,7 @@ public struct RenderStatus: WireBody {
     /// With `done`: seconds spent rendering.
     public var renderS: Double?
 
+    /// A song's render.
     public init(
         render: String, song: String, sourceBPM: Double, factor: Double, targetBPM: Double, tempoRatio: Double,
         state: State, error: ErrorBody? = nil, bytes: Int? = nil, durationS: Double? = nil, renderS: Double? = nil
@@ -98,8 +128,15 @@ public struct RenderStatus: WireBody {
         self.renderS = renderS
     }
 
+    /// A playlist's render.
+    public init(render: String, songs: [RenderedSong], state: State) {
+        self.render = render
+        self.songs = songs
+        self.state = state
+    }
+
     enum CodingKeys: String, CodingKey {
-        case render, song, sourceBPM = "source_bpm", factor, targetBPM = "target_bpm", tempoRatio = "tempo_ratio", state, error
+        case render, song, sourceBPM = "source_bpm", factor, targetBPM = "target_bpm", tempoRatio = "tempo_ratio", songs, state, error
         case bytes, durationS = "duration_s", renderS = "render_s"
     }
 
@@ -118,15 +155,55 @@ public struct RenderStatus: WireBody {
         }
     }
 
+    /// The id of the render of a playlist: `playlist-` and 16 hex digits of a digest (FNV-1a) of its
+    /// songs and tempi.
+    public static func id(playlist songs: [RenderedSong]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in songs.map({ $0.song + String(format: "@%.3f>%.3f;", $0.sourceBPM, $0.targetBPM) }).joined().utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+        }
+        return "playlist-" + String(format: "%016llx", hash)
+    }
+
     public func validate(command: String) throws(ProtocolError) {
         try Self.checkID(render, command: command)
-        try Check.song(song, command: command)
+        if let songs {
+            guard song == nil, sourceBPM == nil, factor == nil, targetBPM == nil, tempoRatio == nil, !songs.isEmpty else {
+                throw .invalidBody(command: command, field: "songs", detail: "a playlist's render has songs and no song")
+            }
+            for entry in songs { try Check.song(entry.song, command: command) }
+        } else {
+            guard let song, sourceBPM != nil, factor != nil, targetBPM != nil, tempoRatio != nil else {
+                throw .invalidBody(
+                    command: command, field: "song", detail: "a song's render has song, source_bpm, factor, target_bpm and tempo_ratio")
+            }
+            try Check.song(song, command: command)
+        }
         guard (state == .failed) == (error != nil) else {
             throw .invalidBody(command: command, field: "error", detail: "present exactly when the state is failed")
         }
         guard (state == .done) == (bytes != nil) else {
             throw .invalidBody(command: command, field: "bytes", detail: "present exactly when the state is done")
         }
+    }
+}
+
+/// A song of a playlist's render: its full id, its tempo at the octave that serves its segment and
+/// the segment's cadence it is played at.
+public struct RenderedSong: Sendable, Hashable, Codable {
+    public var song: String
+    /// The song's tempo in the library divided by the octave's factor.
+    public var sourceBPM: Double
+    public var targetBPM: Double
+
+    public init(song: String, sourceBPM: Double, targetBPM: Double) {
+        self.song = song
+        self.sourceBPM = sourceBPM
+        self.targetBPM = targetBPM
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case song, sourceBPM = "source_bpm", targetBPM = "target_bpm"
     }
 }
 

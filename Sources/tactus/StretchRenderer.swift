@@ -3,7 +3,8 @@ import TactusProtocol
 import TactusStretch
 
 /// The renderer `tactus serve` gives its coordinator: ``SongStretch`` (Rubber Band's faster engine),
-/// the song's tempo taken from the library rather than analysed again.
+/// the song's tempo taken from the library rather than analysed again, and ``WorkoutRender`` for
+/// playlists (crossfades of 2 s on beats, as `tactus playlist --render`).
 struct StretchRenderer: SongRenderer {
     func render(songAt path: String, name: String, sourceBPM: Double, targetBPM: Double, to output: String) throws(ErrorBody)
         -> Double
@@ -18,6 +19,21 @@ struct StretchRenderer: SongRenderer {
                 throw ErrorBody(code: .unreadable, message: "\(name): " + message.replacing(path + ": ", with: ""))
             case .noTempo, .tooFar, .cannotWrite:
                 throw ErrorBody(code: .internal, message: "\(name): \(error.description)")
+            }
+        }
+    }
+
+    func renderWorkout(_ songs: [WorkoutSong], to output: String) throws(ErrorBody) -> Double {
+        let pieces = songs.map { WorkoutRender.Piece(file: $0.path, sourceBPM: $0.sourceBPM, targetBPM: $0.targetBPM) }
+        do throws(StretchError) {
+            return try WorkoutRender.render(pieces, to: output).seconds
+        } catch {
+            switch error {
+            case .unreadable(let file, let message):
+                let name = songs.first { $0.path == file }?.name ?? file
+                throw ErrorBody(code: .unreadable, message: "\(name): " + message.replacing(file + ": ", with: ""))
+            case .noTempo, .tooFar, .cannotWrite:
+                throw ErrorBody(code: .internal, message: error.description)
             }
         }
     }

@@ -72,7 +72,7 @@ import Testing
         // The renderer is handed the song's stored bytes: its "render" is the song itself.
         let started = try Self.started(client, StretchRequest(song: String(song.prefix(10)), bpm: 126))
         #expect(started.render == "\(song.prefix(16))-126" && started.song == song && started.state == .pending)
-        #expect(started.sourceBPM == 128 && started.factor == 1 && abs(started.tempoRatio - 126.0 / 128) < 1e-12)
+        #expect(started.sourceBPM == 128 && started.factor == 1 && abs((started.tempoRatio ?? .nan) - 126.0 / 128) < 1e-12)
         let (done, wav) = try Self.finished(client, started.render)
         #expect(done.state == .done && done.bytes == bytes.count && wav == bytes)
         #expect(abs((done.durationS ?? 0) - 6 * 128 / 126) < 1e-9)
@@ -109,6 +109,25 @@ import Testing
         }
         #expect(error.code == .notFound && error.message.contains(render))
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("renders")).isEmpty)
+    }
+
+    /// A playlist is built from the library within max_stretch_pct and handed to the renderer as a
+    /// workout, which this renderer of single songs refuses.
+    @Test func aPlaylistIsHandedToTheRendererAsAWorkout() throws {
+        let directory = try TemporaryDirectory()
+        let (running, client, song, _) = try Self.start(directory) { $0.maxRenderBytes = 10_000_000 }
+        defer { running.stop() }
+        let started = try Self.started(client, StretchRequest(playlist: PlaylistQuery(cadence: 126, minutes: 0.1), maxStretchPct: 2))
+        #expect(started.songs == [RenderedSong(song: song, sourceBPM: 128, targetBPM: 126)] && started.song == nil)
+        let (failed, wav) = try Self.finished(client, started.render)
+        #expect(failed.state == .failed && failed.error?.code == .forbidden && wav == nil)
+        // Nothing within 1 % of 126 (or 63, or 252): an empty playlist.
+        guard case .error(let error) = try client.request(.stretch(StretchRequest(playlist: PlaylistQuery(cadence: 126), maxStretchPct: 1)))
+        else {
+            Issue.record("an empty playlist was rendered")
+            return
+        }
+        #expect(error.code == .notFound && error.message.contains("max_stretch_pct"))
     }
 
     @Test func aCoordinatorWithoutARendererRefusesStretch() throws {

@@ -80,6 +80,8 @@ enum Examples {
             ClientRequest(requestID: Array("s1".utf8), .stretch(StretchRequest(song: song, bpm: 170, maxStretchPct: 5))),
             ClientRequest(.stretch(StretchRequest(song: String(song.prefix(8)), bpm: 128.5))),
             ClientRequest(.render(RenderRequest(render: renderStatus.render))),
+            ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170", detector: "comb-filter")))),
+            ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(cadence: 170, minutes: 20), maxStretchPct: 6))),
         ]
     }
 
@@ -110,6 +112,8 @@ enum Examples {
             .stretch(renderStatus),
             .render(renderDone, wav: audio),
             .render(renderFailed, wav: nil),
+            .stretch(playlistRender),
+            .render(playlistRenderDone, wav: audio),
         ]
     }
 
@@ -118,6 +122,21 @@ enum Examples {
         RenderStatus(
             render: RenderStatus.id(song: song, bpm: 170), song: song, sourceBPM: 85.1, factor: 2, targetBPM: 170,
             tempoRatio: 170 / 170.2, state: .pending)
+    }
+
+    /// A playlist of two songs (the second at double time) rendered at 150 and 170 steps per minute, as it starts.
+    static var playlistRender: RenderStatus {
+        let songs = [
+            RenderedSong(song: song, sourceBPM: 152.3, targetBPM: 150),
+            RenderedSong(song: String(repeating: "7c", count: 32), sourceBPM: 168.4, targetBPM: 170),
+        ]
+        return RenderStatus(render: RenderStatus.id(playlist: songs), songs: songs, state: .pending)
+    }
+
+    static var playlistRenderDone: RenderStatus {
+        var done = playlistRender
+        (done.state, done.bytes, done.durationS, done.renderS) = (.done, audio.count, 914.2, 21.7)
+        return done
     }
 
     static var renderDone: RenderStatus {

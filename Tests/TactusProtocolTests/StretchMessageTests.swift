@@ -19,6 +19,9 @@ import Testing
         #expect(stretch.body == .stretch(StretchRequest(song: "3f9a3f9a", bpm: 170, maxStretchPct: 5)))
         let render = try ClientRequest(frames: Self.frames("render", #"{"render": "3f9a3f9a3f9a3f9a-170"}"#))
         #expect(render.body == .render(RenderRequest(render: "3f9a3f9a3f9a3f9a-170")))
+        let playlist = try ClientRequest(
+            frames: Self.frames("stretch", #"{"playlist": {"profile": "10m@150,5m@170"}, "max_stretch_pct": 6}"#))
+        #expect(playlist.body == .stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170"), maxStretchPct: 6)))
     }
 
     @Test(arguments: [
@@ -27,6 +30,13 @@ import Testing
         (#"{"song": "3f9a3f9a", "bpm": 170, "max_stretch_pct": 0}"#, "stretch", "max_stretch_pct"),
         (#"{"song": "3f9a3f9a", "bpm": 170, "max_stretch_pct": 80}"#, "stretch", "max_stretch_pct"),
         (#"{"song": "a/b", "bpm": 170}"#, "stretch", "song"),
+        (#"{"song": "3f9a3f9a"}"#, "stretch", "bpm"),
+        (#"{"bpm": 170}"#, "stretch", "song"),
+        (#"{}"#, "stretch", "song"),
+        (#"{"song": "3f9a3f9a", "bpm": 170, "playlist": {"cadence": 170}}"#, "stretch", "playlist"),
+        (#"{"playlist": {"cadence": 170, "tolerance": 0.04}}"#, "stretch", "playlist.tolerance"),
+        (#"{"playlist": {"cadence": 170, "profile": "10m@170"}}"#, "stretch", "cadence"),
+        (#"{"playlist": {"profile": "10m@170", "detector": "a b"}}"#, "stretch", "detector"),
         (#"{"render": "../../etc/passwd"}"#, "render", "render"),
         (#"{"render": ""}"#, "render", "render"),
     ])
@@ -66,6 +76,26 @@ import Testing
         failed.state = .failed
         let unexplained = try #require(String(data: try JSONEncoder().encode(failed), encoding: .utf8))
         #expect(throws: ProtocolError.self) { try ClientReply(frames: Self.replyFrames(unexplained)) }
+    }
+
+    /// A playlist's render carries its songs and none of a song's fields.
+    @Test func aPlaylistsRenderHasSongsAndNoSong() throws {
+        let status = Examples.playlistRender
+        #expect(status.render.hasPrefix("playlist-") && status.render.count == 25)
+        let body = try #require(String(data: try JSONEncoder().encode(status), encoding: .utf8))
+        #expect(try ClientReply(frames: Self.replyFrames(body)).outcome == .ok(.render(status, wav: nil)))
+        var mixed = status
+        mixed.song = Examples.song
+        let both = try #require(String(data: try JSONEncoder().encode(mixed), encoding: .utf8))
+        #expect(throws: ProtocolError.self) { try ClientReply(frames: Self.replyFrames(both)) }
+        var empty = status
+        empty.songs = []
+        let none = try #require(String(data: try JSONEncoder().encode(empty), encoding: .utf8))
+        #expect(throws: ProtocolError.self) { try ClientReply(frames: Self.replyFrames(none)) }
+        // The id names the songs and their tempi.
+        var other = status.songs ?? []
+        other[0].targetBPM += 1
+        #expect(RenderStatus.id(playlist: other) != status.render)
     }
 
     @Test(arguments: [(170.0, "-170"), (128.5, "-128.5"), (99.125, "-99.125"), (100.0004, "-100"), (60.25, "-60.25")])

@@ -6,8 +6,9 @@ import TactusProtocol
 import TactusTestSupport
 import Testing
 
-/// `stretch` and `render` against a real `tactus serve`: a song of its library rendered at a tempo
-/// on the server and downloaded (`tactus stretch --server`), and the requests it refuses.
+/// `stretch` and `render` against a real `tactus serve`: a song of its library, or a playlist of it,
+/// rendered at a tempo on the server and downloaded (`tactus stretch --server`, `tactus playlist
+/// --render --server`), and the requests it refuses.
 @Suite struct StretchOverServerTests {
     /// The error code of the reply to `body`, "ok" for an answer.
     static func code(_ client: ServerClient, _ body: ClientRequest.Body) throws -> ErrorCode {
@@ -87,6 +88,80 @@ import Testing
         // The render still in hand is downloaded once done.
         let slower = try CLI.run(["stretch", songID, "--bpm", "116", "-o", directory.file("116.wav"), "--server", server.endpoints.frontend])
         #expect(slower.status == 0, "\(slower.standardError)")
+        #expect(server.stop() == 0)
+    }
+
+    /// The tempo of `samples[range]` (seconds) as the analyser measures it, at the octave nearest `bpm`.
+    static func tempo(of samples: [Float], seconds range: Range<Double>, rate: Int, near bpm: Double, in directory: TemporaryDirectory)
+        throws -> Double
+    {
+        let slice = Array(samples[Int(range.lowerBound * Double(rate))..<min(samples.count, Int(range.upperBound * Double(rate)))])
+        let file = directory.file("slice-\(Int(range.lowerBound)).wav")
+        try AudioFileWriter(.wav16).write([slice], sampleRate: rate, to: file)
+        let measured = try #require(SongAnalyzer.builtin().analyze(.file(file)).consensus.bpm)
+        return [0.5, 1, 2].map { measured * $0 }.min { abs($0 - bpm) < abs($1 - bpm) } ?? measured
+    }
+
+    @Test func aPlaylistIsRenderedAsOneWorkoutAndDownloaded() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-playlist-server")
+        let rate = 22_050
+        let first = directory.file("drums-120.wav"), second = directory.file("drums-150.flac"), long = directory.file("drums-100.wav")
+        try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 120, seconds: 16, sampleRate: Double(rate))], sampleRate: rate, to: first)
+        try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 150, seconds: 14, sampleRate: Double(rate))], sampleRate: rate, to: second)
+        try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 100, seconds: 40, sampleRate: Double(rate))], sampleRate: rate, to: long)
+        // The workout below is about 1.3 MB of WAV; 40 s at 100 BPM about 1.76 MB: over the limit.
+        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--max-render-bytes", "1500000"])
+        let client = try ServerClient(server.endpoints)
+        var ids: [String: String] = [:]
+        for file in [first, second, long] {
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+            ids[file] = try submitted(try client.submit(bytes, name: (file as NSString).lastPathComponent)).song
+        }
+        try #require(try client.waitForSongs(Set(ids.values), timeout: .seconds(180)).count == 3)
+
+        // 16 s at 123 steps per minute, then 14 s at 146: the 120 BPM song, then the 150 BPM one.
+        let output = directory.file("workout.wav")
+        let run = try CLI.run([
+            "playlist", "--profile", "16s@123,14s@146", "--render", output, "--server", server.endpoints.frontend, "--json",
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.jsonLines.compactMap { $0["song"] as? String } == [ids[first], ids[second]])
+        let again = StretchRequest(playlist: PlaylistQuery(profile: "16s@123,14s@146"))
+        guard case .ok(.stretch(let status)) = try client.request(.stretch(again)),
+            case .ok(.render(let done, let wav)) = try client.request(.render(RenderRequest(render: status.render)))
+        else {
+            Issue.record("the same render was not answered")
+            return
+        }
+        // Asking again names the same render, already done, and downloads the same file.
+        #expect(status.render.hasPrefix("playlist-") && status.state == .done && done.state == .done && status.song == nil)
+        #expect(wav.map { Data($0) } == (try Data(contentsOf: URL(fileURLWithPath: output))))
+        let songs = try #require(done.songs)
+        #expect(songs.map(\.song) == [ids[first], ids[second]] && songs.map(\.targetBPM) == [123, 146])
+        #expect(abs(songs[0].sourceBPM - 120) < 1.2 && abs(songs[1].sourceBPM - 150) < 1.5)
+
+        // One file: each song stretched to its cadence, less a crossfade of 2 s and up to a beat of each song at the join.
+        let rendered = try DecodedAudio(decoding: .file(output))
+        #expect(rendered.metadata.sampleRate == rate && done.bytes == 44 + 2 * rendered.samples.count)
+        let seconds = Double(rendered.samples.count) / Double(rate)
+        let stretched = 16 * songs[0].sourceBPM / 123 + 14 * songs[1].sourceBPM / 146
+        #expect(seconds <= stretched - 2 + 0.01 && seconds >= stretched - 2 - 60 / 123 - 60 / 146 - 0.01, "\(seconds) s of \(stretched)")
+        #expect(abs((done.durationS ?? 0) - seconds) < 0.01)
+        // Each segment at its tempo within 1 %: the first song's 12 s before the join, the second song's last 10 s.
+        let early = try Self.tempo(of: rendered.samples, seconds: 0..<12, rate: rate, near: 123, in: directory)
+        #expect(abs(early - 123) <= 1.23, "measured \(early)")
+        let late = try Self.tempo(of: rendered.samples, seconds: (seconds - 10)..<seconds, rate: rate, near: 146, in: directory)
+        #expect(abs(late - 146) <= 1.46, "measured \(late)")
+
+        // Refusals: no song within max_stretch_pct of the cadence, a workout over the limit, a tolerance.
+        #expect(try Self.code(client, .stretch(StretchRequest(playlist: PlaylistQuery(cadence: 175, minutes: 1)))) == .notFound)
+        #expect(try Self.code(client, .stretch(StretchRequest(playlist: PlaylistQuery(profile: "40s@100")))) == .tooLarge)
+        #expect(try Self.code(client, .stretch(StretchRequest(playlist: PlaylistQuery(cadence: 123, tolerance: 0.04)))) == .badRequest)
+        let refused = try CLI.run([
+            "playlist", "--cadence", "175", "--minutes", "1", "--render", directory.file("x.wav"), "--server", server.endpoints.frontend,
+        ])
+        #expect(refused.status == 1 && refused.standardError.contains("not-found"), "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("x.wav")))
         #expect(server.stop() == 0)
     }
 }

@@ -20,7 +20,9 @@ struct CadenceFollowOptions: ParsableArguments {
         valueName: "file"))
     var render: String?
 
-    @Option(help: ArgumentHelp("With --render: where the songs are (found by file name, checked by content).", valueName: "directory"))
+    @Option(help: ArgumentHelp(
+        "With --render: where the songs are (found by file name, checked by content); without it, the server renders.",
+        valueName: "directory"))
     var music: String?
 
     @Option(name: .customLong("max-stretch"), help: ArgumentHelp(
@@ -38,7 +40,7 @@ struct CadenceFollowOptions: ParsableArguments {
 
     func validate() throws {
         if let sprint, !(0...50).contains(sprint) { throw ValidationError("--sprint must be a percentage in 0...50") }
-        if (render == nil) != (music == nil) { throw ValidationError("--render and --music go together") }
+        if render == nil && music != nil { throw ValidationError("--render and --music go together") }
         if !(maxStretch > 0 && maxStretch < 50) { throw ValidationError("--max-stretch must be a percentage in (0, 50)") }
         if !(0...10).contains(crossfade) { throw ValidationError("--crossfade must be 0 to 10 seconds") }
     }

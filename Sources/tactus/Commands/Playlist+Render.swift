@@ -1,14 +1,17 @@
 import Foundation
 import TactusAudio
+import TactusClient
 import TactusModel
+import TactusProtocol
 import TactusStore
 import TactusStretch
 
 extension Tactus.Playlist {
     /// With --render: `playlist` rendered into that file, its songs found under --music, each at its
-    /// segment's cadence.
-    func renderIfAsked(_ playlist: TactusModel.Playlist) throws {
-        guard let path = following.render, let music = following.music else { return }
+    /// segment's cadence; without --music, the same playlist (`request`) rendered by the server.
+    func renderIfAsked(_ playlist: TactusModel.Playlist, request: PlaylistQuery) throws {
+        guard let path = following.render else { return }
+        guard let music = following.music else { return try renderOnServer(request, to: path) }
         let files = SongFiles(directory: music)
         var pieces: [WorkoutRender.Piece] = []
         for entry in playlist.entries {
@@ -32,6 +35,34 @@ extension Tactus.Playlist {
             + String(format: "%.1f s (%.0fx real time)", rendered.renderSeconds, rendered.seconds / max(rendered.renderSeconds, 1e-9))
         if output.json {
             FileHandle.standardError.write(Data((TerminalText.escaped(summary, keepingNewlines: true) + "\n").utf8))
+        } else {
+            print(summary)
+        }
+    }
+}
+
+extension Tactus.Playlist {
+    /// The playlist of `request` rendered by the server (a `stretch` request with a playlist, its
+    /// songs chosen within --max-stretch) and downloaded into `path`.
+    func renderOnServer(_ request: PlaylistQuery, to path: String) throws {
+        var query = request
+        query.tolerance = nil
+        let client = try reportingFailures { try source.server.client() }
+        let rendered: (status: RenderStatus, wav: [UInt8])
+        do throws(ClientError) {
+            rendered = try client.renderedSong(StretchRequest(playlist: query, maxStretchPct: following.maxStretch))
+        } catch {
+            throw CommandFailure("rendering the playlist: \(error.description)")
+        }
+        do {
+            try Data(rendered.wav).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw CommandFailure("cannot write '\(path)': \(error.localizedDescription)")
+        }
+        let summary = "rendered \(path): \(rendered.status.songs?.count ?? 0) songs, \(Output.clock(rendered.status.durationS ?? 0)) "
+            + String(format: "by %@ in %.1f s", client.server, rendered.status.renderS ?? 0)
+        if output.json {
+            FileHandle.standardError.write(Data((summary + "\n").utf8))
         } else {
             print(summary)
         }

@@ -15,7 +15,8 @@ extension Tactus {
                 --profile follows cadences over time, for example 10m@150,5m@170,10m@160.
 
                 With --db, reads the library file; otherwise asks the server (--server), which \
-                answers the same way.
+                answers the same way. --render renders the playlist locally from the files under \
+                --music, or, without --music, on the server (2 s crossfades on beats) and downloads it.
                 """)
 
         @OptionGroup var source: LibrarySourceOptions
@@ -44,6 +45,14 @@ extension Tactus {
             }
             if !(tolerance > 0 && tolerance < 50) { throw ValidationError("--tolerance must be a percentage in (0, 50)") }
             if !(minutes > 0) { throw ValidationError("--minutes must be > 0") }
+            if following.render != nil && following.music == nil {
+                if source.library.path != nil {
+                    throw ValidationError("--render and --music go together with --db (without --db, the server renders)")
+                }
+                if following.crossfade != 2 || following.crossfadeByTime {
+                    throw ValidationError("the server crossfades 2 s on beats: --crossfade and --crossfade-by-time need --music")
+                }
+            }
         }
 
         func run() throws {
@@ -56,7 +65,7 @@ extension Tactus {
             }
             if output.json {
                 for entry in playlist.entries { try Output.jsonLine(PlaylistLine(entry)) }
-                try renderIfAsked(playlist)
+                try renderIfAsked(playlist, request: request)
                 return
             }
             Output.table(
@@ -70,7 +79,7 @@ extension Tactus {
                 })
             let total = playlist.entries.reduce(0) { $0 + $1.match.durationS }
             print("\(playlist.entries.count) songs, \(Output.clock(total))")
-            try renderIfAsked(playlist)
+            try renderIfAsked(playlist, request: request)
         }
 
         /// One song of the playlist as a JSON line: the query fields plus its place in the run.
