@@ -213,10 +213,10 @@ enum AnalysisText {
             lines.append("  " + cells.joined(separator: "  "))
         }
         let consensus = analysis.consensus
+        let agreeing = consensus.detectors.isEmpty ? "no detector's own tempo" : consensus.detectors.joined(separator: ", ")
+        let confidence = consensus.confidence.map { String(format: ", confidence %.2f", $0) } ?? ""
         lines.append(
-            "  consensus: "
-                + (consensus.bpm.map { String(format: "%.2f BPM", $0) + " (\(consensus.detectors.joined(separator: ", ")))" }
-                    ?? "no tempo"))
+            "  consensus: " + (consensus.bpm.map { String(format: "%.2f BPM", $0) + "\(confidence) (\(agreeing))" } ?? "no tempo"))
         return lines.joined(separator: "\n")
     }
 }
