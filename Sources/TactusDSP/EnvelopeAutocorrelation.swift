@@ -36,19 +36,6 @@ public final class EnvelopeAutocorrelation {
         window.bands.map { of($0, removeMean: removeMean) }
     }
 
-    /// The sum over bands of each band's autocorrelation at lags `0..<window.frameCount`.
-    /// `weights` scales each band (all 1 when nil).
-    public func summed(_ window: EnvelopeWindow, removeMean: Bool = true, weights: [Float]? = nil) -> [Float] {
-        var total = [Float](repeating: 0, count: max(window.frameCount, 1))
-        for (band, values) in window.bands.enumerated() {
-            let weight = weights?[band] ?? 1
-            guard weight != 0 else { continue }
-            let r = of(values, removeMean: removeMean)
-            for lag in r.indices { total[lag] += weight * r[lag] }
-        }
-        return total
-    }
-
     /// `values` at a fractional lag, by linear interpolation; 0 beyond the last lag.
     public static func value(_ values: [Float], atLag lag: Double) -> Double {
         guard lag >= 0 else { return 0 }

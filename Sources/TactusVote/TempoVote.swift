@@ -51,7 +51,7 @@ public struct TempoVoteConfiguration: Sendable, Hashable {
 /// ```swift
 /// let autocorrelation = EnvelopeAutocorrelation()
 /// let result = vote.decide(envelope) { window, grid in
-///     let r = autocorrelation.summed(window)
+///     let r = autocorrelation.of(window.bands[0])
 ///     guard r[0] > 0 else { return .none(count: grid.count) }
 ///     let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / Double(r[0]) }
 ///     return PeriodicityEvidence(strength: curve.max() ?? 0, curve: curve)

@@ -15,7 +15,10 @@ private func envelope(of signal: [Float], sampleRate: Double, blockSize: Int = 1
 private func autocorrelationEvidence() -> TempoVote.Evidence {
     let autocorrelation = EnvelopeAutocorrelation()
     return { window, grid in
-        let r = autocorrelation.summed(window)
+        var r = [Float](repeating: 0, count: max(window.frameCount, 1))
+        for band in autocorrelation.perBand(window) {
+            for lag in band.indices { r[lag] += band[lag] }
+        }
         guard r[0] > 0 else { return .none(count: grid.count) }
         let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / Double(r[0]) }
         return PeriodicityEvidence(strength: curve.max() ?? 0, curve: curve)
