@@ -18,6 +18,13 @@ struct SubmissionIntake: Sendable {
         var descriptor: DetectorDescriptor?
     }
 
+    /// A finished upload's file, read on the intake thread.
+    struct UploadedFile: Sendable {
+        var path: String
+        var size: Int
+        var sha256: String
+    }
+
     let request: SubmitRequest
     let audio: [UInt8]?
     let detectors: [Detector]
@@ -30,6 +37,8 @@ struct SubmissionIntake: Sendable {
     /// Where a file under a library root reserves its bytes while it is prepared (an upload's
     /// are reserved by the loop, which received them).
     let budget: IntakeBudget
+    /// The song's file when it was uploaded in chunks (`upload`).
+    var uploaded: UploadedFile? = nil
 
     func prepare() throws -> PreparedSubmission {
         let (bytes, name) = try songBytes()
@@ -40,6 +49,11 @@ struct SubmissionIntake: Sendable {
                 message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(maxSongBytes) bytes")
         }
         let song = SongID(hashing: bytes)
+        if let uploaded, song.hex != uploaded.sha256 {
+            throw ErrorBody(
+                code: .badRequest,
+                message: "\(name): the \(bytes.count) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
+        }
         let record = try probeRecord(bytes, name: name, id: song)
         var requests = [JobRequest]()
         var answered = [JobInfo]()
@@ -74,6 +88,15 @@ struct SubmissionIntake: Sendable {
     private func songBytes() throws -> ([UInt8], String) {
         if let audio {
             return (audio, request.name ?? "upload")
+        }
+        if let uploaded {
+            try budget.reserve(uploaded.size, name: request.name ?? "upload")
+            do {
+                return (try UploadBook.read(uploaded.path, size: uploaded.size), request.name ?? "upload")
+            } catch {
+                budget.release(uploaded.size)
+                throw error
+            }
         }
         guard let path = request.path else {
             throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes or a path")

@@ -2,7 +2,7 @@ import TactusCadence
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, upload
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -49,7 +49,8 @@ public struct ClientRequest: Sendable, Hashable {
 
     /// What is asked, with its JSON body and binary frames.
     public enum Body: Sendable, Hashable {
-        /// The song's bytes travel in `audio`, unless the body names a server-side `path`.
+        /// The song's bytes travel in `audio`, unless the body names a server-side `path` or
+        /// a finished `upload`.
         case submit(SubmitRequest, audio: [UInt8]?)
         case status(StatusRequest)
         case result(ResultRequest)
@@ -65,6 +66,8 @@ public struct ClientRequest: Sendable, Hashable {
         case stretch(StretchRequest)
         /// A render's state, and its file once done.
         case render(RenderRequest)
+        /// The beginning of an upload (no chunk), or one chunk of it.
+        case upload(UploadRequest, chunk: [UInt8]?)
 
         public var command: ClientCommand {
             switch self {
@@ -80,6 +83,7 @@ public struct ClientRequest: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .upload: .upload
             }
         }
     }
@@ -96,8 +100,8 @@ public struct ClientRequest: Sendable, Hashable {
         let header = (delimited ? [[]] : []) + [ProtocolVersion.current.frame, Array(command.utf8), requestID]
         switch body {
         case .submit(let request, let audio):
-            guard (request.path == nil) != (audio == nil) else {
-                throw .unencodable(command: command, detail: "a submission has either a path or the song's bytes")
+            guard [request.path != nil, request.upload != nil, audio != nil].filter({ $0 }).count == 1 else {
+                throw .unencodable(command: command, detail: "a submission has one of a path, an upload or the song's bytes")
             }
             return header + [try JSONBody.encode(request, command: command)] + (audio.map { [$0] } ?? [])
         case .status(let request): return header + [try JSONBody.encode(request, command: command)]
@@ -111,6 +115,11 @@ public struct ClientRequest: Sendable, Hashable {
         case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
         case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
         case .render(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .upload(let request, let chunk):
+            guard request.isBeginning == (chunk == nil) else {
+                throw .unencodable(command: command, detail: "a chunk, and only a chunk, carries bytes")
+            }
+            return header + [try JSONBody.encode(request, command: command)] + (chunk.map { [$0] } ?? [])
         }
     }
 
@@ -146,7 +155,7 @@ public struct ClientRequest: Sendable, Hashable {
         switch command {
         case .submit:
             let request = try reader.body(SubmitRequest.self, limits: limits)
-            if request.path != nil {
+            if request.path != nil || request.upload != nil {
                 _ = try reader.rest("audio", max: 0)
                 return .submit(request, audio: nil)
             }
@@ -174,6 +183,20 @@ public struct ClientRequest: Sendable, Hashable {
             return .cadence(request, recording: recording)
         case .stretch: return .stretch(try reader.onlyBody(StretchRequest.self, limits: limits))
         case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
+        case .upload:
+            let request = try reader.body(UploadRequest.self, limits: limits)
+            if request.isBeginning {
+                _ = try reader.rest("chunk", max: 0)
+                return .upload(request, chunk: nil)
+            }
+            let chunk = try reader.rest("chunk", min: 1, max: 1)[0]
+            guard !chunk.isEmpty else {
+                throw .invalidFrame(command: reader.command, frame: "chunk", detail: "a chunk has at least 1 byte")
+            }
+            guard chunk.count <= limits.maxAudioBytes else {
+                throw .frameTooLarge(frame: "chunk", size: chunk.count, limit: limits.maxAudioBytes)
+            }
+            return .upload(request, chunk: chunk)
         }
     }
 }
@@ -245,6 +268,8 @@ public struct ClientReply: Sendable, Hashable {
         case stretch(RenderStatus)
         /// With the rendered WAV file's bytes exactly when the state is `done`.
         case render(RenderStatus, wav: [UInt8]?)
+        /// Where an upload stands.
+        case upload(UploadStatus)
 
         public var command: ClientCommand {
             switch self {
@@ -260,6 +285,7 @@ public struct ClientReply: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .upload: .upload
             }
         }
     }
@@ -297,6 +323,7 @@ public struct ClientReply: Sendable, Hashable {
                     throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
                 }
                 return ok + [try JSONBody.encode(body, command: command)] + (wav.map { [$0] } ?? [])
+            case .upload(let body): return ok + [try JSONBody.encode(body, command: command)]
             }
         }
     }
@@ -353,6 +380,7 @@ public struct ClientReply: Sendable, Hashable {
                 throw .frameTooLarge(frame: "wav", size: wav.count, limit: limits.maxAudioBytes)
             }
             return .render(body, wav: wav)
+        case .upload: return .upload(try reader.onlyBody(UploadStatus.self, limits: limits))
         }
     }
 }

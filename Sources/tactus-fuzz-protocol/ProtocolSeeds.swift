@@ -33,6 +33,9 @@ enum ProtocolSeeds {
             ("truth", .truth(TruthRequest(song: song, bpm: 128))),
             ("detectors", .detectors),
             ("cancel", .cancel(CancelRequest(song: song))),
+            ("upload-begin", .upload(.begin(size: 52_428_800, sha256: song), chunk: nil)),
+            ("upload-chunk", .upload(.chunk("0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", offset: 1 << 20), chunk: audio)),
+            ("submit-upload", .submit(SubmitRequest(name: "a.flac", upload: "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90"), audio: nil)),
         ]
         for (name, body) in requests {
             let request = ClientRequest(requestID: Array("r1".utf8), body)
@@ -46,6 +49,8 @@ enum ProtocolSeeds {
                 song: song, analyses: [analysis], consensus: ConsensusTempo(bpm: 128.5, detectors: ["comb-filter"]),
                 envelopeHopS: 0.02), envelope: [0, 0.5, 1]))),
             ("cancel", ClientReply(requestID: [3], .cancel(CancelResponse(cancelled: [41])))),
+            ("upload", ClientReply(requestID: [5], .upload(UploadStatus(
+                upload: "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", size: 52_428_800, received: 1 << 20, chunkBytes: 1 << 20)))),
             ("error", ClientReply(requestID: [4], command: "submit", error: failure)),
         ]
         for (name, reply) in replies { seeds.append(("reply-\(name)", try reply.frames())) }

@@ -82,8 +82,14 @@ enum Examples {
             ClientRequest(.render(RenderRequest(render: renderStatus.render))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170", detector: "comb-filter")))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(cadence: 170, minutes: 20), maxStretchPct: 6))),
+            ClientRequest(requestID: Array("u1".utf8), .upload(.begin(size: Int64(audio.count), sha256: song), chunk: nil)),
+            ClientRequest(.upload(.chunk(upload, offset: 1 << 20), chunk: Array(audio.prefix(16)))),
+            ClientRequest(.submit(SubmitRequest(name: "concert.flac", detectors: ["comb-filter"], upload: upload), audio: nil)),
         ]
     }
+
+    /// An upload's id, as the coordinator makes them.
+    static let upload = "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90"
 
     static var responses: [ClientReply.Response] {
         [
@@ -114,6 +120,8 @@ enum Examples {
             .render(renderFailed, wav: nil),
             .stretch(playlistRender),
             .render(playlistRenderDone, wav: audio),
+            .upload(UploadStatus(upload: upload, size: 52_428_800, received: 0, chunkBytes: 1 << 20)),
+            .upload(UploadStatus(upload: upload, size: 52_428_800, received: 2 << 20, chunkBytes: 1 << 20)),
         ]
     }
 
