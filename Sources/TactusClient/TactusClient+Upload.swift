@@ -15,8 +15,12 @@ extension TactusClient {
         let begin = UploadRequest.begin(size: Int64(audio.count), sha256: SongID(hashing: audio).hex)
         guard case .upload(var status) = try send(.upload(begin, chunk: nil)) else { throw uploadMismatch() }
         while status.received < status.size {
+            // What the server says is checked before it is used as an index.
+            guard status.size == Int64(audio.count), status.received >= 0, status.chunkBytes >= 1 else {
+                throw .unexpectedReply(expected: "upload of \(audio.count) bytes", received: "\(status)")
+            }
             let start = Int(status.received)
-            let end = min(start + max(status.chunkBytes, 1), audio.count)
+            let end = start + min(status.chunkBytes, audio.count - start)
             let chunk = UploadRequest.chunk(status.upload, offset: status.received)
             guard case .upload(let next) = try send(.upload(chunk, chunk: Array(audio[start..<end]))) else { throw uploadMismatch() }
             guard next.received > status.received else {

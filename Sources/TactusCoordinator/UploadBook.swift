@@ -88,7 +88,8 @@ struct UploadBook {
         }
         upload.lastUsed = .now
         defer { uploads[id] = upload }
-        if offset + Int64(chunk.count) == upload.received && chunk.count == upload.lastChunk {
+        // `received - count`, not `offset + count`, which a huge offset could overflow.
+        if offset == upload.received - Int64(chunk.count) && chunk.count == upload.lastChunk {
             return upload.status  // the last chunk sent again: already written
         }
         guard offset == upload.received else {

@@ -36,17 +36,24 @@ public struct UploadRequest: WireBody {
             guard let offset, size == nil, sha256 == nil else {
                 throw .invalidBody(command: command, field: "offset", detail: "a chunk has upload and offset, and neither size nor sha256")
             }
-            guard offset >= 0 else { throw .invalidBody(command: command, field: "offset", detail: "must be at least 0") }
+            guard (0...Self.maxSize).contains(offset) else {
+                throw .invalidBody(command: command, field: "offset", detail: "must be 0 to \(Self.maxSize)")
+            }
         } else {
             guard let size, let sha256, offset == nil else {
                 throw .invalidBody(command: command, field: "size", detail: "an upload begins with size and sha256, and no offset")
             }
-            try Check.positive(size, field: "size", command: command)
+            guard (1...Self.maxSize).contains(size) else {
+                throw .invalidBody(command: command, field: "size", detail: "must be 1 to \(Self.maxSize)")
+            }
             guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
                 throw .invalidBody(command: command, field: "sha256", detail: "must be 64 lowercase hex digits")
             }
         }
     }
+
+    /// The largest `size` and `offset` accepted: 2^50 bytes (a server's own limit is far lower).
+    public static let maxSize: Int64 = 1 << 50
 
     /// Upload ids: 1 to 64 lowercase letters, digits and `-`.
     static func checkID(_ id: String, field: String = "upload", command: String) throws(ProtocolError) {

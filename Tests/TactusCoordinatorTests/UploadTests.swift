@@ -71,8 +71,10 @@ import Testing
         guard case .ok(.upload(let begun)) = try client.request(.upload(.begin(size: Int64(song.count), sha256: sha256), chunk: nil))
         else { Issue.record("the upload was not begun"); return }
         let first = Array(song[0..<begun.chunkBytes])
-        // Chunks come in order, from byte 0.
+        // Chunks come in order, from byte 0; an offset beyond any size is refused, not overflowed.
         #expect(try code(.upload(.chunk(begun.upload, offset: 5), chunk: first)) == .badRequest)
+        #expect(try code(.upload(.chunk(begun.upload, offset: .max), chunk: first)) == .badRequest)
+        #expect(try code(.upload(.chunk(begun.upload, offset: UploadRequest.maxSize), chunk: first)) == .badRequest)
         // Another client does not see this client's upload; an unknown id is not found.
         #expect(try code(.upload(.chunk(begun.upload, offset: 0), chunk: first), using: try TestClient(running)) == .notFound)
         #expect(try code(.upload(.chunk("no-such-upload", offset: 0), chunk: first)) == .notFound)
