@@ -224,6 +224,26 @@ import Testing
         #expect(run.seconds < 5, "song.done events, not status polling, ended the wait")
     }
 
+    /// A song over the 16 MiB a server takes in one message goes as an upload in chunks (SPEC
+    /// section 3.8), against a real `tactus serve`.
+    @Test(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))
+    func thePythonExampleClientUploadsASongOver16MiB() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-client-py-upload-test")
+        let song = try drumWAV(bpm: 120, seconds: 200)
+        #expect(song.count > 16 << 20)
+        #expect(FileManager.default.createFile(atPath: directory.file("long.wav"), contents: Data(song)))
+        let server = try ServeProcess(dataDirectory: directory.file("data"), workersPerDetector: 1)
+        defer { server.stop() }
+        let run = try CLI.python([
+            CLI.repositoryRoot + "/protocol/examples/client.py", directory.path, "--detector", "comb-filter",
+            "--server", server.endpoints.frontend, "--events", server.endpoints.events, "--json", "--timeout", "30",
+        ], timeout: .seconds(300))
+        #expect(run.status == 0, "\(run.standardError)")
+        let line = try #require(run.jsonLines.first, "\(run.standardOutput)\n\(run.standardError)")
+        #expect(line["file"] as? String == directory.file("long.wav"))
+        #expect(line["song"] as? String == SongID(hashing: song).hex, "\(line)")
+    }
+
     @Test func aNamedFileThatIsNotAudioIsAnErrorLine() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-submit-test")
         #expect(FileManager.default.createFile(atPath: directory.file("readme.flac"), contents: Data("hello".utf8)))
