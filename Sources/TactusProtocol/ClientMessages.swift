@@ -2,7 +2,7 @@ import TactusCadence
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, scan, prune
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -65,6 +65,10 @@ public struct ClientRequest: Sendable, Hashable {
         case stretch(StretchRequest)
         /// A render's state, and its file once done.
         case render(RenderRequest)
+        /// Compare the library roots with the library, queue new and changed files.
+        case scan(ScanRequest)
+        /// Remove the song bytes no job needs.
+        case prune(PruneRequest)
 
         public var command: ClientCommand {
             switch self {
@@ -80,6 +84,8 @@ public struct ClientRequest: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .scan: .scan
+            case .prune: .prune
             }
         }
     }
@@ -111,6 +117,8 @@ public struct ClientRequest: Sendable, Hashable {
         case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
         case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
         case .render(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .scan(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .prune(let request): return header + [try JSONBody.encode(request, command: command)]
         }
     }
 
@@ -174,6 +182,8 @@ public struct ClientRequest: Sendable, Hashable {
             return .cadence(request, recording: recording)
         case .stretch: return .stretch(try reader.onlyBody(StretchRequest.self, limits: limits))
         case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanRequest.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneRequest.self, limits: limits))
         }
     }
 }
@@ -245,6 +255,8 @@ public struct ClientReply: Sendable, Hashable {
         case stretch(RenderStatus)
         /// With the rendered WAV file's bytes exactly when the state is `done`.
         case render(RenderStatus, wav: [UInt8]?)
+        case scan(ScanSummary)
+        case prune(PruneSummary)
 
         public var command: ClientCommand {
             switch self {
@@ -260,6 +272,8 @@ public struct ClientReply: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .scan: .scan
+            case .prune: .prune
             }
         }
     }
@@ -292,6 +306,8 @@ public struct ClientReply: Sendable, Hashable {
             case .cancel(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .cadence(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .stretch(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .scan(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .prune(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .render(let body, let wav):
                 guard (body.state == .done) == (wav != nil) else {
                     throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
@@ -342,6 +358,8 @@ public struct ClientReply: Sendable, Hashable {
         case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))
         case .cadence: return .cadence(try reader.onlyBody(CadenceReport.self, limits: limits))
         case .stretch: return .stretch(try reader.onlyBody(RenderStatus.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanSummary.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneSummary.self, limits: limits))
         case .render:
             let body = try reader.body(RenderStatus.self, limits: limits)
             guard body.state == .done else {
