@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 import TactusTestSupport
 import Testing
 
@@ -171,5 +172,124 @@ import Testing
         server.stop()
         let stored = Self.bytes(under: data)
         #expect(Double(stored) < 0.05 * Double(music), "data \(stored) bytes for \(music) bytes of music")
+    }
+
+    /// Starts `tactus worker` for `detector` against `backend`, its log (info) in `log`.
+    static func startWorker(_ backend: String, detector: String, roots: [String], log: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["worker", "--connect", backend, "--detector", detector, "--log-level", "info"]
+            + roots.flatMap { ["--library-root", $0] }
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// A worker that declares the song's root opens the file itself (its JOB names the path); a
+    /// worker that does not gets the bytes, read from the file when the job is sent. When the
+    /// file changed after the scan, both refuse the job with `song-changed` rather than
+    /// analysing other bytes under the old song's name.
+    @Test func workersSharingTheRootOpenTheFileOthersGetItsBytes() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-inplace-workers")
+        let root = directory.file("music")
+        try Self.writeSong(root + "/shared.wav", bpm: 110, seed: 31)
+        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", root, "--no-local-workers"])
+        defer { server.stop() }
+        let frontend = server.endpoints.frontend
+        let scanned = try Self.scan(frontend)
+        #expect(scanned["new"] as? Int == 1 && scanned["queued_jobs"] as? Int == 3)
+
+        let sharing = try Self.startWorker(server.endpoints.backend, detector: "comb-filter", roots: [root], log: directory.file("sharing.log"))
+        let remote = try Self.startWorker(server.endpoints.backend, detector: "autocorrelation", roots: [], log: directory.file("remote.log"))
+        defer {
+            for worker in [sharing, remote] where worker.isRunning { worker.terminate(); worker.waitUntilExit() }
+        }
+        let song = try Self.songID(root + "/shared.wav")
+        let done = try Self.jobStates(frontend, song: song, seconds: 120) { states in
+            states["comb-filter"] == "done" && states["autocorrelation"] == "done"
+        }
+        #expect(done["comb-filter"] == "done" && done["autocorrelation"] == "done", "\(done)")
+        let sharingLog = try String(contentsOfFile: directory.file("sharing.log"), encoding: .utf8)
+        let remoteLog = try String(contentsOfFile: directory.file("remote.log"), encoding: .utf8)
+        #expect(sharingLog.contains("/shared.wav"), "the sharing worker opened the file by its path: \(sharingLog)")
+        #expect(remoteLog.contains(" bytes"), "the other worker got the bytes: \(remoteLog)")
+
+        // The file is rewritten after the scan, before its next jobs run: neither worker analyses it.
+        try Self.writeSong(root + "/second.wav", bpm: 130, seed: 32)
+        for worker in [sharing, remote] { worker.terminate(); worker.waitUntilExit() }
+        let second = try Self.scan(frontend)
+        #expect(second["new"] as? Int == 1)
+        let secondSong = try Self.songID(root + "/second.wav")
+        try Self.writeSong(root + "/second.wav", bpm: 70, seed: 33)
+        let sharingAgain = try Self.startWorker(server.endpoints.backend, detector: "comb-filter", roots: [root], log: directory.file("sharing2.log"))
+        let remoteAgain = try Self.startWorker(server.endpoints.backend, detector: "autocorrelation", roots: [], log: directory.file("remote2.log"))
+        defer {
+            for worker in [sharingAgain, remoteAgain] where worker.isRunning { worker.terminate(); worker.waitUntilExit() }
+        }
+        let failed = try Self.jobStates(frontend, song: secondSong, seconds: 120) { states in
+            states["comb-filter"] == "failed" && states["autocorrelation"] == "failed"
+        }
+        #expect(failed["comb-filter"] == "failed" && failed["autocorrelation"] == "failed", "\(failed)")
+        let status = try CLI.run(["status", secondSong, "--json", "--server", frontend, "--timeout", "10"])
+        #expect(status.standardOutput.components(separatedBy: "song-changed").count - 1 >= 2, "\(status.standardOutput)")
+    }
+
+    /// The SHA-256 of a file, as the server names its song.
+    static func songID(_ path: String) throws -> String {
+        SongID(hashing: try Data(contentsOf: URL(fileURLWithPath: path))).hex
+    }
+
+    /// The states of a song's jobs by detector (`tactus status SONG --json`), waiting up to
+    /// `seconds` for `until` to hold.
+    static func jobStates(
+        _ frontend: String, song: String, seconds: Double, until: ([String: String]) -> Bool
+    ) throws -> [String: String] {
+        let deadline = Date().addingTimeInterval(seconds)
+        var states = [String: String]()
+        repeat {
+            let result = try CLI.run(["status", song, "--json", "--server", frontend, "--timeout", "10"])
+            states = [:]
+            for line in result.jsonLines {
+                for job in (line["jobs"] as? [[String: Any]]) ?? [line] {
+                    if let detector = job["detector"] as? String, let state = job["state"] as? String { states[detector] = state }
+                }
+            }
+            if until(states) { return states }
+            Thread.sleep(forTimeInterval: 0.5)
+        } while Date() < deadline
+        return states
+    }
+
+    /// A submit by path checks the size on the open descriptor before reading (a sparse file of
+    /// 3 GiB is `too-large` at once), and a large file below the limit is hashed in bounded
+    /// pieces, never loaded whole: the coordinator's peak resident memory stays far below the
+    /// file's size.
+    @Test func aLargeFileIsRefusedOrStreamedWithoutBeingLoaded() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-inplace-large")
+        let root = directory.file("music")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let huge = root + "/huge.wav", large = root + "/large.bin"
+        for (path, size) in [(huge, off_t(3) << 30), (large, off_t(200) << 20)] {
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            try #require(descriptor >= 0 && ftruncate(descriptor, size) == 0)
+            close(descriptor)
+        }
+        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", root, "--no-local-workers"])
+        defer { server.stop() }
+        let frontend = server.endpoints.frontend
+        let tooLarge = try CLI.run(["scan", huge, "--json", "--server", frontend, "--timeout", "30"])
+        #expect(tooLarge.status == 0, "\(tooLarge.standardError)")
+        let refused = (tooLarge.jsonLines.first?["skipped"] as? [[String: Any]]) ?? []
+        #expect(refused.first?["code"] as? String == "too-large", "\(tooLarge.standardOutput)")
+        let notAudio = try CLI.run(["scan", large, "--json", "--server", frontend, "--timeout", "60"])
+        #expect(notAudio.status == 0, "\(notAudio.standardError)")
+        let skipped = (notAudio.jsonLines.first?["skipped"] as? [[String: Any]]) ?? []
+        #expect(skipped.first?["code"] as? String == "unsupported-format", "\(notAudio.standardOutput)")
+        let status = try String(contentsOfFile: "/proc/\(server.processID)/status", encoding: .utf8)
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        #expect(peak > 0 && peak < 150_000, "the coordinator's peak resident memory is \(peak) kB for a 200 MiB file")
     }
 }
