@@ -128,6 +128,8 @@ struct InPlaceBench: ParsableCommand {
             Thread.sleep(forTimeInterval: 0.5)
         }
         let analysed = (ContinuousClock.now - started).seconds
+        let found = try client.query(QueryRequest(minBpm: 20, maxBpm: 400, limit: 10_000)).count
+        guard found == songs else { throw BenchFailure("\(found) of \(songs) songs have a tempo after the analyses") }
         let running = Self.bytes(under: data)
         server.stop()
         let stopped = Self.bytes(under: data)
@@ -157,7 +159,10 @@ struct InPlaceBench: ParsableCommand {
             while true {
                 let jobs = (try? client.status(song: song).jobs) ?? []
                 if queuedAfter == nil, !jobs.isEmpty { queuedAfter = (ContinuousClock.now - closed).seconds }
-                if jobs.count == 3, jobs.allSatisfy({ $0.state == .done || $0.state == .failed }) { break }
+                if jobs.contains(where: { $0.state == .failed || $0.state == .cancelled }) {
+                    throw BenchFailure("round \(round): a job failed: \(jobs.compactMap(\.error).map(\.message))")
+                }
+                if jobs.count == 3, jobs.allSatisfy({ $0.state == .done }) { break }
                 guard ContinuousClock.now - closed < .seconds(600) else { throw BenchFailure("round \(round): not analysed within 600 s") }
                 Thread.sleep(forTimeInterval: 0.05)
             }
