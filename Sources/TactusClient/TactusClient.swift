@@ -202,6 +202,13 @@ public final class TactusClient {
         return response
     }
 
+    /// The songs that names stand for on the server, in order (see ``SongNames`` for names that
+    /// are files on this machine).
+    public func resolve(_ request: ResolveRequest) throws(ClientError) -> [SongResolution] {
+        guard case .resolve(let response) = try send(.resolve(request)) else { throw mismatch(.resolve) }
+        return response.songs
+    }
+
     private func mismatch(_ command: ClientCommand) -> ClientError {
         .unexpectedReply(expected: command.rawValue, received: "another command")
     }

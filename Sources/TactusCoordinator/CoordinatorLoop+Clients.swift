@@ -52,6 +52,7 @@ extension CoordinatorLoop {
         case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
         case .stretch(let stretch): beginStretch(stretch, then: answer)
         case .render(let render): answerRender(render, then: answer)
+        case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)
         }
     }
 

@@ -62,20 +62,58 @@ extension Library {
         }
     }
 
-    /// Finds the song a person means by `name`: a file path (its bytes are hashed), a full
-    /// SHA-256, or a unique prefix of at least 8 hex digits.
+    /// Finds the song a person means by `name`: a file on this machine (its bytes are hashed),
+    /// else whatever ``resolveName(_:)`` accepts. What the `--db` commands use.
     public func resolveSong(_ name: String) throws(StoreError) -> SongID {
+        try resolve(name).song
+    }
+
+    /// ``resolveSong(_:)`` with how the name was recognised and the song's stored file name.
+    public func resolve(_ name: String) throws(StoreError) -> (song: SongID, file: String, by: SongResolution.Kind) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory), !isDirectory.boolValue {
             let id = try SongID.ofFile(atPath: name)
-            guard try song(id) != nil else { throw .unknownSong(name) }
-            return id
+            guard let record = try song(id) else { throw .unknownSong(name) }
+            return (id, record.fileName, .content)
         }
+        return try resolveName(name)
+    }
+
+    /// Finds the song named by `name` without touching the file system (what a server uses
+    /// for names that come from its clients): a SHA-256 or a unique prefix of at least 8 hex
+    /// digits, else the file name of exactly one song.
+    ///
+    /// Throws ``StoreError/ambiguousName(_:candidates:)`` listing the songs when several have
+    /// that file name, ``StoreError/unknownSong(_:)`` when none matches.
+    public func resolveName(_ name: String) throws(StoreError) -> (song: SongID, file: String, by: SongResolution.Kind) {
+        guard !name.isEmpty else { throw .invalidSongName(name, reason: "empty") }
+        var idError: StoreError?
         do {
-            return try resolveSongID(name)
+            let id = try resolveSongID(name)
+            return (id, try song(id)?.fileName ?? "", name.count == 64 ? .id : .prefix)
         } catch {
-            guard case .invalidSongName(_, let reason) = error, reason.hasPrefix("not a SHA-256") else { throw error }
-            throw .invalidSongName(name, reason: "not a file, and " + reason)
+            switch error {
+            case .unknownSong, .invalidSongName: idError = error
+            default: throw error
+            }
+        }
+        let named = try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT sha256, file_name FROM songs WHERE file_name = ? ORDER BY sha256 LIMIT ?",
+                arguments: [name, SongResolution.maxCandidates + 1])
+        }
+        switch named.count {
+        case 0:
+            if case .invalidSongName(_, let reason)? = idError, reason.hasPrefix("not a SHA-256") { throw .unknownSong(name) }
+            throw idError ?? .unknownSong(name)
+        case 1:
+            return (try SongID.stored(named[0]["sha256"]), named[0]["file_name"], .fileName)
+        default:
+            var candidates = [SongResolution.Candidate]()
+            for row in named.prefix(SongResolution.maxCandidates) {
+                candidates.append(SongResolution.Candidate(song: try SongID.stored(row["sha256"]), file: row["file_name"]))
+            }
+            throw .ambiguousName(name, candidates: candidates)
         }
     }
 

@@ -25,13 +25,7 @@ extension Tactus {
 
         /// The files named, each folder replaced by the audio files under it (in name order).
         static func files(_ paths: [String]) -> [String] {
-            paths.flatMap { path in
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    return [path]
-                }
-                return AudioFiles.find([path]).files
-            }
+            Tactus.Analyze.expanding(paths).files
         }
     }
 }
