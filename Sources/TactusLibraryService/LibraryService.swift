@@ -134,7 +134,7 @@ public struct LibraryService: Sendable {
         let response = ResultResponse(
             song: song.hex, name: record.fileName, durationS: record.durationS, analyses: stored.map(\.record.analysis),
             pending: Array(Set(active)).sorted(), consensus: try library.consensus(of: song) ?? ConsensusTempo(bpm: nil, detectors: []),
-            envelopeHopS: envelope?.hopS)
+            envelopeHopS: envelope?.hopS, locations: try library.locations(of: song))
         return (response, envelope?.values)
     }
 }
