@@ -97,13 +97,17 @@ let package = Package(
         // The library's answers to the protocol's library requests, for the coordinator's read
         // threads and for the `--db` commands.
         .target(name: "TactusLibraryService", dependencies: ["TactusProtocol", "TactusStore", "TactusModel", "TactusDetector"]),
+        // Files below the library roots, opened safely (component by component, no symbolic
+        // links), hashed and read in bounded pieces, and walked: the coordinator and the workers
+        // that share its host both open songs through it.
+        .target(name: "TactusLibraryRoots", dependencies: ["TactusProtocol", "TactusModel"]),
         // The coordinator, a broker only: the durable job queue, dispatch to workers, the client
         // frontend, events. It is given the audio probe; it never decodes audio.
         .target(
             name: "TactusCoordinator",
             dependencies: [
                 "TactusZMQ", "TactusProtocol", "TactusStore", "TactusLibraryService", "TactusModel", "TactusDetector", "TactusCadence",
-                .product(name: "Logging", package: "swift-log"),
+                "TactusLibraryRoots", .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),

@@ -53,6 +53,7 @@ extension CoordinatorLoop {
         case .stretch(let stretch): beginStretch(stretch, then: answer)
         case .render(let render): answerRender(render, then: answer)
         case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)
+        case .tags(let tags): beginTags(tags, then: answer)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import TactusDetector
+import TactusLibraryRoots
 import TactusModel
 import TactusProtocol
 import TactusStore

@@ -9,16 +9,16 @@ import TactusProtocol
 /// `..` anywhere below the root is refused, and a directory swapped for a link while the path
 /// is being opened cannot lead outside. The song is then read only through the descriptor
 /// opened here (``LibraryFile``), never by name again. With no roots, submitting by path is refused.
-struct LibraryRoots {
+public struct LibraryRoots: Sendable {
     /// A root as configured and as resolved: a client may name a file through either.
-    private struct Root {
+    private struct Root: Sendable {
         var directory: String
         var prefixes: [[String]]
     }
 
     private let roots: [Root]
 
-    init(_ roots: [String]) {
+    public init(_ roots: [String]) {
         self.roots = roots.map { root in
             let resolved = realpath(root, nil).map { pointer in
                 defer { free(pointer) }
@@ -31,7 +31,7 @@ struct LibraryRoots {
 
     /// The regular file `path` names below a root, open for reading; a `forbidden`,
     /// `not-found` or `unreadable` error naming `path` otherwise.
-    func open(_ path: String) throws(ErrorBody) -> LibraryFile {
+    public func open(_ path: String) throws(ErrorBody) -> LibraryFile {
         guard !roots.isEmpty else {
             throw ErrorBody(
                 code: .forbidden, message: "submitting by server-side path is disabled (start the server with --library-root DIR)")
@@ -99,11 +99,11 @@ struct LibraryRoots {
 
 /// A regular file below a library root, open for reading, with its size when opened. It is
 /// closed when released.
-final class LibraryFile {
+public final class LibraryFile {
     /// The path as the client named it, for messages.
-    let path: String
+    public let path: String
     /// The size `fstat` gave for the open descriptor.
-    let size: Int
+    public let size: Int
     private let descriptor: Int32
 
     fileprivate init(descriptor: Int32, size: Int, path: String) {
@@ -117,7 +117,7 @@ final class LibraryFile {
     /// The file's bytes, read through the open descriptor in chunks of at most `chunkBytes`
     /// into a buffer of the size `fstat` gave: a file that grows meanwhile is read no further,
     /// one that shrinks is an `unreadable` error.
-    func read(chunkBytes: Int = 1 << 20) throws(ErrorBody) -> [UInt8] {
+    public func read(chunkBytes: Int = 1 << 20) throws(ErrorBody) -> [UInt8] {
         var bytes = [UInt8](repeating: 0, count: size)
         var offset = 0
         while offset < size {

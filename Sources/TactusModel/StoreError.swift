@@ -46,7 +46,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return "'\(prefix)' is the prefix of \(matches) songs; give more digits"
         case .ambiguousName(let name, let candidates):
             let listed = candidates.map { "\($0.song.short) \($0.file)" }.joined(separator: "; ")
-            return "'\(name)' is the file name of several songs (\(listed)); name one by its SHA-256 or a prefix of it"
+            return "'\(name)' is the path or file name of several songs (\(listed)); name one by its SHA-256 or a prefix of it"
         case .invalidSongName(let name, let reason):
             return "'\(name)' does not name a song: \(reason)"
         case .bpmOutOfRange(let field, let value):

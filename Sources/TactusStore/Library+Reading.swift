@@ -52,6 +52,14 @@ extension Library {
         }
     }
 
+    /// The songs in the order they entered the library, `limit` of them from `offset`.
+    public func songIDs(offset: Int, limit: Int) throws(StoreError) -> [SongID] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT sha256 FROM songs ORDER BY id LIMIT ? OFFSET ?", arguments: [limit, offset])
+                .map { try SongID.stored($0) }
+        }
+    }
+
     /// How many songs, analyses and reference tempi the library holds.
     public func counts() throws(StoreError) -> LibraryCounts {
         try read { db in
@@ -81,10 +89,11 @@ extension Library {
 
     /// Finds the song named by `name` without touching the file system (what a server uses
     /// for names that come from its clients): a SHA-256 or a unique prefix of at least 8 hex
-    /// digits, else the file name of exactly one song.
+    /// digits, else a stored path (a root and the path below it, or the path below a root),
+    /// else the file name of exactly one song.
     ///
     /// Throws ``StoreError/ambiguousName(_:candidates:)`` listing the songs when several have
-    /// that file name, ``StoreError/unknownSong(_:)`` when none matches.
+    /// that path or file name, ``StoreError/unknownSong(_:)`` when none matches.
     public func resolveName(_ name: String) throws(StoreError) -> (song: SongID, file: String, by: SongResolution.Kind) {
         guard !name.isEmpty else { throw .invalidSongName(name, reason: "empty") }
         var idError: StoreError?
@@ -96,6 +105,22 @@ extension Library {
             case .unknownSong, .invalidSongName: idError = error
             default: throw error
             }
+        }
+        if name.contains("/") {
+            // A stored path: absolute (root and path), or relative to a root.
+            let located = try read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT DISTINCT s.sha256, s.file_name FROM song_locations l JOIN songs s ON s.id = l.song_id
+                        WHERE l.path = :name
+                           OR (CASE WHEN substr(l.root, -1) = '/' THEN l.root || l.path ELSE l.root || '/' || l.path END) = :name
+                        ORDER BY s.sha256 LIMIT :limit
+                        """,
+                    arguments: ["name": name, "limit": SongResolution.maxCandidates + 1])
+            }
+            if located.count == 1 { return (try SongID.stored(located[0]["sha256"]), located[0]["file_name"], .path) }
+            if located.count > 1 { throw .ambiguousName(name, candidates: try Self.candidates(located)) }
         }
         let named = try read { db in
             try Row.fetchAll(
@@ -109,12 +134,17 @@ extension Library {
         case 1:
             return (try SongID.stored(named[0]["sha256"]), named[0]["file_name"], .fileName)
         default:
-            var candidates = [SongResolution.Candidate]()
-            for row in named.prefix(SongResolution.maxCandidates) {
-                candidates.append(SongResolution.Candidate(song: try SongID.stored(row["sha256"]), file: row["file_name"]))
-            }
-            throw .ambiguousName(name, candidates: candidates)
+            throw .ambiguousName(name, candidates: try Self.candidates(named))
         }
+    }
+
+    /// The songs of `rows` (`sha256`, `file_name`) as candidates of an ambiguous name.
+    private static func candidates(_ rows: [Row]) throws(StoreError) -> [SongResolution.Candidate] {
+        var candidates = [SongResolution.Candidate]()
+        for row in rows.prefix(SongResolution.maxCandidates) {
+            candidates.append(SongResolution.Candidate(song: try SongID.stored(row["sha256"]), file: row["file_name"]))
+        }
+        return candidates
     }
 
     /// Finds the song whose id is `name` or starts with it (at least 8 hex digits), never

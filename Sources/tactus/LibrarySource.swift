@@ -1,5 +1,4 @@
 import Foundation
-import TactusAudio
 import TactusClient
 import TactusLibraryService
 import TactusModel
