@@ -129,8 +129,8 @@ extension Library {
         }
         switch named.count {
         case 0:
-            if case .invalidSongName(_, let reason)? = idError, reason.hasPrefix("not a SHA-256") { throw .unknownSong(name) }
-            throw idError ?? .unknownSong(name)
+            guard case .invalidSongName(_, let reason)? = idError, !reason.hasPrefix("not a SHA-256") else { throw .unknownSong(name) }
+            throw .invalidSongName(name, reason: "not a stored path or file name, and " + reason)
         case 1:
             return (try SongID.stored(named[0]["sha256"]), named[0]["file_name"], .fileName)
         default:

@@ -29,7 +29,7 @@ struct PlaylistExport {
         guard let path = options.m3u8 else { return }
         let files = music.map(SongFiles.init(directory:))
         let songs = matches.map { match in
-            M3U8.Song(match, path: files?.path(of: match.song, named: match.file).map(Self.absolute))
+            M3U8.Song(match, path: match.paths.first ?? files?.path(of: match.song, named: match.file).map(Self.absolute))
         }
         let written: M3U8.Written
         do throws(M3U8.WriteError) {
