@@ -85,6 +85,9 @@ enum Examples {
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170", detector: "comb-filter")))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(cadence: 170, minutes: 20), maxStretchPct: 6))),
             ClientRequest(.resolve(ResolveRequest(names: ["dev_039.mp3", "3f9a3f9a", song, "intro.mp3", "/music/gone.flac"]))),
+            ClientRequest(.tags(TagsRequest(action: "read", songs: [song, "0c4e0c4e"], replace: true))),
+            ClientRequest(.tags(TagsRequest(action: "write", all: true, offset: 32, limit: 16, detector: "comb-filter", minConfidence: 0.4))),
+            ClientRequest(.tags(TagsRequest(action: "write", songs: [song], dryRun: true, backup: true))),
         ]
     }
 
@@ -118,6 +121,7 @@ enum Examples {
             .stretch(playlistRender),
             .render(playlistRenderDone, wav: audio),
             .resolve(resolved),
+            .tags(tagReports),
         ]
     }
 
@@ -305,6 +309,19 @@ enum Examples {
                 name: "intro.mp3", error: .ambiguousName("intro.mp3", candidates: [.init(song: one, file: "intro.mp3"), .init(song: other, file: "intro.mp3")])),
             SongResolution(name: "/music/gone.flac", error: .unknownSong("/music/gone.flac")),
         ])
+    }
+
+    /// A write, a skip and a failure, as `tags` with `all` answers them.
+    static var tagReports: TagsResponse {
+        var written = TagReport(file: "/music/Kilo/Night Drive.mp3", song: SongID(song)!, outcome: .written)
+        (written.bpm, written.confidence, written.from) = (128.02, 0.83, "consensus")
+        written.fields = [TagField(name: "TBPM", value: "128"), TagField(name: "TXXX:BPM", value: "128.0")]
+        (written.backup, written.newSong) = ("/music/Kilo/Night Drive.mp3.bak", SongID(thirdSong)!)
+        let skipped = TagReport(file: nil, song: SongID(otherSong)!, outcome: .skipped)
+            .because("no file of this song below the server's library roots")
+        var failed = TagReport(file: "/music/locked.flac", song: nil, outcome: .failed).because("/music/locked.flac: the file is read-only")
+        failed.code = "read-only"
+        return TagsResponse(files: [written, skipped, failed], total: 120)
     }
 
     static var ready: ReadyBody {
