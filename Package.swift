@@ -114,7 +114,9 @@ let package = Package(
         // The coordinator's audio probe built on TactusAudio, which `tactus serve` gives it.
         .target(
             name: "TactusAudioProbe",
-            dependencies: ["TactusCoordinator", "TactusAudio", "TactusStore", "TactusModel", "TactusProtocol", "TactusDetector"]
+            dependencies: [
+                "TactusCoordinator", "TactusAudio", "TactusStore", "TactusModel", "TactusProtocol", "TactusDetector", "TactusLibraryRoots",
+            ]
         ),
         // Supervision of the local worker processes that `tactus serve` starts.
         .target(name: "TactusLocalWorkers", dependencies: [.product(name: "Logging", package: "swift-log")]),
@@ -122,7 +124,7 @@ let package = Package(
         .target(
             name: "TactusWorker",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector",
+                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusLibraryRoots",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -149,7 +151,7 @@ let package = Package(
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusLibraryService",
                 "TactusProtocol", "TactusCoordinator", "TactusAudioProbe", "TactusLocalWorkers", "TactusWorker", "TactusClient",
-                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags",
+                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags", "TactusLibraryRoots",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -52,6 +52,9 @@ public final class Coordinator: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
     private let endedWorkers = Mutex<[(workerID: String, reason: String)]>([])
+    /// Paths the library watcher saw change, for the loop's next scan (an empty set after an
+    /// overflow: every root); nil when nothing changed.
+    private let watchedPaths = Mutex<Set<String>?>(nil)
 
     /// Opens the data directory (creating it), the library and the blob store. `probe` reads
     /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`;
@@ -142,6 +145,24 @@ public final class Coordinator: Sendable {
         endedWorkers.withLock { ended in
             defer { ended.removeAll() }
             return ended
+        }
+    }
+
+    /// Asks the running loop to scan `paths` below the library roots (nil: every root).
+    /// Thread-safe: the library watcher calls it.
+    public func scanChanged(_ paths: [String]?) {
+        watchedPaths.withLock { waiting in
+            guard let paths else { return waiting = [] }
+            guard !paths.isEmpty, waiting?.isEmpty != true else { return }
+            waiting = (waiting ?? []).union(paths)
+        }
+    }
+
+    /// The paths reported changed since the last call (empty: every root), or nil.
+    func takeWatchedPaths() -> [String]? {
+        watchedPaths.withLock { waiting in
+            defer { waiting = nil }
+            return waiting.map { Array($0).sorted() }
         }
     }
 

@@ -54,6 +54,8 @@ extension CoordinatorLoop {
         case .render(let render): answerRender(render, then: answer)
         case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)
         case .tags(let tags): beginTags(tags, then: answer)
+        case .scan(let scan): beginScan(scan, then: answer)
+        case .prune(let prune): answer(Result { .prune(try self.prune(prune)) })
         }
     }
 
@@ -141,7 +143,7 @@ extension CoordinatorLoop {
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, budget: intakeBudget)
+                libraryRoots: configuration.libraryRoots)
             // An upload's bytes are in hand already; a file's are reserved once its size is known.
             let uploaded = audio?.count ?? 0
             if audio != nil { try intakeBudget.reserve(uploaded, name: request.name ?? "upload") }
@@ -172,7 +174,7 @@ extension CoordinatorLoop {
                         + "submit again when some are done",
                     retryAfterMs: retryHintMs)
             }
-            let jobs = try library.enqueue(prepared.song, jobs: requests)
+            let jobs = try library.enqueue(prepared.song, jobs: requests, location: prepared.location)
             for job in jobs where job.state == .queued && !pending.contains(job.id) {
                 pending.append(PendingJob(job))
             }
@@ -192,7 +194,7 @@ extension CoordinatorLoop {
     /// The declaration of `name` from a connected worker or the known detectors; nil for a
     /// name offered by no one yet (external detectors may connect later) only when it is
     /// known; an unknown name is an error.
-    private func descriptor(of name: String) throws -> DetectorDescriptor? {
+    func descriptor(of name: String) throws -> DetectorDescriptor? {
         if let offered = workers.offered.first(where: { $0.descriptor.name == name }) { return offered.descriptor }
         if let known = knownDescriptor(name) { return known }
         throw ErrorBody(
@@ -200,7 +202,7 @@ extension CoordinatorLoop {
             message: "unknown detector '\(name)' (available: \(allDetectorNames.joined(separator: ", ")))")
     }
 
-    private var allDetectorNames: [String] {
+    var allDetectorNames: [String] {
         Array(Set(configuration.knownDetectors.map(\.name) + workers.offered.map(\.descriptor.name))).sorted()
     }
 

@@ -1,7 +1,10 @@
 import Foundation
+import TactusModel
 import TactusProtocol
 
-/// The directories under which clients may name server-side files to submit.
+/// The directories under which a server analyses files in place, and under which clients may
+/// name server-side files to submit. The coordinator opens songs through it, and so do the
+/// workers that share its host and roots.
 ///
 /// A path must name, component by component, a file below one of the roots: the root is opened
 /// (it is the operator's, so a symbolic link there is followed), then every component below it
@@ -18,6 +21,12 @@ public struct LibraryRoots: Sendable {
 
     private let roots: [Root]
 
+    /// The roots as resolved (`realpath`), absolute: what locations are recorded against and
+    /// what a worker declares in READY.
+    public var directories: [String] { roots.map(\.directory) }
+
+    public var isEmpty: Bool { roots.isEmpty }
+
     public init(_ roots: [String]) {
         self.roots = roots.map { root in
             let resolved = realpath(root, nil).map { pointer in
@@ -29,9 +38,9 @@ public struct LibraryRoots: Sendable {
         }
     }
 
-    /// The regular file `path` names below a root, open for reading; a `forbidden`,
-    /// `not-found` or `unreadable` error naming `path` otherwise.
-    public func open(_ path: String) throws(ErrorBody) -> LibraryFile {
+    /// The root (as resolved) and the relative path below it that `path` names, without
+    /// opening anything; a `forbidden` error when `path` is outside the roots or has `..`.
+    public func locate(_ path: String) throws(ErrorBody) -> (root: String, relative: String) {
         guard !roots.isEmpty else {
             throw ErrorBody(
                 code: .forbidden, message: "submitting by server-side path is disabled (start the server with --library-root DIR)")
@@ -39,7 +48,7 @@ public struct LibraryRoots: Sendable {
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let named = Self.components(absolute)
         guard let (root, below) = roots.lazy.compactMap({ root in
-            root.prefixes.first { named.count > $0.count && Array(named.prefix($0.count)) == $0 }
+            root.prefixes.first { named.count >= $0.count && Array(named.prefix($0.count)) == $0 }
                 .map { (root, Array(named.dropFirst($0.count))) }
         }).first else {
             throw ErrorBody(code: .forbidden, message: "\(path): outside the server's library roots")
@@ -47,34 +56,58 @@ public struct LibraryRoots: Sendable {
         guard !below.contains("..") else {
             throw ErrorBody(code: .forbidden, message: "\(path): `..` is not allowed below a library root")
         }
-        var directory = Glibc.open(root.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        return (root.directory, below.joined(separator: "/"))
+    }
+
+    /// The regular file `path` names below a root, open for reading; a `forbidden`,
+    /// `not-found` or `unreadable` error naming `path` otherwise.
+    public func open(_ path: String) throws(ErrorBody) -> LibraryFile {
+        let (root, relative) = try locate(path)
+        guard !relative.isEmpty else { throw ErrorBody(code: .unreadable, message: "\(path): not a regular file") }
+        return try open(root: root, relative: relative, named: path)
+    }
+
+    /// The regular file at `relative` below the root `root` (one of ``directories``), open for
+    /// reading: how a worker opens the file a JOB names by its location.
+    public func open(root: String, relative: String, named: String? = nil) throws(ErrorBody) -> LibraryFile {
+        let name = named ?? relative
+        guard roots.contains(where: { $0.directory == root }) else {
+            throw ErrorBody(code: .forbidden, message: "\(name): \(root) is not one of the library roots")
+        }
+        let below = relative.split(separator: "/").map(String.init).filter { $0 != "." }
+        guard !below.isEmpty, !below.contains("..") else {
+            throw ErrorBody(code: .forbidden, message: "\(name): not a path below the library root")
+        }
+        var directory = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else {
-            throw ErrorBody(code: .unavailable, message: "\(path): the library root \(root.directory) cannot be opened (\(Self.reason()))")
+            throw ErrorBody(code: .unavailable, message: "\(name): the library root \(root) cannot be opened (\(Self.reason()))")
         }
         for component in below.dropLast() {
             let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            let failure = next < 0 ? Self.openError(path, directory, component, errno) : nil
+            let failure = next < 0 ? Self.openError(name, directory, component, errno) : nil
             close(directory)
             if let failure { throw failure }
             directory = next
         }
         // O_NONBLOCK: a FIFO planted under the root must not block the intake thread on open.
         let file = openat(directory, below[below.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        let failure = file < 0 ? Self.openError(path, directory, below[below.count - 1], errno) : nil
+        let failure = file < 0 ? Self.openError(name, directory, below[below.count - 1], errno) : nil
         close(directory)
         if let failure { throw failure }
         var status = stat()
         guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             close(file)
-            throw ErrorBody(code: .unreadable, message: "\(path): not a regular file")
+            throw ErrorBody(code: .unreadable, message: "\(name): not a regular file")
         }
-        return LibraryFile(descriptor: file, size: Int(status.st_size), path: path)
+        return LibraryFile(
+            descriptor: file, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status), path: name, root: root,
+            relative: below.joined(separator: "/"))
     }
 
     /// The error for `component` of `directory` that could not be opened, by its `errno` (a
     /// symbolic link opened as a directory with `O_NOFOLLOW` fails with `ENOTDIR`, so the
     /// component itself is looked at, without following it).
-    private static func openError(_ path: String, _ directory: Int32, _ component: String, _ failure: Int32) -> ErrorBody {
+    static func openError(_ path: String, _ directory: Int32, _ component: String, _ failure: Int32) -> ErrorBody {
         var status = stat()
         let isLink = fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
         if isLink || failure == ELOOP {
@@ -97,40 +130,86 @@ public struct LibraryRoots: Sendable {
     }
 }
 
-/// A regular file below a library root, open for reading, with its size when opened. It is
-/// closed when released.
-public final class LibraryFile {
+/// A regular file below a library root, open for reading, with its size and modification
+/// time when opened. It is closed when released.
+public final class LibraryFile: @unchecked Sendable {
     /// The path as the client named it, for messages.
     public let path: String
+    /// The library root (resolved) and the path below it.
+    public let root: String
+    public let relative: String
     /// The size `fstat` gave for the open descriptor.
     public let size: Int
-    private let descriptor: Int32
+    /// The modification time `fstat` gave, in nanoseconds since 1970.
+    public let mtimeNs: Int64
+    /// The open descriptor; valid as long as this object lives.
+    public let descriptor: Int32
 
-    fileprivate init(descriptor: Int32, size: Int, path: String) {
+    fileprivate init(descriptor: Int32, size: Int, mtimeNs: Int64, path: String, root: String, relative: String) {
         self.descriptor = descriptor
         self.size = size
+        self.mtimeNs = mtimeNs
         self.path = path
+        self.root = root
+        self.relative = relative
     }
 
     deinit { close(descriptor) }
 
-    /// The file's bytes, read through the open descriptor in chunks of at most `chunkBytes`
-    /// into a buffer of the size `fstat` gave: a file that grows meanwhile is read no further,
-    /// one that shrinks is an `unreadable` error.
-    public func read(chunkBytes: Int = 1 << 20) throws(ErrorBody) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: size)
+    /// Where the file lies, as the library records it.
+    public var location: SongLocation { SongLocation(root: root, path: relative, byteSize: size, mtimeNs: mtimeNs) }
+
+    /// Calls `body` with the file's bytes in order, in pieces of at most `chunkBytes` read
+    /// through the open descriptor (one buffer, reused): at most ``size`` bytes are read, and a
+    /// file that shrinks meanwhile is an `unreadable` error.
+    public func forEachChunk(chunkBytes: Int = 1 << 20, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var buffer = [UInt8](repeating: 0, count: max(1, min(chunkBytes, size)))
         var offset = 0
         while offset < size {
-            let count = bytes.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + offset, min(chunkBytes, size - offset), off_t(offset))
-            }
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, min($0.count, size - offset), off_t(offset)) }
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count > 0 else {
                 let reason = count == 0 ? "the file shrank while it was read" : String(cString: strerror(errno))
                 throw ErrorBody(code: .unreadable, message: "\(path): cannot read the file (\(reason))")
             }
+            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
             offset += count
         }
+    }
+
+    /// The SHA-256 of the file's bytes, read in bounded pieces.
+    public func songID() throws(ErrorBody) -> SongID {
+        var hasher = SongID.Hasher()
+        do {
+            try forEachChunk { hasher.update($0) }
+        } catch let error as ErrorBody {
+            throw error
+        } catch {
+            throw ErrorBody(code: .unreadable, message: "\(path): \(error)")
+        }
+        return hasher.finalize()
+    }
+
+    /// The file's bytes, read through the open descriptor into a buffer of the size `fstat`
+    /// gave: a file that grows meanwhile is read no further, one that shrinks is an
+    /// `unreadable` error. For a worker that does not share the root (the bytes go in its JOB).
+    public func read(chunkBytes: Int = 1 << 20) throws(ErrorBody) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(size)
+        do {
+            try forEachChunk(chunkBytes: chunkBytes) { bytes.append(contentsOf: $0) }
+        } catch let error as ErrorBody {
+            throw error
+        } catch {
+            throw ErrorBody(code: .unreadable, message: "\(path): \(error)")
+        }
         return bytes
+    }
+}
+
+/// Times from `stat`.
+enum FileStatus {
+    static func mtimeNs(_ status: stat) -> Int64 {
+        Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
     }
 }

@@ -2,7 +2,8 @@ import TactusCadence
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, resolve, tags
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, resolve, tags, scan
+    case prune
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -69,6 +70,10 @@ public struct ClientRequest: Sendable, Hashable {
         case resolve(ResolveRequest)
         /// BPM tags of files under the server's library roots, read or written.
         case tags(TagsRequest)
+        /// Compare the library roots with the library, queue new and changed files.
+        case scan(ScanRequest)
+        /// Remove the song bytes no job needs.
+        case prune(PruneRequest)
 
         public var command: ClientCommand {
             switch self {
@@ -86,6 +91,8 @@ public struct ClientRequest: Sendable, Hashable {
             case .render: .render
             case .resolve: .resolve
             case .tags: .tags
+            case .scan: .scan
+            case .prune: .prune
             }
         }
     }
@@ -119,6 +126,8 @@ public struct ClientRequest: Sendable, Hashable {
         case .render(let request): return header + [try JSONBody.encode(request, command: command)]
         case .resolve(let request): return header + [try JSONBody.encode(request, command: command)]
         case .tags(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .scan(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .prune(let request): return header + [try JSONBody.encode(request, command: command)]
         }
     }
 
@@ -184,6 +193,8 @@ public struct ClientRequest: Sendable, Hashable {
         case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
         case .resolve: return .resolve(try reader.onlyBody(ResolveRequest.self, limits: limits))
         case .tags: return .tags(try reader.onlyBody(TagsRequest.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanRequest.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneRequest.self, limits: limits))
         }
     }
 }
@@ -257,6 +268,8 @@ public struct ClientReply: Sendable, Hashable {
         case render(RenderStatus, wav: [UInt8]?)
         case resolve(ResolveResponse)
         case tags(TagsResponse)
+        case scan(ScanSummary)
+        case prune(PruneSummary)
 
         public var command: ClientCommand {
             switch self {
@@ -274,6 +287,8 @@ public struct ClientReply: Sendable, Hashable {
             case .render: .render
             case .resolve: .resolve
             case .tags: .tags
+            case .scan: .scan
+            case .prune: .prune
             }
         }
     }
@@ -306,6 +321,8 @@ public struct ClientReply: Sendable, Hashable {
             case .cancel(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .cadence(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .stretch(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .scan(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .prune(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .render(let body, let wav):
                 guard (body.state == .done) == (wav != nil) else {
                     throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
@@ -358,6 +375,8 @@ public struct ClientReply: Sendable, Hashable {
         case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))
         case .cadence: return .cadence(try reader.onlyBody(CadenceReport.self, limits: limits))
         case .stretch: return .stretch(try reader.onlyBody(RenderStatus.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanSummary.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneSummary.self, limits: limits))
         case .render:
             let body = try reader.body(RenderStatus.self, limits: limits)
             guard body.state == .done else {
