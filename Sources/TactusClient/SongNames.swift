@@ -41,8 +41,12 @@ public enum SongNames {
             for (entry, answer) in zip(chunk, found) {
                 var answer = answer
                 if answer.by == .id && entry.sent != names[entry.index] { answer.by = .content }
-                if answer.problem?.code == "not-found" && entry.sent != names[entry.index] {
-                    answer.problem?.message = "\(names[entry.index]): no song in the library has this file's content (SHA-256 \(entry.sent))"
+                if answer.problem?.code == "not-found" {
+                    if entry.sent != names[entry.index] {
+                        answer.problem?.message = "\(names[entry.index]): no song in the library has this file's content (SHA-256 \(entry.sent))"
+                    } else if entry.sent.contains("/") {
+                        answer.problem?.message = "\(entry.sent): no such file here, and no song in the library has this path"
+                    }
                 }
                 answer.name = names[entry.index]
                 answers[entry.index] = answer
