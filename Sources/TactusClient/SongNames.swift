@@ -57,7 +57,7 @@ public enum SongNames {
     }
 
     /// Whether `name` is a regular file (or a link to one) on this machine.
-    static func isFile(_ name: String) -> Bool {
+    public static func isFile(_ name: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory) && !isDirectory.boolValue
     }

@@ -11,8 +11,8 @@ extension Library {
     /// land exactly, so a segment ends within about half a song of its time, and the next one
     /// aims at its own end again: the errors never add up. Unless `strict`, a segment whose
     /// fitting songs run out is filled the same way from the songs nearest its cadence beyond
-    /// the tolerance; each entry says how far it is from its cadence, each fill how far its
-    /// songs are. A song appears at most once in the whole playlist; songs of unknown (zero)
+    /// the tolerance (except those that fit a later segment, kept for it); each entry says how
+    /// far it is from its cadence, each fill how far its songs are. A song appears at most once in the whole playlist; songs of unknown (zero)
     /// duration are left out.
     public func playlist(_ request: PlaylistRequest) throws(StoreError) -> Playlist {
         try request.profile.validate()
@@ -21,7 +21,7 @@ extension Library {
         }
         var builder = PlaylistBuilder(tolerance: request.tolerance)
         var everySong: [TempoMatch]?
-        for segment in request.profile.segments {
+        for (index, segment) in request.profile.segments.enumerated() {
             let range = segment.cadence * (1 - request.tolerance)...segment.cadence * (1 + request.tolerance)
             try Self.checkBPM(range.upperBound, field: "cadence + tolerance")
             try Self.checkBPM(range.lowerBound, field: "cadence - tolerance")
@@ -29,7 +29,10 @@ extension Library {
             var exhausted = builder.take(try query(TempoQuery(range: range, source: request.source, octave: true)))
             if exhausted && !request.strict && builder.isBehind {
                 if everySong == nil { everySong = try query(TempoQuery(range: TempoQuery.acceptedBPM, source: request.source)) }
-                exhausted = builder.take(PlaylistBuilder.nearest(everySong ?? [], to: segment.cadence))
+                // A song that fits a later segment is kept for it.
+                let later = request.profile.segments[(index + 1)...].map(\.cadence)
+                let spare = (everySong ?? []).filter { song in !later.contains { builder.fits(song.bpm, cadence: $0) } }
+                exhausted = builder.take(PlaylistBuilder.nearest(spare, to: segment.cadence))
             }
             builder.end(exhausted: exhausted)
         }
@@ -55,6 +58,11 @@ struct PlaylistBuilder {
 
     init(tolerance: Double) {
         self.tolerance = tolerance
+    }
+
+    /// Whether a song at `bpm`, or at half or double it, is within the tolerance of `cadence`.
+    func fits(_ bpm: Double, cadence: Double) -> Bool {
+        [1.0, 0.5, 2].contains { abs(bpm / $0 - cadence) <= cadence * tolerance }
     }
 
     /// Whether the songs so far end before the current segment's end.

@@ -107,8 +107,10 @@ enum LibrarySource {
         }
     }
 
-    /// The full SHA-256 of the one song `name` stands for, as every command names songs.
+    /// What to ask for the one song `name` stands for, as every command names songs (see
+    /// ``SongLookup/songName(_:on:)``).
     func songName(_ name: String) throws -> String {
-        try SongLookup.song(try resolve([name])[0]).hex
+        if SongLookup.isID(name) { return name }
+        return try SongLookup.song(try resolve([name])[0]).hex
     }
 }

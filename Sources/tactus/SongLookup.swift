@@ -18,10 +18,18 @@ enum SongLookup {
         return try reportingFailures { try SongNames.resolve(names) { try ids.resolve(ResolveRequest(names: $0)).songs } }
     }
 
-    /// The one song `name` stands for on the server, or a failure saying why (listing the
-    /// candidates of an ambiguous name).
-    static func song(_ name: String, on client: TactusClient) throws -> SongID {
-        try song(try resolve([name], on: client)[0])
+    /// What to tell the server for the one song `name` stands for: the name itself when it is a
+    /// SHA-256 or a prefix of 8+ hex digits (which every request takes, and which `resolve` would
+    /// only echo), else the SHA-256 `resolve` answers; a failure saying why (listing the
+    /// candidates of an ambiguous name) when it names none.
+    static func songName(_ name: String, on client: TactusClient) throws -> String {
+        if isID(name) { return name }
+        return try song(try resolve([name], on: client)[0]).hex
+    }
+
+    /// Whether `name` is 8 to 64 hex digits and not a file here: an id or a prefix of one.
+    static func isID(_ name: String) -> Bool {
+        (8...64).contains(name.utf8.count) && SongID.isHexPrefix(name) && !SongNames.isFile(name)
     }
 
     /// The song of a resolution, or a failure saying why it names none.

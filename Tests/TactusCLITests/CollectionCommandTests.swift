@@ -120,10 +120,11 @@ import Testing
             "--db", collection.database, "--json",
         ])
         #expect(playlist.status == 0, "\(playlist.standardError)")
-        let entries = playlist.jsonLines.filter { $0["song"] != nil }
-        let segments = playlist.jsonLines.filter { $0["segment"] != nil }
-        #expect(segments.count == 2)
-        #expect(segments.map { $0["planned_start_s"] as? Double } == [0, 10])
+        let entries = playlist.jsonLines
+        #expect(entries.allSatisfy { $0["off_pct"] is Double && $0["fits"] is Bool })
+        // The table of segments: when each starts against its planned time, and its distances.
+        let table = try CLI.run(["playlist", "--profile", "10s@120,10s@170", "--db", collection.database])
+        #expect(table.standardOutput.contains("SEGMENT  SPM     PLANNED  STARTS  LENGTH  MUSIC"), "\(table.standardOutput)")
         let run = try Self.read(lists + "/run.m3u8")
         #expect(run.count == entries.count)
         #expect(run.allSatisfy { $0["relative"] as? Bool == true })

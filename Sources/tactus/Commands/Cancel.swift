@@ -33,7 +33,7 @@ extension Tactus {
             let request: CancelRequest
             switch try JobOrSong(target) {
             case .job(let job): request = CancelRequest(job: job)
-            case .song(let song): request = CancelRequest(song: try SongLookup.song(song, on: client).hex)
+            case .song(let song): request = CancelRequest(song: try SongLookup.songName(song, on: client))
             }
             let response = try client.cancel(request)
             if json {

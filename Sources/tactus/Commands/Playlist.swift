@@ -20,9 +20,10 @@ extension Tactus {
                 (and when the profile starts it), how much music it got, and how far its songs are \
                 from its cadence.
 
-                With --json: one line per song (its match with position, start_s, cadence, off_pct \
-                and fits), then one per segment {segment, start_s, planned_start_s, filled_s, \
-                short, beyond_tolerance_s, mean_off_pct?, max_off_pct?}.
+                With --json: one line per song, its match with position, start_s, cadence, off_pct \
+                (how far it is from the cadence, in percent) and fits (within the tolerance); the \
+                warnings on standard error name the short segments and those filled beyond the \
+                tolerance (the server's playlist reply also carries each segment's figures).
 
                 --m3u8 FILE also writes the playlist for a player (see tactus query --help), songs \
                 found at their stored paths or, with --music, by file name and content.
@@ -96,7 +97,6 @@ extension Tactus {
             let export = PlaylistExport(options: playlistFile, music: following.music)
             if output.json {
                 for entry in playlist.entries { try Output.jsonLine(PlaylistLine(entry)) }
-                for fill in playlist.fills { try Output.jsonLine(fill) }
                 try export.writeIfAsked(playlist.entries.map(\.match), json: true)
                 try renderIfAsked(playlist, request: request)
                 return

@@ -138,7 +138,7 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
     /// The song named `name` (a file is hashed here) as the server's `result` reply has it.
     static func fromServer(_ server: ServerOptions, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
         let client = try reportingFailures { try server.client() }
-        let song = try SongLookup.song(name, on: client).hex
+        let song = try SongLookup.songName(name, on: client)
         let (response, values) = try reportingFailures {
             try client.result(ResultRequest(song: song, windows: true, envelope: true))
         }

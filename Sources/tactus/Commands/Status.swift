@@ -38,7 +38,7 @@ extension Tactus {
             let response: StatusResponse
             switch try target.map(JobOrSong.init) {
             case .job(let job): response = try client.status(job: job)
-            case .song(let song): response = try client.status(song: try SongLookup.song(song, on: client).hex)
+            case .song(let song): response = try client.status(song: try SongLookup.songName(song, on: client))
             case nil: response = try client.status()
             }
             for job in response.jobs {

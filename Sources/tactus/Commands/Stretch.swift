@@ -88,7 +88,7 @@ extension Tactus {
         /// The song rendered by the server and downloaded into --output.
         private func runOnServer() throws {
             let client = try connection.client()
-            let name = try SongLookup.song(song, on: client).hex
+            let name = try SongLookup.songName(song, on: client)
             let rendered: (status: RenderStatus, wav: [UInt8])
             do throws(ClientError) {
                 rendered = try client.renderedSong(StretchRequest(song: name, bpm: bpm, maxStretchPct: maxStretch))
