@@ -88,6 +88,10 @@ enum Examples {
             ClientRequest(.tags(TagsRequest(action: "read", songs: [song, "0c4e0c4e"], replace: true))),
             ClientRequest(.tags(TagsRequest(action: "write", all: true, offset: 32, limit: 16, detector: "comb-filter", minConfidence: 0.4))),
             ClientRequest(.tags(TagsRequest(action: "write", songs: [song], dryRun: true, backup: true))),
+            ClientRequest(.scan(ScanRequest())),
+            ClientRequest(.scan(ScanRequest(paths: ["/music/Albums/New", "/music/single.flac"]))),
+            ClientRequest(.prune(PruneRequest(dryRun: true))),
+            ClientRequest(.prune(PruneRequest())),
         ]
     }
 
@@ -104,6 +108,12 @@ enum Examples {
                 song: song, name: "song.wav", durationS: 181.5, analyses: [analysis], pending: ["autocorrelation"],
                 consensus: consensus, envelopeHopS: 0.0232), envelope: envelope),
             .result(ResultResponse(song: song, analyses: [], consensus: ConsensusTempo(bpm: nil, detectors: [])), envelope: nil),
+            .result(ResultResponse(
+                song: song, name: "song.flac", analyses: [analysis], consensus: consensus,
+                locations: [
+                    SongLocation(root: "/music", path: "Albums/A/song.flac", byteSize: 31_337_000, mtimeNs: 1_763_900_000_123_456_789),
+                    SongLocation(root: "/music", path: "old/song.flac", byteSize: 31_337_000, mtimeNs: 1_700_000_000_000_000_000, missing: true),
+                ]), envelope: nil),
             .query(SongList(songs: [consensusMatch, halfTimeMatch])),
             .query(SongList(songs: [])),
             .compare(CompareResponse(song: songComparison)),
@@ -122,6 +132,14 @@ enum Examples {
             .render(playlistRenderDone, wav: audio),
             .resolve(resolved),
             .tags(tagReports),
+            .scan(ScanSummary(
+                new: 12, changed: 1, moved: 2, missing: 1, unchanged: 980, copies: 1,
+                skipped: [
+                    ScanSkip(path: "/music/cover.jpg", reason: "/music/cover.jpg: 48213 bytes that are not audio Tactus recognises", code: .unsupportedFormat),
+                    ScanSkip(path: "/music/latest", reason: "a symbolic link (links below a library root are not followed)"),
+                ],
+                queuedJobs: 39, files: 997, seconds: 1.25)),
+            .prune(PruneSummary(removed: 3, removedBytes: 25_000_000, kept: 1, dryRun: false)),
         ]
     }
 
@@ -191,7 +209,7 @@ enum Examples {
         decoded(TempoMatch.self, """
             {"song": "\(song)", "bpm": 128.02, "factor": 1, "detector": "consensus",
              "detectors": ["autocorrelation", "comb-filter"], "title": "Night Drive", "artist": "Kilo",
-             "file": "song.wav", "duration_s": 181.5}
+             "file": "song.wav", "duration_s": 181.5, "paths": ["/music/Albums/Kilo/song.wav"]}
             """)
     }
 
@@ -335,6 +353,7 @@ enum Examples {
     static var workerMessages: [WorkerMessage] {
         [
             .ready(ready),
+            .ready(ReadyBody(workerId: "host-124-cd34", detector: DetectorInfo(descriptor), params: params, roots: ["/music", "/srv/audio"])),
             .result(ResultBody(job: 41, attempt: 2, analysis: analysis,
                 audio: AudioFacts(format: "wav", durationS: 181.5, sampleRate: 44100, channels: 2), envelopeHopS: 0.0232),
                 envelope: envelope),
@@ -348,6 +367,10 @@ enum Examples {
     static var coordinatorMessages: [CoordinatorMessage] {
         [
             .job(job, audio: audio),
+            .job(
+                JobBody(
+                    job: 42, attempt: 1, song: song, name: "song.flac", params: params, timeLimitS: 600, envelope: true,
+                    location: JobLocation(root: "/music", path: "Albums/A/song.flac")), audio: []),
             .heartbeat,
             .disconnect(DisconnectBody(error: ProtocolError.unsupportedVersion(received: "TACTUS2", supported: ["TACTUS1"]).body)),
             .disconnect(DisconnectBody()),
