@@ -54,7 +54,7 @@ struct TagsWork: Sendable {
 
     private func report(for song: SongID) throws -> TagReport {
         let skipped = TagReport(file: nil, song: song, outcome: .skipped)
-        guard let (location, file) = try reachableFile(of: song) else {
+        guard let file = try reachableFile(of: song) else {
             return skipped.because(
                 "no file of this song below the server's library roots (it was uploaded, or its files are missing): "
                     + "the server writes only files under its roots (tactus scan), tactus tags --db writes local files")
@@ -73,30 +73,18 @@ struct TagsWork: Sendable {
                 detector: request.detector, minConfidence: request.minConfidence ?? 0, dryRun: request.dryRun ?? false,
                 backup: request.backup ?? false)
             report = tagger.write(file: file, song: song, options: options, library: library)
-            if let rewritten = report.newSong { try recordRewritten(location, file: file, as: rewritten) }
         }
         return report
     }
 
-    /// The first present location of `song` below one of the roots whose file the roots'
-    /// safe open reaches (a regular file, no symbolic link below the root), with its path.
-    private func reachableFile(of song: SongID) throws -> (SongLocation, String)? {
+    /// The path of the first present location of `song` below one of the roots whose file the
+    /// roots' safe open reaches (a regular file, no symbolic link below the root).
+    private func reachableFile(of song: SongID) throws -> String? {
         let roots = LibraryRoots(self.roots)
         for location in try library.locations(of: song) where !location.missing {
             let path = location.absolutePath
-            if (try? roots.open(path)) != nil { return (location, path) }
+            if (try? roots.open(path)) != nil { return path }
         }
         return nil
-    }
-
-    /// The location's file now holds `rewritten` (its tag written): its size and modification
-    /// time as now, so a scan does not take it for a changed file.
-    private func recordRewritten(_ location: SongLocation, file: String, as rewritten: SongID) throws {
-        var status = stat()
-        guard stat(file, &status) == 0 else { return }
-        var updated = location
-        updated.byteSize = Int(status.st_size)
-        updated.mtimeNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-        try library.recordLocation(updated, of: rewritten)
     }
 }

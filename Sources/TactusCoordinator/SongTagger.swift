@@ -13,7 +13,8 @@ public protocol SongTagger: Sendable {
     func read(file: String, song: SongID, replace: Bool, library: Library) -> TagReport
 
     /// Writes the library's tempo of `song` into the BPM tag of `file` (checked: the decoded
-    /// audio must stay identical), the library's song then taking the new bytes' SHA-256.
+    /// audio must stay identical), the library's song then taking the new bytes' SHA-256 and
+    /// its location the file's new size and modification time.
     func write(file: String, song: SongID, options: TagWriteOptions, library: Library) -> TagReport
 }
 

@@ -136,10 +136,24 @@ public struct LibraryTags: Sendable {
         do {
             try library.songRewritten(song, as: rewritten, byteSize: try Self.size(of: file))
             report.newSong = rewritten
+            try recordRewritten(file, of: rewritten)
         } catch {
             report.reason = "written, but the library still names the old bytes: \(error)"
         }
         return report
+    }
+
+    /// The stored locations of `song` that are `file` take its size and modification time as
+    /// they are now, so a scan does not take the rewritten file for a changed one.
+    private func recordRewritten(_ file: String, of song: SongID) throws {
+        let path = URL(fileURLWithPath: file).standardizedFileURL.path
+        var status = stat()
+        guard stat(file, &status) == 0 else { return }
+        for var location in try library.locations(of: song) where URL(fileURLWithPath: location.absolutePath).standardizedFileURL.path == path {
+            location.byteSize = Int(status.st_size)
+            location.mtimeNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+            try library.recordLocation(location, of: song)
+        }
     }
 
     /// Why a file whose content is `found` is not the song `expected`, or nil.

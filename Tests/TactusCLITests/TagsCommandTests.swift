@@ -115,6 +115,38 @@ struct TagsCommandTests {
         #expect(unknown.standardOutput.contains("not in the library"))
     }
 
+    /// With --db, songs named by stored file name or taken with --all are found at their stored
+    /// paths; songs without one are skipped; the written file's location takes its new size and time.
+    @Test func storedNamesAndAllAreFoundAtTheirStoredPaths() throws {
+        let library = try Library()
+        let store = try TactusStore.Library(path: library.database)
+        let mp3Song = SongID(hashing: try Self.bytes(library.mp3))
+        let root = library.directory.path
+        try store.recordLocation(SongLocation(root: root, path: "run.mp3", byteSize: try Self.bytes(library.mp3).count, mtimeNs: 1), of: mp3Song)
+
+        let all = try CLI.run(["tags", "write", "--all", "--db", library.database, "--json"])
+        #expect(all.status == 0, "\(all.standardError)")
+        let outcomes = Dictionary(all.jsonLines.map { ($0["song"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let written = try #require(outcomes[mp3Song.hex])
+        #expect(written["outcome"] as? String == "written" && written["file"] as? String == library.mp3)
+        #expect(all.jsonLines.filter { $0["outcome"] as? String == "skipped" }.count == 2)
+        #expect(all.jsonLines.filter { $0["outcome"] as? String == "skipped" }.allSatisfy {
+            ($0["reason"] as? String)?.contains("no file of this song on this machine") == true
+        })
+        #expect(try Mutagen.tags(of: library.mp3)["TBPM"]?.count == 1)
+        let newSong = try #require(SongID(written["new_song"] as? String ?? ""))
+        let location = try #require(try store.locations(of: newSong).first)
+        #expect(location.byteSize == (try Self.bytes(library.mp3)).count)
+        #expect(location.mtimeNs != 1)
+
+        let read = try CLI.run(["tags", "read", "run.mp3", "--db", library.database, "--json"])
+        #expect(read.status == 0, "\(read.standardError)")
+        #expect(read.jsonLines.first?["outcome"] as? String == "imported")
+        let ambiguous = try CLI.run(["tags", "read", "nothing.flac", "--db", library.database, "--json"])
+        #expect(ambiguous.status == 1)
+        #expect(ambiguous.jsonLines.first?["code"] as? String == "not-found")
+    }
+
     @Test func skipsSayWhyAndFailuresNameTheFile() throws {
         let library = try Library()
         let strict = try CLI.run(["tags", "write", "--min-confidence", "1", library.flac, "--db", library.database, "--json"])
