@@ -43,7 +43,8 @@ public enum SongNames {
                 if answer.by == .id && entry.sent != names[entry.index] { answer.by = .content }
                 if answer.problem?.code == "not-found" {
                     if entry.sent != names[entry.index] {
-                        answer.problem?.message = "\(names[entry.index]): no song in the library has this file's content (SHA-256 \(entry.sent))"
+                        let file = names[entry.index]
+                        answer.problem?.message = "\(file): no song in the library has this file's content (SHA-256 \(entry.sent))"
                     } else if entry.sent.contains("/") {
                         answer.problem?.message = "\(entry.sent): no such file here, and no song in the library has this path"
                     }
