@@ -8,7 +8,7 @@ import Testing
 /// roots, every other tag and the audio kept.
 @Suite(.enabled(if: Mutagen.isAvailable, "python3 cannot import mutagen (make deps installs python3-mutagen)"))
 struct TagsOverServerTests {
-    /// Polls the server's library until `count` songs have a consensus tempo (30 s at most).
+    /// Polls the server's library until `count` songs have a consensus tempo (60 s at most).
     static func waitForSongs(_ count: Int, server: String) throws -> [[String: Any]] {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
