@@ -113,6 +113,10 @@ extension CoordinatorLoop {
             for (found, outcome) in zip(batch, outcomes) {
                 record(outcome, of: found, in: state)
             }
+            var progress = state.summary
+            progress.looked = state.next
+            progress.seconds = (ContinuousClock.now - state.started).seconds
+            publish(.scanProgress(progress))
             continueScan(state)
         }
     }
@@ -124,7 +128,7 @@ extension CoordinatorLoop {
         case .recorded(let changed):
             if changed { state.summary.changed += 1 } else { state.summary.new += 1 }
         case .skipped(let skip): state.summary.skipped.append(skip)
-        case .queue(let prepared, let changed):
+        case .queue(let prepared, let changed, let known):
             do {
                 guard pending.count + prepared.requests.count <= configuration.maxQueuedJobs else {
                     throw ErrorBody(code: .busy, message: "the queue is full (\(pending.count) jobs); scan again later")
@@ -134,7 +138,13 @@ extension CoordinatorLoop {
                     pending.append(PendingJob(job))
                     state.summary.queuedJobs += 1
                 }
-                if changed { state.summary.changed += 1 } else { state.summary.new += 1 }
+                if known {
+                    state.known.append(prepared.song.id)
+                } else if changed {
+                    state.summary.changed += 1
+                } else {
+                    state.summary.new += 1
+                }
             } catch let error as ErrorBody {
                 state.summary.skipped.append(ScanSkip(path: found.absolutePath, reason: error.message, code: error.code))
             } catch {

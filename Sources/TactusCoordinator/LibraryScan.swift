@@ -43,8 +43,10 @@ struct LibraryScan: Sendable {
         case unchanged
         /// Bytes the library knows at a new path (a move or a copy, told apart by ``finish(_:)``).
         case known(SongID)
-        /// Jobs to queue, with the song's location; `changed` when the path held other bytes.
-        case queue(PreparedSubmission, changed: Bool)
+        /// Jobs to queue, with the song's location: for bytes new to the library (`changed` when
+        /// the path held other bytes), or for a known song at a new path (`known`) whose
+        /// analyses are not all stored yet.
+        case queue(PreparedSubmission, changed: Bool, known: Bool)
         /// The path is new and its song too, or the path held other bytes, and no job is needed
         /// (every analysis is stored already).
         case recorded(changed: Bool)
@@ -115,8 +117,9 @@ struct LibraryScan: Sendable {
             return .unchanged
         }
         let changed = found.stored != nil
-        if !prepared.requests.isEmpty { return .queue(prepared, changed: changed) }
-        if !changed, prepared.songWasKnown {
+        let known = !changed && prepared.songWasKnown
+        if !prepared.requests.isEmpty { return .queue(prepared, changed: changed, known: known) }
+        if known {
             try library.recordLocation(file.location, of: song)
             return .known(song)
         }

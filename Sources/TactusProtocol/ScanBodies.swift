@@ -58,13 +58,15 @@ public struct ScanSummary: WireBody {
     public var skipped: [ScanSkip]
     /// Jobs queued for new and changed files (and known songs missing an analysis).
     public var queuedJobs: Int
-    /// Files looked at.
+    /// Files found (looked at, once the scan is over).
     public var files: Int
+    /// In `scan.progress` events: the files looked at so far (absent in the reply).
+    public var looked: Int?
     public var seconds: Double
 
     public init(
         new: Int = 0, changed: Int = 0, moved: Int = 0, missing: Int = 0, unchanged: Int = 0, copies: Int = 0,
-        skipped: [ScanSkip] = [], queuedJobs: Int = 0, files: Int = 0, seconds: Double = 0
+        skipped: [ScanSkip] = [], queuedJobs: Int = 0, files: Int = 0, looked: Int? = nil, seconds: Double = 0
     ) {
         self.new = new
         self.changed = changed
@@ -75,11 +77,12 @@ public struct ScanSummary: WireBody {
         self.skipped = skipped
         self.queuedJobs = queuedJobs
         self.files = files
+        self.looked = looked
         self.seconds = seconds
     }
 
     enum CodingKeys: String, CodingKey {
-        case new, changed, moved, missing, unchanged, copies, skipped, files, seconds
+        case new, changed, moved, missing, unchanged, copies, skipped, files, looked, seconds
         case queuedJobs = "queued_jobs"
     }
 }

@@ -386,6 +386,7 @@ enum Examples {
             .songDone(SongDoneEvent(song: song, jobs: jobs, consensus: consensus)),
             .workerJoined(WorkerEvent(workerId: "host-123-ab12", detector: "comb-filter", version: "1.0.0")),
             .workerLost(WorkerEvent(workerId: "host-123-ab12", detector: "comb-filter", version: "1.0.0", reason: "silent")),
+            .scanProgress(ScanSummary(new: 3, unchanged: 409, skipped: [], queuedJobs: 9, files: 1000, looked: 412, seconds: 0.5)),
         ]
     }
 }

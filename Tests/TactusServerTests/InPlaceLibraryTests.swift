@@ -292,4 +292,32 @@ import Testing
             .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
         #expect(peak > 0 && peak < 150_000, "the coordinator's peak resident memory is \(peak) kB for a 200 MiB file")
     }
+
+    /// An uploaded song's bytes are removed when its jobs end; with `--keep-uploads` they stay
+    /// until `tactus prune` removes them (`--dry-run` only counts them).
+    @Test func uploadsAreKeptOnlyUntilTheirJobsEndOrUntilPruned() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-prune")
+        let song = directory.file("upload.wav")
+        try Self.writeSong(song, bpm: 118, seed: 41)
+        for keep in [false, true] {
+            let data = directory.file(keep ? "kept" : "dropped")
+            let server = try ServeProcess(dataDirectory: data, extraArguments: keep ? ["--keep-uploads"] : [])
+            defer { server.stop() }
+            let frontend = server.endpoints.frontend
+            let submitted = try CLI.run(["submit", song, "--wait", "--server", frontend, "--timeout", "30", "--json"])
+            try #require(submitted.status == 0, "\(submitted.standardError)")
+            #expect((Self.bytes(under: data + "/blobs") > 0) == keep, "keep-uploads \(keep)")
+            guard keep else { continue }
+            let counted = try CLI.run(["prune", "--dry-run", "--json", "--server", frontend])
+            #expect(counted.jsonLines.first?["removed"] as? Int == 1 && counted.jsonLines.first?["dry_run"] as? Bool == true)
+            #expect(Self.bytes(under: data + "/blobs") > 0)
+            let pruned = try CLI.run(["prune", "--json", "--server", frontend])
+            #expect(pruned.status == 0, "\(pruned.standardError)")
+            #expect(pruned.jsonLines.first?["removed"] as? Int == 1 && pruned.jsonLines.first?["kept"] as? Int == 0)
+            #expect(Self.bytes(under: data + "/blobs") == 0)
+            // The song keeps its analyses.
+            let result = try CLI.run(["result", Self.songID(song), "--json", "--server", frontend])
+            #expect(result.status == 0 && result.standardOutput.contains("comb-filter"), "\(result.standardError)")
+        }
+    }
 }

@@ -1,6 +1,9 @@
 import ArgumentParser
 import Foundation
+import Synchronization
+import TactusClient
 import TactusProtocol
+import TactusZMQ
 
 extension Tactus {
     /// `tactus scan [PATH...]`: the server compares its library roots with its library.
@@ -29,13 +32,23 @@ extension Tactus {
         @Option(help: ArgumentHelp("Seconds to wait for the scan's summary.", valueName: "seconds"))
         var wait = 3600.0
 
+        @Option(help: ArgumentHelp(
+            "The server's events endpoint, for the progress line (default: the server's host, its port plus 2).", valueName: "endpoint"))
+        var events: String?
+
         @OptionGroup var server: ServerOptions
 
         func run() throws {
             let absolute = paths.map { $0.hasPrefix("/") ? $0 : FileManager.default.currentDirectoryPath + "/" + $0 }
-            if !json { FileHandle.standardError.write(Data("scanning \(absolute.isEmpty ? "every library root" : absolute.joined(separator: ", "))...\n".utf8)) }
+            if !json {
+                FileHandle.standardError.write(
+                    Data("scanning \(absolute.isEmpty ? "every library root" : absolute.joined(separator: ", "))...\n".utf8))
+            }
+            let endpoint = events ?? CoordinatorEndpoints.events(forFrontend: server.endpoint)
+            let progress = try endpoint.flatMap { isatty(STDERR_FILENO) == 1 ? try ScanProgressLine(events: $0, curve: server.curve.keys()) : nil }
             let summary = try reportingFailures {
-                try server.client().scan(
+                defer { progress?.stop() }
+                return try server.client().scan(
                     ScanRequest(paths: absolute.isEmpty ? nil : absolute), wait: .milliseconds(Int64(wait * 1000)))
             }
             if json {
@@ -86,5 +99,38 @@ extension Tactus {
                 print("\(verb) \(summary.removed) song blobs (\(summary.removedBytes) bytes); kept \(summary.kept) that queued or running jobs need")
             }
         }
+    }
+}
+
+/// `scanning  412/1000 files: 3 new, 0 changed, 409 unchanged, 0 skipped` on standard error,
+/// from the server's `scan.progress` events, until ``stop()``.
+final class ScanProgressLine: Sendable {
+    private let stopped = Atomic<Bool>(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(events: String, curve: CurveClientKeys?) throws {
+        let thread = Thread { [self] in
+            defer { finished.signal() }
+            guard let context = try? ZMQContext(socketLinger: .zero),
+                let subscriber = try? EventSubscriber(endpoint: events, topics: [Event.scanTopic], context: context, curve: curve)
+            else { return }
+            var drawn = false
+            while !stopped.load(ordering: .sequentiallyConsistent) {
+                guard case .scanProgress(let progress)? = try? subscriber.next(timeout: .milliseconds(100)) else { continue }
+                let line = "scanning  \(progress.looked ?? 0)/\(progress.files) files: \(progress.new) new, \(progress.changed) changed, "
+                    + "\(progress.unchanged) unchanged, \(progress.skipped.count) skipped"
+                FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
+                drawn = true
+            }
+            if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            context.shutdown()
+        }
+        thread.start()
+    }
+
+    /// Stops following and erases the line.
+    func stop() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
+        finished.wait()
     }
 }
