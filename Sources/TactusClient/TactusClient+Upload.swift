@@ -2,7 +2,7 @@ import TactusModel
 import TactusProtocol
 
 extension TactusClient {
-    /// Sends `audio` as an upload (SPEC section 3.8): begins it with its size and SHA-256, then
+    /// Sends `audio` as an upload (SPEC section 3.9): begins it with its size and SHA-256, then
     /// sends it in chunks of the size the server takes, one at a time (each answered before the
     /// next is sent, so neither side holds more than a chunk). Returns the upload's id, for the
     /// `submit` that ends it (``submit(_:audio:)`` does all of this for songs larger than

@@ -74,8 +74,12 @@ public struct CoordinatorConfiguration: Sendable {
     public var heartbeatIntervalS: Double
     /// Heartbeat intervals of silence after which a peer is dead.
     public var liveness: Int
-    /// Directories under which `submit` by server-side path is allowed; none: refused.
+    /// Directories under which `submit` by server-side path is allowed; none: refused. Songs
+    /// below them are analysed in place (never copied), and `scan` compares them with the library.
     public var libraryRoots: [String]
+    /// Keep the bytes of uploaded songs after their jobs end (`--keep-uploads`); by default a
+    /// song's blob is removed once it has no queued or running job.
+    public var keepUploads = false
     /// Seconds running jobs get to finish when the coordinator stops.
     public var shutdownGraceS: Double
     /// What an accepted submission and a stored result survive: a crash of the coordinator

@@ -52,6 +52,10 @@ extension CoordinatorLoop {
         case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
         case .stretch(let stretch): beginStretch(stretch, then: answer)
         case .render(let render): answerRender(render, then: answer)
+        case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)
+        case .tags(let tags): beginTags(tags, then: answer)
+        case .scan(let scan): beginScan(scan, then: answer)
+        case .prune(let prune): answer(Result { .prune(try self.prune(prune)) })
         case .upload(let upload, let chunk): answer(Result { .upload(try self.upload(upload, chunk: chunk, client: client)) })
         }
     }
@@ -130,7 +134,7 @@ extension CoordinatorLoop {
                 throw ErrorBody(
                     code: .tooLarge,
                     message: "\(request.name ?? "the song"): \(audio.count) bytes is over the \(configuration.maxInlineSongBytes) bytes a "
-                        + "submit message may carry; send it as an upload (protocol/SPEC.md, section 3.8)")
+                        + "submit message may carry; send it as an upload (protocol/SPEC.md, section 3.9)")
             }
             var uploaded: SubmissionIntake.UploadedFile?
             if let id = request.upload {
@@ -152,10 +156,11 @@ extension CoordinatorLoop {
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, budget: intakeBudget, uploaded: uploaded)
-            // A message's bytes are in hand already; a file's are reserved once its size is known.
-            let inHand = audio?.count ?? 0
-            if audio != nil { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
+                libraryRoots: configuration.libraryRoots, uploaded: uploaded)
+            // A message's bytes are in hand already, an upload's are read back: both are reserved
+            // here; a file's bytes are never held whole.
+            let inHand = audio?.count ?? uploaded?.size ?? 0
+            if inHand > 0 { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
                 intakeBudget.release(inHand)
                 let response = prepared.flatMap { prepared in Result { try finishSubmit(prepared, client: client) } }
@@ -185,7 +190,7 @@ extension CoordinatorLoop {
                         + "submit again when some are done",
                     retryAfterMs: retryHintMs)
             }
-            let jobs = try library.enqueue(prepared.song, jobs: requests)
+            let jobs = try library.enqueue(prepared.song, jobs: requests, location: prepared.location)
             for job in jobs where job.state == .queued && !pending.contains(job.id) {
                 pending.append(PendingJob(job))
             }
@@ -205,7 +210,7 @@ extension CoordinatorLoop {
     /// The declaration of `name` from a connected worker or the known detectors; nil for a
     /// name offered by no one yet (external detectors may connect later) only when it is
     /// known; an unknown name is an error.
-    private func descriptor(of name: String) throws -> DetectorDescriptor? {
+    func descriptor(of name: String) throws -> DetectorDescriptor? {
         if let offered = workers.offered.first(where: { $0.descriptor.name == name }) { return offered.descriptor }
         if let known = knownDescriptor(name) { return known }
         throw ErrorBody(
@@ -213,7 +218,7 @@ extension CoordinatorLoop {
             message: "unknown detector '\(name)' (available: \(allDetectorNames.joined(separator: ", ")))")
     }
 
-    private var allDetectorNames: [String] {
+    var allDetectorNames: [String] {
         Array(Set(configuration.knownDetectors.map(\.name) + workers.offered.map(\.descriptor.name))).sorted()
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TactusDetector
+import TactusLibraryRoots
 import TactusLibraryService
 import TactusModel
 import TactusProtocol
@@ -87,7 +88,7 @@ extension CoordinatorLoop {
         workers.add(
             ConnectedWorker(
                 address: address, id: body.workerId, detector: descriptor, params: body.params,
-                expiry: .now + workerExpiry, assignment: nil))
+                expiry: .now + workerExpiry, assignment: nil, roots: Set(body.roots ?? [])))
         // Answered at once, not at the next heartbeat tick: a worker gives up on a connection
         // the coordinator has not answered within the liveness, counted from its connect, and a
         // connection that took long to establish (a link coming back) would otherwise be
@@ -223,6 +224,8 @@ extension CoordinatorLoop {
 
     func publishSongDoneIfFinished(_ song: String, _ completion: JobCompletion) {
         guard completion.songFinished else { return }
+        // An upload's bytes are kept only until its jobs end (unless the server keeps uploads).
+        if !configuration.keepUploads, SongBlobs.isValidID(song) { coordinator.blobs.remove(song) }
         publish(.songDone(SongDoneEvent(song: song, jobs: completion.songJobs.map(JobInfo.init), consensus: completion.consensus)))
     }
 
@@ -231,15 +234,6 @@ extension CoordinatorLoop {
         guard pending.count > 0 else { return }
         for detector in workers.detectorsWithIdleWorkers {
             while let job = pending.popFirst(detector) {
-                let bytes: [UInt8]
-                do {
-                    bytes = try coordinator.blobs.read(job.song)
-                } catch {
-                    finishFailed(
-                        job.id, failure: AnalysisFailure(code: ErrorCode.internal.rawValue, message: "song bytes lost: \(error)"),
-                        worker: nil, attempts: 0)
-                    continue
-                }
                 let deadline = ContinuousClock.now + .milliseconds(Int64(configuration.jobTimeLimitS * 1000))
                 guard
                     let worker = workers.assign(
@@ -249,13 +243,21 @@ extension CoordinatorLoop {
                     pending.requeue(job)
                     break
                 }
+                let source: JobSource
+                do {
+                    source = try jobSource(job, for: worker)
+                } catch {
+                    workers.release(worker.address)
+                    finishFailed(job.id, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: nil, attempts: 0)
+                    continue
+                }
                 do throws(StoreError) {
                     let attempt = try library.startJob(job.id, worker: worker.id)
                     workers.setAttempt(worker.address, attempt)
                     let body = JobBody(
                         job: job.id, attempt: attempt, song: job.song, name: job.name, params: job.params,
-                        timeLimitS: configuration.jobTimeLimitS, envelope: true)
-                    sendToWorker(worker.address, .job(body, audio: bytes))
+                        timeLimitS: configuration.jobTimeLimitS, envelope: true, location: source.location)
+                    sendToWorker(worker.address, .job(body, audio: source.bytes))
                 } catch .invalidValue {
                     // No longer queued (cancelled meanwhile): nothing to send.
                     workers.release(worker.address)
@@ -268,6 +270,44 @@ extension CoordinatorLoop {
                 }
             }
         }
+    }
+
+    /// What a JOB carries: the song's location, for a worker that shares its library root,
+    /// or its bytes: its blob (an upload whose jobs are not over), else read from its file
+    /// below a library root now, through the safe open, and checked against the song's hash.
+    private func jobSource(_ job: PendingJob, for worker: ConnectedWorker) throws(ErrorBody) -> JobSource {
+        let locations: [SongLocation]
+        do {
+            guard let song = SongID(job.song) else { throw ErrorBody(code: .internal, message: "invalid song id \(job.song)") }
+            locations = try library.locations(of: song).filter { !$0.missing }
+        } catch {
+            throw ErrorBody(code: .internal, message: "cannot read the song's locations: \(error)")
+        }
+        if let shared = locations.first(where: { worker.roots.contains($0.root) }) {
+            return JobSource(location: JobLocation(root: shared.root, path: shared.path), bytes: [])
+        }
+        if coordinator.blobs.contains(job.song), let bytes = try? coordinator.blobs.read(job.song) {
+            return JobSource(location: nil, bytes: bytes)
+        }
+        var problems = [String]()
+        let roots = LibraryRoots(configuration.libraryRoots)
+        for location in locations {
+            do throws(ErrorBody) {
+                let file = try roots.open(root: location.root, relative: location.path, named: location.absolutePath)
+                let bytes = try file.read()
+                guard SongID(hashing: bytes).hex == job.song else {
+                    throw ErrorBody(code: .songChanged, message: "\(location.absolutePath): the file changed since it was scanned")
+                }
+                return JobSource(location: nil, bytes: bytes)
+            } catch {
+                problems.append(error.message)
+            }
+        }
+        guard !problems.isEmpty else {
+            throw ErrorBody(
+                code: .notFound, message: "\(job.name): the song's bytes are not kept (an upload whose jobs ended) and no file of it is known")
+        }
+        throw ErrorBody(code: .songChanged, message: problems.joined(separator: "; ") + " (scan again)")
     }
 
     /// Queues again the jobs the library has as running that no connected worker holds: a
@@ -291,4 +331,10 @@ extension CoordinatorLoop {
     func knownDescriptor(_ name: String) -> DetectorDescriptor? {
         configuration.knownDetectors.first { $0.name == name }
     }
+}
+
+/// The song of a JOB: its location for the worker to open, or its bytes.
+struct JobSource {
+    var location: JobLocation?
+    var bytes: [UInt8]
 }

@@ -34,6 +34,9 @@ final class CoordinatorLoop {
     var uploads: UploadBook
     var workers = WorkerRegistry()
     var pending = PendingJobs()
+    /// Scans waiting for the running one (``scanRunning``) to end.
+    var waitingScans: [PendingScan] = []
+    var scanRunning = false
     /// Submissions are refused once a stop was asked for.
     var accepting = true
     /// Completed jobs, for the jobs-per-second figure of `status`.
@@ -139,6 +142,7 @@ final class CoordinatorLoop {
             for ended in coordinator.takeEndedWorkers() {
                 workerEnded(id: ended.workerID, reason: ended.reason)
             }
+            if let watched = coordinator.takeWatchedPaths() { scanWatched(watched.isEmpty ? nil : watched) }
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
             // Answers to reads go out between the other steps: a client waits on each.

@@ -1,7 +1,7 @@
 import Foundation
 import TactusProtocol
 
-/// The songs being uploaded in chunks (`upload`, SPEC section 3.8), each written to a file of
+/// The songs being uploaded in chunks (`upload`, SPEC section 3.9), each written to a file of
 /// its own under the uploads directory as its chunks arrive, so that the coordinator holds at
 /// most one chunk of each in memory. Owned by the poll loop.
 ///

@@ -25,6 +25,8 @@ struct ConnectedWorker: Sendable {
     /// When the worker is dead unless something arrives from it.
     var expiry: ContinuousClock.Instant
     var assignment: Assignment?
+    /// The library roots the worker declared it can open files under (READY's `roots`).
+    var roots: Set<String> = []
 }
 
 /// The workers connected to the backend, with an idle list per detector kept in

@@ -1,4 +1,5 @@
 import TactusDetector
+import TactusModel
 
 // The JSON bodies of client requests and of their `ok` replies. Field names are the CLI's
 // `--json` names; optional fields are omitted when absent.
@@ -45,7 +46,7 @@ public struct JobInfo: WireBody {
 public struct SubmitRequest: WireBody {
     /// A server-side path instead of the bytes.
     public var path: String?
-    /// A finished upload's id instead of the bytes (`upload`, SPEC section 3.8).
+    /// A finished upload's id instead of the bytes (`upload`, SPEC section 3.9).
     public var upload: String?
     /// The file name, for people and for format hints (`song.mp3`).
     public var name: String?
@@ -213,10 +214,16 @@ public struct ResultResponse: WireBody {
     public var consensus: ConsensusTempo
     /// The envelope's hop, present exactly when the envelope frame follows.
     public var envelopeHopS: Double?
+    /// Where the song's files lie under the server's library roots (present and missing
+    /// ones); absent or empty for a song that was uploaded.
+    public var locations: [SongLocation]?
+
+    /// The absolute paths of the song's files that were present at the last scan.
+    public var paths: [String] { (locations ?? []).filter { !$0.missing }.map(\.absolutePath) }
 
     public init(
         song: String, name: String? = nil, durationS: Double? = nil, analyses: [TempoAnalysis], pending: [String] = [],
-        consensus: ConsensusTempo, envelopeHopS: Double? = nil
+        consensus: ConsensusTempo, envelopeHopS: Double? = nil, locations: [SongLocation]? = nil
     ) {
         self.song = song
         self.name = name
@@ -225,10 +232,11 @@ public struct ResultResponse: WireBody {
         self.pending = pending
         self.consensus = consensus
         self.envelopeHopS = envelopeHopS
+        self.locations = locations
     }
 
     enum CodingKeys: String, CodingKey {
-        case song, name, analyses, pending, consensus
+        case song, name, analyses, pending, consensus, locations
         case durationS = "duration_s", envelopeHopS = "envelope_hop_s"
     }
 }

@@ -2,7 +2,8 @@ import TactusCadence
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, upload
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, resolve, tags, scan
+    case prune, upload
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -66,6 +67,14 @@ public struct ClientRequest: Sendable, Hashable {
         case stretch(StretchRequest)
         /// A render's state, and its file once done.
         case render(RenderRequest)
+        /// The songs that names (ids, prefixes, stored paths, file names) stand for.
+        case resolve(ResolveRequest)
+        /// BPM tags of files under the server's library roots, read or written.
+        case tags(TagsRequest)
+        /// Compare the library roots with the library, queue new and changed files.
+        case scan(ScanRequest)
+        /// Remove the song bytes no job needs.
+        case prune(PruneRequest)
         /// The beginning of an upload (no chunk), or one chunk of it.
         case upload(UploadRequest, chunk: [UInt8]?)
 
@@ -83,6 +92,10 @@ public struct ClientRequest: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .resolve: .resolve
+            case .tags: .tags
+            case .scan: .scan
+            case .prune: .prune
             case .upload: .upload
             }
         }
@@ -115,6 +128,10 @@ public struct ClientRequest: Sendable, Hashable {
         case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
         case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
         case .render(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .resolve(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .tags(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .scan(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .prune(let request): return header + [try JSONBody.encode(request, command: command)]
         case .upload(let request, let chunk):
             guard request.isBeginning == (chunk == nil) else {
                 throw .unencodable(command: command, detail: "a chunk, and only a chunk, carries bytes")
@@ -183,6 +200,10 @@ public struct ClientRequest: Sendable, Hashable {
             return .cadence(request, recording: recording)
         case .stretch: return .stretch(try reader.onlyBody(StretchRequest.self, limits: limits))
         case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
+        case .resolve: return .resolve(try reader.onlyBody(ResolveRequest.self, limits: limits))
+        case .tags: return .tags(try reader.onlyBody(TagsRequest.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanRequest.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneRequest.self, limits: limits))
         case .upload:
             let request = try reader.body(UploadRequest.self, limits: limits)
             if request.isBeginning {
@@ -268,6 +289,10 @@ public struct ClientReply: Sendable, Hashable {
         case stretch(RenderStatus)
         /// With the rendered WAV file's bytes exactly when the state is `done`.
         case render(RenderStatus, wav: [UInt8]?)
+        case resolve(ResolveResponse)
+        case tags(TagsResponse)
+        case scan(ScanSummary)
+        case prune(PruneSummary)
         /// Where an upload stands.
         case upload(UploadStatus)
 
@@ -285,6 +310,10 @@ public struct ClientReply: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .resolve: .resolve
+            case .tags: .tags
+            case .scan: .scan
+            case .prune: .prune
             case .upload: .upload
             }
         }
@@ -318,11 +347,15 @@ public struct ClientReply: Sendable, Hashable {
             case .cancel(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .cadence(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .stretch(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .scan(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .prune(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .render(let body, let wav):
                 guard (body.state == .done) == (wav != nil) else {
                     throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
                 }
                 return ok + [try JSONBody.encode(body, command: command)] + (wav.map { [$0] } ?? [])
+            case .resolve(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .tags(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .upload(let body): return ok + [try JSONBody.encode(body, command: command)]
             }
         }
@@ -369,6 +402,8 @@ public struct ClientReply: Sendable, Hashable {
         case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))
         case .cadence: return .cadence(try reader.onlyBody(CadenceReport.self, limits: limits))
         case .stretch: return .stretch(try reader.onlyBody(RenderStatus.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanSummary.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneSummary.self, limits: limits))
         case .render:
             let body = try reader.body(RenderStatus.self, limits: limits)
             guard body.state == .done else {
@@ -380,6 +415,8 @@ public struct ClientReply: Sendable, Hashable {
                 throw .frameTooLarge(frame: "wav", size: wav.count, limit: limits.maxAudioBytes)
             }
             return .render(body, wav: wav)
+        case .resolve: return .resolve(try reader.onlyBody(ResolveResponse.self, limits: limits))
+        case .tags: return .tags(try reader.onlyBody(TagsResponse.self, limits: limits))
         case .upload: return .upload(try reader.onlyBody(UploadStatus.self, limits: limits))
         }
     }

@@ -1,4 +1,4 @@
-/// The body of `upload` (SPEC section 3.8): a song sent in bounded chunks, then submitted
+/// The body of `upload` (SPEC section 3.9): a song sent in bounded chunks, then submitted
 /// with `submit` naming the upload.
 ///
 /// Two forms, told apart by their fields:

@@ -11,26 +11,65 @@ public struct ReadyBody: WireBody {
     /// The parameters the worker was started with, resolved; informational: every JOB carries
     /// the complete set to use.
     public var params: ParameterSet
+    /// The library roots (absolute directories, as the worker resolved them) under which this
+    /// worker can open files itself, sharing the coordinator's host and file system: a JOB for a
+    /// song that lies under one of them names its location instead of carrying its bytes.
+    /// Absent or empty: every JOB carries the bytes.
+    public var roots: [String]?
 
-    public init(workerId: String, detector: DetectorInfo, params: ParameterSet) {
+    public init(workerId: String, detector: DetectorInfo, params: ParameterSet, roots: [String]? = nil) {
         self.workerId = workerId
         self.detector = detector
         self.params = params
+        self.roots = roots
     }
 
     enum CodingKeys: String, CodingKey {
-        case workerId = "worker_id", detector, params
+        case workerId = "worker_id", detector, params, roots
     }
 
     public func validate(command: String) throws(ProtocolError) {
         try Check.text(workerId, field: "worker_id", max: 128, command: command)
         try detector.validate(command: command)
         try Check.parameters(params, field: "params", command: command)
+        guard (roots ?? []).count <= 64 else {
+            throw .invalidBody(command: command, field: "roots", detail: "at most 64 library roots")
+        }
+        for (index, root) in (roots ?? []).enumerated() {
+            try Check.text(root, field: "roots[\(index)]", max: 4096, command: command)
+            guard root.hasPrefix("/") else {
+                throw .invalidBody(command: command, field: "roots[\(index)]", detail: "an absolute directory")
+            }
+        }
+    }
+}
+
+/// Where the song of a JOB lies, for a worker that declared its root in READY: the worker opens
+/// `path` below `root` itself (refusing symbolic links, as the coordinator does) and checks
+/// that the bytes' SHA-256 is the JOB's `song` before analysing them.
+public struct JobLocation: WireBody {
+    /// One of the roots the worker declared.
+    public var root: String
+    /// The file's path below the root: `/`-separated names, never `.` or `..`.
+    public var path: String
+
+    public init(root: String, path: String) {
+        self.root = root
+        self.path = path
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.text(root, field: "location.root", max: 4096, command: command)
+        try Check.text(path, field: "location.path", max: 4096, command: command)
+        let names = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard root.hasPrefix("/"), !path.isEmpty, names.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+            throw .invalidBody(command: command, field: "location", detail: "an absolute root and a relative path without `.` or `..`")
+        }
     }
 }
 
 /// JOB: the coordinator gives an idle worker one song to analyse. The song's bytes follow in
-/// one binary frame.
+/// one binary frame, which is empty when `location` names the file instead.
 public struct JobBody: WireBody {
     public var job: Int64
     /// 1 for the first attempt; a RESULT must echo it.
@@ -45,10 +84,13 @@ public struct JobBody: WireBody {
     public var timeLimitS: Double
     /// Send the song's energy envelope with the result.
     public var envelope: Bool
+    /// Where the worker opens the song itself (under a root it declared in READY); the audio
+    /// frame is then empty.
+    public var location: JobLocation?
 
     public init(
         job: Int64, attempt: Int, song: String, name: String? = nil, params: ParameterSet, timeLimitS: Double,
-        envelope: Bool
+        envelope: Bool, location: JobLocation? = nil
     ) {
         self.job = job
         self.attempt = attempt
@@ -57,10 +99,11 @@ public struct JobBody: WireBody {
         self.params = params
         self.timeLimitS = timeLimitS
         self.envelope = envelope
+        self.location = location
     }
 
     enum CodingKeys: String, CodingKey {
-        case job, attempt, song, name, params, envelope
+        case job, attempt, song, name, params, envelope, location
         case timeLimitS = "time_limit_s"
     }
 
@@ -70,6 +113,7 @@ public struct JobBody: WireBody {
         try Check.song(song, command: command)
         try Check.parameters(params, field: "params", command: command)
         try Check.finite(timeLimitS, field: "time_limit_s", in: 0.001...1_000_000, command: command)
+        try location?.validate(command: command)
     }
 }
 

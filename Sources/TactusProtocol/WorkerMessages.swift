@@ -100,6 +100,9 @@ public enum CoordinatorMessage: Sendable, Hashable {
             guard audio.count <= limits.maxAudioBytes else {
                 throw .frameTooLarge(frame: "audio", size: audio.count, limit: limits.maxAudioBytes)
             }
+            guard body.location == nil || audio.isEmpty else {
+                throw .invalidBody(command: "JOB", field: "location", detail: "a JOB with a location has an empty audio frame")
+            }
             self = .job(body, audio: audio)
         case .heartbeat:
             _ = try reader.onlyBody(EmptyBody.self, limits: limits)

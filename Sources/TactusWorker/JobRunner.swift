@@ -1,6 +1,7 @@
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusLibraryRoots
 import TactusProtocol
 
 /// Runs one job: makes the worker's detector with the job's parameters, decodes the song's
@@ -24,14 +25,20 @@ public struct JobRunner: Sendable {
     public let decoding: DecodingOptions
     /// How long one job's analysis may take, or nil for no limit (``SongAnalyzer/timeLimit``).
     public let timeLimit: Duration?
+    /// The library roots under which a JOB's `location` is opened.
+    public let libraryRoots: LibraryRoots
 
-    public init(detector: any TempoDetector.Type, decoding: DecodingOptions = .standard, timeLimit: Duration? = nil) {
+    public init(
+        detector: any TempoDetector.Type, decoding: DecodingOptions = .standard, timeLimit: Duration? = nil,
+        libraryRoots: LibraryRoots = LibraryRoots([])
+    ) {
         self.detector = detector
         self.decoding = decoding
         self.timeLimit = timeLimit
+        self.libraryRoots = libraryRoots
     }
 
-    /// Analyses `audio`, the song's bytes, as `job` asks.
+    /// Analyses `audio`, the song's bytes, or the file the job's `location` names, as `job` asks.
     public func run(_ job: JobBody, audio: [UInt8]) -> JobOutcome {
         let instance: any TempoDetector
         do throws(ParameterError) {
@@ -40,7 +47,24 @@ public struct JobRunner: Sendable {
             return JobOutcome(job: job, error: ErrorBody(code: .invalidParameter, message: error.description))
         }
         let name = job.name ?? "song \(job.song.prefix(16))"
-        let analysis = SongAnalyzer(detectors: [instance], decoding: decoding, timeLimit: timeLimit).analyze(.bytes(audio, name: name))
+        let analyzer = SongAnalyzer(detectors: [instance], decoding: decoding, timeLimit: timeLimit)
+        let analysis: SongAnalysis
+        if let location = job.location {
+            let file: LibraryFile
+            do throws(ErrorBody) {
+                file = try libraryRoots.open(root: location.root, relative: location.path, named: "\(location.root)/\(location.path)")
+                guard try file.songID().hex == job.song else {
+                    throw ErrorBody(
+                        code: .songChanged,
+                        message: "\(file.path): the file's bytes are no longer those of song \(job.song.prefix(16)) (scan again)")
+                }
+            } catch {
+                return JobOutcome(job: job, error: error)
+            }
+            analysis = analyzer.analyze(.descriptor(file.descriptor, name: name))
+        } else {
+            analysis = analyzer.analyze(.bytes(audio, name: name))
+        }
         if let problem = analysis.error {
             return JobOutcome(job: job, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
         }

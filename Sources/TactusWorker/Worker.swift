@@ -80,7 +80,7 @@ public final class Worker: Sendable {
             context: threads, endpoint: analysisEndpoint,
             runner: JobRunner(
                 detector: configuration.detector, decoding: configuration.decoding,
-                timeLimit: configuration.analysisTimeLimit),
+                timeLimit: configuration.analysisTimeLimit, libraryRoots: configuration.libraryRoots),
             limits: configuration.limits, niceness: configuration.analysisNiceness, logger: logger)
         let network = try ZMQContext(socketLinger: .zero)
         let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)
@@ -286,7 +286,11 @@ private final class CoordinatorLink {
             }
             var metadata: Logger.Metadata = ["song": "\(job.song)"]
             if let name = job.name { metadata["name"] = "\(name)" }
-            logger.info("job \(job.job) (attempt \(job.attempt)): \(audio.count) bytes", metadata: metadata)
+            if let location = job.location {
+                logger.info("job \(job.job) (attempt \(job.attempt)): \(location.root)/\(location.path)", metadata: metadata)
+            } else {
+                logger.info("job \(job.job) (attempt \(job.attempt)): \(audio.count) bytes", metadata: metadata)
+            }
             let order = Order(job: job.job, attempt: job.attempt, generation: generation)
             do throws(ZMQError) {
                 try analysis.send(frames)

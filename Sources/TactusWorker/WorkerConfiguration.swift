@@ -1,6 +1,7 @@
 import Foundation
 import TactusAudio
 import TactusDetector
+import TactusLibraryRoots
 import TactusProtocol
 import TactusZMQ
 
@@ -48,6 +49,9 @@ public struct WorkerConfiguration: Sendable {
     /// A file touched at every message from the coordinator and removed when the worker
     /// stops, for health checks (``HealthFile``); nil for none.
     public var healthFile: HealthFile?
+    /// The library roots this worker shares with its coordinator (same host, same paths): it
+    /// declares them in READY and opens the songs under them itself.
+    public var libraryRoots: LibraryRoots = LibraryRoots([])
 
     public init(
         endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detector: any TempoDetector.Type,
@@ -91,6 +95,8 @@ public struct WorkerConfiguration: Sendable {
 
     /// The READY message announcing this worker.
     public var ready: ReadyBody {
-        ReadyBody(workerId: workerID, detector: DetectorInfo(detector.descriptor), params: parameters)
+        ReadyBody(
+            workerId: workerID, detector: DetectorInfo(detector.descriptor), params: parameters,
+            roots: libraryRoots.isEmpty ? nil : libraryRoots.directories)
     }
 }

@@ -33,6 +33,8 @@ enum ProtocolSeeds {
             ("truth", .truth(TruthRequest(song: song, bpm: 128))),
             ("detectors", .detectors),
             ("cancel", .cancel(CancelRequest(song: song))),
+            ("resolve", .resolve(ResolveRequest(names: ["dev_039.mp3", "/music/a b/c.flac", String(song.prefix(8))]))),
+            ("tags", .tags(TagsRequest(action: "write", all: true, offset: 16, limit: 16, minConfidence: 0.4, dryRun: true))),
             ("upload-begin", .upload(.begin(size: 52_428_800, sha256: song), chunk: nil)),
             ("upload-chunk", .upload(.chunk("0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", offset: 1 << 20), chunk: audio)),
             ("submit-upload", .submit(SubmitRequest(name: "a.flac", upload: "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90"), audio: nil)),

@@ -225,7 +225,7 @@ import Testing
     }
 
     /// A song over the 16 MiB a server takes in one message goes as an upload in chunks (SPEC
-    /// section 3.8), against a real `tactus serve`.
+    /// section 3.9), against a real `tactus serve`.
     @Test(.enabled(if: CLI.pythonHasZMQ, "python3 with pyzmq (make deps installs it)"))
     func thePythonExampleClientUploadsASongOver16MiB() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-client-py-upload-test")

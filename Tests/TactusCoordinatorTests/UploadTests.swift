@@ -6,7 +6,7 @@ import TactusProtocol
 import TactusTestSupport
 import Testing
 
-/// Songs sent in chunks (`upload`, SPEC section 3.8): the coordinator holds at most a chunk of
+/// Songs sent in chunks (`upload`, SPEC section 3.9): the coordinator holds at most a chunk of
 /// each in memory while it arrives, and libzmq never holds a whole large message (issue 13:
 /// six 500 MiB uploads at once took 3 GB).
 @Suite struct UploadTests {

@@ -42,7 +42,7 @@ final class ServerClient {
     }
 
     /// Submits a song: in one message up to 16 MiB (the server's limit for that), otherwise
-    /// as an upload in chunks (SPEC section 3.8).
+    /// as an upload in chunks (SPEC section 3.9).
     func submit(_ bytes: [UInt8], name: String, detectors: [String]? = nil) throws -> ClientReply.Outcome {
         guard bytes.count > 16 << 20 else { return try request(.submit(SubmitRequest(name: name, detectors: detectors), audio: bytes)) }
         let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes).hex)

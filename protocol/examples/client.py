@@ -96,11 +96,11 @@ class Client:
         raise NoAnswer(f"no answer from {self.server} within {timeout * (retries + 1):.0f} s")
 
 
-INLINE_LIMIT = 16 << 20  # the largest song a server takes in one submit message (SPEC 3.8)
+INLINE_LIMIT = 16 << 20  # the largest song a server takes in one submit message (SPEC 3.9)
 
 
 def upload(client, data, sha256):
-    """Sends `data` as an upload in chunks (SPEC.md, section 3.8); returns the upload's id."""
+    """Sends `data` as an upload in chunks (SPEC.md, section 3.9); returns the upload's id."""
     status, _ = client.request("upload", {"size": len(data), "sha256": sha256})
     while status["received"] < status["size"]:
         start = status["received"]

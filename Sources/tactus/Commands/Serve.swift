@@ -69,8 +69,16 @@ extension Tactus {
 
         @Option(
             name: .customLong("library-root"),
-            help: ArgumentHelp("Allow submitting server-side files under this directory (repeatable).", valueName: "dir"))
+            help: ArgumentHelp(
+                "A music folder analysed in place (repeatable): its files can be submitted by path and scanned (tactus scan), "
+                    + "and are never copied.", valueName: "dir"))
         var libraryRoots: [String] = []
+
+        @Flag(help: "Watch the library roots (inotify): new, changed, moved and deleted files are scanned within seconds.")
+        var watch = false
+
+        @Flag(help: "Keep the bytes of uploaded songs after their jobs end (by default they are removed; see tactus prune).")
+        var keepUploads = false
 
         @Option(help: "Queued jobs beyond which submissions are answered 'busy'.")
         var maxQueue = 100_000
@@ -171,6 +179,7 @@ extension Tactus {
         var json = false
 
         func validate() throws {
+            if watch && libraryRoots.isEmpty { throw ValidationError("--watch needs at least one --library-root") }
             if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
             if maxQueue < 1 { throw ValidationError("--max-queue must be at least 1") }
             if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
@@ -222,18 +231,29 @@ extension Tactus {
                 configuration.maxRenderBytes = maxRenderBytes
                 configuration.maxRenders = maxRenders
                 configuration.maxIntakeBytes = maxIntakeBytes
+                configuration.keepUploads = keepUploads
                 configuration.maxInlineSongBytes = maxInlineSongBytes
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
-                    renderer: StretchRenderer(), logger: logger)
+                    renderer: StretchRenderer(), tagger: ServerTagger(), logger: logger)
             } catch {
                 throw CommandFailure("cannot start the server: \(error)")
             }
             let stopSignals = StopSignals { coordinator.stop() }
             let reloadSignal = ReloadSignal { coordinator.reloadAuthorizedKeys() }
             var pool: LocalWorkerPool?
+            var watcher: LibraryWatcher?
             try coordinator.run { endpoints in
                 announce(endpoints)
+                if watch {
+                    do {
+                        watcher = try LibraryWatcher(roots: libraryRoots, coordinator: coordinator, logger: logger)
+                        // What changed while the server was not watching.
+                        coordinator.scanChanged(nil)
+                    } catch {
+                        logger.error("cannot watch the library roots", metadata: ["error": "\(error)"])
+                    }
+                }
                 guard !noLocalWorkers else { return }
                 let cores = ProcessInfo.processInfo.activeProcessorCount
                 let perDetector = workers ?? max(1, (cores + descriptors.count - 1) / descriptors.count)
@@ -247,7 +267,7 @@ extension Tactus {
                                 "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                                 "--max-analysis-seconds", String(maxAnalysisSeconds),
                                 "--nice", String(workerNice), "--parent-pid", String(getpid()),
-                            ] + (curve?.localWorkerArguments ?? []),
+                            ] + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
                             label: "\(descriptor.name)#\(index)")
                     }
                 }
@@ -268,6 +288,7 @@ extension Tactus {
                     })
                 pool?.start()
             }
+            watcher?.stop()
             pool?.stop(grace: 2)
             withExtendedLifetime((stopSignals, reloadSignal)) {}
         }

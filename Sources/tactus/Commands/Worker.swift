@@ -4,6 +4,7 @@ import Logging
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusLibraryRoots
 import TactusProtocol
 import TactusWorker
 
@@ -93,6 +94,13 @@ extension Tactus {
             "A file touched at every message from the coordinator and removed at exit (see `tactus health`).", valueName: "path"))
         var healthFile: String?
 
+        @Option(
+            name: .customLong("library-root"),
+            help: ArgumentHelp(
+                "A library root of the coordinator that this worker reads at the same path on the same host (repeatable): "
+                    + "its songs are opened here instead of being sent.", valueName: "dir"))
+        var libraryRoots: [String] = []
+
         @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
         var logLevel = "info"
 
@@ -176,12 +184,13 @@ extension Tactus {
                     throw ValidationError("--health-file must be a file in an existing directory (got '\(healthFile)').")
                 }
             }
-            let configuration = WorkerConfiguration(
+            var configuration = WorkerConfiguration(
                 endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
                 heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
                 decoding: DecodingOptions(maximumSeconds: maxDurationS),
                 analysisTimeLimit: maxAnalysisSeconds > 0 ? .milliseconds(Int64((maxAnalysisSeconds * 1000).rounded())) : nil,
                 healthFile: healthFile.map(HealthFile.init(path:)))
+            configuration.libraryRoots = LibraryRoots(libraryRoots)
             return (configuration, level)
         }
     }
