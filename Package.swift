@@ -140,8 +140,9 @@ let package = Package(
             name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis", "TactusDSP", "TactusModel"]),
         // BPM tags read and written through TagLib's C++ API (libtag1-dev), behind a plain C header.
         .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
-        // A file's BPM, title and artist tags; BPM tags written without changing the audio (checked by decoding).
-        .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel"]),
+        // A file's BPM, title and artist tags; BPM tags written without changing the audio (checked by decoding);
+        // tags read into a library's reference tempi and its tempi written into tags.
+        .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel", "TactusStore"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
         .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // The command-line tool.

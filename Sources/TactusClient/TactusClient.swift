@@ -113,9 +113,11 @@ public final class TactusClient {
 
     /// Whether sending `body` twice does no more than sending it once: everything but a
     /// forced `submit` (SPEC section 8), which could analyse a song again if its first copy
-    /// finished before the second arrived.
+    /// finished before the second arrived, and a `tags` write.
     public static func isIdempotent(_ body: ClientRequest.Body) -> Bool {
         if case .submit(let request, _) = body { return request.force != true }
+        // A write renames its songs: sent again, it would find them gone.
+        if case .tags(let request) = body { return request.action == "read" || request.dryRun == true }
         return true
     }
 
@@ -199,6 +201,20 @@ public final class TactusClient {
     /// A song's reference tempo, set first when the request has a `bpm`.
     public func truth(_ request: TruthRequest) throws(ClientError) -> TruthResponse {
         guard case .truth(let response) = try send(.truth(request)) else { throw mismatch(.truth) }
+        return response
+    }
+
+    /// The songs that names stand for on the server, in order (see ``SongNames`` for names that
+    /// are files on this machine).
+    public func resolve(_ request: ResolveRequest) throws(ClientError) -> [SongResolution] {
+        guard case .resolve(let response) = try send(.resolve(request)) else { throw mismatch(.resolve) }
+        return response.songs
+    }
+
+    /// BPM tags of songs' files under the server's library roots, read or written. Writing a
+    /// file decodes it twice, so the request waits `timeout` (longer than the client's default).
+    public func tags(_ request: TagsRequest, timeout: Duration = .seconds(300)) throws(ClientError) -> TagsResponse {
+        guard case .tags(let response) = try send(.tags(request), timeout: timeout) else { throw mismatch(.tags) }
         return response
     }
 

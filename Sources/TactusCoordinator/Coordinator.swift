@@ -46,6 +46,8 @@ public final class Coordinator: Sendable {
     let probe: any SongProbe
     /// Renders songs for `stretch` requests; nil: the server does not render.
     let renderer: (any SongRenderer)?
+    /// Reads and writes tags for `tags` requests; nil: the server does not.
+    let tagger: (any SongTagger)?
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
@@ -55,17 +57,20 @@ public final class Coordinator: Sendable {
     private let watchedPaths = Mutex<Set<String>?>(nil)
 
     /// Opens the data directory (creating it), the library and the blob store. `probe` reads
-    /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`.
+    /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`;
+    /// `tagger`, when given, reads and writes the tags of files under the library roots for `tags`.
     ///
     /// Refuses to start when an endpoint is reachable from other machines and the
     /// configuration has no ``CoordinatorConfiguration/security``, unless it allows that
     /// (``CoordinatorConfiguration/allowInsecure``), in which case a warning is logged.
     public init(
-        configuration: CoordinatorConfiguration, probe: any SongProbe, renderer: (any SongRenderer)? = nil, logger: Logger
+        configuration: CoordinatorConfiguration, probe: any SongProbe, renderer: (any SongRenderer)? = nil,
+        tagger: (any SongTagger)? = nil, logger: Logger
     ) throws {
         self.configuration = configuration
         self.probe = probe
         self.renderer = renderer
+        self.tagger = tagger
         self.logger = logger
         let exposed = configuration.exposedEndpoints
         if configuration.security == nil && !exposed.isEmpty {

@@ -52,6 +52,8 @@ extension CoordinatorLoop {
         case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
         case .stretch(let stretch): beginStretch(stretch, then: answer)
         case .render(let render): answerRender(render, then: answer)
+        case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)
+        case .tags(let tags): beginTags(tags, then: answer)
         case .scan(let scan): beginScan(scan, then: answer)
         case .prune(let prune): answer(Result { .prune(try self.prune(prune)) })
         }

@@ -161,6 +161,8 @@ struct RenderPlan: Sendable {
     private init(playlist query: PlaylistQuery, _ maxStretch: Double, library: Library, songs files: SongFiles, maxBytes: Int) throws {
         var query = query
         query.tolerance = maxStretch / 100
+        // Every song is stretched to its cadence: none beyond the stretch allowed.
+        query.strict = true
         let playlist = try library.playlist(try query.playlistRequest(command: "stretch"))
         guard !playlist.entries.isEmpty else {
             throw ErrorBody(

@@ -2,7 +2,8 @@ import TactusCadence
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, scan, prune
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, resolve, tags, scan
+    case prune
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -65,6 +66,10 @@ public struct ClientRequest: Sendable, Hashable {
         case stretch(StretchRequest)
         /// A render's state, and its file once done.
         case render(RenderRequest)
+        /// The songs that names (ids, prefixes, stored paths, file names) stand for.
+        case resolve(ResolveRequest)
+        /// BPM tags of files under the server's library roots, read or written.
+        case tags(TagsRequest)
         /// Compare the library roots with the library, queue new and changed files.
         case scan(ScanRequest)
         /// Remove the song bytes no job needs.
@@ -84,6 +89,8 @@ public struct ClientRequest: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .resolve: .resolve
+            case .tags: .tags
             case .scan: .scan
             case .prune: .prune
             }
@@ -117,6 +124,8 @@ public struct ClientRequest: Sendable, Hashable {
         case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
         case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
         case .render(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .resolve(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .tags(let request): return header + [try JSONBody.encode(request, command: command)]
         case .scan(let request): return header + [try JSONBody.encode(request, command: command)]
         case .prune(let request): return header + [try JSONBody.encode(request, command: command)]
         }
@@ -182,6 +191,8 @@ public struct ClientRequest: Sendable, Hashable {
             return .cadence(request, recording: recording)
         case .stretch: return .stretch(try reader.onlyBody(StretchRequest.self, limits: limits))
         case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
+        case .resolve: return .resolve(try reader.onlyBody(ResolveRequest.self, limits: limits))
+        case .tags: return .tags(try reader.onlyBody(TagsRequest.self, limits: limits))
         case .scan: return .scan(try reader.onlyBody(ScanRequest.self, limits: limits))
         case .prune: return .prune(try reader.onlyBody(PruneRequest.self, limits: limits))
         }
@@ -255,6 +266,8 @@ public struct ClientReply: Sendable, Hashable {
         case stretch(RenderStatus)
         /// With the rendered WAV file's bytes exactly when the state is `done`.
         case render(RenderStatus, wav: [UInt8]?)
+        case resolve(ResolveResponse)
+        case tags(TagsResponse)
         case scan(ScanSummary)
         case prune(PruneSummary)
 
@@ -272,6 +285,8 @@ public struct ClientReply: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .resolve: .resolve
+            case .tags: .tags
             case .scan: .scan
             case .prune: .prune
             }
@@ -313,6 +328,8 @@ public struct ClientReply: Sendable, Hashable {
                     throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
                 }
                 return ok + [try JSONBody.encode(body, command: command)] + (wav.map { [$0] } ?? [])
+            case .resolve(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .tags(let body): return ok + [try JSONBody.encode(body, command: command)]
             }
         }
     }
@@ -371,6 +388,8 @@ public struct ClientReply: Sendable, Hashable {
                 throw .frameTooLarge(frame: "wav", size: wav.count, limit: limits.maxAudioBytes)
             }
             return .render(body, wav: wav)
+        case .resolve: return .resolve(try reader.onlyBody(ResolveResponse.self, limits: limits))
+        case .tags: return .tags(try reader.onlyBody(TagsResponse.self, limits: limits))
         }
     }
 }

@@ -33,6 +33,8 @@ enum ProtocolSeeds {
             ("truth", .truth(TruthRequest(song: song, bpm: 128))),
             ("detectors", .detectors),
             ("cancel", .cancel(CancelRequest(song: song))),
+            ("resolve", .resolve(ResolveRequest(names: ["dev_039.mp3", "/music/a b/c.flac", String(song.prefix(8))]))),
+            ("tags", .tags(TagsRequest(action: "write", all: true, offset: 16, limit: 16, minConfidence: 0.4, dryRun: true))),
         ]
         for (name, body) in requests {
             let request = ClientRequest(requestID: Array("r1".utf8), body)

@@ -8,6 +8,7 @@ import TactusProtocol
 enum Examples {
     static let song = String(repeating: "3f9a", count: 16)
     static let otherSong = String(repeating: "0c4e", count: 16)
+    static let thirdSong = String(repeating: "5b1d", count: 16)
 
     static let descriptor = DetectorDescriptor(
         name: "comb-filter", version: "1.0.0", summary: "Scheirer's comb filter bank",
@@ -72,6 +73,7 @@ enum Examples {
             ClientRequest(.compare(CompareRequest(binWidth: 5))),
             ClientRequest(.playlist(PlaylistQuery(cadence: 170, minutes: 30, tolerance: 0.03, detector: "autocorrelation"))),
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170,90s@160"))),
+            ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170", tolerance: 0.05, strict: true))),
             ClientRequest(.truth(TruthRequest(song: song, bpm: 128))),
             ClientRequest(.truth(TruthRequest(song: song))),
             ClientRequest(.detectors),
@@ -82,6 +84,10 @@ enum Examples {
             ClientRequest(.render(RenderRequest(render: renderStatus.render))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170", detector: "comb-filter")))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(cadence: 170, minutes: 20), maxStretchPct: 6))),
+            ClientRequest(.resolve(ResolveRequest(names: ["dev_039.mp3", "3f9a3f9a", song, "intro.mp3", "/music/gone.flac"]))),
+            ClientRequest(.tags(TagsRequest(action: "read", songs: [song, "0c4e0c4e"], replace: true))),
+            ClientRequest(.tags(TagsRequest(action: "write", all: true, offset: 32, limit: 16, detector: "comb-filter", minConfidence: 0.4))),
+            ClientRequest(.tags(TagsRequest(action: "write", songs: [song], dryRun: true, backup: true))),
             ClientRequest(.scan(ScanRequest())),
             ClientRequest(.scan(ScanRequest(paths: ["/music/Albums/New", "/music/single.flac"]))),
             ClientRequest(.prune(PruneRequest(dryRun: true))),
@@ -124,6 +130,8 @@ enum Examples {
             .render(renderFailed, wav: nil),
             .stretch(playlistRender),
             .render(playlistRenderDone, wav: audio),
+            .resolve(resolved),
+            .tags(tagReports),
             .scan(ScanSummary(
                 new: 12, changed: 1, moved: 2, missing: 1, unchanged: 980, copies: 1,
                 skipped: [
@@ -268,7 +276,18 @@ enum Examples {
                           {"detector": "statistical-energy", "bpm": null}],
                 "reasons": ["disagree", "low-confidence"]}
              ],
-             "to_check_total": 1}
+             "to_check_total": 1,
+             "tags": {"songs": 40,
+               "detectors": [
+                 {"detector": "autocorrelation", "songs": 38, "match": 0.71, "octave": 0.21, "triple": 0.03, "unrelated": 0.05},
+                 {"detector": "consensus", "songs": 40, "match": 0.8, "octave": 0.15, "triple": 0, "unrelated": 0.05}
+               ],
+               "suspects": [
+                 {"song": "0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e", "file": "drumfunk.flac", "tag": 87,
+                  "consensus": {"bpm": 174.1, "detectors": ["autocorrelation", "comb-filter"], "confidence": 0.74},
+                  "looks": "octave"}
+               ],
+               "suspects_total": 1}}
             """)
     }
 
@@ -278,16 +297,49 @@ enum Examples {
             {"entries": [
                {"position": 1, "start_s": 0, "cadence": 128, "match": {"song": "\(song)", "bpm": 128.02, "factor": 1,
                 "detector": "consensus", "detectors": ["comb-filter"], "title": "Night Drive", "artist": "Kilo",
-                "file": "song.wav", "duration_s": 181.5}},
+                "file": "song.wav", "duration_s": 181.5}, "off_pct": 0.016, "fits": true},
                {"position": 2, "start_s": 181.5, "cadence": 170, "match": {"song": "\(otherSong)", "bpm": 85.1,
                 "factor": 0.5, "detector": "consensus", "detectors": ["comb-filter"], "title": null, "artist": null,
-                "file": "slow.flac", "duration_s": 240}}
+                "file": "slow.flac", "duration_s": 240}, "off_pct": 0.118, "fits": true},
+               {"position": 3, "start_s": 421.5, "cadence": 170, "match": {"song": "\(thirdSong)", "bpm": 160.2,
+                "factor": 1, "detector": "consensus", "detectors": ["autocorrelation", "comb-filter"], "title": null,
+                "artist": null, "file": "near.mp3", "duration_s": 350}, "off_pct": -5.765, "fits": false}
              ],
              "fills": [
-               {"segment": {"cadence": 128, "duration_s": 180}, "filled_s": 181.5, "short": false},
-               {"segment": {"cadence": 170, "duration_s": 600}, "filled_s": 240, "short": true}
+               {"segment": {"cadence": 128, "duration_s": 180}, "filled_s": 181.5, "short": false, "start_s": 0,
+                "planned_start_s": 0, "beyond_tolerance_s": 0, "mean_off_pct": 0.016, "max_off_pct": 0.016},
+               {"segment": {"cadence": 170, "duration_s": 600}, "filled_s": 590, "short": false, "start_s": 181.5,
+                "planned_start_s": 180, "beyond_tolerance_s": 350, "mean_off_pct": 2.941, "max_off_pct": 5.765},
+               {"segment": {"cadence": 160, "duration_s": 300}, "filled_s": 0, "short": true, "start_s": 771.5,
+                "planned_start_s": 780, "beyond_tolerance_s": 0}
              ]}
             """)
+    }
+
+    /// A file name, a prefix, a file hashed by the client, an ambiguous file name and an unknown path.
+    static var resolved: ResolveResponse {
+        let one = SongID(song)!, other = SongID(otherSong)!
+        return ResolveResponse(songs: [
+            SongResolution(name: "dev_039.mp3", song: one, file: "dev_039.mp3", by: .fileName),
+            SongResolution(name: "3f9a3f9a", song: one, file: "dev_039.mp3", by: .prefix),
+            SongResolution(name: song, song: one, file: "dev_039.mp3", by: .id),
+            SongResolution(
+                name: "intro.mp3", error: .ambiguousName("intro.mp3", candidates: [.init(song: one, file: "intro.mp3"), .init(song: other, file: "intro.mp3")])),
+            SongResolution(name: "/music/gone.flac", error: .unknownSong("/music/gone.flac")),
+        ])
+    }
+
+    /// A write, a skip and a failure, as `tags` with `all` answers them.
+    static var tagReports: TagsResponse {
+        var written = TagReport(file: "/music/Kilo/Night Drive.mp3", song: SongID(song)!, outcome: .written)
+        (written.bpm, written.confidence, written.from) = (128.02, 0.83, "consensus")
+        written.fields = [TagField(name: "TBPM", value: "128"), TagField(name: "TXXX:BPM", value: "128.0")]
+        (written.backup, written.newSong) = ("/music/Kilo/Night Drive.mp3.bak", SongID(thirdSong)!)
+        let skipped = TagReport(file: nil, song: SongID(otherSong)!, outcome: .skipped)
+            .because("no file of this song below the server's library roots")
+        var failed = TagReport(file: "/music/locked.flac", song: nil, outcome: .failed).because("/music/locked.flac: the file is read-only")
+        failed.code = "read-only"
+        return TagsResponse(files: [written, skipped, failed], total: 120)
     }
 
     static var ready: ReadyBody {

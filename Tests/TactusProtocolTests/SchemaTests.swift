@@ -76,12 +76,17 @@ import TactusProtocol
         bodies.append(("request.playlist", Array(#"{"minutes":30}"#.utf8)))
         bodies.append(("reply.compare", Array("{}".utf8)))
         bodies.append(("reply.truth", Array(#"{"song":"ab","reference":{"song":"ab","bpm":128,"source":"manual","set_at":785246400}}"#.utf8)))
+        bodies.append(("request.tags", Array(#"{"action":"read","songs":["3f9a3f9a"],"all":true}"#.utf8)))
+        bodies.append(("request.tags", Array(#"{"action":"read","all":true,"dry_run":true}"#.utf8)))
+        bodies.append(("reply.resolve", Array(#"{"songs":[{"name":"a.mp3","song":"\#(Examples.song)","problem":{"code":"not-found","message":"x"}}]}"#.utf8)))
         let directory = try write(bodies)
         defer { try? FileManager.default.removeItem(at: directory) }
         let (status, output) = try validate(directory)
         #expect(status == 1)
-        #expect(output.contains("7 problems"), "\(output)")
-        for schema in ["request.query", "backend.RESULT", "event.job.done", "request.playlist", "reply.compare", "reply.truth"] {
+        #expect(output.contains("10 problems"), "\(output)")
+        for schema in [
+            "request.query", "backend.RESULT", "event.job.done", "request.playlist", "reply.compare", "reply.truth", "request.tags", "reply.resolve",
+        ] {
             #expect(output.contains("\(schema)--"), "\(schema) in \(output)")
         }
     }

@@ -228,7 +228,7 @@ extension Tactus {
                 configuration.keepUploads = keepUploads
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
-                    renderer: StretchRenderer(), logger: logger)
+                    renderer: StretchRenderer(), tagger: ServerTagger(), logger: logger)
             } catch {
                 throw CommandFailure("cannot start the server: \(error)")
             }
