@@ -195,7 +195,7 @@ let package = Package(
             name: "TactusCLITests",
             dependencies: [
                 "TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusPlot", "TactusWorker",
-                "TactusAnalysis", "TactusZMQ", "TactusTestSupport",
+                "TactusAnalysis", "TactusZMQ", "TactusTestSupport", "TactusClient",
             ]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
         .testTarget(
@@ -204,7 +204,7 @@ let package = Package(
             name: "TactusCoordinatorTests",
             dependencies: [
                 "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore", "TactusAudio",
-                "TactusDetector", "TactusTestSupport", "TactusCadence", .product(name: "Logging", package: "swift-log"),
+                "TactusDetector", "TactusTestSupport", "TactusCadence", "TactusClient", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(

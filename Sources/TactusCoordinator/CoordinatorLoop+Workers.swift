@@ -77,6 +77,14 @@ extension CoordinatorLoop {
                 "worker offers another version of a detector",
                 metadata: ["worker": "\(body.workerId)", "detector": "\(descriptor.name)", "version": "\(descriptor.version)"])
         }
+        // A local worker that reconnected (it took the coordinator for gone) has abandoned the
+        // job its old connection held: that connection goes now, its job back to the queue,
+        // rather than waiting for the job's time limit.
+        if coordinator.isWorkerProcessRunning(body.workerId),
+            let stale = workers.all.first(where: { $0.id == body.workerId && $0.address != address })
+        {
+            workerLost(stale.address, reason: "reconnected", notify: false)
+        }
         workers.add(
             ConnectedWorker(
                 address: address, id: body.workerId, detector: descriptor, params: body.params,

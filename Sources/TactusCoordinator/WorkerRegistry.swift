@@ -58,6 +58,12 @@ struct WorkerRegistry {
         workers[address]?.expiry = expiry
     }
 
+    /// Moves every worker's expiry `duration` later: the coordinator was not listening for
+    /// that long (its loop stalled), so the silence of its workers meanwhile does not count.
+    mutating func postponeExpiries(by duration: Duration) {
+        for address in workers.keys { workers[address]?.expiry += duration }
+    }
+
     /// Takes the least recently used idle worker of `detector` and marks it busy with `assignment`.
     mutating func assign(_ detector: String, _ assignment: Assignment) -> ConnectedWorker? {
         guard var queue = idle[detector], !queue.isEmpty else { return nil }
@@ -88,11 +94,20 @@ struct WorkerRegistry {
     /// deadline. One bounded pass over every worker, removing nothing while it looks (the
     /// reference Majordomo broker stops at the first live worker of its waiting list, so dead
     /// workers behind it are never purged, and busy ones are never checked at all).
-    func expired(at now: ContinuousClock.Instant) -> [(worker: ConnectedWorker, reason: String)] {
+    ///
+    /// A worker for which `processRunning` is true (a local worker whose process the
+    /// coordinator knows to be alive) is not silent while it holds a job within its deadline:
+    /// under heavy load its heartbeats may come late, and the end of its process is reported
+    /// at once.
+    func expired(
+        at now: ContinuousClock.Instant, processRunning: (ConnectedWorker) -> Bool = { _ in false }
+    ) -> [(worker: ConnectedWorker, reason: String)] {
         workers.values.compactMap { worker in
-            if worker.expiry < now { return (worker, "silent for too long") }
             if let assignment = worker.assignment, assignment.deadline < now {
                 return (worker, "job \(assignment.job) exceeded its time limit")
+            }
+            if worker.expiry < now && !(worker.assignment != nil && processRunning(worker)) {
+                return (worker, "silent for too long")
             }
             return nil
         }

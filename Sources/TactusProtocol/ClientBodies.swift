@@ -46,6 +46,8 @@ public struct JobInfo: WireBody {
 public struct SubmitRequest: WireBody {
     /// A server-side path instead of the bytes.
     public var path: String?
+    /// A finished upload's id instead of the bytes (`upload`, SPEC section 3.9).
+    public var upload: String?
     /// The file name, for people and for format hints (`song.mp3`).
     public var name: String?
     /// The detectors wanted; absent means every detector offered.
@@ -57,9 +59,10 @@ public struct SubmitRequest: WireBody {
 
     public init(
         path: String? = nil, name: String? = nil, detectors: [String]? = nil, params: [String: ParameterSet]? = nil,
-        force: Bool? = nil
+        force: Bool? = nil, upload: String? = nil
     ) {
         self.path = path
+        self.upload = upload
         self.name = name
         self.detectors = detectors
         self.params = params
@@ -71,6 +74,10 @@ public struct SubmitRequest: WireBody {
 
     public func validate(command: String) throws(ProtocolError) {
         if let path { try Check.text(path, field: "path", max: 4096, command: command) }
+        if let upload {
+            try UploadRequest.checkID(upload, command: command)
+            guard path == nil else { throw .invalidBody(command: command, field: "upload", detail: "give a path or an upload, not both") }
+        }
         if let name { try Check.text(name, field: "name", max: Self.maxNameBytes, command: command) }
         for (index, detector) in (detectors ?? []).enumerated() {
             try Check.detector(detector, field: "detectors[\(index)]", command: command)

@@ -3,7 +3,7 @@ import TactusCadence
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
     case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, resolve, tags, scan
-    case prune
+    case prune, upload
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -50,7 +50,8 @@ public struct ClientRequest: Sendable, Hashable {
 
     /// What is asked, with its JSON body and binary frames.
     public enum Body: Sendable, Hashable {
-        /// The song's bytes travel in `audio`, unless the body names a server-side `path`.
+        /// The song's bytes travel in `audio`, unless the body names a server-side `path` or
+        /// a finished `upload`.
         case submit(SubmitRequest, audio: [UInt8]?)
         case status(StatusRequest)
         case result(ResultRequest)
@@ -74,6 +75,8 @@ public struct ClientRequest: Sendable, Hashable {
         case scan(ScanRequest)
         /// Remove the song bytes no job needs.
         case prune(PruneRequest)
+        /// The beginning of an upload (no chunk), or one chunk of it.
+        case upload(UploadRequest, chunk: [UInt8]?)
 
         public var command: ClientCommand {
             switch self {
@@ -93,6 +96,7 @@ public struct ClientRequest: Sendable, Hashable {
             case .tags: .tags
             case .scan: .scan
             case .prune: .prune
+            case .upload: .upload
             }
         }
     }
@@ -109,8 +113,8 @@ public struct ClientRequest: Sendable, Hashable {
         let header = (delimited ? [[]] : []) + [ProtocolVersion.current.frame, Array(command.utf8), requestID]
         switch body {
         case .submit(let request, let audio):
-            guard (request.path == nil) != (audio == nil) else {
-                throw .unencodable(command: command, detail: "a submission has either a path or the song's bytes")
+            guard [request.path != nil, request.upload != nil, audio != nil].filter({ $0 }).count == 1 else {
+                throw .unencodable(command: command, detail: "a submission has one of a path, an upload or the song's bytes")
             }
             return header + [try JSONBody.encode(request, command: command)] + (audio.map { [$0] } ?? [])
         case .status(let request): return header + [try JSONBody.encode(request, command: command)]
@@ -128,6 +132,11 @@ public struct ClientRequest: Sendable, Hashable {
         case .tags(let request): return header + [try JSONBody.encode(request, command: command)]
         case .scan(let request): return header + [try JSONBody.encode(request, command: command)]
         case .prune(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .upload(let request, let chunk):
+            guard request.isBeginning == (chunk == nil) else {
+                throw .unencodable(command: command, detail: "a chunk, and only a chunk, carries bytes")
+            }
+            return header + [try JSONBody.encode(request, command: command)] + (chunk.map { [$0] } ?? [])
         }
     }
 
@@ -163,7 +172,7 @@ public struct ClientRequest: Sendable, Hashable {
         switch command {
         case .submit:
             let request = try reader.body(SubmitRequest.self, limits: limits)
-            if request.path != nil {
+            if request.path != nil || request.upload != nil {
                 _ = try reader.rest("audio", max: 0)
                 return .submit(request, audio: nil)
             }
@@ -195,6 +204,20 @@ public struct ClientRequest: Sendable, Hashable {
         case .tags: return .tags(try reader.onlyBody(TagsRequest.self, limits: limits))
         case .scan: return .scan(try reader.onlyBody(ScanRequest.self, limits: limits))
         case .prune: return .prune(try reader.onlyBody(PruneRequest.self, limits: limits))
+        case .upload:
+            let request = try reader.body(UploadRequest.self, limits: limits)
+            if request.isBeginning {
+                _ = try reader.rest("chunk", max: 0)
+                return .upload(request, chunk: nil)
+            }
+            let chunk = try reader.rest("chunk", min: 1, max: 1)[0]
+            guard !chunk.isEmpty else {
+                throw .invalidFrame(command: reader.command, frame: "chunk", detail: "a chunk has at least 1 byte")
+            }
+            guard chunk.count <= limits.maxAudioBytes else {
+                throw .frameTooLarge(frame: "chunk", size: chunk.count, limit: limits.maxAudioBytes)
+            }
+            return .upload(request, chunk: chunk)
         }
     }
 }
@@ -270,6 +293,8 @@ public struct ClientReply: Sendable, Hashable {
         case tags(TagsResponse)
         case scan(ScanSummary)
         case prune(PruneSummary)
+        /// Where an upload stands.
+        case upload(UploadStatus)
 
         public var command: ClientCommand {
             switch self {
@@ -289,6 +314,7 @@ public struct ClientReply: Sendable, Hashable {
             case .tags: .tags
             case .scan: .scan
             case .prune: .prune
+            case .upload: .upload
             }
         }
     }
@@ -330,6 +356,7 @@ public struct ClientReply: Sendable, Hashable {
                 return ok + [try JSONBody.encode(body, command: command)] + (wav.map { [$0] } ?? [])
             case .resolve(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .tags(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .upload(let body): return ok + [try JSONBody.encode(body, command: command)]
             }
         }
     }
@@ -390,6 +417,7 @@ public struct ClientReply: Sendable, Hashable {
             return .render(body, wav: wav)
         case .resolve: return .resolve(try reader.onlyBody(ResolveResponse.self, limits: limits))
         case .tags: return .tags(try reader.onlyBody(TagsResponse.self, limits: limits))
+        case .upload: return .upload(try reader.onlyBody(UploadStatus.self, limits: limits))
         }
     }
 }

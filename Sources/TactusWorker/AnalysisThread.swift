@@ -11,9 +11,19 @@ import TactusZMQ
 /// order, one at a time. It ends when the context is shut down.
 enum AnalysisThread {
     /// Starts the thread; it connects a PAIR socket of `context` to `endpoint`, which the
-    /// caller has bound.
-    static func start(context: ZMQContext, endpoint: String, runner: JobRunner, limits: ProtocolLimits, logger: Logger) {
+    /// caller has bound. With `niceness` above 0 the thread lowers its own CPU priority (and
+    /// only its own: Linux keeps the nice value per thread).
+    static func start(
+        context: ZMQContext, endpoint: String, runner: JobRunner, limits: ProtocolLimits, niceness: Int32 = 0, logger: Logger
+    ) {
         let thread = Thread {
+            if niceness > 0 {
+                do {
+                    try ResourceLimits.lowerPriority(niceness: niceness)
+                } catch {
+                    logger.warning("\(error)")
+                }
+            }
             do throws(ZMQError) {
                 let socket = try context.socket(.pair)
                 defer { socket.close() }

@@ -81,7 +81,7 @@ public final class Worker: Sendable {
             runner: JobRunner(
                 detector: configuration.detector, decoding: configuration.decoding,
                 timeLimit: configuration.analysisTimeLimit, libraryRoots: configuration.libraryRoots),
-            limits: configuration.limits, logger: logger)
+            limits: configuration.limits, niceness: configuration.analysisNiceness, logger: logger)
         let network = try ZMQContext(socketLinger: .zero)
         let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)
         try link.connect()
@@ -127,6 +127,8 @@ private final class CoordinatorLink {
     private var generation = 0
     private var lastReceived: ContinuousClock.Instant
     private var lastSent: ContinuousClock.Instant
+    /// When the last turn began, to notice that this thread itself was not running.
+    private var lastTurn: ContinuousClock.Instant
     /// Whether the coordinator has sent anything on this connection.
     private var answered = false
     /// Whether touching the health file failed (reported once).
@@ -152,6 +154,7 @@ private final class CoordinatorLink {
         self.logger = logger
         lastReceived = clock.now
         lastSent = clock.now
+        lastTurn = clock.now
     }
 
     var holdsJob: Bool { held != nil }
@@ -199,6 +202,12 @@ private final class CoordinatorLink {
     /// One turn of the loop: timers, then whatever arrives within `maximumWait`.
     func turn(maximumWait: Duration) throws(ZMQError) {
         let now = clock.now
+        // A turn comes at least every `maximumWait`: a longer gap means this process was not
+        // running (stopped, or starved on a loaded machine), and the coordinator's silence
+        // meanwhile is not the coordinator's fault.
+        let stalled = now - lastTurn - maximumWait
+        if stalled > configuration.heartbeatInterval { lastReceived += stalled }
+        lastTurn = now
         var wait = maximumWait
         if dealer == nil, let reconnectAt {
             if now >= reconnectAt {
@@ -209,6 +218,10 @@ private final class CoordinatorLink {
         }
         if dealer != nil {
             if now - lastReceived >= configuration.expiry {
+                // What has arrived counts, even if not read yet.
+                try readCoordinator()
+            }
+            if dealer != nil && now - lastReceived >= configuration.expiry {
                 dropConnection(reason: "nothing from the coordinator for \(String(format: "%.1f", configuration.expiry.seconds)) s")
                 return
             }
@@ -225,17 +238,23 @@ private final class CoordinatorLink {
             while let frames = try analysis.tryReceive() { finished(frames) }
         }
         if let dealer, ready.contains(dealer) {
-            while let socket = self.dealer, socket === dealer {
-                let frames: [[UInt8]]
-                do throws(ZMQError) {
-                    guard let received = try socket.tryReceive(maxFrames: configuration.limits.maxFrames) else { break }
-                    frames = received
-                } catch where error.code == ZMQError.messageTooLarge {
-                    logger.warning("ignoring a message from the coordinator: \(error)")
-                    continue
-                }
-                received(frames)
+            try readCoordinator()
+        }
+    }
+
+    /// Handles every message waiting from the coordinator.
+    private func readCoordinator() throws(ZMQError) {
+        guard let dealer else { return }
+        while let socket = self.dealer, socket === dealer {
+            let frames: [[UInt8]]
+            do throws(ZMQError) {
+                guard let received = try socket.tryReceive(maxFrames: configuration.limits.maxFrames) else { break }
+                frames = received
+            } catch where error.code == ZMQError.messageTooLarge {
+                logger.warning("ignoring a message from the coordinator: \(error)")
+                continue
             }
+            received(frames)
         }
     }
 

@@ -40,6 +40,10 @@ public struct WorkerConfiguration: Sendable {
     /// How long one job's analysis may take before it stops and the job fails `timeout`
     /// (checked between decoded blocks); nil for no limit.
     public var analysisTimeLimit: Duration?
+    /// How much lower than the process's the analysis thread's CPU priority is (a nice value,
+    /// 0 to 19). Only the analysis is lowered: the thread that heartbeats, and ZeroMQ's, keep
+    /// the process's priority, so that heartbeats are not starved on a loaded machine.
+    public var analysisNiceness: Int32 = 0
     /// CURVE keys for a coordinator whose sockets are CURVE servers; nil for plain TCP.
     public var curve: CurveClientKeys?
     /// A file touched at every message from the coordinator and removed when the worker

@@ -35,6 +35,9 @@ enum ProtocolSeeds {
             ("cancel", .cancel(CancelRequest(song: song))),
             ("resolve", .resolve(ResolveRequest(names: ["dev_039.mp3", "/music/a b/c.flac", String(song.prefix(8))]))),
             ("tags", .tags(TagsRequest(action: "write", all: true, offset: 16, limit: 16, minConfidence: 0.4, dryRun: true))),
+            ("upload-begin", .upload(.begin(size: 52_428_800, sha256: song), chunk: nil)),
+            ("upload-chunk", .upload(.chunk("0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", offset: 1 << 20), chunk: audio)),
+            ("submit-upload", .submit(SubmitRequest(name: "a.flac", upload: "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90"), audio: nil)),
         ]
         for (name, body) in requests {
             let request = ClientRequest(requestID: Array("r1".utf8), body)
@@ -48,6 +51,8 @@ enum ProtocolSeeds {
                 song: song, analyses: [analysis], consensus: ConsensusTempo(bpm: 128.5, detectors: ["comb-filter"]),
                 envelopeHopS: 0.02), envelope: [0, 0.5, 1]))),
             ("cancel", ClientReply(requestID: [3], .cancel(CancelResponse(cancelled: [41])))),
+            ("upload", ClientReply(requestID: [5], .upload(UploadStatus(
+                upload: "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", size: 52_428_800, received: 1 << 20, chunkBytes: 1 << 20)))),
             ("error", ClientReply(requestID: [4], command: "submit", error: failure)),
         ]
         for (name, reply) in replies { seeds.append(("reply-\(name)", try reply.frames())) }

@@ -92,8 +92,14 @@ enum Examples {
             ClientRequest(.scan(ScanRequest(paths: ["/music/Albums/New", "/music/single.flac"]))),
             ClientRequest(.prune(PruneRequest(dryRun: true))),
             ClientRequest(.prune(PruneRequest())),
+            ClientRequest(requestID: Array("u1".utf8), .upload(.begin(size: Int64(audio.count), sha256: song), chunk: nil)),
+            ClientRequest(.upload(.chunk(upload, offset: 1 << 20), chunk: Array(audio.prefix(16)))),
+            ClientRequest(.submit(SubmitRequest(name: "concert.flac", detectors: ["comb-filter"], upload: upload), audio: nil)),
         ]
     }
+
+    /// An upload's id, as the coordinator makes them.
+    static let upload = "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90"
 
     static var responses: [ClientReply.Response] {
         [
@@ -140,6 +146,8 @@ enum Examples {
                 ],
                 queuedJobs: 39, files: 997, seconds: 1.25)),
             .prune(PruneSummary(removed: 3, removedBytes: 25_000_000, kept: 1, dryRun: false)),
+            .upload(UploadStatus(upload: upload, size: 52_428_800, received: 0, chunkBytes: 1 << 20)),
+            .upload(UploadStatus(upload: upload, size: 52_428_800, received: 2 << 20, chunkBytes: 1 << 20)),
         ]
     }
 

@@ -86,6 +86,11 @@ extension Tactus {
         @Option(help: ArgumentHelp("The largest song accepted, in bytes (too-large above it).", valueName: "bytes"))
         var maxSongBytes = 256 << 20
 
+        @Option(help: ArgumentHelp(
+            "The largest song a client may send in one submit message, in bytes; larger ones come as an upload, "
+                + "in chunks (too-large above it).", valueName: "bytes"))
+        var maxInlineSongBytes = 16 << 20
+
         @Option(help: ArgumentHelp("The largest accelerometer recording accepted by cadence, in bytes (too-large above it).",
             valueName: "bytes"))
         var maxRecordingBytes = 64 << 20
@@ -180,6 +185,7 @@ extension Tactus {
             if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
             if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
             if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+            if maxInlineSongBytes < 1 { throw ValidationError("--max-inline-song-bytes must be at least 1") }
             if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
             if maxRenderBytes < 1024 { throw ValidationError("--max-render-bytes must be at least 1024") }
             if maxRenders < 1 { throw ValidationError("--max-renders must be at least 1") }
@@ -226,6 +232,7 @@ extension Tactus {
                 configuration.maxRenders = maxRenders
                 configuration.maxIntakeBytes = maxIntakeBytes
                 configuration.keepUploads = keepUploads
+                configuration.maxInlineSongBytes = maxInlineSongBytes
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
                     renderer: StretchRenderer(), tagger: ServerTagger(), logger: logger)
@@ -265,13 +272,20 @@ extension Tactus {
                     }
                 }
                 let memoryLimit = maxWorkerMemoryMb
-                pool = LocalWorkerPool(slots: slots, logger: logger) { exit in
-                    // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
-                    // when an allocation fails; any death by signal may be that.
-                    let hint = exit.killedBySignal && memoryLimit > 0 ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
-                    coordinator.workerProcessEnded(
-                        workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
-                }
+                pool = LocalWorkerPool(
+                    slots: slots, logger: logger,
+                    onExit: { exit in
+                        // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
+                        // when an allocation fails; any death by signal may be that.
+                        let hint = exit.killedBySignal && memoryLimit > 0
+                            ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
+                        coordinator.workerProcessEnded(
+                            workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
+                    },
+                    // Its heartbeats may come late on a loaded machine: its job is not taken from it then.
+                    onStart: { processID in
+                        coordinator.workerProcessStarted(workerID: WorkerConfiguration.defaultWorkerID(processID: processID))
+                    })
                 pool?.start()
             }
             watcher?.stop()

@@ -30,8 +30,10 @@ extension Tactus {
                 connects: a song that needs more ends the process, and so costs one failed job; a \
                 job needs about 2.5 times the song's bytes. With --max-analysis-seconds an analysis \
                 still running after that time (checked between decoded blocks) stops, and its job \
-                fails with the code timeout, naming the song and the limit. With --nice it lowers its \
-                CPU priority, so that a coordinator on the same machine answers its clients first. \
+                fails with the code timeout, naming the song and the limit. With --nice it lowers the \
+                CPU priority of its analysis thread, so that a coordinator on the same machine \
+                answers its clients first; its heartbeats keep the normal priority, so that they \
+                stay on time on a loaded machine. \
                 A coordinator using CURVE needs --curve-server-key and \
                 --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
 
@@ -78,7 +80,8 @@ extension Tactus {
             valueName: "seconds"))
         var maxAnalysisSeconds = 0.0
 
-        @Option(help: ArgumentHelp("Lower this worker's CPU priority by this nice value (0 to 19; 0: unchanged).", valueName: "n"))
+        @Option(help: ArgumentHelp(
+            "Lower the CPU priority of this worker's analysis by this nice value (0 to 19; 0: unchanged).", valueName: "n"))
         var nice: Int32 = 0
 
         @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
@@ -111,7 +114,7 @@ extension Tactus {
 
         func run() throws {
             var (configuration, level) = try setup()
-            if nice > 0 { try ResourceLimits.lowerPriority(niceness: nice) }
+            configuration.analysisNiceness = nice
             if maxMemoryMb > 0 { try ResourceLimits.limitMemory(megabytes: maxMemoryMb) }
             configuration.curve = try curve.keys()
             var logger = Logger(label: "tactus.worker")
