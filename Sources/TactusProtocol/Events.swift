@@ -49,7 +49,7 @@ public enum Event: Sendable, Hashable {
         case .songDone(let event): body = try JSONBody.encode(event, command: name)
         case .workerJoined(let event), .workerLost(let event): body = try JSONBody.encode(event, command: name)
         }
-        return [topic, ProtocolVersion.current.frame, Array(name.utf8), body]
+        return [topic, ProtocolVersion.frontend.frame, Array(name.utf8), body]
     }
 
     /// Decodes an event as a SUB socket received it. The topic must match the body.
