@@ -299,9 +299,8 @@ private final class CoordinatorLink {
                 (error.supportedVersions ?? []).contains(ProtocolVersion.v1.identifier)
             {
                 version = .v1
-                logger.warning(
-                    "the coordinator speaks only \((error.supportedVersions ?? []).joined(separator: ", ")): offering "
-                        + "\(configuration.detectors[0].name) alone from now on")
+                let supported = (error.supportedVersions ?? []).joined(separator: ", ")
+                logger.warning("the coordinator speaks only \(supported): offering \(configuration.detectors[0].name) alone from now on")
                 // Not a failure of the connection: reconnect at once.
                 dropConnection(reason: "reconnecting in \(ProtocolVersion.v1)")
                 failures = 0

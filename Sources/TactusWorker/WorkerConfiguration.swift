@@ -12,7 +12,7 @@ import TactusZMQ
 /// ```swift
 /// let configuration = try WorkerConfiguration(
 ///     endpoint: "tcp://127.0.0.1:5556",
-///     detectors: [OfferedDetector(CombFilterDetector.self), OfferedDetector(AutocorrelationDetector.self)])
+///     detectors: [WorkerDetector(CombFilterDetector.self), WorkerDetector(AutocorrelationDetector.self)])
 /// ```
 ///
 /// A worker offering one detector speaks protocol version 1 (one job per JOB), one offering
@@ -24,7 +24,7 @@ public struct WorkerConfiguration: Sendable {
     public var workerID: String
     /// The detectors this worker runs, each named once, with the resolved parameters the
     /// worker was started with, announced in READY (every job carries its own complete set).
-    public var detectors: [OfferedDetector]
+    public var detectors: [WorkerDetector]
     /// How often the worker sends something (HEARTBEAT when it has nothing else to send).
     public var heartbeatInterval: Duration
     /// Intervals of silence after which the coordinator is taken for gone and the worker reconnects.
@@ -47,7 +47,7 @@ public struct WorkerConfiguration: Sendable {
     public var healthFile: HealthFile?
 
     public init(
-        endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detectors: [OfferedDetector],
+        endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detectors: [WorkerDetector],
         heartbeatInterval: Duration = Liveness.heartbeatInterval,
         liveness: Int = Liveness.heartbeats, backoff: ReconnectBackoff = ReconnectBackoff(),
         shutdownGrace: Duration = .seconds(60), limits: ProtocolLimits = .standard, decoding: DecodingOptions = .standard,
@@ -104,7 +104,7 @@ public struct WorkerConfiguration: Sendable {
 }
 
 /// A detector a worker offers, with the parameters it was started with.
-public struct OfferedDetector: Sendable {
+public struct WorkerDetector: Sendable {
     public var type: any TempoDetector.Type
     /// Resolved against the detector's declarations.
     public var parameters: ParameterSet

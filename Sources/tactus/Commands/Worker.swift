@@ -145,7 +145,7 @@ extension Tactus {
                 }
                 types.append(type)
             }
-            var offers: [OfferedDetector] = []
+            var offers: [WorkerDetector] = []
             do {
                 for type in types {
                     // With several detectors, each gets the assignments it declares.
@@ -153,7 +153,7 @@ extension Tactus {
                         let key = assignment.split(separator: "=", maxSplits: 1).first.map(String.init) ?? assignment
                         return type.descriptor.parameters.contains { $0.name == key }
                     }
-                    offers.append(OfferedDetector(type, parameters: try type.descriptor.resolve(assignments: own)))
+                    offers.append(WorkerDetector(type, parameters: try type.descriptor.resolve(assignments: own)))
                 }
             } catch {
                 throw ValidationError(String(describing: error))
