@@ -200,13 +200,15 @@ private final class CoordinatorLink {
 
     /// Closes the connection and schedules the next one after the backoff. The job held, if
     /// any, is abandoned: the coordinator requeues it.
-    func dropConnection(reason: String) {
+    /// With `immediately`, the connection did not fail (the coordinator asked for another
+    /// protocol version): the next one is opened at once, with no backoff.
+    func dropConnection(reason: String, immediately: Bool = false) {
         dealer?.close()
         dealer = nil
         if let held { logger.warning("abandoning job \(held.summary): \(reason)") }
         held = nil
-        failures += 1
-        let delay = configuration.backoff.delay(afterFailures: failures)
+        failures = immediately ? 0 : failures + 1
+        let delay = immediately ? .zero : configuration.backoff.delay(afterFailures: failures)
         reconnectAt = clock.now + delay
         logger.warning("\(reason); reconnecting in \(String(format: "%.1f", delay.seconds)) s")
     }
@@ -301,10 +303,7 @@ private final class CoordinatorLink {
                 version = .v1
                 let supported = (error.supportedVersions ?? []).joined(separator: ", ")
                 logger.warning("the coordinator speaks only \(supported): offering \(configuration.detectors[0].name) alone from now on")
-                // Not a failure of the connection: reconnect at once.
-                dropConnection(reason: "reconnecting in \(ProtocolVersion.v1)")
-                failures = 0
-                reconnectAt = clock.now
+                dropConnection(reason: "the coordinator asked for \(ProtocolVersion.v1)", immediately: true)
                 return
             }
             if let error = body.error {
