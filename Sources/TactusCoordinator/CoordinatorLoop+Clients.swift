@@ -247,8 +247,11 @@ extension CoordinatorLoop {
     private func serverStatus() -> ServerStatus {
         ServerStatus(
             queue: pending.depths,
-            workers: workers.all.map {
-                WorkerInfo(workerId: $0.id, detector: $0.detector.name, version: $0.detector.version, job: $0.assignment?.job)
+            workers: workers.all.map { worker in
+                let jobs = worker.assignment?.jobs.map(\.job) ?? []
+                return WorkerInfo(
+                    workerId: worker.id, detector: worker.detectors[0].name, version: worker.detectors[0].version, job: jobs.first,
+                    detectors: worker.detectors.count > 1 ? worker.detectorNames : nil, jobs: jobs.count > 1 ? jobs : nil)
             },
             jobsPerSecond: Double(completions.count) / 60, uptimeS: (ContinuousClock.now - started).seconds,
             accepting: accepting)
