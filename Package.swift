@@ -60,7 +60,7 @@ let package = Package(
             ]
         ),
         // DSP building blocks shared by the detectors (FFTW-backed): pure signal processing.
-        .target(name: "TactusDSP", dependencies: ["CFFTW"]),
+        .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result, consensus.
         .target(name: "TactusDetector"),
         // The mechanics the default presets share: the windowed vote over a song, its parameter
@@ -195,7 +195,7 @@ let package = Package(
             name: "TactusCLITests",
             dependencies: [
                 "TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusPlot", "TactusWorker",
-                "TactusAnalysis", "TactusZMQ", "TactusTestSupport",
+                "TactusAnalysis", "TactusZMQ", "TactusTestSupport", "TactusClient",
             ]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
         .testTarget(
@@ -204,7 +204,7 @@ let package = Package(
             name: "TactusCoordinatorTests",
             dependencies: [
                 "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore", "TactusAudio",
-                "TactusDetector", "TactusTestSupport", "TactusCadence", .product(name: "Logging", package: "swift-log"),
+                "TactusDetector", "TactusTestSupport", "TactusCadence", "TactusClient", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(

@@ -31,7 +31,8 @@ public struct BoundEndpoints: Sendable, Hashable, Codable {
 ///
 /// One thread runs ``run(onReady:)``: a single poll loop that owns every socket (the
 /// ZeroMQ Guide's Majordomo broker shape). Other threads may only call ``stop()``,
-/// ``reloadAuthorizedKeys()`` and ``workerProcessEnded(workerID:reason:)``.
+/// ``reloadAuthorizedKeys()``, ``workerProcessStarted(workerID:)`` and
+/// ``workerProcessEnded(workerID:reason:)``.
 ///
 /// ```swift
 /// let coordinator = try Coordinator(configuration: configuration, probe: AudioProbe(), logger: logger)
@@ -55,6 +56,8 @@ public final class Coordinator: Sendable {
     /// Paths the library watcher saw change, for the loop's next scan (an empty set after an
     /// overflow: every root); nil when nothing changed.
     private let watchedPaths = Mutex<Set<String>?>(nil)
+    /// The workers whose processes are known to run (local workers of `tactus serve`).
+    private let watchedWorkers = Mutex<Set<String>>([])
 
     /// Opens the data directory (creating it), the library and the blob store. `probe` reads
     /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`;
@@ -137,7 +140,22 @@ public final class Coordinator: Sendable {
     /// failure message (`was killed by signal 6 (SIGABRT)...`). Thread-safe; a worker the
     /// coordinator does not know (any more) is ignored.
     public func workerProcessEnded(workerID: String, reason: String) {
+        _ = watchedWorkers.withLock { $0.remove(workerID) }
         endedWorkers.withLock { $0.append((workerID, reason)) }
+    }
+
+    /// Tells the coordinator that the process of the worker named `workerID` runs and that
+    /// its end will be reported (``workerProcessEnded(workerID:reason:)``): while it holds a
+    /// job within the job's time limit, that worker is not taken for dead when its heartbeats
+    /// are late (a machine under heavy load may delay them by seconds), since the coordinator
+    /// hears at once if the process ends. Thread-safe.
+    public func workerProcessStarted(workerID: String) {
+        _ = watchedWorkers.withLock { $0.insert(workerID) }
+    }
+
+    /// Whether the process of worker `workerID` is known to run.
+    func isWorkerProcessRunning(_ workerID: String) -> Bool {
+        watchedWorkers.withLock { $0.contains(workerID) }
     }
 
     /// The workers reported ended since the last call.

@@ -19,6 +19,13 @@ struct SubmissionIntake: Sendable {
         var descriptor: DetectorDescriptor?
     }
 
+    /// A finished upload's file, read on the intake thread.
+    struct UploadedFile: Sendable {
+        var path: String
+        var size: Int
+        var sha256: String
+    }
+
     let request: SubmitRequest
     let audio: [UInt8]?
     let detectors: [Detector]
@@ -28,26 +35,32 @@ struct SubmissionIntake: Sendable {
     let maxSongBytes: Int
     let maxAudioBytes: Int
     let libraryRoots: [String]
+    /// Where an upload sent in chunks reserves its bytes while it is prepared (a message's
+    /// are reserved by the loop, which received them).
+    let budget: IntakeBudget
+    /// The song's file when it was uploaded in chunks (`upload`).
+    var uploaded: UploadedFile? = nil
 
     func prepare() throws -> PreparedSubmission {
-        guard audio == nil, let path = request.path else { return try prepareUpload() }
+        if let uploaded { return try prepareChunkedUpload(uploaded) }
+        guard audio == nil, let path = request.path else {
+            guard let bytes = audio else {
+                throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes, an upload or a path")
+            }
+            return try prepareUpload(bytes, song: SongID(hashing: bytes), name: request.name ?? "upload")
+        }
         let file = try LibraryRoots(libraryRoots).open(path)
         return try prepare(file, name: request.name ?? (path as NSString).lastPathComponent)
     }
 
     /// A song uploaded by the client: hashed, probed, and written to the blob store when some
     /// job remains to be done (until its jobs end).
-    private func prepareUpload() throws -> PreparedSubmission {
-        guard let bytes = audio else {
-            throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes or a path")
-        }
-        let name = request.name ?? "upload"
+    private func prepareUpload(_ bytes: [UInt8], song: SongID, name: String) throws -> PreparedSubmission {
         guard bytes.count <= maxSongBytes else {
             throw ErrorBody(
                 code: .tooLarge,
                 message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(maxSongBytes) bytes")
         }
-        let song = SongID(hashing: bytes)
         let record = try probe.record(of: bytes, name: name, id: song)
         var prepared = try jobs(for: record)
         if !prepared.requests.isEmpty {
@@ -61,6 +74,22 @@ struct SubmissionIntake: Sendable {
             }
         }
         return prepared
+    }
+
+    /// A song uploaded in chunks: its file read back within the intake budget and checked
+    /// against the SHA-256 announced when the upload began, then kept like any upload.
+    private func prepareChunkedUpload(_ uploaded: UploadedFile) throws -> PreparedSubmission {
+        let name = request.name ?? "upload"
+        try budget.reserve(uploaded.size, name: name)
+        defer { budget.release(uploaded.size) }
+        let bytes = try UploadBook.read(uploaded.path, size: uploaded.size)
+        let song = SongID(hashing: bytes)
+        guard song.hex == uploaded.sha256 else {
+            throw ErrorBody(
+                code: .badRequest,
+                message: "\(name): the \(bytes.count) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
+        }
+        return try prepareUpload(bytes, song: song, name: name)
     }
 
     /// A file below a library root, analysed in place: its size is checked on the open

@@ -19,7 +19,8 @@ extension Tactus {
             abstract: "Run the analysis server: a coordinator and local worker processes.",
             discussion: """
                 Starts the coordinator with its library (SQLite) and song blobs under --data, and \
-                --workers local worker processes per built-in detector, restarting any that exits. \
+                --workers local worker processes (default: one per core), each offering every built-in \
+                detector and decoding each song once for all of them, restarting any that exits. \
                 Clients connect to the frontend, workers on other machines to the backend, and \
                 subscribers to the events socket. All three bind to 127.0.0.1 by default; an \
                 address with port * lets the system choose a free port (see the endpoints printed \
@@ -52,7 +53,7 @@ extension Tactus {
         @Option(name: .long, help: ArgumentHelp("Data directory: library.sqlite and blobs/.", valueName: "dir"))
         var data = "tactus-data"
 
-        @Option(help: "Local worker processes per built-in detector (default: enough to use every core).")
+        @Option(help: "Local worker processes, each offering every built-in detector (default: one per core).")
         var workers: Int?
 
         @Flag(help: "Start no local workers (workers connect from elsewhere).")
@@ -85,6 +86,11 @@ extension Tactus {
 
         @Option(help: ArgumentHelp("The largest song accepted, in bytes (too-large above it).", valueName: "bytes"))
         var maxSongBytes = 256 << 20
+
+        @Option(help: ArgumentHelp(
+            "The largest song a client may send in one submit message, in bytes; larger ones come as an upload, "
+                + "in chunks (too-large above it).", valueName: "bytes"))
+        var maxInlineSongBytes = 16 << 20
 
         @Option(help: ArgumentHelp("The largest accelerometer recording accepted by cadence, in bytes (too-large above it).",
             valueName: "bytes"))
@@ -180,6 +186,7 @@ extension Tactus {
             if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
             if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
             if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+            if maxInlineSongBytes < 1 { throw ValidationError("--max-inline-song-bytes must be at least 1") }
             if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
             if maxRenderBytes < 1024 { throw ValidationError("--max-render-bytes must be at least 1024") }
             if maxRenders < 1 { throw ValidationError("--max-renders must be at least 1") }
@@ -226,6 +233,7 @@ extension Tactus {
                 configuration.maxRenders = maxRenders
                 configuration.maxIntakeBytes = maxIntakeBytes
                 configuration.keepUploads = keepUploads
+                configuration.maxInlineSongBytes = maxInlineSongBytes
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
                     renderer: StretchRenderer(), tagger: ServerTagger(), logger: logger)
@@ -249,29 +257,34 @@ extension Tactus {
                 }
                 guard !noLocalWorkers else { return }
                 let cores = ProcessInfo.processInfo.activeProcessorCount
-                let perDetector = workers ?? max(1, (cores + descriptors.count - 1) / descriptors.count)
-                let slots = descriptors.flatMap { descriptor in
-                    (1...perDetector).map { index in
-                        LocalWorkerPool.Slot(
-                            executable: CommandLogging.executablePath,
-                            arguments: [
-                                "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
-                                "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
-                                "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
-                                "--max-analysis-seconds", String(maxAnalysisSeconds),
-                                "--nice", String(workerNice), "--parent-pid", String(getpid()),
-                            ] + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
-                            label: "\(descriptor.name)#\(index)")
-                    }
+                let detectorArguments = descriptors.flatMap { ["--detector", $0.name] }
+                let slots = (1...(workers ?? max(1, cores))).map { index in
+                    LocalWorkerPool.Slot(
+                        executable: CommandLogging.executablePath,
+                        arguments: [
+                            "worker", "--connect", endpoints.backend,
+                            "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
+                            "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                            "--max-analysis-seconds", String(maxAnalysisSeconds),
+                            "--nice", String(workerNice), "--parent-pid", String(getpid()),
+                        ] + detectorArguments + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
+                        label: "worker#\(index)")
                 }
                 let memoryLimit = maxWorkerMemoryMb
-                pool = LocalWorkerPool(slots: slots, logger: logger) { exit in
-                    // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
-                    // when an allocation fails; any death by signal may be that.
-                    let hint = exit.killedBySignal && memoryLimit > 0 ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
-                    coordinator.workerProcessEnded(
-                        workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
-                }
+                pool = LocalWorkerPool(
+                    slots: slots, logger: logger,
+                    onExit: { exit in
+                        // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
+                        // when an allocation fails; any death by signal may be that.
+                        let hint = exit.killedBySignal && memoryLimit > 0
+                            ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
+                        coordinator.workerProcessEnded(
+                            workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
+                    },
+                    // Its heartbeats may come late on a loaded machine: its job is not taken from it then.
+                    onStart: { processID in
+                        coordinator.workerProcessStarted(workerID: WorkerConfiguration.defaultWorkerID(processID: processID))
+                    })
                 pool?.start()
             }
             watcher?.stop()
