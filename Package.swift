@@ -60,7 +60,7 @@ let package = Package(
             ]
         ),
         // DSP building blocks shared by the detectors (FFTW-backed): pure signal processing.
-        .target(name: "TactusDSP", dependencies: ["CFFTW"]),
+        .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result, consensus.
         .target(name: "TactusDetector"),
         // The mechanics the default presets share: the windowed vote over a song, its parameter

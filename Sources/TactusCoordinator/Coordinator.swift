@@ -53,11 +53,11 @@ public final class Coordinator: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
     private let endedWorkers = Mutex<[(workerID: String, reason: String)]>([])
-    /// The workers whose processes are known to run (local workers of `tactus serve`).
-    private let watchedWorkers = Mutex<Set<String>>([])
     /// Paths the library watcher saw change, for the loop's next scan (an empty set after an
     /// overflow: every root); nil when nothing changed.
     private let watchedPaths = Mutex<Set<String>?>(nil)
+    /// The workers whose processes are known to run (local workers of `tactus serve`).
+    private let watchedWorkers = Mutex<Set<String>>([])
 
     /// Opens the data directory (creating it), the library and the blob store. `probe` reads
     /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`;

@@ -156,11 +156,10 @@ extension CoordinatorLoop {
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, uploaded: uploaded)
-            // A message's bytes are in hand already, an upload's are read back: both are reserved
-            // here; a file's bytes are never held whole.
-            let inHand = audio?.count ?? uploaded?.size ?? 0
-            if inHand > 0 { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
+                libraryRoots: configuration.libraryRoots, budget: intakeBudget, uploaded: uploaded)
+            // A message's bytes are in hand already; an upload's are reserved while it is prepared.
+            let inHand = audio?.count ?? 0
+            if audio != nil { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
                 intakeBudget.release(inHand)
                 let response = prepared.flatMap { prepared in Result { try finishSubmit(prepared, client: client) } }
@@ -248,8 +247,11 @@ extension CoordinatorLoop {
     private func serverStatus() -> ServerStatus {
         ServerStatus(
             queue: pending.depths,
-            workers: workers.all.map {
-                WorkerInfo(workerId: $0.id, detector: $0.detector.name, version: $0.detector.version, job: $0.assignment?.job)
+            workers: workers.all.map { worker in
+                let jobs = worker.assignment?.jobs.map(\.job) ?? []
+                return WorkerInfo(
+                    workerId: worker.id, detector: worker.detectors[0].name, version: worker.detectors[0].version, job: jobs.first,
+                    detectors: worker.detectors.count > 1 ? worker.detectorNames : nil, jobs: jobs.count > 1 ? jobs : nil)
             },
             jobsPerSecond: Double(completions.count) / 60, uptimeS: (ContinuousClock.now - started).seconds,
             accepting: accepting)

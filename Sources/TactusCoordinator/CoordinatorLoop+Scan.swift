@@ -17,14 +17,19 @@ final class ScanState {
     let scan: LibraryScan
     let plan: LibraryScan.Plan
     let answers: [(Result<ClientReply.Response, any Error>) -> Void]
-    let started = ContinuousClock.now
+    /// When the scan started (before its walk).
+    let started: ContinuousClock.Instant
     var summary = ScanSummary()
     var next = 0
     /// Songs found at a new path whose bytes the library knew: moves or copies.
     var known = [SongID]()
 
-    init(scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void]) {
+    init(
+        scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void],
+        started: ContinuousClock.Instant
+    ) {
         self.scan = scan
+        self.started = started
         self.plan = plan
         self.answers = answers
         summary.files = plan.files.count
@@ -84,12 +89,13 @@ extension CoordinatorLoop {
         let intake = SubmissionIntake(
             request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: library, blobs: coordinator.blobs,
             probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-            libraryRoots: configuration.libraryRoots)
+            libraryRoots: configuration.libraryRoots, budget: intakeBudget)
         let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name in
             try intake.prepare(file, name: name)
         }
         scanRunning = true
         let paths = pending.paths
+        let started = ContinuousClock.now
         self.intake.run({ Result { try scan.plan(paths: paths) } }) { [self] planned in
             switch planned {
             case .failure(let error):
@@ -98,7 +104,7 @@ extension CoordinatorLoop {
                 if pending.answers.isEmpty { logger.warning("a watched scan failed", metadata: ["error": "\(error)"]) }
                 startNextScan()
             case .success(let plan):
-                continueScan(ScanState(scan: scan, plan: plan, answers: pending.answers))
+                continueScan(ScanState(scan: scan, plan: plan, answers: pending.answers, started: started))
             }
         }
     }

@@ -295,9 +295,11 @@ final class CoordinatorLoop {
 
     // MARK: Sending
 
-    func sendToWorker(_ address: [UInt8], _ message: CoordinatorMessage) {
+    /// Sends `message` to a worker in the version it speaks (`version` for a peer not
+    /// registered, by default version 1).
+    func sendToWorker(_ address: [UInt8], _ message: CoordinatorMessage, version: ProtocolVersion? = nil) {
         do {
-            try backend.send([address] + message.frames())
+            try backend.send([address] + message.frames(version: version ?? workers[address]?.version ?? .v1))
         } catch {
             // A worker that vanished (router-mandatory EHOSTUNREACH) is purged by its expiry.
             logger.debug("cannot send to a worker", metadata: ["error": "\(error)"])

@@ -19,7 +19,7 @@ struct SubmissionIntake: Sendable {
         var descriptor: DetectorDescriptor?
     }
 
-    /// A finished upload's file (`upload`), read on the intake thread.
+    /// A finished upload's file, read on the intake thread.
     struct UploadedFile: Sendable {
         var path: String
         var size: Int
@@ -35,37 +35,31 @@ struct SubmissionIntake: Sendable {
     let maxSongBytes: Int
     let maxAudioBytes: Int
     let libraryRoots: [String]
-    /// The song's file when it was uploaded in chunks (`upload`); the loop has reserved its
-    /// bytes in the intake budget.
+    /// Where an upload sent in chunks reserves its bytes while it is prepared (a message's
+    /// are reserved by the loop, which received them).
+    let budget: IntakeBudget
+    /// The song's file when it was uploaded in chunks (`upload`).
     var uploaded: UploadedFile? = nil
 
     func prepare() throws -> PreparedSubmission {
-        if let uploaded {
-            return try prepareUpload(try UploadBook.read(uploaded.path, size: uploaded.size), announced: uploaded.sha256)
+        if let uploaded { return try prepareChunkedUpload(uploaded) }
+        guard audio == nil, let path = request.path else {
+            guard let bytes = audio else {
+                throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes, an upload or a path")
+            }
+            return try prepareUpload(bytes, song: SongID(hashing: bytes), name: request.name ?? "upload")
         }
-        guard audio == nil, let path = request.path else { return try prepareUpload(audio, announced: nil) }
         let file = try LibraryRoots(libraryRoots).open(path)
         return try prepare(file, name: request.name ?? (path as NSString).lastPathComponent)
     }
 
-    /// A song uploaded by the client (in the request, or in chunks whose SHA-256 was
-    /// `announced`): hashed, probed, and written to the blob store when some job remains to be
-    /// done (until its jobs end).
-    private func prepareUpload(_ audio: [UInt8]?, announced sha256: String?) throws -> PreparedSubmission {
-        guard let bytes = audio else {
-            throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes or a path")
-        }
-        let name = request.name ?? "upload"
+    /// A song uploaded by the client: hashed, probed, and written to the blob store when some
+    /// job remains to be done (until its jobs end).
+    private func prepareUpload(_ bytes: [UInt8], song: SongID, name: String) throws -> PreparedSubmission {
         guard bytes.count <= maxSongBytes else {
             throw ErrorBody(
                 code: .tooLarge,
                 message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(maxSongBytes) bytes")
-        }
-        let song = SongID(hashing: bytes)
-        if let sha256, song.hex != sha256 {
-            throw ErrorBody(
-                code: .badRequest,
-                message: "\(name): the \(bytes.count) bytes uploaded have the SHA-256 \(song.hex), not \(sha256) as announced")
         }
         let record = try probe.record(of: bytes, name: name, id: song)
         var prepared = try jobs(for: record)
@@ -80,6 +74,22 @@ struct SubmissionIntake: Sendable {
             }
         }
         return prepared
+    }
+
+    /// A song uploaded in chunks: its file read back within the intake budget and checked
+    /// against the SHA-256 announced when the upload began, then kept like any upload.
+    private func prepareChunkedUpload(_ uploaded: UploadedFile) throws -> PreparedSubmission {
+        let name = request.name ?? "upload"
+        try budget.reserve(uploaded.size, name: name)
+        defer { budget.release(uploaded.size) }
+        let bytes = try UploadBook.read(uploaded.path, size: uploaded.size)
+        let song = SongID(hashing: bytes)
+        guard song.hex == uploaded.sha256 else {
+            throw ErrorBody(
+                code: .badRequest,
+                message: "\(name): the \(bytes.count) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
+        }
+        return try prepareUpload(bytes, song: song, name: name)
     }
 
     /// A file below a library root, analysed in place: its size is checked on the open

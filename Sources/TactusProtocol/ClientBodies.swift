@@ -123,20 +123,29 @@ public struct StatusRequest: WireBody {
 /// A connected worker, as `status` reports it.
 public struct WorkerInfo: WireBody {
     public var workerId: String
+    /// The (first) detector it offers, and its version.
     public var detector: String
     public var version: String
-    /// The job it is running; absent when idle.
+    /// The job it is running (the first, when it runs several jobs of one song); absent when idle.
     public var job: Int64?
+    /// Every detector it offers, when it offers more than one.
+    public var detectors: [String]?
+    /// Every job it is running, when it runs more than one.
+    public var jobs: [Int64]?
 
-    public init(workerId: String, detector: String, version: String, job: Int64? = nil) {
+    public init(
+        workerId: String, detector: String, version: String, job: Int64? = nil, detectors: [String]? = nil, jobs: [Int64]? = nil
+    ) {
         self.workerId = workerId
         self.detector = detector
         self.version = version
         self.job = job
+        self.detectors = detectors
+        self.jobs = jobs
     }
 
     enum CodingKeys: String, CodingKey {
-        case workerId = "worker_id", detector, version, job
+        case workerId = "worker_id", detector, version, job, detectors, jobs
     }
 }
 

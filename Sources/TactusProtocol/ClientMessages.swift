@@ -18,10 +18,14 @@ public struct ClientEnvelope: Sendable, Hashable {
     public var routingID: [UInt8]
     /// Whether the client sent an empty delimiter frame.
     public var delimited: Bool
+    /// The protocol version the request came in, when it names a supported one: the reply
+    /// goes out in the same version.
+    public var version: ProtocolVersion
 
-    public init(routingID: [UInt8], delimited: Bool) {
+    public init(routingID: [UInt8], delimited: Bool, version: ProtocolVersion = .frontend) {
         self.routingID = routingID
         self.delimited = delimited
+        self.version = version
     }
 
     /// Splits a message received on the frontend ROUTER into its envelope and the message.
@@ -30,12 +34,17 @@ public struct ClientEnvelope: Sendable, Hashable {
             throw .missingFrames(message: "routed client message", expected: 1, received: 0)
         }
         let delimited = frames.count > 1 && frames[1].isEmpty
-        return (ClientEnvelope(routingID: routingID, delimited: delimited), Array(frames.dropFirst(delimited ? 2 : 1)))
+        let message = Array(frames.dropFirst(delimited ? 2 : 1))
+        let version = message.first.flatMap { frame in ProtocolVersion.supported.first { $0.frame == frame } } ?? .frontend
+        return (ClientEnvelope(routingID: routingID, delimited: delimited, version: version), message)
     }
 
-    /// `message` addressed back to the client, ready for the frontend ROUTER.
+    /// `message` (frames from the identifier on) addressed back to the client, ready for the
+    /// frontend ROUTER, in the version of the request.
     public func wrap(_ message: [[UInt8]]) -> [[UInt8]] {
-        [routingID] + (delimited ? [[]] : []) + message
+        var message = message
+        if version != .frontend, message.first == ProtocolVersion.frontend.frame { message[0] = version.frame }
+        return [routingID] + (delimited ? [[]] : []) + message
     }
 }
 
@@ -110,7 +119,7 @@ public struct ClientRequest: Sendable, Hashable {
     /// after an empty delimiter frame (`delimited: true`); a REQ socket adds that itself.
     public func frames(delimited: Bool = false) throws(ProtocolError) -> [[UInt8]] {
         let command = body.command.rawValue
-        let header = (delimited ? [[]] : []) + [ProtocolVersion.current.frame, Array(command.utf8), requestID]
+        let header = (delimited ? [[]] : []) + [ProtocolVersion.frontend.frame, Array(command.utf8), requestID]
         switch body {
         case .submit(let request, let audio):
             guard [request.path != nil, request.upload != nil, audio != nil].filter({ $0 }).count == 1 else {
@@ -325,7 +334,7 @@ public struct ClientReply: Sendable, Hashable {
     /// The reply's frames, from the protocol identifier on (wrap them with
     /// ``ClientEnvelope/wrap(_:)`` to send them from the frontend ROUTER).
     public func frames() throws(ProtocolError) -> [[UInt8]] {
-        let header = [ProtocolVersion.current.frame, Array(command.utf8), requestID]
+        let header = [ProtocolVersion.frontend.frame, Array(command.utf8), requestID]
         switch outcome {
         case .error(let body):
             return header + [Self.errorStatus, try JSONBody.encode(body, command: command)]

@@ -58,7 +58,7 @@ public enum Event: Sendable, Hashable {
         case .workerJoined(let event), .workerLost(let event): body = try JSONBody.encode(event, command: name)
         case .scanProgress(let event): body = try JSONBody.encode(event, command: name)
         }
-        return [topic, ProtocolVersion.current.frame, Array(name.utf8), body]
+        return [topic, ProtocolVersion.frontend.frame, Array(name.utf8), body]
     }
 
     /// Decodes an event as a SUB socket received it. The topic must match the body.

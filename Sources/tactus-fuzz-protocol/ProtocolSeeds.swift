@@ -64,10 +64,19 @@ enum ProtocolSeeds {
             ("result-error", .result(ResultBody(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "bad")), envelope: nil)),
             ("heartbeat", .heartbeat),
             ("disconnect", .disconnect(DisconnectBody(reason: "leaving"))),
+            ("offer", .offer(OfferBody(workerId: "host-1-ab", detectors: [DetectorOffer(detector: DetectorInfo(descriptor), params: params)]))),
+            ("song-result", .songResult(SongResultBody(
+                song: song, audio: AudioFacts(format: "wav", durationS: 6, sampleRate: 22050, channels: 1), envelopeHopS: 0.02,
+                results: [SongJobAnswer(job: 41, attempt: 1, analysis: analysis),
+                          SongJobAnswer(job: 42, attempt: 2, error: ErrorBody(code: .invalidParameter, message: "bad"))]),
+                envelope: [0.1, 0.2])),
         ]
         for (name, message) in workerMessages { seeds.append(("worker-\(name)", try message.frames())) }
         let coordinatorMessages: [(String, CoordinatorMessage)] = [
             ("job", .job(JobBody(job: 41, attempt: 1, song: song, name: "a.wav", params: params, timeLimitS: 600, envelope: true), audio: audio)),
+            ("song-job", .songJob(SongJobBody(song: song, name: "a.wav", timeLimitS: 600, envelope: true, jobs: [
+                SongJobEntry(job: 41, attempt: 1, detector: descriptor.name, params: params),
+                SongJobEntry(job: 42, attempt: 2, detector: "comb-filter", params: params)]), audio: audio)),
             ("heartbeat", .heartbeat),
             ("disconnect", .disconnect(DisconnectBody(reason: "refused", error: ErrorBody(code: .badRequest, message: "send READY first")))),
         ]

@@ -369,7 +369,48 @@ enum Examples {
             .result(ResultBody(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "song.wav: bad chunk at byte 44")), envelope: nil),
             .heartbeat,
             .disconnect(DisconnectBody(reason: "shutting down")),
+            .offer(offer),
+            .songResult(
+                SongResultBody(
+                    song: song, audio: AudioFacts(format: "flac", durationS: 181.5, sampleRate: 44100, channels: 2),
+                    envelopeHopS: 0.0232,
+                    results: [
+                        SongJobAnswer(job: 41, attempt: 2, analysis: analysis),
+                        SongJobAnswer(job: 42, attempt: 1, error: ErrorBody(code: .invalidParameter, message: "max_bpm: 900 is above 400")),
+                    ]),
+                envelope: envelope),
+            .songResult(
+                SongResultBody(
+                    song: song,
+                    results: [SongJobAnswer(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "song.wav: bad chunk at byte 44"))]),
+                envelope: nil),
         ]
+    }
+
+    static var offer: OfferBody {
+        OfferBody(
+            workerId: "host-123-ab12",
+            detectors: [
+                DetectorOffer(detector: DetectorInfo(descriptor), params: params),
+                DetectorOffer(detector: DetectorInfo(otherDescriptor), params: otherParams),
+            ])
+    }
+
+    static let otherDescriptor = DetectorDescriptor(
+        name: "autocorrelation", version: "2.0.0", summary: "Autocorrelation of the onset envelope", specific: [])
+
+    static var otherParams: ParameterSet {
+        // The defaults of a declaration always resolve.
+        (try? otherDescriptor.resolve()) ?? ParameterSet()
+    }
+
+    static var songJob: SongJobBody {
+        SongJobBody(
+            song: song, name: "song.flac", timeLimitS: 600, envelope: true,
+            jobs: [
+                SongJobEntry(job: 41, attempt: 2, detector: descriptor.name, params: params),
+                SongJobEntry(job: 42, attempt: 1, detector: otherDescriptor.name, params: otherParams),
+            ])
     }
 
     static var coordinatorMessages: [CoordinatorMessage] {
@@ -379,8 +420,9 @@ enum Examples {
                 JobBody(
                     job: 42, attempt: 1, song: song, name: "song.flac", params: params, timeLimitS: 600, envelope: true,
                     location: JobLocation(root: "/music", path: "Albums/A/song.flac")), audio: []),
+            .songJob(songJob, audio: audio),
             .heartbeat,
-            .disconnect(DisconnectBody(error: ProtocolError.unsupportedVersion(received: "TACTUS2", supported: ["TACTUS1"]).body)),
+            .disconnect(DisconnectBody(error: ProtocolError.unsupportedVersion(received: "TACTUS9", supported: ["TACTUS1", "TACTUS2"]).body)),
             .disconnect(DisconnectBody()),
         ]
     }

@@ -21,12 +21,15 @@ import TactusProtocol
         bodies.append(("reply.error", try ClientReply(requestID: [], command: "submit", error: Examples.error).frames()[4]))
         bodies.append(("reply.error", try RequestRejection(
             requestID: [], command: "status",
-            error: .unsupportedVersion(received: "TACTUS2", supported: ["TACTUS1"])).reply.frames()[4]))
+            error: .unsupportedVersion(received: "TACTUS9", supported: ["TACTUS1", "TACTUS2"])).reply.frames()[4]))
+        // Version 2's own bodies (READY, JOB, RESULT) have their own schemas, backend.v2.<COMMAND>.
         for message in Examples.workerMessages {
-            bodies.append(("backend.\(message.command.rawValue)", try message.frames()[2]))
+            let prefix = message.requiredVersion == .v2 ? "backend.v2." : "backend."
+            bodies.append(("\(prefix)\(message.command.rawValue)", try message.frames()[2]))
         }
         for message in Examples.coordinatorMessages {
-            bodies.append(("backend.\(message.command.rawValue)", try message.frames()[2]))
+            let prefix = message.requiredVersion == .v2 ? "backend.v2." : "backend."
+            bodies.append(("\(prefix)\(message.command.rawValue)", try message.frames()[2]))
         }
         for event in Examples.events {
             bodies.append(("event.\(event.name.rawValue)", try event.frames()[3]))

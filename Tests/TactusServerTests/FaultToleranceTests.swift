@@ -58,11 +58,11 @@ import Testing
         #expect(jobs.allSatisfy { $0.state == .done })
         let moved = try #require(jobs.first { $0.job == hung.job })
         #expect(moved.attempt >= 2, "the hung worker's job ran again elsewhere")
-        #expect(try client.serverStatus().workers.count < 2 * Self.detectorCount, "the hung worker was removed")
+        #expect(try client.serverStatus().workers.count < 2, "the hung worker was removed")
 
         // Resumed, the worker finds the coordinator silent, reconnects and is offered work again.
         kill(hung.pid, SIGCONT)
-        #expect(try client.waitForWorkers(2 * Self.detectorCount) == 2 * Self.detectorCount, "the resumed worker joined again")
+        #expect(try client.waitForWorkers(2) == 2, "the resumed worker joined again")
         #expect(server.workerProcessIDs.contains(hung.pid), "the same process rejoined; it was not restarted")
         #expect(server.stop() == 0)
     }

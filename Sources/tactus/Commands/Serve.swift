@@ -19,7 +19,8 @@ extension Tactus {
             abstract: "Run the analysis server: a coordinator and local worker processes.",
             discussion: """
                 Starts the coordinator with its library (SQLite) and song blobs under --data, and \
-                --workers local worker processes per built-in detector, restarting any that exits. \
+                --workers local worker processes (default: one per core), each offering every built-in \
+                detector and decoding each song once for all of them, restarting any that exits. \
                 Clients connect to the frontend, workers on other machines to the backend, and \
                 subscribers to the events socket. All three bind to 127.0.0.1 by default; an \
                 address with port * lets the system choose a free port (see the endpoints printed \
@@ -52,7 +53,7 @@ extension Tactus {
         @Option(name: .long, help: ArgumentHelp("Data directory: library.sqlite and blobs/.", valueName: "dir"))
         var data = "tactus-data"
 
-        @Option(help: "Local worker processes per built-in detector (default: enough to use every core).")
+        @Option(help: "Local worker processes, each offering every built-in detector (default: one per core).")
         var workers: Int?
 
         @Flag(help: "Start no local workers (workers connect from elsewhere).")
@@ -256,20 +257,18 @@ extension Tactus {
                 }
                 guard !noLocalWorkers else { return }
                 let cores = ProcessInfo.processInfo.activeProcessorCount
-                let perDetector = workers ?? max(1, (cores + descriptors.count - 1) / descriptors.count)
-                let slots = descriptors.flatMap { descriptor in
-                    (1...perDetector).map { index in
-                        LocalWorkerPool.Slot(
-                            executable: CommandLogging.executablePath,
-                            arguments: [
-                                "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
-                                "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
-                                "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
-                                "--max-analysis-seconds", String(maxAnalysisSeconds),
-                                "--nice", String(workerNice), "--parent-pid", String(getpid()),
-                            ] + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
-                            label: "\(descriptor.name)#\(index)")
-                    }
+                let detectorArguments = descriptors.flatMap { ["--detector", $0.name] }
+                let slots = (1...(workers ?? max(1, cores))).map { index in
+                    LocalWorkerPool.Slot(
+                        executable: CommandLogging.executablePath,
+                        arguments: [
+                            "worker", "--connect", endpoints.backend,
+                            "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
+                            "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                            "--max-analysis-seconds", String(maxAnalysisSeconds),
+                            "--nice", String(workerNice), "--parent-pid", String(getpid()),
+                        ] + detectorArguments + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
+                        label: "worker#\(index)")
                 }
                 let memoryLimit = maxWorkerMemoryMb
                 pool = LocalWorkerPool(

@@ -9,15 +9,19 @@ import TactusProtocol
 import TactusWorker
 
 extension Tactus {
-    /// `tactus worker`: offers one detector to a coordinator and analyses the songs it sends.
+    /// `tactus worker`: offers detectors to a coordinator and analyses the songs it sends.
     struct Worker: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "worker",
-            abstract: "Analyse songs for a coordinator with one detector.",
+            abstract: "Analyse songs for a coordinator with one or more detectors.",
             discussion: """
-                Connects to the coordinator's backend, announces the detector with its version and \
-                parameters, and analyses one song at a time on a separate thread while heartbeats \
-                go on every 2.5 s. A song that does not decode is a failed job with the audio \
+                Connects to the coordinator's backend, announces the detectors (every built-in one \
+                unless --detector names some) with their versions and parameters, and analyses one \
+                song at a time on a separate thread while heartbeats \
+                go on every 2.5 s. A worker offering several detectors gets all of a song's jobs for \
+                them at once and decodes the song once for all of them (protocol version 2; with a \
+                coordinator that speaks only version 1 it offers its first detector alone). A song \
+                that does not decode is a failed job with the audio \
                 error's code, never the end of the worker. When the coordinator is silent for 3 \
                 heartbeats, or disconnects it, the worker reconnects after 1 s, doubling up to 32 s.
 
@@ -52,11 +56,12 @@ extension Tactus {
         var connect = "tcp://127.0.0.1:5556"
 
         @Option(help: ArgumentHelp(
-            "The detector to offer (see `tactus detectors`).", valueName: "name"))
-        var detector: String
+            "A detector to offer (repeatable; see `tactus detectors`). Default: every built-in detector.", valueName: "name"))
+        var detector: [String] = []
 
         @Option(name: .customLong("param"), help: ArgumentHelp(
-            "A parameter announced as the worker's own, for example preset=classic (repeatable). Each job carries its own parameters.",
+            "A parameter announced as the worker's own, for example preset=classic (repeatable), given to every offered "
+                + "detector that declares it. Each job carries its own parameters.",
             valueName: "key=value"))
         var parameters: [String] = []
 
@@ -140,15 +145,35 @@ extension Tactus {
 
         /// The worker's configuration and log level from the options, or a usage error naming the culprit.
         private func setup() throws -> (WorkerConfiguration, Logger.Level) {
-            guard let type = BuiltinDetectors.registry.detectorTypes.first(where: { $0.descriptor.name == detector }) else {
-                throw ValidationError(
-                    ParameterError.unknownDetector(name: detector, known: BuiltinDetectors.registry.names).description)
+            let registry = BuiltinDetectors.registry
+            var types: [any TempoDetector.Type] = []
+            for name in detector.isEmpty ? registry.names : detector {
+                guard let type = registry.detectorTypes.first(where: { $0.descriptor.name == name }) else {
+                    throw ValidationError(ParameterError.unknownDetector(name: name, known: registry.names).description)
+                }
+                guard !types.contains(where: { $0.descriptor.name == name }) else {
+                    throw ValidationError("--detector \(name) is given twice.")
+                }
+                types.append(type)
             }
-            let resolved: ParameterSet
+            var offers: [WorkerDetector] = []
             do {
-                resolved = try type.descriptor.resolve(assignments: parameters)
+                for type in types {
+                    // With several detectors, each gets the assignments it declares.
+                    let own = types.count == 1 ? parameters : parameters.filter { assignment in
+                        let key = assignment.split(separator: "=", maxSplits: 1).first.map(String.init) ?? assignment
+                        return type.descriptor.parameters.contains { $0.name == key }
+                    }
+                    offers.append(WorkerDetector(type, parameters: try type.descriptor.resolve(assignments: own)))
+                }
             } catch {
                 throw ValidationError(String(describing: error))
+            }
+            if types.count > 1, let stray = parameters.first(where: { assignment in
+                let key = assignment.split(separator: "=", maxSplits: 1).first.map(String.init) ?? assignment
+                return !types.contains { type in type.descriptor.parameters.contains { $0.name == key } }
+            }) {
+                throw ValidationError("--param \(stray): no offered detector declares this parameter.")
             }
             guard connect.contains("://") else {
                 throw ValidationError("--connect takes an endpoint such as tcp://HOST:PORT, not '\(connect)'.")
@@ -185,7 +210,7 @@ extension Tactus {
                 }
             }
             var configuration = WorkerConfiguration(
-                endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
+                endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detectors: offers,
                 heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
                 decoding: DecodingOptions(maximumSeconds: maxDurationS),
                 analysisTimeLimit: maxAnalysisSeconds > 0 ? .milliseconds(Int64((maxAnalysisSeconds * 1000).rounded())) : nil,
