@@ -25,11 +25,16 @@ final class BeatNetActivation {
         previous = [Float](repeating: 0, count: bandCount)
     }
 
+    /// The spectral flux of the frames the last ``activation(magnitudes:gain:)`` read: the sum
+    /// of each frame's positive differences (the second half of its features).
+    private(set) var flux: [Float] = []
+
     /// The activation of `frames` frames of ``bandCount`` magnitudes: ``BeatNetNetwork/outputWidth``
     /// probabilities per frame, row-major.
     func activation(magnitudes: UnsafeBufferPointer<Float>, gain: Float) -> [Float] {
         let frames = magnitudes.count / bandCount
         var output = [Float](repeating: 0, count: frames * BeatNetNetwork.outputWidth)
+        flux = [Float](repeating: 0, count: frames)
         network.reset()
         output.withUnsafeMutableBufferPointer { output in
             var first = 0
@@ -37,6 +42,10 @@ final class BeatNetActivation {
                 let count = min(network.chunkFrames, frames - first)
                 features.withUnsafeMutableBufferPointer { buffer in
                     makeFeatures(magnitudes: magnitudes, frames: first..<(first + count), gain: gain, into: buffer.baseAddress!)
+                    for row in 0..<count {
+                        let differences = buffer[(row * BeatNetNetwork.inputWidth + bandCount)..<((row + 1) * BeatNetNetwork.inputWidth)]
+                        flux[first + row] = differences.reduce(0, +)
+                    }
                     network.run(buffer.baseAddress!, frames: count, into: output.baseAddress! + first * BeatNetNetwork.outputWidth)
                 }
                 first += count

@@ -23,7 +23,13 @@ struct BeatNetSettings {
 /// The state that grows with the song is the filtered spectrogram (136 values per 20 ms frame,
 /// 27 kB per second of audio) and the activation.
 final class BeatNetSession: DetectorSession {
+    /// The network's frame rate: 50 per second.
     static let frameRate = Double(BeatNetDetector.sampleRate) / Double(FilteredSpectrogram.hop)
+    /// The vote reads the activation at four times the network's rate: at 50 frames per second
+    /// a lag of one frame is 2 % of the tempo, and an autocorrelation read between whole lags
+    /// would pull every tempo to 60 * 50 / n.
+    static let upsampling = 4
+    static let envelopeRate = frameRate * Double(upsampling)
 
     private let settings: BeatNetSettings
     private let sampleRate: Double
@@ -66,7 +72,7 @@ final class BeatNetSession: DetectorSession {
     }
 
     private func frameStart(_ frame: Int) -> Int {
-        Int((Double(frame) * sampleRate / Self.frameRate).rounded())
+        Int((Double(frame) * sampleRate / Self.envelopeRate).rounded())
     }
 
     private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {
@@ -93,14 +99,47 @@ final class BeatNetSession: DetectorSession {
         let bands = spectrogram.bandCount
         let frames = magnitudes.count / bands
         let gain = levelGain()
-        let activation = magnitudes.withUnsafeBufferPointer {
-            BeatNetActivation(bandCount: bands).activation(magnitudes: $0, gain: gain)
-        }
+        let network = BeatNetActivation(bandCount: bands)
+        let activation = magnitudes.withUnsafeBufferPointer { network.activation(magnitudes: $0, gain: gain) }
         let beat = (0..<frames).map { activation[3 * $0] + activation[3 * $0 + 1] }
+        let upsampler = BeatActivationUpsampler(factor: Self.upsampling)
+        let upsampled = upsampler.upsample(beat)
         let envelope = OnsetStrengthEnvelope(
-            frameRate: Self.frameRate, sampleRate: sampleRate, bands: [beat], sampleCount: sampleCount,
-            energyPrefix: prefix(frames: frames))
-        return decide(envelope)
+            frameRate: Self.envelopeRate, sampleRate: sampleRate, bands: [upsampled, upsampler.upsample(network.flux)],
+            sampleCount: sampleCount, energyPrefix: prefix(frames: upsampled.count))
+        return withOctaveRelatives(decide(envelope), activation: upsampled)
+    }
+
+    /// The output with the tempo's double and half (inside the tempo range) among the
+    /// candidates. The vote lists the relatives its metrical decision scored; on a clean beat
+    /// activation the double tempo often scores nothing (no pulse between the beats), yet a
+    /// user comparing candidates expects the octaves listed. A missing relative is added with
+    /// the song's activation autocorrelation at its lag relative to the tempo's, and takes the
+    /// place of the weakest other candidate when there are five.
+    private func withOctaveRelatives(_ output: DetectorOutput, activation: [Float]) -> DetectorOutput {
+        guard let bpm = output.bpm else { return output }
+        let range = settings.vote.minBPM...settings.vote.maxBPM
+        let relatives = [bpm * 2, bpm / 2].filter { range.contains($0) }
+        let missing = relatives.filter { relative in !output.candidates.contains { TempoRelation.matches($0.bpm, relative) } }
+        guard !missing.isEmpty else { return output }
+        let r = EnvelopeAutocorrelation().of(activation[...])
+        let lag = { (tempo: Double) in 60 * Self.envelopeRate / tempo }
+        let reference = EnvelopeAutocorrelation.value(r, atLag: lag(bpm))
+        guard reference > 0 else { return output }
+        var candidates = output.candidates
+        for relative in missing {
+            let strength = min(max(EnvelopeAutocorrelation.value(r, atLag: lag(relative)) / reference, 0), 1)
+            if candidates.count >= 5, let weakest = candidates.indices.last(where: { index in
+                !relatives.contains { TempoRelation.matches(candidates[index].bpm, $0) } && abs(candidates[index].bpm - bpm) > 1e-9
+            }) {
+                candidates.remove(at: weakest)
+            }
+            candidates.append(TempoCandidate(bpm: relative, strength: strength))
+        }
+        var result = output
+        let best = candidates.filter { abs($0.bpm - bpm) < 1e-9 }
+        result.candidates = best + candidates.filter { abs($0.bpm - bpm) >= 1e-9 }.sorted { $0.strength > $1.strength }
+        return result
     }
 
     /// The gain that brings the song's RMS level to `level_dbfs` (1 for silence).
@@ -121,8 +160,11 @@ final class BeatNetSession: DetectorSession {
         return entries
     }
 
-    /// The windowed vote on the beat activation: each window's generalised autocorrelation at
-    /// the grid's tempi, and its periodicity contrast as the window's strength.
+    /// The windowed vote on the beat activation (band 0): each window's generalised
+    /// autocorrelation at the grid's tempi. The window's strength is the product of two
+    /// periodicity contrasts at the chosen lag, the activation's and the spectral flux's
+    /// (band 1): a network fed a steady tone or noise can still pulse on its own, but the
+    /// signal's onsets then do not repeat at that period.
     private func decide(_ envelope: OnsetStrengthEnvelope) -> DetectorOutput {
         let autocorrelation = EnvelopeAutocorrelation(spectralExponent: settings.spectralExponent)
         let ordinary = EnvelopeAutocorrelation()
@@ -135,8 +177,10 @@ final class BeatNetSession: DetectorSession {
             let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / zeroLag }
             guard let best = beatIndices.max(by: { curve[$0] < curve[$1] }) else { return .none(count: grid.count) }
             let lags = window.lag(ofBPM: grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: grid.bpms[beatIndices.lowerBound])
-            let contrast = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
-            return PeriodicityEvidence(strength: contrast.strength(atLag: window.lag(ofBPM: grid.bpms[best])), curve: curve)
+            let lag = window.lag(ofBPM: grid.bpms[best])
+            let beat = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
+            let onsets = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[1]), frames: window.frameCount, lags: lags)
+            return PeriodicityEvidence(strength: beat.strength(atLag: lag) * onsets.strength(atLag: lag), curve: curve)
         }
     }
 }
