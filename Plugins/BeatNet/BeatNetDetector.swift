@@ -22,14 +22,10 @@ public struct BeatNetDetector: TempoDetector {
     /// The sample rate BeatNet's features and network expect: the session resamples to it.
     public static let sampleRate = 22_050
 
-    /// Where the weights come from, for `tactus detectors` and the README.
-    public static let provenance =
-        "BeatNet model 1 (Heydari, Cwitkowitz & Duan, \"BeatNet: CRNN and particle filtering for online joint beat, downbeat and meter tracking\", ISMIR 2021), weights from the PyPI package BeatNet 1.1.3, licence CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/), embedded in the binary"
-
     public static let descriptor = DetectorDescriptor(
         name: name,
         version: "1.0.0",
-        summary: "Learned beat activation: BeatNet's CRNN (Heydari et al. 2021, model 1, CC BY 4.0) on its log filtered spectrogram, then the generalised autocorrelation of the activation and a metrical decision",
+        summary: "Learned beat activation: BeatNet's CRNN run in Swift on its log filtered spectrogram, then the generalised autocorrelation of the activation and a metrical decision. Weights: BeatNet model 1 by M. Heydari, F. Cwitkowitz and Z. Duan (ISMIR 2021), from PyPI BeatNet 1.1.3, licence CC BY 4.0, embedded in the binary",
         presets: [],
         specific: [
             ParameterSpec(

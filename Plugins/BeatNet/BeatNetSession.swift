@@ -107,7 +107,21 @@ final class BeatNetSession: DetectorSession {
         let envelope = OnsetStrengthEnvelope(
             frameRate: Self.envelopeRate, sampleRate: sampleRate, bands: [upsampled, upsampler.upsample(network.flux)],
             sampleCount: sampleCount, energyPrefix: prefix(frames: upsampled.count))
-        return withOctaveRelatives(decide(envelope), activation: upsampled)
+        var output = withOctaveRelatives(decide(envelope), activation: upsampled)
+        if let bpm = output.bpm {
+            output.beats = beatPositions(beat: beat, downbeat: (0..<frames).map { activation[3 * $0 + 1] }, bpm: bpm)
+        }
+        return output
+    }
+
+    /// The beats at the decided tempo and the downbeats among them, in seconds (frame `k` is
+    /// centred on `k / 50` s).
+    private func beatPositions(beat: [Float], downbeat: [Float], bpm: Double) -> BeatPositions {
+        let tracker = BeatTracker()
+        let frames = tracker.beats(beat, period: 60 * Self.frameRate / bpm)
+        let bars = tracker.downbeats(frames, downbeatProbability: downbeat)
+        let seconds = { (frame: Int) in Double(frame) / Self.frameRate }
+        return BeatPositions(times: frames.map(seconds), downbeats: bars.isEmpty ? nil : bars.map { seconds(frames[$0]) })
     }
 
     /// The output with the tempo's double and half (inside the tempo range) among the

@@ -130,6 +130,12 @@ enum Schema {
         migrator.registerMigration("v3: consensus confidence") { db in
             try db.execute(sql: "ALTER TABLE consensus ADD COLUMN confidence REAL CHECK (confidence BETWEEN 0 AND 1)")
         }
+        // Detectors that track beats (beatnet) store the beat and downbeat times: the JSON of
+        // BeatPositions, {"times": [...], "downbeats": [...]}. NULL for the others and for rows
+        // written before.
+        migrator.registerMigration("v4: beat positions") { db in
+            try db.execute(sql: "ALTER TABLE analyses ADD COLUMN beats_json TEXT")
+        }
         return migrator
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TactusDetector
 import TactusTestSupport
 
 @testable import BeatNetDetector
@@ -79,5 +80,30 @@ import TactusTestSupport
         // the kicks at 0.1 s + k * 0.5 s) and clear non-beats.
         let beat = stride(from: 0, to: expected.count, by: 3).map { expected[$0] + expected[$0 + 1] }
         #expect(beat.max()! > 0.9 && beat.min()! < 0.1)
+    }
+}
+
+/// The detector's beats on synthesised drums whose beats are known.
+@Suite struct BeatNetBeatTests {
+    @Test func drumsAt120GiveBeatsHalfASecondApartOnTheKicks() throws {
+        let detector = try BeatNetDetector(parameters: BeatNetDetector.descriptor.resolve(ParameterSet()))
+        let seconds = 20.0
+        let output = detector.analyze(Synth.drumPattern(bpm: 120, seconds: seconds, sampleRate: 44_100), sampleRate: 44_100)
+        let beats = try #require(output.beats)
+        let intervals = zip(beats.times.dropFirst(), beats.times).map { $0 - $1 }
+        let median = intervals.sorted()[intervals.count / 2]
+        #expect(abs(median - 0.5) < 0.02, "median beat interval \(median)")
+        #expect(abs(Double(beats.times.count) - seconds / 0.5) <= 3, "\(beats.times.count) beats")
+        #expect(zip(beats.times.dropFirst(), beats.times).allSatisfy { $0 > $1 })
+        // On the beats of the pattern (every 0.5 s from 0), to within two network frames.
+        let offsets = beats.times.map { time in abs(time - 0.5 * (time / 0.5).rounded()) }
+        #expect(offsets.sorted()[offsets.count / 2] <= 0.04, "\(offsets)")
+        let downbeats = beats.downbeats ?? []
+        #expect(downbeats.allSatisfy { beats.times.contains($0) })
+    }
+
+    @Test func silenceHasNoBeats() throws {
+        let detector = try BeatNetDetector(parameters: BeatNetDetector.descriptor.resolve(ParameterSet()))
+        #expect(detector.analyze(Synth.silence(seconds: 10, sampleRate: 22_050), sampleRate: 22_050).beats == nil)
     }
 }
