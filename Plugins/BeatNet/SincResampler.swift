@@ -84,29 +84,34 @@ final class SincResampler {
     }
 
     private func produce(upTo available: Int, total: Int = .max, _ body: (UnsafeBufferPointer<Float>) -> Void) {
-        output.removeAll(keepingCapacity: true)
+        // Locals in the loop: no class-property access (and its exclusivity checks) per tap.
+        var produced = [Float]()
+        swap(&produced, &output)
+        produced.removeAll(keepingCapacity: true)
+        let width = self.width, halfTaps = self.halfTaps, up = upsampling, down = downsampling, start = historyStart
+        var next = self.next
         history.withUnsafeBufferPointer { input in
-            while next < total {
-                let position = next * downsampling
-                let base = position / upsampling
-                let phase = position % upsampling
-                let last = base + halfTaps  // the newest input this output reads
-                guard last < available else { break }
-                var sum: Float = 0
-                let first = base - halfTaps + 1
-                phases.withUnsafeBufferPointer { weights in
-                    let row = phase * width
-                    for k in 0..<width {
-                        let index = first + k
-                        if index >= historyStart {
-                            sum += weights[row + k] * input[index - historyStart]
-                        }
+            phases.withUnsafeBufferPointer { weights in
+                while next < total {
+                    let position = next * down
+                    let base = position / up
+                    guard base + halfTaps < available else { break }  // the newest input it reads
+                    let first = base - halfTaps + 1
+                    let row = weights.baseAddress! + (position % up) * width
+                    // Inputs before the history are before the song: zeros.
+                    let skip = max(0, start - first)
+                    let source = input.baseAddress! + (first + skip - start) - skip
+                    var sum: Float = 0
+                    for k in skip..<width {
+                        sum += row[k] * source[k]
                     }
+                    produced.append(sum)
+                    next += 1
                 }
-                output.append(sum)
-                next += 1
             }
         }
+        self.next = next
+        swap(&produced, &output)
         output.withUnsafeBufferPointer(body)
         // Keep what the next outputs read.
         let keepFrom = (next * downsampling) / upsampling - halfTaps + 1
