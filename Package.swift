@@ -86,7 +86,7 @@ let package = Package(
             ]
         ),
         // DSP building blocks shared by the detectors (FFTW-backed): pure signal processing.
-        .target(name: "TactusDSP", dependencies: ["CFFTW"]),
+        .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result, consensus.
         .target(name: "TactusDetector"),
         // The mechanics the default presets share: the windowed vote over a song, its parameter
@@ -121,20 +121,26 @@ let package = Package(
         // The library's answers to the protocol's library requests, for the coordinator's read
         // threads and for the `--db` commands.
         .target(name: "TactusLibraryService", dependencies: ["TactusProtocol", "TactusStore", "TactusModel", "TactusDetector"]),
+        // Files below the library roots, opened safely (component by component, no symbolic
+        // links), hashed and read in bounded pieces, and walked: the coordinator and the workers
+        // that share its host both open songs through it.
+        .target(name: "TactusLibraryRoots", dependencies: ["TactusProtocol", "TactusModel"]),
         // The coordinator, a broker only: the durable job queue, dispatch to workers, the client
         // frontend, events. It is given the audio probe; it never decodes audio.
         .target(
             name: "TactusCoordinator",
             dependencies: [
                 "TactusZMQ", "TactusProtocol", "TactusStore", "TactusLibraryService", "TactusModel", "TactusDetector", "TactusCadence",
-                .product(name: "Logging", package: "swift-log"),
+                "TactusLibraryRoots", .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
         ),
         // The coordinator's audio probe built on TactusAudio, which `tactus serve` gives it.
         .target(
             name: "TactusAudioProbe",
-            dependencies: ["TactusCoordinator", "TactusAudio", "TactusStore", "TactusModel", "TactusProtocol", "TactusDetector"]
+            dependencies: [
+                "TactusCoordinator", "TactusAudio", "TactusStore", "TactusModel", "TactusProtocol", "TactusDetector", "TactusLibraryRoots",
+            ]
         ),
         // Supervision of the local worker processes that `tactus serve` starts.
         .target(name: "TactusLocalWorkers", dependencies: [.product(name: "Logging", package: "swift-log")]),
@@ -142,7 +148,7 @@ let package = Package(
         .target(
             name: "TactusWorker",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector",
+                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusLibraryRoots",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -158,8 +164,9 @@ let package = Package(
             name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis", "TactusDSP", "TactusModel"]),
         // BPM tags read and written through TagLib's C++ API (libtag1-dev), behind a plain C header.
         .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
-        // A file's BPM, title and artist tags; BPM tags written without changing the audio (checked by decoding).
-        .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel"]),
+        // A file's BPM, title and artist tags; BPM tags written without changing the audio (checked by decoding);
+        // tags read into a library's reference tempi and its tempi written into tags.
+        .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel", "TactusStore"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
         .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
         // The command-line tool.
@@ -168,7 +175,7 @@ let package = Package(
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusLibraryService",
                 "TactusProtocol", "TactusCoordinator", "TactusAudioProbe", "TactusLocalWorkers", "TactusWorker", "TactusClient",
-                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags",
+                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags", "TactusLibraryRoots",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -212,7 +219,7 @@ let package = Package(
             name: "TactusCLITests",
             dependencies: [
                 "TactusAudio", "TactusModel", "TactusStore", "TactusProtocol", "TactusDetector", "TactusPlot", "TactusWorker",
-                "TactusAnalysis", "TactusZMQ", "TactusTestSupport",
+                "TactusAnalysis", "TactusZMQ", "TactusTestSupport", "TactusClient",
             ]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
         .testTarget(
@@ -221,7 +228,7 @@ let package = Package(
             name: "TactusCoordinatorTests",
             dependencies: [
                 "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore", "TactusAudio",
-                "TactusDetector", "TactusTestSupport", "TactusCadence", .product(name: "Logging", package: "swift-log"),
+                "TactusDetector", "TactusTestSupport", "TactusCadence", "TactusClient", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(

@@ -18,6 +18,7 @@ FORBIDDEN = {
     "TactusWorker": ["GRDB", "TactusStore"],
     "TactusPlot": ["GRDB", "TactusStore"],
     "TactusCoordinator": ["TactusAudio", "CMPG123", "CSndFile"],
+    "TactusLibraryRoots": ["GRDB", "TactusStore", "TactusAudio"],
 }
 
 

@@ -71,11 +71,18 @@ public struct AutocorrelationDetector: TempoDetector {
     }
 
     public func makeSession(format: SignalFormat) -> any DetectorSession {
+        makeSession(format: format, frontEnds: SharedFrontEnds())
+    }
+
+    /// The default analysis takes its spectrogram from `frontEnds` (shared with the other
+    /// detectors of the song that use the same frames).
+    public func makeSession(format: SignalFormat, frontEnds: SharedFrontEnds) -> any DetectorSession {
         switch parameters.text("preset") {
         case "classic":
             return DecimatedEnvelopeSession(settings: DecimatedEnvelopeSettings(parameters), sampleRate: format.sampleRate)
         default:
-            return OnsetAutocorrelationSession(settings: OnsetAutocorrelationSettings(parameters), sampleRate: format.sampleRate)
+            return OnsetAutocorrelationSession(
+                settings: OnsetAutocorrelationSettings(parameters), sampleRate: format.sampleRate, frontEnds: frontEnds)
         }
     }
 }

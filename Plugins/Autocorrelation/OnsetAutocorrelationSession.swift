@@ -37,9 +37,9 @@ final class OnsetAutocorrelationSession: DetectorSession {
     private let accumulator: OnsetStrengthAccumulator
     private var finite = FiniteSamples()
 
-    init(settings: OnsetAutocorrelationSettings, sampleRate: Double) {
+    init(settings: OnsetAutocorrelationSettings, sampleRate: Double, frontEnds: SharedFrontEnds) {
         self.settings = settings
-        accumulator = OnsetStrengthAccumulator(sampleRate: sampleRate, configuration: settings.envelope)
+        accumulator = OnsetStrengthAccumulator(sampleRate: sampleRate, configuration: settings.envelope, frontEnds: frontEnds)
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {

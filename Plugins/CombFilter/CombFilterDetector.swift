@@ -90,9 +90,15 @@ public struct CombFilterDetector: TempoDetector {
     }
 
     public func makeSession(format: SignalFormat) -> any DetectorSession {
+        makeSession(format: format, frontEnds: SharedFrontEnds())
+    }
+
+    /// The windowed analysis takes its spectrogram from `frontEnds` (shared with the other
+    /// detectors of the song that use the same frames).
+    public func makeSession(format: SignalFormat, frontEnds: SharedFrontEnds) -> any DetectorSession {
         switch parameters.text("analysis") {
         case "excerpt": return ExcerptCombFilterSession(parameters: parameters, format: format)
-        default: return WindowedCombFilterSession(parameters: parameters, format: format)
+        default: return WindowedCombFilterSession(parameters: parameters, format: format, frontEnds: frontEnds)
         }
     }
 }

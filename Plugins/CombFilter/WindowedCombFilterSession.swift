@@ -16,13 +16,14 @@ final class WindowedCombFilterSession: DetectorSession {
     private let beatIndices: Range<Int>
     private var finite = FiniteSamples()
 
-    init(parameters: ParameterSet, format: SignalFormat) {
+    init(parameters: ParameterSet, format: SignalFormat, frontEnds: SharedFrontEnds) {
         let edges = parameters.numbers("band_edges_hz")
         let frameRate = parameters.number("envelope_hz")
         envelope = OnsetStrengthAccumulator(
             sampleRate: format.sampleRate,
             configuration: OnsetStrengthConfiguration(
-                bandEdgesHz: edges, frameRate: frameRate, compression: parameters.number("compression")))
+                bandEdgesHz: edges, frameRate: frameRate, compression: parameters.number("compression")),
+            frontEnds: frontEnds)
         vote = TempoVote(configuration: TempoVoteConfiguration(parameters))
         resonator = ResonatorBank(
             grid: vote.grid, frameRate: frameRate, halfLifeSeconds: parameters.number("resonator_half_life_s"),

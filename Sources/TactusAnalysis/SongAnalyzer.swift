@@ -5,7 +5,9 @@ import TactusDetector
 import TactusModel
 
 /// Whole-song analysis: decode a song once and feed every block to each chosen detector's
-/// session and to the song's energy envelope, timing each detector.
+/// session and to the song's energy envelope, timing each detector. Detectors that compute a
+/// front end alike (a spectrogram with the same frames) share it: it is computed once, by
+/// the first session fed, so that detector's time includes it.
 ///
 /// ```swift
 /// let analyzer = try SongAnalyzer(detectors: [
@@ -107,9 +109,12 @@ public struct SongAnalyzer: Sendable {
         init(detectors: [any TempoDetector], format: SignalFormat) {
             self.detectors = detectors
             var nanoseconds: [UInt64] = []
+            // The detectors' common front ends (a spectrogram with the same frames) are
+            // computed once for the song.
+            let frontEnds = SharedFrontEnds()
             sessions = detectors.map { detector in
                 let start = DispatchTime.now().uptimeNanoseconds
-                let session = detector.makeSession(format: format)
+                let session = detector.makeSession(format: format, frontEnds: frontEnds)
                 nanoseconds.append(DispatchTime.now().uptimeNanoseconds - start)
                 return session
             }

@@ -15,6 +15,9 @@ public enum AudioSource: Sendable {
     case file(String)
     /// Bytes in memory; `name` identifies them in errors and logs.
     case bytes([UInt8], name: String)
+    /// A file already open for reading (a song opened safely below a library root), read in
+    /// pieces through a duplicate of `descriptor`, never by name; `name` identifies it in messages.
+    case descriptor(Int32, name: String)
 
     /// Bytes in memory, from Foundation `Data`.
     public static func data(_ data: Data, name: String) -> AudioSource {
@@ -25,7 +28,7 @@ public enum AudioSource: Sendable {
     public var name: String {
         switch self {
         case .file(let path): path
-        case .bytes(_, let name): name
+        case .bytes(_, let name), .descriptor(_, let name): name
         }
     }
 }
@@ -58,8 +61,14 @@ final class ByteReader {
         case .bytes(let bytes, _):
             storage = .memory(bytes)
             length = Int64(bytes.count)
-        case .file(let path):
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        case .file, .descriptor:
+            let path = source.name
+            let descriptor: Int32
+            if case .descriptor(let given, _) = source {
+                descriptor = fcntl(given, F_DUPFD_CLOEXEC, 0)
+            } else {
+                descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            }
             guard descriptor >= 0 else {
                 throw .unreadable(file: path, reason: String(cString: strerror(errno)))
             }

@@ -4,7 +4,9 @@ import TactusModel
 
 /// MPEG audio (Layer I, II, III; MPEG-1, 2, 2.5) through libmpg123, reading through a
 /// replaced reader so files and memory are decoded alike. Output is 32-bit float straight
-/// from the synthesis filter; gapless trimming (LAME/Xing) is on.
+/// from the synthesis filter, mono: libmpg123 mixes the channels (their average, the same as
+/// ``AudioStream``'s down-mix to within float rounding) and so synthesises one channel
+/// instead of two; gapless trimming (LAME/Xing) is on.
 final class MPG123Decoder: FrameDecoder {
     private let handle: OpaquePointer
     /// Kept alive for libmpg123's callbacks, which receive it unretained.
@@ -38,6 +40,8 @@ final class MPG123Decoder: FrameDecoder {
             channels = Int(channelCount)
             var info = mpg123_frameinfo2()
             _ = mpg123_info2(handle, &info)
+            // The stream's own channels (the output is mixed to mono).
+            let streamChannels = info.mode == Int32(MPG123_M_MONO.rawValue) ? 1 : 2
             if !hasFrameCount {
                 // Without a Xing/Info frame count, the length from the file size is a guess
                 // (wrong for VBR): count the frames (headers only, no decoding), then return.
@@ -53,7 +57,7 @@ final class MPG123Decoder: FrameDecoder {
                 bitrate = Int(Double(reader.length) * 8 / (Double(estimated) / Double(rate)))
             }
             stream = StreamDescription(
-                format: .mpeg, codec: codec, sampleRate: rate, channels: channels,
+                format: .mpeg, codec: codec, sampleRate: rate, channels: streamChannels,
                 estimatedFrames: estimated, promisedFrames: hasFrameCount ? estimated : nil, truncation: nil,
                 bitrate: bitrate, tags: Self.tags(handle))
         } catch {
@@ -68,7 +72,7 @@ final class MPG123Decoder: FrameDecoder {
     }
 
     private static func configure(_ handle: OpaquePointer, reader: ByteReader) throws(AudioError) {
-        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue)
+        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_MONO_MIX.rawValue)
         var ok = mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), flags, 0) == MPG123_OK.rawValue
         ok = ok && mpg123_param2(handle, Int32(MPG123_RESYNC_LIMIT.rawValue), resyncLimit, 0) == MPG123_OK.rawValue
         ok = ok && mpg123_format_none(handle) == MPG123_OK.rawValue

@@ -6,7 +6,7 @@ extension SongID {
         switch source {
         case .bytes(let bytes, _):
             self.init(hashing: bytes)
-        case .file:
+        case .file, .descriptor:
             var hasher = Hasher()
             let reader = try ByteReader(source)
             var buffer = [UInt8](repeating: 0, count: 1 << 20)

@@ -2,6 +2,7 @@ import Foundation
 import TactusAudio
 import TactusCoordinator
 import TactusDetector
+import TactusLibraryRoots
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -24,6 +25,17 @@ public struct AudioProbe: SongProbe {
         do {
             let metadata = try AudioStream(.bytes(bytes, name: name), options: decoding).metadata
             return SongRecord(id: id, fileName: name, byteSize: bytes.count, metadata: metadata)
+        } catch {
+            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
+        }
+    }
+
+    /// The record of a file below a library root from its header, read through its open
+    /// descriptor (never loaded whole, never opened again by name).
+    public func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        do {
+            let metadata = try AudioStream(.descriptor(file.descriptor, name: file.path), options: decoding).metadata
+            return SongRecord(id: id, fileName: name, byteSize: file.size, metadata: metadata)
         } catch {
             throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
         }

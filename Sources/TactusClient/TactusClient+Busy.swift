@@ -16,9 +16,21 @@ extension TactusClient {
         _ request: SubmitRequest, audio: [UInt8],
         pause: (ErrorBody, Duration) throws -> Void = { _, wait in Thread.sleep(forTimeInterval: wait.seconds) }
     ) throws -> SubmitResponse {
+        // A song sent as an upload is uploaded once: a busy `submit` is asked again with it.
+        var uploaded: SubmitRequest?
         while true {
             do throws(ClientError) {
-                return try submit(request, audio: audio)
+                guard uploads(audio) else { return try submit(request, audio: audio) }
+                if uploaded == nil {
+                    var withUpload = request
+                    withUpload.upload = try upload(audio)
+                    uploaded = withUpload
+                }
+                return try submitUploaded(uploaded!, size: audio.count)
+            } catch .rejected(let refusal) where refusal.code == .unknownCommand && uploaded == nil {
+                serverTakesUploads = false
+            } catch .rejected(let refusal) where refusal.code == .notFound && uploaded != nil {
+                uploaded = nil  // forgotten by the server (a restart, a long pause): upload again
             } catch {
                 guard case .rejected(let refusal) = error, refusal.code == .busy else { throw error }
                 try pause(refusal, .milliseconds(max(refusal.retryAfterMs ?? 1000, 50)))

@@ -7,10 +7,22 @@ import TactusZMQ
 ///
 /// The client is a DEALER socket. Each request gets a fresh request id and the client waits
 /// for the reply carrying it; replies to earlier requests (late answers to a copy that timed
-/// out) are recognised by their ids and dropped. When no reply comes within the timeout, an
-/// idempotent request (every command except a forced `submit`) is sent again on the same
-/// socket, Lazy Pirate style, up to ``retries`` times; then the request fails with
-/// ``ClientError/noAnswer(server:seconds:attempts:)``.
+/// out) are recognised by their ids and dropped.
+///
+/// When no reply comes within the timeout, what happens depends on the connection (watched
+/// with libzmq's socket monitor, ``ConnectionWatch``):
+/// - the server is connected (its handshake done, with CURVE its key admitted): it is there
+///   but slow (a loaded machine, a long queue of requests). The client keeps waiting, the
+///   wait doubling up to 30 s, telling ``onSlowAnswer`` each time, for at most ``patience``;
+///   the request is sent again only when a connection was dropped since it was sent (the
+///   copy may have been lost with it), and only when idempotent;
+/// - the server is not connected: an idempotent request (every command except a forced
+///   `submit`) is sent again, Lazy Pirate style, up to ``retries`` times; then the request
+///   fails with ``ClientError/noAnswer(server:seconds:attempts:)``.
+///
+/// Songs larger than ``inlineSongBytes`` are sent as a chunked upload (`upload`, SPEC section
+/// 3.12) when the server offers it, so that neither side holds a whole large message in
+/// ZeroMQ's buffers.
 ///
 /// ```swift
 /// let client = try TactusClient(server: "tcp://127.0.0.1:5555")
@@ -26,12 +38,23 @@ public final class TactusClient {
     public var timeout: Duration
     /// How many times an idempotent request is resent after a timeout.
     public var retries: Int
+    /// How long a request may go unanswered while the server is connected before it fails
+    /// with ``ClientError/unanswered(server:seconds:)``.
+    public var patience: Duration = .seconds(900)
+    /// Told each time a connected server has not answered a request within the wait, with the
+    /// command and the time waited so far (to show progress: the server is slow, not gone).
+    public var onSlowAnswer: ((ClientCommand, Duration) -> Void)?
+    /// Songs up to this size go in one `submit` message; larger ones as an `upload`.
+    public var inlineSongBytes = 1 << 20
     /// The size limits applied to replies.
     public let limits: ProtocolLimits
     /// The context of the client's sockets; share it with an ``EventSubscriber``.
     public let context: ZMQContext
 
     private let socket: ZMQSocket
+    private let watch: ConnectionWatch
+    /// False once the server answered `upload` with `unknown-command`.
+    var serverTakesUploads: Bool?
     private let idPrefix: String
     private var counter: UInt64 = 0
 
@@ -63,6 +86,7 @@ public final class TactusClient {
             // Unsent requests are worthless once the client gives up: never linger on them.
             try socket.set([.linger(.zero), .maxMessageSize(limits.maxFrameBytes)])
             if let curve { try socket.set(curve.socketOptions) }
+            watch = try ConnectionWatch(socket, context: shared)
             try socket.connect(server)
         } catch {
             throw .transport(error)
@@ -73,10 +97,12 @@ public final class TactusClient {
     /// Sends `body` and returns the reply's successful answer.
     ///
     /// - Parameter timeout: the wait for each attempt; ``timeout`` when nil. Sending a song
-    ///   adds a second per 20 MB to it.
+    ///   adds a second per 4 MB to it.
     /// - Throws: ``ClientError/rejected(_:)`` with the coordinator's error (for `busy`, its
     ///   `retry_after_ms` says when to try again), ``ClientError/noAnswer(server:seconds:attempts:)``
-    ///   when nothing came back in time, and the other cases for what cannot be sent or read.
+    ///   when the server is not connected and nothing came back in time,
+    ///   ``ClientError/unanswered(server:seconds:)`` when it is connected and did not answer
+    ///   within ``patience``, and the other cases for what cannot be sent or read.
     public func send(_ body: ClientRequest.Body, timeout: Duration? = nil) throws(ClientError) -> ClientReply.Response {
         counter += 1
         let requestID = Array("\(idPrefix)-\(counter)".utf8)
@@ -86,15 +112,25 @@ public final class TactusClient {
         } catch {
             throw .unencodable(error)
         }
-        var wait = timeout ?? self.timeout
-        if case .submit(_, let audio?) = body { wait += .milliseconds(audio.count / 20_000) }
-        let attempts = Self.isIdempotent(body) ? retries + 1 : 1
-        for _ in 0..<attempts {
-            do throws(ZMQError) {
-                // A request that cannot be queued now is as good as lost: the wait tells.
-                _ = try socket.trySend(frames)
-            } catch {
-                throw .transport(error)
+        let base = (timeout ?? self.timeout) + .milliseconds(frames.reduce(0) { $0 + $1.count } / 4_000)
+        let idempotent = Self.isIdempotent(body)
+        let attempts = idempotent ? retries + 1 : 1
+        let clock = ContinuousClock()
+        let start = clock.now
+        var wait = base
+        var unansweredAttempts = 0
+        var disconnectionsAtSend = 0
+        var mustSend = true
+        while true {
+            if mustSend {
+                do throws(ZMQError) {
+                    disconnectionsAtSend = try watch.disconnections
+                    // A request that cannot be queued now is as good as lost: the wait tells.
+                    _ = try socket.trySend(frames)
+                } catch {
+                    throw .transport(error)
+                }
+                mustSend = false
             }
             if let reply = try awaitReply(to: requestID, within: wait) {
                 switch reply.outcome {
@@ -107,15 +143,33 @@ public final class TactusClient {
                     throw .rejected(error)
                 }
             }
+            let connected: Bool
+            do throws(ZMQError) { connected = try watch.isConnected } catch { throw .transport(error) }
+            let waited = clock.now - start
+            if connected {
+                // There, but slow: wait on (sending again only what a lost connection may have lost).
+                guard waited < patience else { throw .unanswered(server: server, seconds: waited.seconds) }
+                onSlowAnswer?(body.command, waited)
+                if idempotent, (try? watch.disconnections) != disconnectionsAtSend { mustSend = true }
+                wait = min(wait * 2, max(.seconds(30), base), patience - waited)
+            } else {
+                unansweredAttempts += 1
+                guard unansweredAttempts < attempts else {
+                    throw .noAnswer(server: server, seconds: base.seconds * Double(attempts), attempts: attempts)
+                }
+                mustSend = true
+                wait = base
+            }
         }
-        throw .noAnswer(server: server, seconds: wait.seconds * Double(attempts), attempts: attempts)
     }
 
     /// Whether sending `body` twice does no more than sending it once: everything but a
     /// forced `submit` (SPEC section 8), which could analyse a song again if its first copy
-    /// finished before the second arrived.
+    /// finished before the second arrived, and a `tags` write.
     public static func isIdempotent(_ body: ClientRequest.Body) -> Bool {
         if case .submit(let request, _) = body { return request.force != true }
+        // A write renames its songs: sent again, it would find them gone.
+        if case .tags(let request) = body { return request.action == "read" || request.dryRun == true }
         return true
     }
 
@@ -149,7 +203,18 @@ public final class TactusClient {
     // MARK: Commands
 
     /// Submits a song's bytes for analysis; the answer has the song id and one job per detector.
+    /// A song larger than ``inlineSongBytes`` is uploaded in chunks first (``upload(_:)``),
+    /// unless the server is older than uploads.
     public func submit(_ request: SubmitRequest, audio: [UInt8]) throws(ClientError) -> SubmitResponse {
+        if uploads(audio) {
+            do {
+                var uploaded = request
+                uploaded.upload = try upload(audio)
+                return try submitUploaded(uploaded, size: audio.count)
+            } catch .rejected(let error) where error.code == .unknownCommand {
+                serverTakesUploads = false
+            }
+        }
         guard case .submit(let response) = try send(.submit(request, audio: audio)) else { throw mismatch(.submit) }
         return response
     }
@@ -202,6 +267,20 @@ public final class TactusClient {
         return response
     }
 
+    /// The songs that names stand for on the server, in order (see ``SongNames`` for names that
+    /// are files on this machine).
+    public func resolve(_ request: ResolveRequest) throws(ClientError) -> [SongResolution] {
+        guard case .resolve(let response) = try send(.resolve(request)) else { throw mismatch(.resolve) }
+        return response.songs
+    }
+
+    /// BPM tags of songs' files under the server's library roots, read or written. Writing a
+    /// file decodes it twice, so the request waits `timeout` (longer than the client's default).
+    public func tags(_ request: TagsRequest, timeout: Duration = .seconds(300)) throws(ClientError) -> TagsResponse {
+        guard case .tags(let response) = try send(.tags(request), timeout: timeout) else { throw mismatch(.tags) }
+        return response
+    }
+
     private func mismatch(_ command: ClientCommand) -> ClientError {
         .unexpectedReply(expected: command.rawValue, received: "another command")
     }
@@ -209,8 +288,11 @@ public final class TactusClient {
 
 /// Why a request to the coordinator failed.
 public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Nothing came back within the time allowed, after `attempts` sends.
+    /// Nothing came back within the time allowed, after `attempts` sends, and the server is
+    /// not connected.
     case noAnswer(server: String, seconds: Double, attempts: Int)
+    /// The server is connected but did not answer within the client's patience.
+    case unanswered(server: String, seconds: Double)
     /// The coordinator answered with an error (`busy` has `retryAfterMs`).
     case rejected(ErrorBody)
     /// The reply could not be decoded.
@@ -227,6 +309,8 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noAnswer(let server, let seconds, let attempts):
             "no answer from \(server) within \(Self.format(seconds)) s"
                 + (attempts > 1 ? " (\(attempts) attempts)" : "") + ": is the server running?"
+        case .unanswered(let server, let seconds):
+            "\(server) is connected but did not answer within \(Self.format(seconds)) s: the server is overloaded or stuck"
         case .rejected(let error): "the server refused: \(error.code): \(error.message)"
         case .invalidReply(let error): "unreadable reply from the server: \(error)"
         case .unexpectedReply(let expected, let received): "the server answered '\(received)' to '\(expected)'"

@@ -31,7 +31,8 @@ public struct BoundEndpoints: Sendable, Hashable, Codable {
 ///
 /// One thread runs ``run(onReady:)``: a single poll loop that owns every socket (the
 /// ZeroMQ Guide's Majordomo broker shape). Other threads may only call ``stop()``,
-/// ``reloadAuthorizedKeys()`` and ``workerProcessEnded(workerID:reason:)``.
+/// ``reloadAuthorizedKeys()``, ``workerProcessStarted(workerID:)`` and
+/// ``workerProcessEnded(workerID:reason:)``.
 ///
 /// ```swift
 /// let coordinator = try Coordinator(configuration: configuration, probe: AudioProbe(), logger: logger)
@@ -46,23 +47,33 @@ public final class Coordinator: Sendable {
     let probe: any SongProbe
     /// Renders songs for `stretch` requests; nil: the server does not render.
     let renderer: (any SongRenderer)?
+    /// Reads and writes tags for `tags` requests; nil: the server does not.
+    let tagger: (any SongTagger)?
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
     private let endedWorkers = Mutex<[(workerID: String, reason: String)]>([])
+    /// Paths the library watcher saw change, for the loop's next scan (an empty set after an
+    /// overflow: every root); nil when nothing changed.
+    private let watchedPaths = Mutex<Set<String>?>(nil)
+    /// The workers whose processes are known to run (local workers of `tactus serve`).
+    private let watchedWorkers = Mutex<Set<String>>([])
 
     /// Opens the data directory (creating it), the library and the blob store. `probe` reads
-    /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`.
+    /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`;
+    /// `tagger`, when given, reads and writes the tags of files under the library roots for `tags`.
     ///
     /// Refuses to start when an endpoint is reachable from other machines and the
     /// configuration has no ``CoordinatorConfiguration/security``, unless it allows that
     /// (``CoordinatorConfiguration/allowInsecure``), in which case a warning is logged.
     public init(
-        configuration: CoordinatorConfiguration, probe: any SongProbe, renderer: (any SongRenderer)? = nil, logger: Logger
+        configuration: CoordinatorConfiguration, probe: any SongProbe, renderer: (any SongRenderer)? = nil,
+        tagger: (any SongTagger)? = nil, logger: Logger
     ) throws {
         self.configuration = configuration
         self.probe = probe
         self.renderer = renderer
+        self.tagger = tagger
         self.logger = logger
         let exposed = configuration.exposedEndpoints
         if configuration.security == nil && !exposed.isEmpty {
@@ -129,7 +140,22 @@ public final class Coordinator: Sendable {
     /// failure message (`was killed by signal 6 (SIGABRT)...`). Thread-safe; a worker the
     /// coordinator does not know (any more) is ignored.
     public func workerProcessEnded(workerID: String, reason: String) {
+        _ = watchedWorkers.withLock { $0.remove(workerID) }
         endedWorkers.withLock { $0.append((workerID, reason)) }
+    }
+
+    /// Tells the coordinator that the process of the worker named `workerID` runs and that
+    /// its end will be reported (``workerProcessEnded(workerID:reason:)``): while it holds a
+    /// job within the job's time limit, that worker is not taken for dead when its heartbeats
+    /// are late (a machine under heavy load may delay them by seconds), since the coordinator
+    /// hears at once if the process ends. Thread-safe.
+    public func workerProcessStarted(workerID: String) {
+        _ = watchedWorkers.withLock { $0.insert(workerID) }
+    }
+
+    /// Whether the process of worker `workerID` is known to run.
+    func isWorkerProcessRunning(_ workerID: String) -> Bool {
+        watchedWorkers.withLock { $0.contains(workerID) }
     }
 
     /// The workers reported ended since the last call.
@@ -137,6 +163,24 @@ public final class Coordinator: Sendable {
         endedWorkers.withLock { ended in
             defer { ended.removeAll() }
             return ended
+        }
+    }
+
+    /// Asks the running loop to scan `paths` below the library roots (nil: every root).
+    /// Thread-safe: the library watcher calls it.
+    public func scanChanged(_ paths: [String]?) {
+        watchedPaths.withLock { waiting in
+            guard let paths else { return waiting = [] }
+            guard !paths.isEmpty, waiting?.isEmpty != true else { return }
+            waiting = (waiting ?? []).union(paths)
+        }
+    }
+
+    /// The paths reported changed since the last call (empty: every root), or nil.
+    func takeWatchedPaths() -> [String]? {
+        watchedPaths.withLock { waiting in
+            defer { waiting = nil }
+            return waiting.map { Array($0).sorted() }
         }
     }
 

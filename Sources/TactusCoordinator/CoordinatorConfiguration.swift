@@ -34,6 +34,17 @@ public struct CoordinatorConfiguration: Sendable {
         return min(max(eighth, 256 << 20), 2 << 30)
     }
 
+    /// The largest song a client may send in one `submit` message; a larger one is sent as an
+    /// `upload`, in chunks. Every frame a client sends is bounded by this, the chunk size,
+    /// the body limit and ``maxRecordingBytes`` (the frontend's `ZMQ_MAXMSGSIZE`).
+    public var maxInlineSongBytes = 16 << 20
+
+    /// The largest frame the frontend receives (`ZMQ_MAXMSGSIZE`): a frame beyond it makes
+    /// libzmq drop the connection before the message is received.
+    public var maxClientFrameBytes: Int {
+        max(maxInlineSongBytes, maxRecordingBytes, UploadBook.chunkBytes, limits.maxBodyBytes, limits.maxRequestIDBytes)
+    }
+
     /// The largest accelerometer recording accepted by `cadence`, in bytes (`too-large` above it;
     /// 30 minutes at 500 Hz is about 36 MB of CSV).
     public var maxRecordingBytes = 64 << 20
@@ -63,8 +74,12 @@ public struct CoordinatorConfiguration: Sendable {
     public var heartbeatIntervalS: Double
     /// Heartbeat intervals of silence after which a peer is dead.
     public var liveness: Int
-    /// Directories under which `submit` by server-side path is allowed; none: refused.
+    /// Directories under which `submit` by server-side path is allowed; none: refused. Songs
+    /// below them are analysed in place (never copied), and `scan` compares them with the library.
     public var libraryRoots: [String]
+    /// Keep the bytes of uploaded songs after their jobs end (`--keep-uploads`); by default a
+    /// song's blob is removed once it has no queued or running job.
+    public var keepUploads = false
     /// Seconds running jobs get to finish when the coordinator stops.
     public var shutdownGraceS: Double
     /// What an accepted submission and a stored result survive: a crash of the coordinator
@@ -127,6 +142,8 @@ public struct CoordinatorConfiguration: Sendable {
 
     var libraryPath: String { dataDirectory + "/library.sqlite" }
     var blobDirectory: String { dataDirectory + "/blobs" }
+    /// The files of songs being uploaded; emptied when the coordinator starts.
+    var uploadDirectory: String { dataDirectory + "/uploads" }
     /// The files of `stretch` renders; emptied when the coordinator starts.
     var renderDirectory: String { dataDirectory + "/renders" }
 }

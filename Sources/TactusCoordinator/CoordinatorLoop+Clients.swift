@@ -52,6 +52,11 @@ extension CoordinatorLoop {
         case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
         case .stretch(let stretch): beginStretch(stretch, then: answer)
         case .render(let render): answerRender(render, then: answer)
+        case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)
+        case .tags(let tags): beginTags(tags, then: answer)
+        case .scan(let scan): beginScan(scan, then: answer)
+        case .prune(let prune): answer(Result { .prune(try self.prune(prune)) })
+        case .upload(let upload, let chunk): answer(Result { .upload(try self.upload(upload, chunk: chunk, client: client)) })
         }
     }
 
@@ -125,6 +130,18 @@ extension CoordinatorLoop {
                     message: "the server is stopping and takes no new songs (those it accepted stay queued and resume when it restarts)",
                     retryAfterMs: 5000)
             }
+            if let audio, audio.count > configuration.maxInlineSongBytes {
+                throw ErrorBody(
+                    code: .tooLarge,
+                    message: "\(request.name ?? "the song"): \(audio.count) bytes is over the \(configuration.maxInlineSongBytes) bytes a "
+                        + "submit message may carry; send it as an upload (protocol/SPEC.md, section 3.9)")
+            }
+            var uploaded: SubmissionIntake.UploadedFile?
+            if let id = request.upload {
+                let upload = try uploads.finished(id, client: client)
+                if let answered = upload.submitted { return answer(.success(.submit(answered))) }
+                uploaded = SubmissionIntake.UploadedFile(path: upload.path, size: Int(upload.size), sha256: upload.sha256)
+            }
             guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
             let names = request.detectors ?? allDetectorNames
             guard !names.isEmpty else {
@@ -139,13 +156,15 @@ extension CoordinatorLoop {
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, budget: intakeBudget)
-            // An upload's bytes are in hand already; a file's are reserved once its size is known.
-            let uploaded = audio?.count ?? 0
-            if audio != nil { try intakeBudget.reserve(uploaded, name: request.name ?? "upload") }
+                libraryRoots: configuration.libraryRoots, budget: intakeBudget, uploaded: uploaded)
+            // A message's bytes are in hand already; an upload's are reserved while it is prepared.
+            let inHand = audio?.count ?? 0
+            if audio != nil { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
-                intakeBudget.release(uploaded)
-                answer(prepared.flatMap { prepared in Result { .submit(try finishSubmit(prepared, client: client)) } })
+                intakeBudget.release(inHand)
+                let response = prepared.flatMap { prepared in Result { try finishSubmit(prepared, client: client) } }
+                if let id = request.upload, case .success(let submitted) = response { uploads.submitted(id, answer: submitted) }
+                answer(response.map { .submit($0) })
             }
         } catch {
             answer(.failure(error))
@@ -170,7 +189,7 @@ extension CoordinatorLoop {
                         + "submit again when some are done",
                     retryAfterMs: retryHintMs)
             }
-            let jobs = try library.enqueue(prepared.song, jobs: requests)
+            let jobs = try library.enqueue(prepared.song, jobs: requests, location: prepared.location)
             for job in jobs where job.state == .queued && !pending.contains(job.id) {
                 pending.append(PendingJob(job))
             }
@@ -190,7 +209,7 @@ extension CoordinatorLoop {
     /// The declaration of `name` from a connected worker or the known detectors; nil for a
     /// name offered by no one yet (external detectors may connect later) only when it is
     /// known; an unknown name is an error.
-    private func descriptor(of name: String) throws -> DetectorDescriptor? {
+    func descriptor(of name: String) throws -> DetectorDescriptor? {
         if let offered = workers.offered.first(where: { $0.descriptor.name == name }) { return offered.descriptor }
         if let known = knownDescriptor(name) { return known }
         throw ErrorBody(
@@ -198,7 +217,7 @@ extension CoordinatorLoop {
             message: "unknown detector '\(name)' (available: \(allDetectorNames.joined(separator: ", ")))")
     }
 
-    private var allDetectorNames: [String] {
+    var allDetectorNames: [String] {
         Array(Set(configuration.knownDetectors.map(\.name) + workers.offered.map(\.descriptor.name))).sorted()
     }
 
@@ -208,14 +227,31 @@ extension CoordinatorLoop {
         return min(max(Int(Double(pending.count) / 10 / rate * 1000), 500), 60_000)
     }
 
+    // MARK: upload
+
+    /// Begins an upload, or writes one of its chunks.
+    private func upload(_ request: UploadRequest, chunk: [UInt8]?, client: String) throws -> UploadStatus {
+        if let id = request.upload, let offset = request.offset, let chunk {
+            return try uploads.append(chunk, to: id, offset: offset, client: client)
+        }
+        guard accepting else {
+            throw ErrorBody(code: .unavailable, message: "the server is stopping and takes no new songs", retryAfterMs: 5000)
+        }
+        return try uploads.begin(
+            size: request.size ?? 0, sha256: request.sha256 ?? "", client: client, maxSongBytes: configuration.maxSongBytes)
+    }
+
     // MARK: status, truth, detectors, cancel
 
     /// The server's own state: queue depths, workers, throughput.
     private func serverStatus() -> ServerStatus {
         ServerStatus(
             queue: pending.depths,
-            workers: workers.all.map {
-                WorkerInfo(workerId: $0.id, detector: $0.detector.name, version: $0.detector.version, job: $0.assignment?.job)
+            workers: workers.all.map { worker in
+                let jobs = worker.assignment?.jobs.map(\.job) ?? []
+                return WorkerInfo(
+                    workerId: worker.id, detector: worker.detectors[0].name, version: worker.detectors[0].version, job: jobs.first,
+                    detectors: worker.detectors.count > 1 ? worker.detectorNames : nil, jobs: jobs.count > 1 ? jobs : nil)
             },
             jobsPerSecond: Double(completions.count) / 60, uptimeS: (ContinuousClock.now - started).seconds,
             accepting: accepting)

@@ -1,4 +1,6 @@
 import Foundation
+import Synchronization
+import TactusLibraryRoots
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -24,8 +26,8 @@ extension CoordinatorLoop {
             return answer(.failure(ErrorBody(
                 code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
         }
-        reads.run({ [library, blobs = coordinator.blobs, maxBytes = configuration.maxRenderBytes] in
-            Result { try RenderPlan(request, library: library, blobs: blobs, maxBytes: maxBytes) }
+        reads.run({ [library, blobs = coordinator.blobs, maxBytes = configuration.maxRenderBytes, roots = configuration.libraryRoots] in
+            Result { try RenderPlan(request, library: library, blobs: blobs, roots: LibraryRoots(roots), maxBytes: maxBytes) }
         }) { [self] planned in
             answer(planned.flatMap { plan in Result { .stretch(try startRender(plan, renderer: renderer)) } })
         }
@@ -102,22 +104,27 @@ struct RenderPlan: Sendable {
     /// The song's file name in the library (for a playlist, its files' names).
     var name: String
     var work: Work
+    /// Files below a library root opened for the render, kept open until it ends (the renderer
+    /// reads them through `/proc/self/fd`, never by their names).
+    var openFiles: [LibraryFile] = []
 
     /// Reads what the library has on the song, or builds the playlist, with the request's maximum
     /// change of tempo.
-    init(_ request: StretchRequest, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
+    init(_ request: StretchRequest, library: Library, blobs: SongBlobs, roots: LibraryRoots, maxBytes: Int) throws {
         let maxStretch = request.maxStretchPct ?? StretchRequest.defaultMaxStretchPct
+        let songs = SongFiles(library: library, blobs: blobs, roots: roots)
         if let playlist = request.playlist {
-            try self.init(playlist: playlist, maxStretch, library: library, blobs: blobs, maxBytes: maxBytes)
+            try self.init(playlist: playlist, maxStretch, library: library, songs: songs, maxBytes: maxBytes)
         } else {
-            try self.init(song: request.song ?? "", bpm: request.bpm ?? 0, maxStretch, library: library, blobs: blobs, maxBytes: maxBytes)
+            try self.init(song: request.song ?? "", bpm: request.bpm ?? 0, maxStretch, library: library, songs: songs, maxBytes: maxBytes)
         }
+        openFiles = songs.opened.withLock { $0 }
     }
 
     /// A song: an unknown song is `not-found`, a song without a consensus tempo `no-tempo`, a target
     /// beyond `maxStretch` percent `too-far`, an output over `maxBytes` `too-large` (a mono 16-bit
     /// WAV file at the song's sample rate).
-    private init(song request: String, bpm: Double, _ maxStretch: Double, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
+    private init(song request: String, bpm: Double, _ maxStretch: Double, library: Library, songs: SongFiles, maxBytes: Int) throws {
         let id = try library.resolveSongID(request)
         guard let record = try library.song(id) else { throw StoreError.unknownSong(request) }
         let song = "song \(id.short) (\(record.fileName))"
@@ -139,23 +146,23 @@ struct RenderPlan: Sendable {
                 code: .tooLarge, message: "\(song) rendered at \(Self.format(target)) BPM would take about \(bytes) bytes, "
                     + "over the server's limit of \(maxBytes) (--max-render-bytes)")
         }
-        guard blobs.contains(id.hex) else {
-            throw ErrorBody(code: .notFound, message: "the server does not keep the bytes of \(song): submit it again")
-        }
+        let file = try songs.path(of: id, named: song)
         status = RenderStatus(
             render: RenderStatus.id(song: id.hex, bpm: target), song: id.hex, sourceBPM: songBPM, factor: change.factor,
             targetBPM: target, tempoRatio: change.tempoRatio, state: .pending)
         name = record.fileName
-        work = .song(blob: blobs.path(for: id.hex), sourceBPM: songBPM * change.factor, targetBPM: target)
+        work = .song(blob: file, sourceBPM: songBPM * change.factor, targetBPM: target)
     }
 
     /// A playlist built from the library as the `playlist` request builds it, its songs chosen within
     /// `maxStretch` percent of their segments' cadences: an empty playlist is `not-found`, an output
     /// over `maxBytes` `too-large` (estimated at the first song's sample rate, crossfades ignored), a
     /// song whose bytes the server no longer keeps `not-found`.
-    private init(playlist query: PlaylistQuery, _ maxStretch: Double, library: Library, blobs: SongBlobs, maxBytes: Int) throws {
+    private init(playlist query: PlaylistQuery, _ maxStretch: Double, library: Library, songs files: SongFiles, maxBytes: Int) throws {
         var query = query
         query.tolerance = maxStretch / 100
+        // Every song is stretched to its cadence: none beyond the stretch allowed.
+        query.strict = true
         let playlist = try library.playlist(try query.playlistRequest(command: "stretch"))
         guard !playlist.entries.isEmpty else {
             throw ErrorBody(
@@ -167,13 +174,12 @@ struct RenderPlan: Sendable {
         for entry in playlist.entries {
             let id = entry.match.song
             let song = "song \(id.short) (\(entry.match.file))"
-            guard blobs.contains(id.hex), let record = try library.song(id) else {
-                throw ErrorBody(code: .notFound, message: "the server does not keep the bytes of \(song): submit it again")
-            }
+            let file = try files.path(of: id, named: song)
+            guard let record = try library.song(id) else { throw StoreError.unknownSong(id.hex) }
             if rate == 0 { rate = Double(record.sampleRate) }
             samples += record.durationS * rate * entry.match.matchedBPM / entry.cadence
             songs.append(WorkoutSong(
-                path: blobs.path(for: id.hex), name: entry.match.file, sourceBPM: entry.match.matchedBPM, targetBPM: entry.cadence))
+                path: file, name: entry.match.file, sourceBPM: entry.match.matchedBPM, targetBPM: entry.cadence))
         }
         let bytes = 44 + 2 * Int(samples.rounded(.up))
         guard bytes <= maxBytes else {
@@ -276,5 +282,36 @@ struct RenderBook {
         let ended = entries.compactMap { id, entry in entry.ended.map { (id: id, ended: $0) } }.sorted { $0.ended > $1.ended }
         let expired = ended.enumerated().filter { $0.offset >= keeping || $0.element.ended < cutoff }.map(\.element.id)
         return expired.compactMap { entries.removeValue(forKey: $0)?.path }
+    }
+}
+
+/// Where a render reads a song: its blob, else one of its files below a library root, opened
+/// safely, checked against the song's SHA-256 and kept open for the render.
+final class SongFiles: Sendable {
+    let library: Library
+    let blobs: SongBlobs
+    let roots: LibraryRoots
+    let opened = Mutex<[LibraryFile]>([])
+
+    init(library: Library, blobs: SongBlobs, roots: LibraryRoots) {
+        self.library = library
+        self.blobs = blobs
+        self.roots = roots
+    }
+
+    /// A path the renderer can read the song `id` (`song` in messages) from.
+    func path(of id: SongID, named song: String) throws -> String {
+        if blobs.contains(id.hex) { return blobs.path(for: id.hex) }
+        for location in try library.locations(of: id) where !location.missing {
+            guard let file = try? roots.open(root: location.root, relative: location.path, named: location.absolutePath),
+                (try? file.songID()) == id
+            else { continue }
+            opened.withLock { $0.append(file) }
+            return "/proc/self/fd/\(file.descriptor)"
+        }
+        throw ErrorBody(
+            code: .notFound,
+            message: "the server does not keep the bytes of \(song): uploads are kept only until their jobs end (unless the "
+                + "server runs with --keep-uploads), and no file of it is found under the library roots")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TactusDetector
+import TactusLibraryRoots
 import TactusLibraryService
 import TactusModel
 import TactusProtocol
@@ -12,17 +13,25 @@ extension CoordinatorLoop {
     func handleBackend(_ frames: [[UInt8]]) {
         guard let address = frames.first, frames.count > 1 else { return }
         let message: WorkerMessage
+        let version: ProtocolVersion
         do {
-            message = try WorkerMessage(frames: Array(frames.dropFirst()), limits: configuration.limits)
+            (message, version) = try WorkerMessage.decode(Array(frames.dropFirst()), limits: configuration.limits)
         } catch {
             logger.warning("a worker sent an invalid message; disconnecting it", metadata: ["error": "\(error)"])
             sendToWorker(address, .disconnect(DisconnectBody(reason: "protocol error", error: error.body)))
             workerLost(address, reason: "protocol error: \(error)", notify: false)
             return
         }
-        if case .ready(let body) = message {
-            workerReady(address, body)
+        switch message {
+        case .ready(let body):
+            workerReady(
+                address, id: body.workerId, offers: [DetectorOffer(detector: body.detector, params: body.params)], roots: body.roots,
+                version: version)
             return
+        case .offer(let body):
+            workerReady(address, id: body.workerId, offers: body.detectors, roots: body.roots, version: version)
+            return
+        default: break
         }
         guard workers[address] != nil else {
             // Majordomo: a peer we do not know (we restarted, or purged it) must start over.
@@ -31,18 +40,28 @@ extension CoordinatorLoop {
                 address,
                 .disconnect(
                     DisconnectBody(
-                        reason: "unknown worker", error: ErrorBody(code: .badRequest, message: "send READY first"))))
+                        reason: "unknown worker", error: ErrorBody(code: .badRequest, message: "send READY first"))),
+                version: version)
             return
         }
         workers.refresh(address, expiry: .now + workerExpiry)
+        let size = frames.dropFirst().reduce(0) { $0 + $1.count }
         switch message {
-        case .ready: break
-        case .heartbeat: break
+        case .ready, .offer, .heartbeat: break
         case .disconnect(let body):
             workerLost(address, reason: "disconnected: \(body.reason ?? "no reason")", notify: true)
         case .result(let body, let envelope):
-            let size = frames.dropFirst().reduce(0) { $0 + $1.count }
-            workerResult(address, body, envelope: envelope, size: size)
+            let answer = body.analysis.map { SongJobAnswer(job: body.job, attempt: body.attempt, analysis: $0) }
+                ?? SongJobAnswer(job: body.job, attempt: body.attempt, error: body.error ?? ErrorBody(code: .internal, message: "no analysis"))
+            workerResult(
+                address, answers: [answer], audio: body.audio, envelope: envelope.flatMap { values in
+                    body.envelopeHopS.map { EnergyEnvelope(hopS: $0, values: values) }
+                }, size: size)
+        case .songResult(let body, let envelope):
+            workerResult(
+                address, answers: body.results, audio: body.audio, envelope: envelope.flatMap { values in
+                    body.envelopeHopS.map { EnergyEnvelope(hopS: $0, values: values) }
+                }, size: size)
         }
     }
 
@@ -56,7 +75,7 @@ extension CoordinatorLoop {
         workerLost(address, reason: "protocol error: \(error)", notify: false)
     }
 
-    private func workerReady(_ address: [UInt8], _ body: ReadyBody) {
+    private func workerReady(_ address: [UInt8], id: String, offers: [DetectorOffer], roots: [String]?, version: ProtocolVersion) {
         if workers[address] != nil {
             sendToWorker(
                 address,
@@ -64,48 +83,70 @@ extension CoordinatorLoop {
             workerLost(address, reason: "sent READY twice", notify: false)
             return
         }
-        let descriptor: DetectorDescriptor
-        do {
-            descriptor = try body.detector.descriptor()
-        } catch {
-            sendToWorker(address, .disconnect(DisconnectBody(reason: "invalid detector declaration", error: error.body)))
-            return
+        var descriptors: [DetectorDescriptor] = []
+        for offer in offers {
+            do {
+                descriptors.append(try offer.detector.descriptor())
+            } catch {
+                sendToWorker(
+                    address, .disconnect(DisconnectBody(reason: "invalid detector declaration", error: error.body)), version: version)
+                return
+            }
         }
-        if let known = knownDescriptor(descriptor.name), known.version != descriptor.version {
-            logger.warning(
-                "worker offers another version of a detector",
-                metadata: ["worker": "\(body.workerId)", "detector": "\(descriptor.name)", "version": "\(descriptor.version)"])
+        for descriptor in descriptors {
+            if let known = knownDescriptor(descriptor.name), known.version != descriptor.version {
+                logger.warning(
+                    "worker offers another version of a detector",
+                    metadata: ["worker": "\(id)", "detector": "\(descriptor.name)", "version": "\(descriptor.version)"])
+            }
+        }
+        // A local worker that reconnected (it took the coordinator for gone) has abandoned the
+        // job its old connection held: that connection goes now, its job back to the queue,
+        // rather than waiting for the job's time limit.
+        if coordinator.isWorkerProcessRunning(id),
+            let stale = workers.all.first(where: { $0.id == id && $0.address != address })
+        {
+            workerLost(stale.address, reason: "reconnected", notify: false)
         }
         workers.add(
             ConnectedWorker(
-                address: address, id: body.workerId, detector: descriptor, params: body.params,
-                expiry: .now + workerExpiry, assignment: nil))
+                address: address, id: id, version: version, detectors: descriptors,
+                params: Dictionary(offers.map { ($0.detector.name, $0.params) }, uniquingKeysWith: { first, _ in first }),
+                expiry: .now + workerExpiry, assignment: nil, roots: Set(roots ?? [])))
         // Answered at once, not at the next heartbeat tick: a worker gives up on a connection
         // the coordinator has not answered within the liveness, counted from its connect, and a
         // connection that took long to establish (a link coming back) would otherwise be
         // dropped by the worker just after it was registered here, holding a job.
         sendToWorker(address, .heartbeat)
-        logger.info("worker joined", metadata: ["worker": "\(body.workerId)", "detector": "\(descriptor.name)"])
-        publish(.workerJoined(WorkerEvent(workerId: body.workerId, detector: descriptor.name, version: descriptor.version)))
+        logger.info(
+            "worker joined",
+            metadata: ["worker": "\(id)", "detectors": "\(descriptors.map(\.name).joined(separator: ","))", "protocol": "\(version)"])
+        for descriptor in descriptors {
+            publish(.workerJoined(WorkerEvent(workerId: id, detector: descriptor.name, version: descriptor.version)))
+        }
     }
 
-    /// Removes a worker; its job goes back to the queue, or fails after its last attempt.
+    /// Removes a worker; its jobs go back to the queue, or fail after their last attempt.
     func workerLost(_ address: [UInt8], reason: String, notify: Bool) {
-        guard let worker = workers.remove(address) else { return }
-        logger.warning("worker lost", metadata: ["worker": "\(worker.id)", "reason": "\(reason)"])
+        guard let worker = workers[address] else { return }
         if notify {
             sendToWorker(address, .disconnect(DisconnectBody(reason: reason)))
         }
-        publish(
-            .workerLost(
-                WorkerEvent(workerId: worker.id, detector: worker.detector.name, version: worker.detector.version, reason: reason)))
+        workers.remove(address)
+        logger.warning("worker lost", metadata: ["worker": "\(worker.id)", "reason": "\(reason)"])
+        for descriptor in worker.detectors {
+            publish(
+                .workerLost(WorkerEvent(workerId: worker.id, detector: descriptor.name, version: descriptor.version, reason: reason)))
+        }
         guard let assignment = worker.assignment else { return }
         let timedOut = assignment.deadline < .now
-        let failure = AnalysisFailure(
-            code: (timedOut ? ErrorCode.timeout : ErrorCode.workerLost).rawValue,
-            message: "\(assignment.name): worker \(worker.id) \(reason) during attempt \(assignment.attempt) "
-                + "of \(configuration.maxAttempts)")
-        retryOrFail(assignment, failure: failure, worker: worker)
+        for job in assignment.jobs {
+            let failure = AnalysisFailure(
+                code: (timedOut ? ErrorCode.timeout : ErrorCode.workerLost).rawValue,
+                message: "\(assignment.name): worker \(worker.id) \(reason) during attempt \(job.attempt) "
+                    + "of \(configuration.maxAttempts)")
+            retryOrFail(job, failure: failure, worker: worker)
+        }
     }
 
     /// A worker whose process was seen to end (``Coordinator/workerProcessEnded(workerID:reason:)``):
@@ -115,9 +156,10 @@ extension CoordinatorLoop {
         workerLost(worker.address, reason: reason, notify: false)
     }
 
-    private func retryOrFail(_ assignment: Assignment, failure: AnalysisFailure, worker: ConnectedWorker) {
+    /// Queues a job whose attempt was lost again, or fails it after its last attempt.
+    private func retryOrFail(_ assigned: AssignedJob, failure: AnalysisFailure, worker: ConnectedWorker) {
         do {
-            guard let job = try library.job(assignment.job), job.state == .running, job.attempts == assignment.attempt else {
+            guard let job = try library.job(assigned.job), job.state == .running, job.attempts == assigned.attempt else {
                 return
             }
             if job.attempts >= configuration.maxAttempts {
@@ -127,16 +169,22 @@ extension CoordinatorLoop {
                 pending.requeue(PendingJob(job))
             }
         } catch {
-            logger.error("cannot requeue a job", metadata: ["job": "\(assignment.job)", "error": "\(error)"])
+            logger.error("cannot requeue a job", metadata: ["job": "\(assigned.job)", "error": "\(error)"])
         }
     }
 
-    /// Records a worker's RESULT, `size` bytes on the wire.
-    private func workerResult(_ address: [UInt8], _ body: ResultBody, envelope: [Float]?, size: Int) {
+    /// Records a worker's RESULT, `size` bytes on the wire: the answer to each job of its
+    /// assignment, stored (or failed, or retried) job by job, so the failure of one detector
+    /// redoes none of the others.
+    private func workerResult(
+        _ address: [UInt8], answers: [SongJobAnswer], audio: AudioFacts?, envelope: EnergyEnvelope?, size: Int
+    ) {
         guard let worker = workers[address] else { return }
-        guard let assignment = worker.assignment, assignment.job == body.job, assignment.attempt == body.attempt else {
-            logger.info(
-                "discarded a stale result", metadata: ["worker": "\(worker.id)", "job": "\(body.job)", "attempt": "\(body.attempt)"])
+        guard let assignment = worker.assignment,
+            answers.contains(where: { assignment.attempt(of: $0.job) == $0.attempt })
+        else {
+            let jobs = answers.map { "\($0.job)/\($0.attempt)" }.joined(separator: ",")
+            logger.info("discarded a stale result", metadata: ["worker": "\(worker.id)", "jobs": "\(jobs)"])
             return
         }
         workers.release(address)
@@ -144,49 +192,71 @@ extension CoordinatorLoop {
             let failure = AnalysisFailure(
                 code: ErrorCode.tooLarge.rawValue,
                 message: "the result is \(size) bytes, over the server's limit of \(configuration.maxResultBytes) bytes")
-            finishFailed(body.job, failure: failure, worker: worker, attempts: body.attempt)
+            for job in assignment.jobs { finishFailed(job.job, failure: failure, worker: worker, attempts: job.attempt) }
             return
         }
-        if let error = body.error {
-            finishFailed(
-                body.job, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: worker,
-                attempts: body.attempt)
-            return
+        var envelope = envelope
+        for job in assignment.jobs {
+            guard let answer = answers.first(where: { $0.job == job.job && $0.attempt == job.attempt }) else {
+                let failure = AnalysisFailure(
+                    code: ErrorCode.internal.rawValue,
+                    message: "\(assignment.name): worker \(worker.id) did not answer job \(job.job) (\(job.detector))")
+                retryOrFail(job, failure: failure, worker: worker)
+                continue
+            }
+            if let error = answer.error {
+                finishFailed(
+                    job.job, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: worker,
+                    attempts: job.attempt)
+                continue
+            }
+            guard var analysis = answer.analysis, analysis.detector == job.detector,
+                let descriptor = worker.descriptor(job.detector)
+            else {
+                let failure = AnalysisFailure(
+                    code: ErrorCode.internal.rawValue, message: "worker \(worker.id) returned an analysis of another detector")
+                finishFailed(job.job, failure: failure, worker: worker, attempts: job.attempt)
+                continue
+            }
+            analysis.version = descriptor.version
+            if store(analysis, job: job, song: assignment.song, worker: worker, durationS: audio?.durationS, envelope: envelope) {
+                // The song's envelope is stored once.
+                envelope = nil
+            }
         }
-        guard var analysis = body.analysis, analysis.detector == worker.detector.name else {
-            let failure = AnalysisFailure(
-                code: ErrorCode.internal.rawValue, message: "worker \(worker.id) returned an analysis of another detector")
-            finishFailed(body.job, failure: failure, worker: worker, attempts: body.attempt)
-            return
-        }
-        analysis.version = worker.detector.version
-        var envelopeValue: EnergyEnvelope?
-        if let envelope, let hop = body.envelopeHopS {
-            envelopeValue = EnergyEnvelope(hopS: hop, values: envelope)
-        }
+    }
+
+    /// Stores a successful analysis and publishes `job.done` (and `song.done` when it was
+    /// the song's last job); true when it was stored.
+    private func store(
+        _ analysis: TempoAnalysis, job: AssignedJob, song: String, worker: ConnectedWorker, durationS: Double?,
+        envelope: EnergyEnvelope?
+    ) -> Bool {
         do {
             guard
                 let completion = try library.finishJob(
-                    body.job, attempt: body.attempt, result: AnalysisRecord(analysis, worker: worker.id),
-                    durationS: body.audio?.durationS, envelope: envelopeValue)
+                    job.job, attempt: job.attempt, result: AnalysisRecord(analysis, worker: worker.id),
+                    durationS: durationS, envelope: envelope)
             else {
-                logger.info("discarded a result for a job no longer running", metadata: ["job": "\(body.job)"])
-                return
+                logger.info("discarded a result for a job no longer running", metadata: ["job": "\(job.job)"])
+                return false
             }
             completions.append(.now)
-            clientJobs.end(body.job)
+            clientJobs.end(job.job)
             publish(
                 .jobDone(
                     JobDoneEvent(
-                        job: body.job, song: assignment.song, detector: analysis.detector, bpm: analysis.bpm,
+                        job: job.job, song: song, detector: analysis.detector, bpm: analysis.bpm,
                         confidence: analysis.confidence)))
-            publishSongDoneIfFinished(assignment.song, completion)
+            publishSongDoneIfFinished(song, completion)
+            return true
         } catch {
             // A result the library refuses (out-of-range values) fails the job rather than
             // leaving it running.
             finishFailed(
-                body.job, failure: AnalysisFailure(code: ErrorCode.internal.rawValue, message: "cannot store the result: \(error)"),
-                worker: worker, attempts: body.attempt)
+                job.job, failure: AnalysisFailure(code: ErrorCode.internal.rawValue, message: "cannot store the result: \(error)"),
+                worker: worker, attempts: job.attempt)
+            return false
         }
     }
 
@@ -195,9 +265,11 @@ extension CoordinatorLoop {
     func finishFailed(_ job: Int64, failure: AnalysisFailure, worker: ConnectedWorker?, attempts: Int) {
         do {
             guard let record = try library.job(job) else { return }
-            let analysis = worker.map {
-                AnalysisRecord.failed(
-                    detector: record.detector, version: $0.detector.version, params: record.params, failure: failure, worker: $0.id)
+            let analysis = worker.flatMap { worker in
+                worker.descriptor(record.detector).map {
+                    AnalysisRecord.failed(
+                        detector: record.detector, version: $0.version, params: record.params, failure: failure, worker: worker.id)
+                }
             }
             guard let completion = try library.endJob(job, state: .failed, failure: failure, analysis: analysis) else { return }
             _ = pending.remove(job)
@@ -215,58 +287,125 @@ extension CoordinatorLoop {
 
     func publishSongDoneIfFinished(_ song: String, _ completion: JobCompletion) {
         guard completion.songFinished else { return }
+        // An upload's bytes are kept only until its jobs end (unless the server keeps uploads).
+        if !configuration.keepUploads, SongBlobs.isValidID(song) { coordinator.blobs.remove(song) }
         publish(.songDone(SongDoneEvent(song: song, jobs: completion.songJobs.map(JobInfo.init), consensus: completion.consensus)))
     }
 
-    /// Sends queued jobs to idle workers, least recently used first, until either runs out.
+    /// Sends queued jobs to idle workers, least recently used first, until either runs out:
+    /// one job of each detector in turn, and with it every other queued job of the same song
+    /// for a detector the chosen worker offers (one decode of the song for all of them).
     func dispatch() {
-        guard pending.count > 0 else { return }
-        for detector in workers.detectorsWithIdleWorkers {
-            while let job = pending.popFirst(detector) {
-                let bytes: [UInt8]
-                do {
-                    bytes = try coordinator.blobs.read(job.song)
-                } catch {
-                    finishFailed(
-                        job.id, failure: AnalysisFailure(code: ErrorCode.internal.rawValue, message: "song bytes lost: \(error)"),
-                        worker: nil, attempts: 0)
-                    continue
+        var progress = true
+        while progress && pending.count > 0 {
+            progress = false
+            for detector in workers.detectorsWithIdleWorkers where pending.hasJobs(detector) {
+                guard let worker = workers.nextIdle(detector), let first = pending.popFirst(detector) else { continue }
+                var jobs = [first]
+                if worker.version >= .v2 {
+                    jobs += pending.take(song: first.song, detectors: worker.detectorNames, limit: SongJobBody.maximumJobs - 1)
                 }
-                let deadline = ContinuousClock.now + .milliseconds(Int64(configuration.jobTimeLimitS * 1000))
-                guard
-                    let worker = workers.assign(
-                        detector,
-                        Assignment(job: job.id, attempt: 0, song: job.song, name: job.name, detector: detector, deadline: deadline))
-                else {
-                    pending.requeue(job)
-                    break
-                }
-                do throws(StoreError) {
-                    let attempt = try library.startJob(job.id, worker: worker.id)
-                    workers.setAttempt(worker.address, attempt)
-                    let body = JobBody(
-                        job: job.id, attempt: attempt, song: job.song, name: job.name, params: job.params,
-                        timeLimitS: configuration.jobTimeLimitS, envelope: true)
-                    sendToWorker(worker.address, .job(body, audio: bytes))
-                } catch .invalidValue {
-                    // No longer queued (cancelled meanwhile): nothing to send.
-                    workers.release(worker.address)
-                } catch {
-                    // The job stays queued (the database is locked, say): try again on a later pass.
-                    logger.error("cannot start a job", metadata: ["job": "\(job.id)", "error": "\(error)"])
-                    workers.release(worker.address)
-                    pending.requeue(job)
-                    break
-                }
+                guard send(jobs, to: worker) else { return }
+                progress = true
             }
         }
+    }
+
+    /// What a JOB carries: the song's location, for a worker that shares its library root,
+    /// or its bytes: its blob (an upload whose jobs are not over), else read from its file
+    /// below a library root now, through the safe open, and checked against the song's hash.
+    private func jobSource(_ job: PendingJob, for worker: ConnectedWorker) throws(ErrorBody) -> JobSource {
+        let locations: [SongLocation]
+        do {
+            guard let song = SongID(job.song) else { throw ErrorBody(code: .internal, message: "invalid song id \(job.song)") }
+            locations = try library.locations(of: song).filter { !$0.missing }
+        } catch {
+            throw ErrorBody(code: .internal, message: "cannot read the song's locations: \(error)")
+        }
+        if let shared = locations.first(where: { worker.roots.contains($0.root) }) {
+            return JobSource(location: JobLocation(root: shared.root, path: shared.path), bytes: [])
+        }
+        if coordinator.blobs.contains(job.song), let bytes = try? coordinator.blobs.read(job.song) {
+            return JobSource(location: nil, bytes: bytes)
+        }
+        var problems = [String]()
+        let roots = LibraryRoots(configuration.libraryRoots)
+        for location in locations {
+            do throws(ErrorBody) {
+                let file = try roots.open(root: location.root, relative: location.path, named: location.absolutePath)
+                let bytes = try file.read()
+                guard SongID(hashing: bytes).hex == job.song else {
+                    throw ErrorBody(code: .songChanged, message: "\(location.absolutePath): the file changed since it was scanned")
+                }
+                return JobSource(location: nil, bytes: bytes)
+            } catch {
+                problems.append(error.message)
+            }
+        }
+        guard !problems.isEmpty else {
+            throw ErrorBody(
+                code: .notFound, message: "\(job.name): the song's bytes are not kept (an upload whose jobs ended) and no file of it is known")
+        }
+        throw ErrorBody(code: .songChanged, message: problems.joined(separator: "; ") + " (scan again)")
+    }
+
+    /// Starts `jobs` (of one song) in the library and sends them to `worker` in one JOB;
+    /// false when the library cannot start jobs now (they stay queued for a later pass).
+    private func send(_ jobs: [PendingJob], to worker: ConnectedWorker) -> Bool {
+        let song = jobs[0].song, name = jobs[0].name
+        let source: JobSource
+        do {
+            source = try jobSource(jobs[0], for: worker)
+        } catch {
+            for job in jobs {
+                finishFailed(job.id, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: nil, attempts: 0)
+            }
+            return true
+        }
+        var started: [(PendingJob, Int)] = []
+        var writable = true
+        for (index, job) in jobs.enumerated() {
+            do throws(StoreError) {
+                started.append((job, try library.startJob(job.id, worker: worker.id)))
+            } catch .invalidValue {
+                // No longer queued (cancelled meanwhile): nothing to send.
+            } catch {
+                // The jobs stay queued (the database is locked, say): try again on a later pass.
+                logger.error("cannot start a job", metadata: ["job": "\(job.id)", "error": "\(error)"])
+                for rest in jobs[index...].reversed() { pending.requeue(rest) }
+                writable = false
+                break
+            }
+        }
+        if !started.isEmpty {
+            let deadline = ContinuousClock.now + .milliseconds(Int64(configuration.jobTimeLimitS * 1000))
+            workers.assign(
+                worker.address,
+                Assignment(
+                    song: song, name: name,
+                    jobs: started.map { AssignedJob(job: $0.0.id, attempt: $0.1, detector: $0.0.detector) }, deadline: deadline))
+            if worker.version >= .v2 {
+                let body = SongJobBody(
+                    song: song, name: name, timeLimitS: configuration.jobTimeLimitS, envelope: true,
+                    jobs: started.map { SongJobEntry(job: $0.0.id, attempt: $0.1, detector: $0.0.detector, params: $0.0.params) },
+                    location: source.location)
+                sendToWorker(worker.address, .songJob(body, audio: source.bytes))
+            } else {
+                let (job, attempt) = started[0]
+                let body = JobBody(
+                    job: job.id, attempt: attempt, song: song, name: name, params: job.params,
+                    timeLimitS: configuration.jobTimeLimitS, envelope: true, location: source.location)
+                sendToWorker(worker.address, .job(body, audio: source.bytes))
+            }
+        }
+        return writable
     }
 
     /// Queues again the jobs the library has as running that no connected worker holds: a
     /// result that could not be stored (the library was locked), or a failure that could not
     /// be recorded. Runs every heartbeat, so no job stays stuck once the library is writable.
     func requeueOrphanedJobs() {
-        let held = Set(workers.all.compactMap { $0.assignment?.job })
+        let held = Set(workers.all.flatMap { $0.assignment?.jobs.map(\.job) ?? [] })
         do {
             for job in try library.runningJobs() where !held.contains(job.id) {
                 try library.requeueJob(job.id)
@@ -283,4 +422,10 @@ extension CoordinatorLoop {
     func knownDescriptor(_ name: String) -> DetectorDescriptor? {
         configuration.knownDetectors.first { $0.name == name }
     }
+}
+
+/// The song of a JOB: its location for the worker to open, or its bytes.
+struct JobSource {
+    var location: JobLocation?
+    var bytes: [UInt8]
 }

@@ -30,8 +30,13 @@ final class CoordinatorLoop {
     /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
     let intakeBudget: IntakeBudget
 
+    /// The songs being uploaded in chunks.
+    var uploads: UploadBook
     var workers = WorkerRegistry()
     var pending = PendingJobs()
+    /// Scans waiting for the running one (``scanRunning``) to end.
+    var waitingScans: [PendingScan] = []
+    var scanRunning = false
     /// Submissions are refused once a stop was asked for.
     var accepting = true
     /// Completed jobs, for the jobs-per-second figure of `status`.
@@ -58,6 +63,7 @@ final class CoordinatorLoop {
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renderWork = try BackgroundWork(threads: 1, name: "tactus-render")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
+        uploads = try UploadBook(directory: configuration.uploadDirectory, maxOpenBytes: Int64(configuration.maxSongBytes) * 8)
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -74,8 +80,12 @@ final class CoordinatorLoop {
         } else {
             authenticator = nil
         }
+        // libzmq receives a whole message before the loop sees it: a client's frames are kept
+        // small (large songs come as an upload, in chunks), so that many large messages at
+        // once cannot take the coordinator's memory. A larger frame drops its connection.
+        try frontend.set(.maxMessageSize(configuration.maxClientFrameBytes))
+        try backend.set(.maxMessageSize(maxMessage))
         for socket in [frontend, backend] {
-            try socket.set(.maxMessageSize(maxMessage))
             try socket.set(.routerMandatory(true))
             try socket.set(.linger(.milliseconds(500)))
         }
@@ -111,7 +121,14 @@ final class CoordinatorLoop {
         if let authenticator { poller.add(authenticator) }
         for pool in [reads, intake, renderWork] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
+        var lastTurn = ContinuousClock.now
         while true {
+            // A turn comes at least every 100 ms (the poll's timeout) plus the work of a turn; a
+            // far longer gap means this process was not running (stopped, or starved on a loaded
+            // machine): the workers' silence meanwhile is not theirs.
+            let gap = ContinuousClock.now - lastTurn
+            if gap > heartbeatInterval { workers.postponeExpiries(by: gap) }
+            lastTurn = .now
             if coordinator.isStopRequested && stopDeadline == nil {
                 accepting = false
                 stopDeadline = .now + .milliseconds(Int64(configuration.shutdownGraceS * 1000))
@@ -125,6 +142,7 @@ final class CoordinatorLoop {
             for ended in coordinator.takeEndedWorkers() {
                 workerEnded(id: ended.workerID, reason: ended.reason)
             }
+            if let watched = coordinator.takeWatchedPaths() { scanWatched(watched.isEmpty ? nil : watched) }
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
             // Answers to reads go out between the other steps: a client waits on each.
@@ -153,13 +171,16 @@ final class CoordinatorLoop {
     ///
     /// A message with more frames than the limit (plus the routing id and delimiter) is not
     /// decoded: `tooManyFrames` answers it from its first frames and its frame count.
+    ///
+    /// - Returns: false when the socket had no more messages waiting.
+    @discardableResult
     private func drain(
         _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
-    ) {
+    ) -> Bool {
         let keep = configuration.limits.maxFrames + 2
         for _ in 0..<Self.messagesPerTurn {
             do {
-                guard let message = try socket.tryReceive(keepingAtMost: keep) else { return }
+                guard let message = try socket.tryReceive(keepingAtMost: keep) else { return false }
                 if message.frameCount > keep {
                     tooManyFrames(message.frames, message.frameCount)
                 } else {
@@ -168,6 +189,16 @@ final class CoordinatorLoop {
             } catch {
                 logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
             }
+        }
+        return true
+    }
+
+    /// Handles every message waiting from workers (at most a few thousand): before a worker is
+    /// taken for silent, the heartbeats that have arrived must count, even those the loop has
+    /// not read yet because it was slow (a long commit, a thread starved on a loaded machine).
+    private func drainBackend() {
+        for _ in 0..<512 {
+            guard drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage) else { return }
         }
     }
 
@@ -229,9 +260,18 @@ final class CoordinatorLoop {
 
     /// The purge of dead workers, on every turn (a worker is dead once its expiry has passed,
     /// not at the next heartbeat), and heartbeats, at most once per heartbeat interval.
+    ///
+    /// A worker is silent only once every message that has arrived from it is read, and a
+    /// local worker whose process runs is not silent while its job is within its time limit
+    /// (``WorkerRegistry/expired(at:processRunning:)``).
     private func tick() {
-        let now = ContinuousClock.now
-        for (worker, reason) in workers.expired(at: now) {
+        var now = ContinuousClock.now
+        let running: (ConnectedWorker) -> Bool = { [coordinator] in coordinator.isWorkerProcessRunning($0.id) }
+        if !workers.expired(at: now, processRunning: running).isEmpty {
+            drainBackend()
+            now = .now
+        }
+        for (worker, reason) in workers.expired(at: now, processRunning: running) {
             workerLost(worker.address, reason: reason, notify: true)
         }
         guard now >= nextHeartbeat else { return }
@@ -240,6 +280,7 @@ final class CoordinatorLoop {
             sendToWorker(worker.address, .heartbeat)
         }
         requeueOrphanedJobs()
+        uploads.expire(at: now)
         let cutoff = now - .seconds(60)
         completions.removeAll { $0 < cutoff }
     }
@@ -254,9 +295,11 @@ final class CoordinatorLoop {
 
     // MARK: Sending
 
-    func sendToWorker(_ address: [UInt8], _ message: CoordinatorMessage) {
+    /// Sends `message` to a worker in the version it speaks (`version` for a peer not
+    /// registered, by default version 1).
+    func sendToWorker(_ address: [UInt8], _ message: CoordinatorMessage, version: ProtocolVersion? = nil) {
         do {
-            try backend.send([address] + message.frames())
+            try backend.send([address] + message.frames(version: version ?? workers[address]?.version ?? .v1))
         } catch {
             // A worker that vanished (router-mandatory EHOSTUNREACH) is purged by its expiry.
             logger.debug("cannot send to a worker", metadata: ["error": "\(error)"])

@@ -33,6 +33,9 @@ struct PendingJob: Sendable, Hashable {
 struct PendingJobs {
     private var queues: [String: Deque<PendingJob>] = [:]
     private var ids: Set<Int64> = []
+    /// The queued jobs of each song by detector, so a worker offering several detectors gets
+    /// all of a song's jobs in one message without a search through every queue.
+    private var songs: [String: [String: Int]] = [:]
 
     var count: Int { ids.count }
 
@@ -42,22 +45,41 @@ struct PendingJobs {
     /// Adds a new job at the back of its detector's queue.
     mutating func append(_ job: PendingJob) {
         queues[job.detector, default: []].append(job)
-        ids.insert(job.id)
+        added(job)
     }
 
     /// Puts a job whose attempt failed back at the front: it has waited longest.
     mutating func requeue(_ job: PendingJob) {
         queues[job.detector, default: []].prepend(job)
-        ids.insert(job.id)
+        added(job)
     }
+
+    /// Whether `detector` has a queued job.
+    func hasJobs(_ detector: String) -> Bool { queues[detector] != nil }
 
     /// Takes the oldest job of `detector`.
     mutating func popFirst(_ detector: String) -> PendingJob? {
         // In place: a copy of the queue would cost as much as the queue is long.
         guard let job = queues[detector]?.popFirst() else { return nil }
         if queues[detector]?.isEmpty == true { queues[detector] = nil }
-        ids.remove(job.id)
+        removed(job)
         return job
+    }
+
+    /// Takes every queued job of `song` for one of `detectors`, at most `limit`, oldest
+    /// first per detector. The jobs of a song are queued together, so each is found near
+    /// the front of its queue.
+    mutating func take(song: String, detectors: [String], limit: Int) -> [PendingJob] {
+        guard let counts = songs[song] else { return [] }
+        var taken: [PendingJob] = []
+        for detector in detectors where counts[detector] != nil {
+            while taken.count < limit, songs[song]?[detector] != nil,
+                let index = queues[detector]?.firstIndex(where: { $0.song == song })
+            {
+                taken.append(removeFromQueue(detector, at: index))
+            }
+        }
+        return taken
     }
 
     /// Removes job `id` if it is queued; returns it.
@@ -65,13 +87,29 @@ struct PendingJobs {
         guard ids.contains(id) else { return nil }
         for (detector, queue) in queues {
             if let index = queue.firstIndex(where: { $0.id == id }) {
-                let job = queue[index]
-                queues[detector]!.remove(at: index)
-                ids.remove(id)
-                return job
+                return removeFromQueue(detector, at: index)
             }
         }
         return nil
+    }
+
+    private mutating func removeFromQueue(_ detector: String, at index: Int) -> PendingJob {
+        let job = queues[detector]!.remove(at: index)
+        if queues[detector]!.isEmpty { queues[detector] = nil }
+        removed(job)
+        return job
+    }
+
+    private mutating func added(_ job: PendingJob) {
+        ids.insert(job.id)
+        songs[job.song, default: [:]][job.detector, default: 0] += 1
+    }
+
+    private mutating func removed(_ job: PendingJob) {
+        ids.remove(job.id)
+        let left = (songs[job.song]?[job.detector] ?? 1) - 1
+        songs[job.song]?[job.detector] = left > 0 ? left : nil
+        if songs[job.song]?.isEmpty == true { songs[job.song] = nil }
     }
 
     /// Queued jobs per detector.

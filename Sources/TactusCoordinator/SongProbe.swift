@@ -1,3 +1,4 @@
+import TactusLibraryRoots
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -13,4 +14,16 @@ public protocol SongProbe: Sendable {
     /// A song that cannot be read throws an ``ErrorBody`` with the audio error's code and
     /// message, which the client gets as the answer to its submission.
     func record(of bytes: [UInt8], name: String, id: SongID) throws(ErrorBody) -> SongRecord
+
+    /// The record of the file `file` below a library root, read through its open descriptor
+    /// (the default reads its bytes whole and calls ``record(of:name:id:)``).
+    func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord
+}
+
+extension SongProbe {
+    public func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        var record = try record(of: try file.read(), name: name, id: id)
+        record.byteSize = file.size
+        return record
+    }
 }

@@ -1,14 +1,15 @@
 import Foundation
 import TactusDetector
+import TactusLibraryRoots
 import TactusModel
 import TactusProtocol
 import TactusStore
 
-/// The slow part of a submission, run on a background thread (``BackgroundWork``): reads the
-/// song's bytes (sent inline, or a file under a library root, its size checked on the open
-/// descriptor before it is read), hashes them, reads the audio header (through the
-/// ``SongProbe``), looks up the analyses the library already has, and writes the blob durably
-/// when some job remains to be done. It needs nothing of the poll loop's state; the loop then
+/// The slow part of a submission, run on a background thread (``BackgroundWork``): hashes the
+/// song (sent inline, or a file under a library root, its size checked on the open descriptor
+/// before it is read in bounded pieces), reads the audio header (through the ``SongProbe``),
+/// looks up the analyses the library already has, and writes an upload's blob durably when
+/// some job remains to be done (a file under a root is never copied). It needs nothing of the poll loop's state; the loop then
 /// stores and queues the jobs (``PreparedSubmission``).
 struct SubmissionIntake: Sendable {
     /// A detector the submission asks for, with its declaration when one is known (an
@@ -16,6 +17,13 @@ struct SubmissionIntake: Sendable {
     struct Detector: Sendable {
         var name: String
         var descriptor: DetectorDescriptor?
+    }
+
+    /// A finished upload's file, read on the intake thread.
+    struct UploadedFile: Sendable {
+        var path: String
+        var size: Int
+        var sha256: String
     }
 
     let request: SubmitRequest
@@ -27,36 +35,36 @@ struct SubmissionIntake: Sendable {
     let maxSongBytes: Int
     let maxAudioBytes: Int
     let libraryRoots: [String]
-    /// Where a file under a library root reserves its bytes while it is prepared (an upload's
+    /// Where an upload sent in chunks reserves its bytes while it is prepared (a message's
     /// are reserved by the loop, which received them).
     let budget: IntakeBudget
+    /// The song's file when it was uploaded in chunks (`upload`).
+    var uploaded: UploadedFile? = nil
 
     func prepare() throws -> PreparedSubmission {
-        let (bytes, name) = try songBytes()
-        defer { if audio == nil { budget.release(bytes.count) } }
+        if let uploaded { return try prepareChunkedUpload(uploaded) }
+        guard audio == nil, let path = request.path else {
+            guard let bytes = audio else {
+                throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes, an upload or a path")
+            }
+            return try prepareUpload(bytes, song: SongID(hashing: bytes), name: request.name ?? "upload")
+        }
+        let file = try LibraryRoots(libraryRoots).open(path)
+        return try prepare(file, name: request.name ?? (path as NSString).lastPathComponent)
+    }
+
+    /// A song uploaded by the client: hashed, probed, and written to the blob store when some
+    /// job remains to be done (until its jobs end).
+    private func prepareUpload(_ bytes: [UInt8], song: SongID, name: String) throws -> PreparedSubmission {
         guard bytes.count <= maxSongBytes else {
             throw ErrorBody(
                 code: .tooLarge,
                 message: "\(name): \(bytes.count) bytes is over the server's song size limit of \(maxSongBytes) bytes")
         }
-        let song = SongID(hashing: bytes)
-        let record = try probeRecord(bytes, name: name, id: song)
-        var requests = [JobRequest]()
-        var answered = [JobInfo]()
-        for detector in detectors {
-            let given = request.params?[detector.name] ?? ParameterSet()
-            if let descriptor = detector.descriptor, request.force != true, let stored = try storedAnalysis(song, descriptor, given) {
-                answered.append(
-                    JobInfo(
-                        job: 0, song: song.hex, detector: detector.name, state: stored.record.status == .failed ? .failed : .done,
-                        error: stored.record.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) }))
-                continue
-            }
-            requests.append(JobRequest(detector: detector.name, params: given))
-        }
-        var createdBlob = false
-        if !requests.isEmpty {
-            createdBlob = !blobs.contains(song.hex)
+        let record = try probe.record(of: bytes, name: name, id: song)
+        var prepared = try jobs(for: record)
+        if !prepared.requests.isEmpty {
+            prepared.createdBlob = !blobs.contains(song.hex)
             do {
                 try blobs.put(bytes, id: song.hex)
             } catch {
@@ -65,43 +73,70 @@ struct SubmissionIntake: Sendable {
                     retryAfterMs: error.code == .diskFull ? 60_000 : nil)
             }
         }
-        return PreparedSubmission(
-            song: record, requests: requests,
-            answered: answered, createdBlob: createdBlob)
+        return prepared
     }
 
-    /// The song's bytes and name: the request's audio frame, or a file under a library root.
-    private func songBytes() throws -> ([UInt8], String) {
-        if let audio {
-            return (audio, request.name ?? "upload")
+    /// A song uploaded in chunks: its file read back within the intake budget and checked
+    /// against the SHA-256 announced when the upload began, then kept like any upload.
+    private func prepareChunkedUpload(_ uploaded: UploadedFile) throws -> PreparedSubmission {
+        let name = request.name ?? "upload"
+        try budget.reserve(uploaded.size, name: name)
+        defer { budget.release(uploaded.size) }
+        let bytes = try UploadBook.read(uploaded.path, size: uploaded.size)
+        let song = SongID(hashing: bytes)
+        guard song.hex == uploaded.sha256 else {
+            throw ErrorBody(
+                code: .badRequest,
+                message: "\(name): the \(bytes.count) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
         }
-        guard let path = request.path else {
-            throw ErrorBody(code: .badRequest, message: "submit needs the song's bytes or a path")
-        }
-        let file = try LibraryRoots(libraryRoots).open(path)
-        guard file.size <= maxAudioBytes else {
-            throw ErrorBody(code: .tooLarge, message: "\(path): \(file.size) bytes is over the limit of \(maxAudioBytes)")
-        }
-        try budget.reserve(file.size, name: path)
-        let data: [UInt8]
-        do {
-            data = try file.read()
-        } catch {
-            budget.release(file.size)
-            throw error
-        }
-        return (data, request.name ?? (path as NSString).lastPathComponent)
+        return try prepareUpload(bytes, song: song, name: name)
     }
 
-    /// The probe's record of the song. A server-side file that is not audio is refused without
-    /// the probe's description of its first bytes: the file may be anything the server can
-    /// read, and its bytes are not the client's to see.
-    private func probeRecord(_ bytes: [UInt8], name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+    /// A file below a library root, analysed in place: its size is checked on the open
+    /// descriptor before anything is read, its header is read and its bytes hashed through
+    /// the descriptor in bounded pieces, and nothing is copied (the workers open the file, or
+    /// get its bytes read from it when the job is sent). The song's location comes with it.
+    func prepare(_ file: LibraryFile, name: String) throws -> PreparedSubmission {
+        let limit = min(maxSongBytes, maxAudioBytes)
+        guard file.size <= limit else {
+            throw ErrorBody(code: .tooLarge, message: "\(file.path): \(file.size) bytes is over the server's song size limit of \(limit) bytes")
+        }
+        let song = try file.songID()
+        let known = try library.song(song)
+        let record = try known ?? probeRecord(file, name: name, id: song)
+        var prepared = try jobs(for: record)
+        prepared.location = file.location
+        prepared.songWasKnown = known != nil
+        return prepared
+    }
+
+    /// The jobs still to do for the song `record` (the analyses the library already has are
+    /// answered from it, unless the request forces a new analysis).
+    private func jobs(for record: SongRecord) throws -> PreparedSubmission {
+        var requests = [JobRequest]()
+        var answered = [JobInfo]()
+        for detector in detectors {
+            let given = request.params?[detector.name] ?? ParameterSet()
+            if let descriptor = detector.descriptor, request.force != true, let stored = try storedAnalysis(record.id, descriptor, given) {
+                answered.append(
+                    JobInfo(
+                        job: 0, song: record.id.hex, detector: detector.name, state: stored.record.status == .failed ? .failed : .done,
+                        error: stored.record.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) }))
+                continue
+            }
+            requests.append(JobRequest(detector: detector.name, params: given))
+        }
+        return PreparedSubmission(song: record, requests: requests, answered: answered, createdBlob: false)
+    }
+
+    /// The probe's record of a file below a library root. A file that is not audio is refused
+    /// without the probe's description of its first bytes: the file may be anything the
+    /// server can read, and its bytes are not the client's to see.
+    private func probeRecord(_ file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
         do {
-            return try probe.record(of: bytes, name: name, id: id)
+            return try probe.record(of: file, name: name, id: id)
         } catch where error.code == .unsupportedFormat {
-            guard let path = request.path, audio == nil else { throw error }
-            throw ErrorBody(code: .unsupportedFormat, message: "\(path): \(bytes.count) bytes that are not audio Tactus recognises")
+            throw ErrorBody(code: .unsupportedFormat, message: "\(file.path): \(file.size) bytes that are not audio Tactus recognises")
         }
     }
 
@@ -124,4 +159,8 @@ struct PreparedSubmission: Sendable {
     var requests: [JobRequest]
     var answered: [JobInfo]
     var createdBlob: Bool
+    /// Where the song lies under a library root, for a song analysed in place.
+    var location: SongLocation?
+    /// Whether the library had the song before (a file analysed in place).
+    var songWasKnown = false
 }

@@ -1,15 +1,28 @@
 import Foundation
 import TactusDetector
+import TactusProtocol
 
-/// The job a worker is running: which attempt, and when it must be done.
-struct Assignment: Sendable, Hashable {
+/// One job of an assignment: which attempt of which detector.
+struct AssignedJob: Sendable, Hashable {
     var job: Int64
     var attempt: Int
+    var detector: String
+}
+
+/// What a worker is running: the jobs of one song it was sent in one JOB, and when they must
+/// be done.
+struct Assignment: Sendable, Hashable {
     var song: String
     /// The name the song was submitted with.
     var name: String
-    var detector: String
+    /// The jobs, each with the attempt the library gave it (one for a version-1 worker).
+    var jobs: [AssignedJob]
     var deadline: ContinuousClock.Instant
+
+    /// The attempt of `job` this assignment runs, if it holds the job.
+    func attempt(of job: Int64) -> Int? {
+        jobs.first { $0.job == job }?.attempt
+    }
 }
 
 /// A worker connected to the backend.
@@ -20,15 +33,29 @@ struct ConnectedWorker: Sendable {
     /// The ROUTER routing id of the worker's DEALER.
     let address: [UInt8]
     let id: String
-    let detector: DetectorDescriptor
-    let params: ParameterSet
+    /// The protocol version of its READY, which the coordinator speaks to it.
+    let version: ProtocolVersion
+    /// The detectors it offers, each named once (one for a version-1 worker).
+    let detectors: [DetectorDescriptor]
+    /// The parameters it was started with, per detector name (informational).
+    let params: [String: ParameterSet]
     /// When the worker is dead unless something arrives from it.
     var expiry: ContinuousClock.Instant
     var assignment: Assignment?
+    /// The library roots the worker declared it can open files under (READY's `roots`).
+    var roots: Set<String> = []
+
+    /// The declaration of `name` as this worker offers it.
+    func descriptor(_ name: String) -> DetectorDescriptor? {
+        detectors.first { $0.name == name }
+    }
+
+    var detectorNames: [String] { detectors.map(\.name) }
 }
 
 /// The workers connected to the backend, with an idle list per detector kept in
-/// least-recently-used order (the worker idle the longest gets the next job).
+/// least-recently-used order (the worker idle the longest gets the next job). A worker that
+/// offers several detectors is in the list of each while it is idle.
 struct WorkerRegistry {
     private(set) var workers: [[UInt8]: ConnectedWorker] = [:]
     private var idle: [String: [[UInt8]]] = [:]
@@ -40,15 +67,22 @@ struct WorkerRegistry {
     /// Adds a worker that sent READY; it starts idle.
     mutating func add(_ worker: ConnectedWorker) {
         workers[worker.address] = worker
-        idle[worker.detector.name, default: []].append(worker.address)
+        for name in worker.detectorNames { idle[name, default: []].append(worker.address) }
     }
 
-    /// Removes a worker; returns it (with the job it was running, if any).
+    /// Removes a worker; returns it (with the jobs it was running, if any).
     @discardableResult
     mutating func remove(_ address: [UInt8]) -> ConnectedWorker? {
         guard let worker = workers.removeValue(forKey: address) else { return nil }
-        idle[worker.detector.name]?.removeAll { $0 == address }
+        removeFromIdle(worker)
         return worker
+    }
+
+    private mutating func removeFromIdle(_ worker: ConnectedWorker) {
+        for name in worker.detectorNames {
+            idle[name]?.removeAll { $0 == worker.address }
+            if idle[name]?.isEmpty == true { idle[name] = nil }
+        }
     }
 
     /// Notes that something arrived from the worker: it is alive until `expiry`.
@@ -56,25 +90,29 @@ struct WorkerRegistry {
         workers[address]?.expiry = expiry
     }
 
-    /// Takes the least recently used idle worker of `detector` and marks it busy with `assignment`.
-    mutating func assign(_ detector: String, _ assignment: Assignment) -> ConnectedWorker? {
-        guard var queue = idle[detector], !queue.isEmpty else { return nil }
-        let address = queue.removeFirst()
-        idle[detector] = queue
+    /// Moves every worker's expiry `duration` later: the coordinator was not listening for
+    /// that long (its loop stalled), so the silence of its workers meanwhile does not count.
+    mutating func postponeExpiries(by duration: Duration) {
+        for address in workers.keys { workers[address]?.expiry += duration }
+    }
+
+    /// The least recently used idle worker of `detector`, left idle.
+    func nextIdle(_ detector: String) -> ConnectedWorker? {
+        idle[detector]?.first.flatMap { workers[$0] }
+    }
+
+    /// Marks an idle worker busy with `assignment`.
+    mutating func assign(_ address: [UInt8], _ assignment: Assignment) {
+        guard let worker = workers[address], worker.assignment == nil else { return }
+        removeFromIdle(worker)
         workers[address]?.assignment = assignment
-        return workers[address]
     }
 
-    /// Records the attempt number the library gave the worker's job.
-    mutating func setAttempt(_ address: [UInt8], _ attempt: Int) {
-        workers[address]?.assignment?.attempt = attempt
-    }
-
-    /// Puts a worker whose job is over back at the end of its detector's idle list.
+    /// Puts a worker whose jobs are over back at the end of its detectors' idle lists.
     mutating func release(_ address: [UInt8]) {
         guard let worker = workers[address], worker.assignment != nil else { return }
         workers[address]?.assignment = nil
-        idle[worker.detector.name, default: []].append(address)
+        for name in worker.detectorNames { idle[name, default: []].append(address) }
     }
 
     /// Detectors with at least one idle worker.
@@ -86,11 +124,21 @@ struct WorkerRegistry {
     /// deadline. One bounded pass over every worker, removing nothing while it looks (the
     /// reference Majordomo broker stops at the first live worker of its waiting list, so dead
     /// workers behind it are never purged, and busy ones are never checked at all).
-    func expired(at now: ContinuousClock.Instant) -> [(worker: ConnectedWorker, reason: String)] {
+    ///
+    /// A worker for which `processRunning` is true (a local worker whose process the
+    /// coordinator knows to be alive) is not silent while it holds a job within its deadline:
+    /// under heavy load its heartbeats may come late, and the end of its process is reported
+    /// at once.
+    func expired(
+        at now: ContinuousClock.Instant, processRunning: (ConnectedWorker) -> Bool = { _ in false }
+    ) -> [(worker: ConnectedWorker, reason: String)] {
         workers.values.compactMap { worker in
-            if worker.expiry < now { return (worker, "silent for too long") }
             if let assignment = worker.assignment, assignment.deadline < now {
-                return (worker, "job \(assignment.job) exceeded its time limit")
+                let jobs = assignment.jobs.map { String($0.job) }.joined(separator: ", ")
+                return (worker, "job\(assignment.jobs.count == 1 ? "" : "s") \(jobs) exceeded the time limit")
+            }
+            if worker.expiry < now && !(worker.assignment != nil && processRunning(worker)) {
+                return (worker, "silent for too long")
             }
             return nil
         }
@@ -100,11 +148,13 @@ struct WorkerRegistry {
     var all: [ConnectedWorker] { workers.values.sorted { $0.id < $1.id } }
 
     /// The detectors offered by connected workers: each name with the declaration of its
-    /// first worker and the number of workers.
+    /// first worker and the number of workers offering it.
     var offered: [(descriptor: DetectorDescriptor, workers: Int)] {
         var byName: [String: (DetectorDescriptor, Int)] = [:]
         for worker in workers.values {
-            byName[worker.detector.name, default: (worker.detector, 0)].1 += 1
+            for detector in worker.detectors {
+                byName[detector.name, default: (detector, 0)].1 += 1
+            }
         }
         return byName.values.sorted { $0.0.name < $1.0.name }.map { ($0.0, $0.1) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import TactusDetector
 
 /// How ``OnsetStrengthAccumulator`` turns audio into a band-wise onset-strength envelope.
 ///
@@ -102,27 +103,24 @@ public struct OnsetStrengthEnvelope: Sendable {
 /// Computes an ``OnsetStrengthEnvelope`` while the song streams in.
 ///
 /// Each frame of ``OnsetStrengthConfiguration/frameSeconds`` is Hann-windowed and transformed
-/// with FFTW; the power in each band is summed and normalised by the frame and FFT lengths (so
-/// it does not depend on the sample rate). At the end of the song each band's magnitude is
-/// compressed relative to the song's mean magnitude and differenced against the previous frame
-/// with negative changes dropped (Scheirer's diff-rect, on spectral bands). Memory is bounded by
-/// one frame of audio plus the low-rate envelope.
+/// with FFTW (``SpectralFrames``, which accumulators of the same frames share); the power in
+/// each band is summed and normalised by the frame and FFT lengths (so it does not depend on
+/// the sample rate). At the end of the song each band's magnitude is compressed relative to
+/// the song's mean magnitude and differenced against the previous frame with negative changes
+/// dropped (Scheirer's diff-rect, on spectral bands). Memory is bounded by one frame of audio
+/// plus the low-rate envelope.
 public final class OnsetStrengthAccumulator {
     public let configuration: OnsetStrengthConfiguration
     public let sampleRate: Double
 
-    private let frameLength: Int
-    private let fft: RealFFT
-    private let window: [Float]
+    /// The frames' spectra, this accumulator's own or shared with others.
+    private let frames: SpectralFrames
     /// Bin ranges of the bands (empty when the band is above the Nyquist frequency).
     private let bandBins: [Range<Int>]
     private let powerScale: Float
 
-    /// Audio not yet fully used: `pending[0]` is sample `pendingStart` of the song.
-    private var pending: [Float] = []
-    private var pendingStart = 0
+    /// Samples consumed so far.
     private var consumed = 0
-    private var nextFrame = 0
     /// Each band's magnitude (square root of its normalised power), one value per frame.
     /// Frame after frame (frame-major): `magnitudes[frame * bandCount + band]`, one append per
     /// frame rather than one per band.
@@ -134,16 +132,15 @@ public final class OnsetStrengthAccumulator {
     private var energyRunning = 0.0
     private var nextEnergyBoundary: Int
 
-    public init(sampleRate: Double, configuration: OnsetStrengthConfiguration) {
+    /// An accumulator with its own frames; with `frontEnds`, with the frames of any other
+    /// accumulator of the song with the same rate, frame rate and frame length.
+    public init(sampleRate: Double, configuration: OnsetStrengthConfiguration, frontEnds: SharedFrontEnds? = nil) {
         precondition(sampleRate > 0)
         self.sampleRate = sampleRate
         self.configuration = configuration
-        let frameLength = max(16, Int((configuration.frameSeconds * sampleRate).rounded()))
-        self.frameLength = frameLength
-        let fftSize = FFTSize.atLeast(frameLength)
-        fft = RealFFT(size: fftSize)
-        // A periodic Hann window: sums to frameLength / 2.
-        window = (0..<frameLength).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(frameLength))) }
+        let key = SpectralFrames.Key(sampleRate: sampleRate, frameRate: configuration.frameRate, frameSeconds: configuration.frameSeconds)
+        frames = frontEnds?.shared(key) { SpectralFrames(key: key) } ?? SpectralFrames(key: key)
+        let fftSize = frames.fftSize
         let binHz = sampleRate / Double(fftSize)
         let binCount = fftSize / 2 + 1
         bandBins = zip(configuration.bandEdgesHz, configuration.bandEdgesHz.dropFirst()).map { low, high in
@@ -153,13 +150,15 @@ public final class OnsetStrengthAccumulator {
         }
         // Parseval: the windowed frame's power sums to about fftSize * frameLength * meanSquare * 3/16
         // over the half spectrum; dividing by fftSize * frameLength makes it rate-independent.
-        powerScale = 1 / (Float(fftSize) * Float(frameLength))
+        powerScale = 1 / (Float(fftSize) * Float(frames.frameLength))
         frameMagnitudes = [Float](repeating: 0, count: bandBins.count)
         nextEnergyBoundary = max(1, Int((sampleRate / configuration.frameRate).rounded()))
+        // Weak: the shared frames may outlive this accumulator.
+        frames.listen { [weak self] spectrum in self?.appendFrame(spectrum) }
     }
 
     private func frameStart(_ frame: Int) -> Int {
-        Int((Double(frame) * sampleRate / configuration.frameRate).rounded())
+        frames.frameStart(frame)
     }
 
     /// The envelope of a whole signal held in memory, fed in blocks of `blockSize` samples.
@@ -182,22 +181,14 @@ public final class OnsetStrengthAccumulator {
     /// Takes the next samples (any length).
     public func consume(_ samples: UnsafeBufferPointer<Float>) {
         accumulateEnergy(samples)
-        pending.append(contentsOf: samples)
+        frames.consume(samples, at: consumed)
         consumed += samples.count
-        processAvailableFrames()
     }
 
     /// Ends the signal and returns the envelope: one frame per hop started before the end (the
     /// last frames are zero-padded), so the envelope covers the whole signal.
     public func finish() -> OnsetStrengthEnvelope {
-        let padding = frameLength
-        pending.append(contentsOf: repeatElement(0, count: padding))
-        while frameStart(nextFrame) < consumed {
-            let offset = frameStart(nextFrame) - pendingStart
-            loadFrame(from: offset)
-            nextFrame += 1
-        }
-        pending = []
+        frames.finish()
         var prefix = energyPrefix
         prefix.append(prefix.last! + energyRunning)
         return OnsetStrengthEnvelope(
@@ -275,59 +266,14 @@ public final class OnsetStrengthAccumulator {
         }
     }
 
-    private func processAvailableFrames() {
-        while true {
-            let start = frameStart(nextFrame)
-            guard start + frameLength <= consumed else { break }
-            loadFrame(from: start - pendingStart)
-            nextFrame += 1
-        }
-        // Drop audio no future frame needs, in large steps to keep removal cheap.
-        let keepFrom = frameStart(nextFrame)
-        let droppable = keepFrom - pendingStart
-        if droppable > 16_384 {
-            pending.removeFirst(droppable)
-            pendingStart = keepFrom
-        }
-    }
-
-    /// Windows the frame starting at `pending[offset]`, transforms it and appends its band
-    /// magnitudes.
-    private func loadFrame(from offset: Int) {
-        let input = fft.samples.baseAddress!
-        let count = frameLength
-        pending.withUnsafeBufferPointer { buffer in
-            window.withUnsafeBufferPointer { window in
-                let source = UnsafeRawPointer(buffer.baseAddress! + offset), weights = UnsafeRawPointer(window.baseAddress!)
-                let target = UnsafeMutableRawPointer(input)
-                var index = 0
-                while index + 8 <= count {
-                    let product = source.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
-                        * weights.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
-                    target.storeBytes(of: product, toByteOffset: 4 * index, as: SIMD8<Float>.self)
-                    index += 8
-                }
-                while index < count {
-                    input[index] = buffer[offset + index] * window[index]
-                    index += 1
-                }
-            }
-        }
-        (input + count).update(repeating: 0, count: fft.size - count)
-        fft.forward()
-        appendFrame()
-    }
-
-    private func appendFrame() {
-        // The spectrum is interleaved (re, im) pairs: a band's power is the sum of the squares
-        // of its floats.
+    /// Appends the band magnitudes of one frame's spectrum (interleaved (re, im) pairs: a
+    /// band's power is the sum of the squares of its floats).
+    private func appendFrame(_ spectrum: UnsafeBufferPointer<Float>) {
         let powerScale = self.powerScale
         frameMagnitudes.withUnsafeMutableBufferPointer { frame in
-            fft.spectrum.withMemoryRebound(to: Float.self) { spectrum in
-                for (band, bins) in bandBins.enumerated() {
-                    let power = SquaredSum.of(UnsafeBufferPointer(spectrum), (2 * bins.lowerBound)..<(2 * bins.upperBound))
-                    frame[band] = (power * powerScale).squareRoot()
-                }
+            for (band, bins) in bandBins.enumerated() {
+                let power = SquaredSum.of(spectrum, (2 * bins.lowerBound)..<(2 * bins.upperBound))
+                frame[band] = (power * powerScale).squareRoot()
             }
         }
         magnitudes.append(contentsOf: frameMagnitudes)

@@ -30,6 +30,10 @@ public protocol TempoDetector: Sendable {
 
     /// Starts the analysis of one song.
     func makeSession(format: SignalFormat) -> any DetectorSession
+
+    /// Starts the analysis of one song analysed by other detectors at the same time, taking
+    /// any front end they compute alike from `frontEnds` (a default shares nothing).
+    func makeSession(format: SignalFormat, frontEnds: SharedFrontEnds) -> any DetectorSession
 }
 
 /// The analysis of one song in progress. Not thread-safe: one song, one thread.
@@ -59,5 +63,35 @@ extension TempoDetector {
             }
         }
         return session.finish()
+    }
+}
+
+/// The low-level signals of one song that several detectors compute the same way (a
+/// spectrogram with the same frames, say), computed once and handed to each: a cache, per
+/// song, of objects keyed by what defines them. Detectors' decisions stay their own; only
+/// the front end is shared. One song, one thread, like the sessions.
+public final class SharedFrontEnds {
+    private var values: [AnyHashable: AnyObject] = [:]
+
+    public init() {}
+
+    /// The object kept under `key`, made by `make` the first time it is asked for. A key
+    /// must say everything the object depends on (rates, lengths), so that whoever asks with
+    /// an equal key can use the object as if it were its own.
+    public func shared<Value: AnyObject>(_ key: some Hashable, make: () -> Value) -> Value {
+        let key = AnyHashable(key)
+        if let value = values[key] as? Value { return value }
+        let value = make()
+        values[key] = value
+        return value
+    }
+}
+
+extension TempoDetector {
+    /// Starts the analysis of one song whose other detectors share `frontEnds`. The default
+    /// shares nothing (``makeSession(format:)``); a detector whose front end others may
+    /// compute alike takes it from there.
+    public func makeSession(format: SignalFormat, frontEnds: SharedFrontEnds) -> any DetectorSession {
+        makeSession(format: format)
     }
 }

@@ -20,7 +20,8 @@ public struct LibraryService: Sendable {
         /// A SHA-256 or a unique prefix of at least 8 hex digits, never a path: what a server
         /// accepts from its clients.
         case ids
-        /// A file too (its bytes are hashed): what a command accepts from the person running it.
+        /// A file too (its bytes are hashed), and a stored file name when only one song has
+        /// it: what a command accepts from the person running it.
         case idsAndFiles
     }
 
@@ -35,6 +36,7 @@ public struct LibraryService: Sendable {
         case compare(CompareRequest)
         case playlist(PlaylistQuery)
         case truth(TruthRequest)
+        case resolve(ResolveRequest)
     }
 
     /// The library read (and, for `truth` with a tempo, written).
@@ -62,6 +64,7 @@ public struct LibraryService: Sendable {
         case .compare(let request): return .compare(try compare(request))
         case .playlist(let request): return .playlist(try playlist(request))
         case .truth(let request): return .truth(try truth(request))
+        case .resolve(let request): return .resolve(try resolve(request))
         }
     }
 
@@ -71,6 +74,26 @@ public struct LibraryService: Sendable {
         case .ids: try library.resolveSongID(name)
         case .idsAndFiles: try library.resolveSong(name)
         }
+    }
+
+    /// The song each name stands for (see ``ResolveRequest``); a name that names none, or
+    /// several, is answered with its problem (and the candidates) without failing the others.
+    /// With ``SongNames/idsAndFiles`` a name that is a file here is hashed first.
+    public func resolve(_ request: ResolveRequest) throws(StoreError) -> ResolveResponse {
+        var songs = [SongResolution]()
+        for name in request.names {
+            do {
+                let found = songNames == .idsAndFiles ? try library.resolve(name) : try library.resolveName(name)
+                songs.append(SongResolution(name: name, song: found.song, file: found.file, by: found.by))
+            } catch {
+                switch error {
+                case .unknownSong, .ambiguousSong, .ambiguousName, .invalidSongName, .unreadableFile:
+                    songs.append(SongResolution(name: name, error: error))
+                default: throw error
+                }
+            }
+        }
+        return ResolveResponse(songs: songs)
     }
 
     /// The songs whose tempo lies in the query's range (every one when it has no limit).
@@ -111,7 +134,7 @@ public struct LibraryService: Sendable {
         let response = ResultResponse(
             song: song.hex, name: record.fileName, durationS: record.durationS, analyses: stored.map(\.record.analysis),
             pending: Array(Set(active)).sorted(), consensus: try library.consensus(of: song) ?? ConsensusTempo(bpm: nil, detectors: []),
-            envelopeHopS: envelope?.hopS)
+            envelopeHopS: envelope?.hopS, locations: try library.locations(of: song))
         return (response, envelope?.values)
     }
 }

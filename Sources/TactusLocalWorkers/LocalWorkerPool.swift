@@ -62,14 +62,20 @@ public final class LocalWorkerPool: @unchecked Sendable {
     private let slots: [Slot]
     private let logger: Logger
     private let onExit: @Sendable (Exit) -> Void
+    private let onStart: @Sendable (Int32) -> Void
     private let lock = NSLock()
     private var states: [SlotState]
     private var stopping = false
 
-    /// A pool of `slots`; `onExit` hears of every process that ends while the pool runs.
-    public init(slots: [Slot], logger: Logger, onExit: @escaping @Sendable (Exit) -> Void = { _ in }) {
+    /// A pool of `slots`; `onExit` hears of every process that ends while the pool runs,
+    /// `onStart` of every process started (its process id, before its exit can be heard of).
+    public init(
+        slots: [Slot], logger: Logger, onExit: @escaping @Sendable (Exit) -> Void = { _ in },
+        onStart: @escaping @Sendable (Int32) -> Void = { _ in }
+    ) {
         self.slots = slots
         self.logger = logger
+        self.onStart = onStart
         self.onExit = onExit
         self.states = Array(repeating: SlotState(), count: slots.count)
     }
@@ -130,6 +136,8 @@ public final class LocalWorkerPool: @unchecked Sendable {
         guard !stopping else { return }
         do {
             try process.run()
+            // Under the lock, which the exit handler takes first: the start is heard before the exit.
+            onStart(process.processIdentifier)
             states[index].process = process
             states[index].startedAt = Date()
             logger.debug("started worker", metadata: ["worker": "\(slot.label)", "pid": "\(process.processIdentifier)"])

@@ -223,6 +223,84 @@ public struct LibraryComparison: Sendable, Hashable, Codable {
         }
     }
 
+    /// How the BPM tags read from the files (reference tempi of source `tag`) agree with the
+    /// detectors, and the tags that look wrong.
+    public struct TagAgreement: Sendable, Hashable, Codable {
+        /// One detector's tempi against the tags.
+        public struct Detector: Sendable, Hashable, Codable {
+            public var detector: String
+            /// Tagged songs the detector analysed.
+            public var songs: Int
+            /// Shares of those within 4 % of the tag, at an octave of it (2 or 1/2), at three
+            /// times or a third, and none of these (or no tempo found).
+            public var match: Double
+            public var octave: Double
+            public var triple: Double
+            public var unrelated: Double
+
+            /// Every field.
+            public init(detector: String, songs: Int, match: Double, octave: Double, triple: Double, unrelated: Double) {
+                self.detector = detector
+                self.songs = songs
+                self.match = match
+                self.octave = octave
+                self.triple = triple
+                self.unrelated = unrelated
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case detector, songs, match, octave, triple, unrelated
+            }
+        }
+
+        /// A tag that disagrees with the consensus of the detectors.
+        public struct Suspect: Sendable, Hashable, Codable {
+            public var song: SongID
+            public var file: String
+            /// The tag's tempo.
+            public var tag: Double
+            public var consensus: ConsensusTempo
+            /// `octave` (the consensus is within 4 % of double or half the tag), `triple` or
+            /// `unrelated`.
+            public var looks: String
+
+            /// Every field.
+            public init(song: SongID, file: String, tag: Double, consensus: ConsensusTempo, looks: String) {
+                self.song = song
+                self.file = file
+                self.tag = tag
+                self.consensus = consensus
+                self.looks = looks
+            }
+
+            enum CodingKeys: String, CodingKey {
+                case song, file, tag, consensus, looks
+            }
+        }
+
+        /// Songs whose reference tempo comes from their tag.
+        public var songs: Int
+        /// The current default analyses of each detector, and the consensus (`consensus`).
+        public var detectors: [Detector]
+        /// The tags that disagree with a consensus tempo, the most confident consensus first
+        /// (at most ``LibraryComparison/toCheckLimit``).
+        public var suspects: [Suspect]
+        /// How many tags disagree in all.
+        public var suspectsTotal: Int
+
+        /// Every field.
+        public init(songs: Int, detectors: [Detector], suspects: [Suspect], suspectsTotal: Int) {
+            self.songs = songs
+            self.detectors = detectors
+            self.suspects = suspects
+            self.suspectsTotal = suspectsTotal
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case songs, detectors, suspects, suspectsTotal = "suspects_total"
+        }
+    }
+
     /// Consensus confidences under this are low: on the shared corpora, fewer than about two in
     /// three such songs have the right tempo (`tactus-bench accuracy` prints the calibration).
     public static let lowConfidence = 0.25
@@ -241,12 +319,15 @@ public struct LibraryComparison: Sendable, Hashable, Codable {
     public var toCheck: [SongToCheck]
     /// How many songs there are to check in all.
     public var toCheckTotal: Int
+    /// How the files' BPM tags agree with the detectors; nil when no song has a tag reference.
+    public var tags: TagAgreement?
 
     /// Every field.
     public init(
         songs: Int, agreements: [Agreement], accuracy: [Accuracy], histogram: [Bin], toCheck: [SongToCheck] = [],
-        toCheckTotal: Int = 0
+        toCheckTotal: Int = 0, tags: TagAgreement? = nil
     ) {
+        self.tags = tags
         self.songs = songs
         self.agreements = agreements
         self.accuracy = accuracy
@@ -256,6 +337,6 @@ public struct LibraryComparison: Sendable, Hashable, Codable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case songs, agreements, accuracy, histogram, toCheck = "to_check", toCheckTotal = "to_check_total"
+        case songs, agreements, accuracy, histogram, toCheck = "to_check", toCheckTotal = "to_check_total", tags
     }
 }

@@ -89,11 +89,16 @@ public struct PlaylistRequest: Sendable, Hashable {
     /// Relative: 0.04 accepts songs within 4 % of the cadence (or of half or double it).
     public var tolerance: Double
     public var source: TempoSource
+    /// Only songs within the tolerance: a segment whose songs run out stays short. Otherwise
+    /// it is filled from the songs nearest its cadence beyond the tolerance, so that every
+    /// segment starts when the profile says.
+    public var strict: Bool
 
-    public init(profile: CadenceProfile, tolerance: Double = 0.04, source: TempoSource = .consensus) {
+    public init(profile: CadenceProfile, tolerance: Double = 0.04, source: TempoSource = .consensus, strict: Bool = false) {
         self.profile = profile
         self.tolerance = tolerance
         self.source = source
+        self.strict = strict
     }
 }
 
@@ -109,37 +114,64 @@ public struct Playlist: Sendable, Hashable, Codable {
         public var cadence: Double
         /// The song, its tempo and the factor that relates it to the cadence.
         public var match: TempoMatch
+        /// How far the song's matched tempo is from the cadence, in percent (negative: slower).
+        public var offPct: Double
+        /// Whether the song is within the request's tolerance (false: taken to fill the segment).
+        public var fits: Bool
 
         /// Every field.
-        public init(position: Int, startS: Double, cadence: Double, match: TempoMatch) {
+        public init(position: Int, startS: Double, cadence: Double, match: TempoMatch, offPct: Double, fits: Bool) {
             self.position = position
             self.startS = startS
             self.cadence = cadence
             self.match = match
+            self.offPct = offPct
+            self.fits = fits
         }
 
         enum CodingKeys: String, CodingKey {
-            case position, startS = "start_s", cadence, match
+            case position, startS = "start_s", cadence, match, offPct = "off_pct", fits
         }
     }
 
-    /// How well a segment of the profile was filled.
+    /// How well a segment of the profile was filled, and how far its songs are from its cadence.
     public struct Fill: Sendable, Hashable, Codable {
         public var segment: CadenceProfile.Segment
-        /// Seconds of music chosen for it (the last song may run past the segment's end).
+        /// Seconds of music chosen for it: within about half a song of the segment's duration
+        /// (its first song starts when the segment starts, its last may run past its end).
         public var filledS: Double
-        /// True when the library ran out of matching songs before the segment was full.
+        /// True when the library ran out of songs before the segment was full.
         public var isShort: Bool
+        /// When the segment's first song starts, in seconds from the start of the run.
+        public var startS: Double
+        /// When the profile starts the segment: ``startS`` minus this is how far the
+        /// segments before it ran over (or, negative, under) their time.
+        public var plannedStartS: Double
+        /// Seconds of songs beyond the tolerance, taken because the fitting ones ran out.
+        public var beyondToleranceS: Double
+        /// The mean and the largest distance of the segment's songs from its cadence, in
+        /// percent (absolute values; nil without songs).
+        public var meanOffPct: Double?
+        public var maxOffPct: Double?
 
         /// Every field.
-        public init(segment: CadenceProfile.Segment, filledS: Double, isShort: Bool) {
+        public init(
+            segment: CadenceProfile.Segment, filledS: Double, isShort: Bool, startS: Double, plannedStartS: Double,
+            beyondToleranceS: Double = 0, meanOffPct: Double? = nil, maxOffPct: Double? = nil
+        ) {
             self.segment = segment
             self.filledS = filledS
             self.isShort = isShort
+            self.startS = startS
+            self.plannedStartS = plannedStartS
+            self.beyondToleranceS = beyondToleranceS
+            self.meanOffPct = meanOffPct
+            self.maxOffPct = maxOffPct
         }
 
         enum CodingKeys: String, CodingKey {
-            case segment, filledS = "filled_s", isShort = "short"
+            case segment, filledS = "filled_s", isShort = "short", startS = "start_s", plannedStartS = "planned_start_s"
+            case beyondToleranceS = "beyond_tolerance_s", meanOffPct = "mean_off_pct", maxOffPct = "max_off_pct"
         }
     }
 

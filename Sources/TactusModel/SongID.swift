@@ -42,6 +42,23 @@ public struct SongID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         }
     }
 
+    /// Hashes the file at `path` in 1 MiB pieces (never loaded whole).
+    public static func ofFile(atPath path: String) throws(StoreError) -> SongID {
+        guard let file = FileHandle(forReadingAtPath: path) else {
+            throw .unreadableFile(path: path, reason: "cannot open the file")
+        }
+        defer { try? file.close() }
+        var hasher = Hasher()
+        do {
+            while let piece = try file.read(upToCount: 1 << 20), !piece.isEmpty {
+                piece.withUnsafeBytes { hasher.update($0) }
+            }
+        } catch {
+            throw .unreadableFile(path: path, reason: "\(error)")
+        }
+        return hasher.finalize()
+    }
+
     /// True for text made of hex digits only (either case): what could start an id.
     public static func isHexPrefix(_ text: String) -> Bool {
         text.utf8.allSatisfy { byte in

@@ -10,6 +10,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case unknownSong(String)
     /// A SHA-256 prefix matches several songs.
     case ambiguousSong(prefix: String, matches: Int)
+    /// A file name (or path) that several songs of the library have; at most
+    /// ``SongResolution/maxCandidates`` of them are listed.
+    case ambiguousName(String, candidates: [SongResolution.Candidate])
     /// A song name that is neither a SHA-256, a prefix of at least 8 hex digits, nor a file.
     case invalidSongName(String, reason: String)
     /// A tempo outside ``TempoQuery/acceptedBPM``; `field` says which one.
@@ -38,9 +41,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case .newerSchema(let path, let unknown):
             return "the library \(path) was written by a newer tactus (unknown migrations: \(unknown.joined(separator: ", ")))"
         case .unknownSong(let name):
-            return "no song in the library matches '\(name)'"
+            return "no song in the library matches '\(name)' (as a SHA-256, a prefix of one, a stored path or a file name)"
         case .ambiguousSong(let prefix, let matches):
             return "'\(prefix)' is the prefix of \(matches) songs; give more digits"
+        case .ambiguousName(let name, let candidates):
+            let listed = candidates.map { "\($0.song.short) \($0.file)" }.joined(separator: "; ")
+            return "'\(name)' is the path or file name of several songs (\(listed)); name one by its SHA-256 or a prefix of it"
         case .invalidSongName(let name, let reason):
             return "'\(name)' does not name a song: \(reason)"
         case .bpmOutOfRange(let field, let value):

@@ -83,12 +83,15 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// The song's file name.
     public var file: String
     public var durationS: Double
+    /// The absolute paths of the song's files under the server's library roots that were
+    /// present at the last scan (empty for a song that was uploaded).
+    public var paths: [String]
 
     /// The tempo in the range that matched: `bpm / factor`.
     public var matchedBPM: Double { bpm / factor }
 
     enum CodingKeys: String, CodingKey {
-        case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, title, artist, file
+        case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, title, artist, file, paths
         case durationS = "duration_s"
     }
 
@@ -103,12 +106,13 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         artist = try container.decodeIfPresent(String.self, forKey: .artist)
         file = try container.decode(String.self, forKey: .file)
         durationS = try container.decode(Double.self, forKey: .durationS)
+        paths = try container.decodeIfPresent([String].self, forKey: .paths) ?? []
     }
 
     /// Every field (``matchedBPM`` is derived).
     public init(
         song: SongID, bpm: Double, factor: Double, detector: String, detectors: [String], title: String?,
-        artist: String?, file: String, durationS: Double
+        artist: String?, file: String, durationS: Double, paths: [String] = []
     ) {
         self.song = song
         self.bpm = bpm
@@ -119,6 +123,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         self.artist = artist
         self.file = file
         self.durationS = durationS
+        self.paths = paths
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -133,6 +138,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         try container.encode(artist, forKey: .artist)
         try container.encode(file, forKey: .file)
         try container.encode(durationS, forKey: .durationS)
+        try container.encode(paths, forKey: .paths)
     }
 }
 

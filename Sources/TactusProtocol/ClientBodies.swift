@@ -1,4 +1,5 @@
 import TactusDetector
+import TactusModel
 
 // The JSON bodies of client requests and of their `ok` replies. Field names are the CLI's
 // `--json` names; optional fields are omitted when absent.
@@ -45,6 +46,8 @@ public struct JobInfo: WireBody {
 public struct SubmitRequest: WireBody {
     /// A server-side path instead of the bytes.
     public var path: String?
+    /// A finished upload's id instead of the bytes (`upload`, SPEC section 3.9).
+    public var upload: String?
     /// The file name, for people and for format hints (`song.mp3`).
     public var name: String?
     /// The detectors wanted; absent means every detector offered.
@@ -56,9 +59,10 @@ public struct SubmitRequest: WireBody {
 
     public init(
         path: String? = nil, name: String? = nil, detectors: [String]? = nil, params: [String: ParameterSet]? = nil,
-        force: Bool? = nil
+        force: Bool? = nil, upload: String? = nil
     ) {
         self.path = path
+        self.upload = upload
         self.name = name
         self.detectors = detectors
         self.params = params
@@ -70,6 +74,10 @@ public struct SubmitRequest: WireBody {
 
     public func validate(command: String) throws(ProtocolError) {
         if let path { try Check.text(path, field: "path", max: 4096, command: command) }
+        if let upload {
+            try UploadRequest.checkID(upload, command: command)
+            guard path == nil else { throw .invalidBody(command: command, field: "upload", detail: "give a path or an upload, not both") }
+        }
         if let name { try Check.text(name, field: "name", max: Self.maxNameBytes, command: command) }
         for (index, detector) in (detectors ?? []).enumerated() {
             try Check.detector(detector, field: "detectors[\(index)]", command: command)
@@ -115,20 +123,29 @@ public struct StatusRequest: WireBody {
 /// A connected worker, as `status` reports it.
 public struct WorkerInfo: WireBody {
     public var workerId: String
+    /// The (first) detector it offers, and its version.
     public var detector: String
     public var version: String
-    /// The job it is running; absent when idle.
+    /// The job it is running (the first, when it runs several jobs of one song); absent when idle.
     public var job: Int64?
+    /// Every detector it offers, when it offers more than one.
+    public var detectors: [String]?
+    /// Every job it is running, when it runs more than one.
+    public var jobs: [Int64]?
 
-    public init(workerId: String, detector: String, version: String, job: Int64? = nil) {
+    public init(
+        workerId: String, detector: String, version: String, job: Int64? = nil, detectors: [String]? = nil, jobs: [Int64]? = nil
+    ) {
         self.workerId = workerId
         self.detector = detector
         self.version = version
         self.job = job
+        self.detectors = detectors
+        self.jobs = jobs
     }
 
     enum CodingKeys: String, CodingKey {
-        case workerId = "worker_id", detector, version, job
+        case workerId = "worker_id", detector, version, job, detectors, jobs
     }
 }
 
@@ -206,10 +223,16 @@ public struct ResultResponse: WireBody {
     public var consensus: ConsensusTempo
     /// The envelope's hop, present exactly when the envelope frame follows.
     public var envelopeHopS: Double?
+    /// Where the song's files lie under the server's library roots (present and missing
+    /// ones); absent or empty for a song that was uploaded.
+    public var locations: [SongLocation]?
+
+    /// The absolute paths of the song's files that were present at the last scan.
+    public var paths: [String] { (locations ?? []).filter { !$0.missing }.map(\.absolutePath) }
 
     public init(
         song: String, name: String? = nil, durationS: Double? = nil, analyses: [TempoAnalysis], pending: [String] = [],
-        consensus: ConsensusTempo, envelopeHopS: Double? = nil
+        consensus: ConsensusTempo, envelopeHopS: Double? = nil, locations: [SongLocation]? = nil
     ) {
         self.song = song
         self.name = name
@@ -218,10 +241,11 @@ public struct ResultResponse: WireBody {
         self.pending = pending
         self.consensus = consensus
         self.envelopeHopS = envelopeHopS
+        self.locations = locations
     }
 
     enum CodingKeys: String, CodingKey {
-        case song, name, analyses, pending, consensus
+        case song, name, analyses, pending, consensus, locations
         case durationS = "duration_s", envelopeHopS = "envelope_hop_s"
     }
 }

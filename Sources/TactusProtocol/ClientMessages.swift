@@ -2,7 +2,8 @@ import TactusCadence
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render
+    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, resolve, tags, scan
+    case prune, upload
 }
 
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
@@ -17,10 +18,14 @@ public struct ClientEnvelope: Sendable, Hashable {
     public var routingID: [UInt8]
     /// Whether the client sent an empty delimiter frame.
     public var delimited: Bool
+    /// The protocol version the request came in, when it names a supported one: the reply
+    /// goes out in the same version.
+    public var version: ProtocolVersion
 
-    public init(routingID: [UInt8], delimited: Bool) {
+    public init(routingID: [UInt8], delimited: Bool, version: ProtocolVersion = .frontend) {
         self.routingID = routingID
         self.delimited = delimited
+        self.version = version
     }
 
     /// Splits a message received on the frontend ROUTER into its envelope and the message.
@@ -29,12 +34,17 @@ public struct ClientEnvelope: Sendable, Hashable {
             throw .missingFrames(message: "routed client message", expected: 1, received: 0)
         }
         let delimited = frames.count > 1 && frames[1].isEmpty
-        return (ClientEnvelope(routingID: routingID, delimited: delimited), Array(frames.dropFirst(delimited ? 2 : 1)))
+        let message = Array(frames.dropFirst(delimited ? 2 : 1))
+        let version = message.first.flatMap { frame in ProtocolVersion.supported.first { $0.frame == frame } } ?? .frontend
+        return (ClientEnvelope(routingID: routingID, delimited: delimited, version: version), message)
     }
 
-    /// `message` addressed back to the client, ready for the frontend ROUTER.
+    /// `message` (frames from the identifier on) addressed back to the client, ready for the
+    /// frontend ROUTER, in the version of the request.
     public func wrap(_ message: [[UInt8]]) -> [[UInt8]] {
-        [routingID] + (delimited ? [[]] : []) + message
+        var message = message
+        if version != .frontend, message.first == ProtocolVersion.frontend.frame { message[0] = version.frame }
+        return [routingID] + (delimited ? [[]] : []) + message
     }
 }
 
@@ -49,7 +59,8 @@ public struct ClientRequest: Sendable, Hashable {
 
     /// What is asked, with its JSON body and binary frames.
     public enum Body: Sendable, Hashable {
-        /// The song's bytes travel in `audio`, unless the body names a server-side `path`.
+        /// The song's bytes travel in `audio`, unless the body names a server-side `path` or
+        /// a finished `upload`.
         case submit(SubmitRequest, audio: [UInt8]?)
         case status(StatusRequest)
         case result(ResultRequest)
@@ -65,6 +76,16 @@ public struct ClientRequest: Sendable, Hashable {
         case stretch(StretchRequest)
         /// A render's state, and its file once done.
         case render(RenderRequest)
+        /// The songs that names (ids, prefixes, stored paths, file names) stand for.
+        case resolve(ResolveRequest)
+        /// BPM tags of files under the server's library roots, read or written.
+        case tags(TagsRequest)
+        /// Compare the library roots with the library, queue new and changed files.
+        case scan(ScanRequest)
+        /// Remove the song bytes no job needs.
+        case prune(PruneRequest)
+        /// The beginning of an upload (no chunk), or one chunk of it.
+        case upload(UploadRequest, chunk: [UInt8]?)
 
         public var command: ClientCommand {
             switch self {
@@ -80,6 +101,11 @@ public struct ClientRequest: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .resolve: .resolve
+            case .tags: .tags
+            case .scan: .scan
+            case .prune: .prune
+            case .upload: .upload
             }
         }
     }
@@ -93,11 +119,11 @@ public struct ClientRequest: Sendable, Hashable {
     /// after an empty delimiter frame (`delimited: true`); a REQ socket adds that itself.
     public func frames(delimited: Bool = false) throws(ProtocolError) -> [[UInt8]] {
         let command = body.command.rawValue
-        let header = (delimited ? [[]] : []) + [ProtocolVersion.current.frame, Array(command.utf8), requestID]
+        let header = (delimited ? [[]] : []) + [ProtocolVersion.frontend.frame, Array(command.utf8), requestID]
         switch body {
         case .submit(let request, let audio):
-            guard (request.path == nil) != (audio == nil) else {
-                throw .unencodable(command: command, detail: "a submission has either a path or the song's bytes")
+            guard [request.path != nil, request.upload != nil, audio != nil].filter({ $0 }).count == 1 else {
+                throw .unencodable(command: command, detail: "a submission has one of a path, an upload or the song's bytes")
             }
             return header + [try JSONBody.encode(request, command: command)] + (audio.map { [$0] } ?? [])
         case .status(let request): return header + [try JSONBody.encode(request, command: command)]
@@ -111,6 +137,15 @@ public struct ClientRequest: Sendable, Hashable {
         case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
         case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
         case .render(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .resolve(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .tags(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .scan(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .prune(let request): return header + [try JSONBody.encode(request, command: command)]
+        case .upload(let request, let chunk):
+            guard request.isBeginning == (chunk == nil) else {
+                throw .unencodable(command: command, detail: "a chunk, and only a chunk, carries bytes")
+            }
+            return header + [try JSONBody.encode(request, command: command)] + (chunk.map { [$0] } ?? [])
         }
     }
 
@@ -146,7 +181,7 @@ public struct ClientRequest: Sendable, Hashable {
         switch command {
         case .submit:
             let request = try reader.body(SubmitRequest.self, limits: limits)
-            if request.path != nil {
+            if request.path != nil || request.upload != nil {
                 _ = try reader.rest("audio", max: 0)
                 return .submit(request, audio: nil)
             }
@@ -174,6 +209,24 @@ public struct ClientRequest: Sendable, Hashable {
             return .cadence(request, recording: recording)
         case .stretch: return .stretch(try reader.onlyBody(StretchRequest.self, limits: limits))
         case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
+        case .resolve: return .resolve(try reader.onlyBody(ResolveRequest.self, limits: limits))
+        case .tags: return .tags(try reader.onlyBody(TagsRequest.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanRequest.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneRequest.self, limits: limits))
+        case .upload:
+            let request = try reader.body(UploadRequest.self, limits: limits)
+            if request.isBeginning {
+                _ = try reader.rest("chunk", max: 0)
+                return .upload(request, chunk: nil)
+            }
+            let chunk = try reader.rest("chunk", min: 1, max: 1)[0]
+            guard !chunk.isEmpty else {
+                throw .invalidFrame(command: reader.command, frame: "chunk", detail: "a chunk has at least 1 byte")
+            }
+            guard chunk.count <= limits.maxAudioBytes else {
+                throw .frameTooLarge(frame: "chunk", size: chunk.count, limit: limits.maxAudioBytes)
+            }
+            return .upload(request, chunk: chunk)
         }
     }
 }
@@ -245,6 +298,12 @@ public struct ClientReply: Sendable, Hashable {
         case stretch(RenderStatus)
         /// With the rendered WAV file's bytes exactly when the state is `done`.
         case render(RenderStatus, wav: [UInt8]?)
+        case resolve(ResolveResponse)
+        case tags(TagsResponse)
+        case scan(ScanSummary)
+        case prune(PruneSummary)
+        /// Where an upload stands.
+        case upload(UploadStatus)
 
         public var command: ClientCommand {
             switch self {
@@ -260,6 +319,11 @@ public struct ClientReply: Sendable, Hashable {
             case .cadence: .cadence
             case .stretch: .stretch
             case .render: .render
+            case .resolve: .resolve
+            case .tags: .tags
+            case .scan: .scan
+            case .prune: .prune
+            case .upload: .upload
             }
         }
     }
@@ -270,7 +334,7 @@ public struct ClientReply: Sendable, Hashable {
     /// The reply's frames, from the protocol identifier on (wrap them with
     /// ``ClientEnvelope/wrap(_:)`` to send them from the frontend ROUTER).
     public func frames() throws(ProtocolError) -> [[UInt8]] {
-        let header = [ProtocolVersion.current.frame, Array(command.utf8), requestID]
+        let header = [ProtocolVersion.frontend.frame, Array(command.utf8), requestID]
         switch outcome {
         case .error(let body):
             return header + [Self.errorStatus, try JSONBody.encode(body, command: command)]
@@ -292,11 +356,16 @@ public struct ClientReply: Sendable, Hashable {
             case .cancel(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .cadence(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .stretch(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .scan(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .prune(let body): return ok + [try JSONBody.encode(body, command: command)]
             case .render(let body, let wav):
                 guard (body.state == .done) == (wav != nil) else {
                     throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
                 }
                 return ok + [try JSONBody.encode(body, command: command)] + (wav.map { [$0] } ?? [])
+            case .resolve(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .tags(let body): return ok + [try JSONBody.encode(body, command: command)]
+            case .upload(let body): return ok + [try JSONBody.encode(body, command: command)]
             }
         }
     }
@@ -342,6 +411,8 @@ public struct ClientReply: Sendable, Hashable {
         case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))
         case .cadence: return .cadence(try reader.onlyBody(CadenceReport.self, limits: limits))
         case .stretch: return .stretch(try reader.onlyBody(RenderStatus.self, limits: limits))
+        case .scan: return .scan(try reader.onlyBody(ScanSummary.self, limits: limits))
+        case .prune: return .prune(try reader.onlyBody(PruneSummary.self, limits: limits))
         case .render:
             let body = try reader.body(RenderStatus.self, limits: limits)
             guard body.state == .done else {
@@ -353,6 +424,9 @@ public struct ClientReply: Sendable, Hashable {
                 throw .frameTooLarge(frame: "wav", size: wav.count, limit: limits.maxAudioBytes)
             }
             return .render(body, wav: wav)
+        case .resolve: return .resolve(try reader.onlyBody(ResolveResponse.self, limits: limits))
+        case .tags: return .tags(try reader.onlyBody(TagsResponse.self, limits: limits))
+        case .upload: return .upload(try reader.onlyBody(UploadStatus.self, limits: limits))
         }
     }
 }

@@ -37,7 +37,7 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
         .badRequest, .unsupportedVersion, .unknownCommand, .unknownDetector, .invalidParameter,
         .notFound, .busy, .tooLarge, .forbidden, .unavailable, .cancelled, .timeout, .workerLost,
         .empty, .unsupportedFormat, .corrupt, .truncated, .tooShort, .tooLong, .unreadable, .internal, .badRecording,
-        .noTempo, .tooFar,
+        .noTempo, .tooFar, .songChanged,
     ]
 
     // Requests.
@@ -86,6 +86,9 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     public static let tooLong = ErrorCode(rawValue: "too-long")
     /// A server-side path that cannot be read.
     public static let unreadable = ErrorCode(rawValue: "unreadable")
+    /// A file analysed in place no longer holds the song's bytes: it changed (or was replaced)
+    /// since it was submitted or scanned; a new scan analyses the new bytes.
+    public static let songChanged = ErrorCode(rawValue: "song-changed")
 
     /// A fault of the server or worker; the message says what.
     public static let `internal` = ErrorCode(rawValue: "internal")

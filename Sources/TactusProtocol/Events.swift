@@ -2,7 +2,8 @@
 /// name, the JSON body.
 ///
 /// The topic is the song id for job and song events, so subscribing to a song id receives
-/// that song's events; worker events have the topic `worker:` followed by the detector name.
+/// that song's events; worker events have the topic `worker:` followed by the detector name,
+/// scan progress the topic `scan`.
 /// Subscribe to the empty prefix for everything.
 public enum Event: Sendable, Hashable {
     case jobDone(JobDoneEvent)
@@ -10,10 +11,13 @@ public enum Event: Sendable, Hashable {
     case songDone(SongDoneEvent)
     case workerJoined(WorkerEvent)
     case workerLost(WorkerEvent)
+    /// A running scan's counts so far (after each batch of files looked at).
+    case scanProgress(ScanSummary)
 
     public enum Name: String, Sendable, CaseIterable {
         case jobDone = "job.done", jobFailed = "job.failed", songDone = "song.done"
         case workerJoined = "worker.joined", workerLost = "worker.lost"
+        case scanProgress = "scan.progress"
     }
 
     public var name: Name {
@@ -23,11 +27,14 @@ public enum Event: Sendable, Hashable {
         case .songDone: .songDone
         case .workerJoined: .workerJoined
         case .workerLost: .workerLost
+        case .scanProgress: .scanProgress
         }
     }
 
     /// The prefix of every worker event's topic.
     public static let workerTopicPrefix = "worker:"
+    /// The topic of scan progress events.
+    public static let scanTopic = "scan"
 
     /// The topic frame: the song id, or `worker:<detector>`.
     public var topic: [UInt8] {
@@ -36,6 +43,7 @@ public enum Event: Sendable, Hashable {
         case .jobFailed(let body): Array(body.song.utf8)
         case .songDone(let body): Array(body.song.utf8)
         case .workerJoined(let body), .workerLost(let body): Array((Self.workerTopicPrefix + body.detector).utf8)
+        case .scanProgress: Array(Self.scanTopic.utf8)
         }
     }
 
@@ -48,8 +56,9 @@ public enum Event: Sendable, Hashable {
         case .jobFailed(let event): body = try JSONBody.encode(event, command: name)
         case .songDone(let event): body = try JSONBody.encode(event, command: name)
         case .workerJoined(let event), .workerLost(let event): body = try JSONBody.encode(event, command: name)
+        case .scanProgress(let event): body = try JSONBody.encode(event, command: name)
         }
-        return [topic, ProtocolVersion.current.frame, Array(name.utf8), body]
+        return [topic, ProtocolVersion.frontend.frame, Array(name.utf8), body]
     }
 
     /// Decodes an event as a SUB socket received it. The topic must match the body.
@@ -68,6 +77,7 @@ public enum Event: Sendable, Hashable {
         case .songDone: self = .songDone(try reader.onlyBody(SongDoneEvent.self, limits: limits))
         case .workerJoined: self = .workerJoined(try reader.onlyBody(WorkerEvent.self, limits: limits))
         case .workerLost: self = .workerLost(try reader.onlyBody(WorkerEvent.self, limits: limits))
+        case .scanProgress: self = .scanProgress(try reader.onlyBody(ScanSummary.self, limits: limits))
         }
         guard self.topic == topic else {
             throw .invalidFrame(

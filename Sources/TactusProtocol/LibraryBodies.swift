@@ -140,13 +140,20 @@ public struct PlaylistQuery: WireBody {
     public var tolerance: Double?
     /// The detector whose tempo counts; absent means the consensus.
     public var detector: String?
+    /// True: only songs within the tolerance, a segment whose songs run out stays short.
+    /// Absent or false: such a segment is filled from the songs nearest its cadence.
+    public var strict: Bool?
 
-    public init(cadence: Double? = nil, minutes: Double? = nil, profile: String? = nil, tolerance: Double? = nil, detector: String? = nil) {
+    public init(
+        cadence: Double? = nil, minutes: Double? = nil, profile: String? = nil, tolerance: Double? = nil, detector: String? = nil,
+        strict: Bool? = nil
+    ) {
         self.cadence = cadence
         self.minutes = minutes
         self.profile = profile
         self.tolerance = tolerance
         self.detector = detector
+        self.strict = strict
     }
 
     public func validate(command: String) throws(ProtocolError) {
@@ -173,7 +180,8 @@ public struct PlaylistQuery: WireBody {
             cadenceProfile = .constant(cadence: cadence ?? 0, minutes: minutes ?? 30)
         }
         return PlaylistRequest(
-            profile: cadenceProfile, tolerance: tolerance ?? 0.04, source: detector.map { .detector($0) } ?? .consensus)
+            profile: cadenceProfile, tolerance: tolerance ?? 0.04, source: detector.map { .detector($0) } ?? .consensus,
+            strict: strict ?? false)
     }
 }
 

@@ -23,10 +23,20 @@ public struct ProtocolVersion: Sendable, Hashable, Comparable, CustomStringConve
 
     public static func < (lhs: ProtocolVersion, rhs: ProtocolVersion) -> Bool { lhs.number < rhs.number }
 
-    /// The version this implementation sends.
-    public static let current = ProtocolVersion(1)
+    /// Version 1: a worker offers one detector and receives one job per JOB.
+    public static let v1 = ProtocolVersion(1)
+    /// Version 2: a worker offers several detectors and receives all of a song's jobs for
+    /// them in one JOB (one decode per song), answered by one RESULT. Only the backend's
+    /// READY, JOB and RESULT bodies differ from version 1.
+    public static let v2 = ProtocolVersion(2)
+    /// The newest version this implementation speaks.
+    public static let current = v2
     /// Every version this implementation accepts, oldest first.
-    public static let supported: [ProtocolVersion] = [current]
+    public static let supported: [ProtocolVersion] = [v1, v2]
+    /// The version client requests, replies and events are sent in: their layout is the same
+    /// in every version, so they go out as the oldest, which every peer reads (a reply echoes
+    /// the version of its request).
+    public static let frontend = v1
 
     static let prefix = "TACTUS"
 

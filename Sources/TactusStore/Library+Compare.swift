@@ -142,7 +142,8 @@ extension Library {
             let toCheck = try Self.songsToCheck(current.map { ($0, tempi[$0]!) }, db)
             return LibraryComparison(
                 songs: songCount, agreements: agreements, accuracy: accuracy, histogram: histogram,
-                toCheck: Array(toCheck.prefix(LibraryComparison.toCheckLimit)), toCheckTotal: toCheck.count)
+                toCheck: Array(toCheck.prefix(LibraryComparison.toCheckLimit)), toCheckTotal: toCheck.count,
+                tags: try Self.tagAgreement(current.map { ($0, tempi[$0]!) }, db))
         }
     }
 
@@ -180,6 +181,59 @@ extension Library {
         }
         return found.sorted { $0.confidence != $1.confidence ? $0.confidence < $1.confidence : $0.entry.song < $1.entry.song }
             .map(\.entry)
+    }
+
+    /// How the tag references agree with each current default analysis and with the consensus,
+    /// and the tags whose consensus says otherwise; nil when no song has a tag reference.
+    private static func tagAgreement(_ detectors: [(label: String, tempi: [Int64: Double?])], _ db: Database) throws
+        -> LibraryComparison.TagAgreement?
+    {
+        let rows = try Row.fetchAll(
+            db,
+            sql: """
+                SELECT r.song_id, r.bpm AS tag, s.sha256, s.file_name, c.bpm, c.detectors, c.confidence
+                FROM reference_tempi r JOIN songs s ON s.id = r.song_id LEFT JOIN consensus c ON c.song_id = r.song_id
+                WHERE r.source = 'tag'
+                """)
+        guard !rows.isEmpty else { return nil }
+        var consensus = [Int64: Double?]()
+        var suspects = [LibraryComparison.TagAgreement.Suspect]()
+        for row in rows {
+            let key: Int64 = row["song_id"], tag: Double = row["tag"]
+            guard let detectorsJSON = row["detectors"] as String? else { continue }  // not analysed yet
+            let tempo = ConsensusTempo(bpm: row["bpm"], detectors: NamesJSON.decode(detectorsJSON), confidence: row["confidence"])
+            consensus[key] = .some(tempo.bpm)
+            guard let bpm = tempo.bpm, let song = SongID(row["sha256"] as String) else { continue }
+            let relation = ReferenceRelation(bpm: bpm, reference: tag)
+            guard relation != .match else { continue }
+            let looks = switch relation {
+            case .octave: "octave"
+            case .triple: "triple"
+            default: "unrelated"
+            }
+            suspects.append(.init(song: song, file: row["file_name"], tag: tag, consensus: tempo, looks: looks))
+        }
+        let tags = Dictionary(rows.map { ($0["song_id"] as Int64, $0["tag"] as Double) }, uniquingKeysWith: { first, _ in first })
+        let agreement = (detectors + [("consensus", consensus)]).compactMap { label, tempi -> LibraryComparison.TagAgreement.Detector? in
+            var counts = [ReferenceRelation: Int]()
+            var songs = 0
+            for (song, tag) in tags {
+                guard let bpm = tempi[song] else { continue }
+                songs += 1
+                counts[ReferenceRelation(bpm: bpm, reference: tag), default: 0] += 1
+            }
+            guard songs > 0 else { return nil }
+            return .init(
+                detector: label, songs: songs, match: share(counts[.match] ?? 0, of: songs), octave: share(counts[.octave] ?? 0, of: songs),
+                triple: share(counts[.triple] ?? 0, of: songs), unrelated: share(counts[.wrong] ?? 0, of: songs))
+        }
+        suspects.sort {
+            let (a, b) = ($0.consensus.confidence ?? 0, $1.consensus.confidence ?? 0)
+            return a != b ? a > b : $0.song < $1.song
+        }
+        return LibraryComparison.TagAgreement(
+            songs: rows.count, detectors: agreement, suspects: Array(suspects.prefix(LibraryComparison.toCheckLimit)),
+            suspectsTotal: suspects.count)
     }
 
     /// Whether version `candidate` is newer than `other`: numeric components compared in order

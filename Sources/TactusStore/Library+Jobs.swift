@@ -54,11 +54,14 @@ public struct JobCompletion: Sendable, Hashable {
 extension Library {
     /// Records `song` (updating it if known) and queues a job for each request, in one
     /// transaction. A request for which an active job of the same song, detector and
-    /// parameters exists is answered with that job instead of a new one.
-    public func enqueue(_ song: SongRecord, jobs requests: [JobRequest]) throws(StoreError) -> [JobRecord] {
+    /// parameters exists is answered with that job instead of a new one. A song analysed in
+    /// place comes with its `location`, recorded in the same transaction.
+    public func enqueue(_ song: SongRecord, jobs requests: [JobRequest], location: SongLocation? = nil) throws(StoreError) -> [JobRecord] {
         try song.validate()
+        if let location { try Self.checkLocation(location) }
         return try write { db in
             let key = try Self.upsert(song, db)
+            if let location { try Self.record(location, songKey: key, db) }
             let now = Date()
             var jobs = [JobRecord]()
             for request in requests {
@@ -187,6 +190,17 @@ extension Library {
     /// Every job the library has as running.
     public func runningJobs() throws(StoreError) -> [JobRecord] {
         try read { db in try JobRecord.fetch(db, where: "j.state = 'running'", arguments: []) }
+    }
+
+    /// The songs (SHA-256, lowercase hex) with a queued or running job: those whose bytes are
+    /// still needed.
+    public func songsWithActiveJobs() throws(StoreError) -> Set<String> {
+        try read { db in
+            Set(
+                try String.fetchAll(
+                    db,
+                    sql: "SELECT DISTINCT s.sha256 FROM jobs j JOIN songs s ON s.id = j.song_id WHERE j.state IN ('queued', 'running')"))
+        }
     }
 
     /// The number of queued jobs per detector.

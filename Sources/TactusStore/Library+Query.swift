@@ -41,7 +41,9 @@ extension Library {
         try query.validate()
         let (sql, arguments) = Self.sql(for: query)
         return try read { db in
-            try Row.fetchAll(db, sql: sql, arguments: arguments).map { row in
+            let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+            let paths = try Self.presentPaths(of: rows.map { $0["song_id"] as Int64 }, db)
+            return try rows.map { row in
                 let detectors: [String]
                 switch query.source {
                 case .consensus, .agreement: detectors = NamesJSON.decode(row["detectors"])
@@ -50,9 +52,32 @@ extension Library {
                 return TempoMatch(
                     song: try SongID.stored(row["sha256"]), bpm: row["bpm"], factor: row["factor"],
                     detector: Self.sourceName(query.source), detectors: detectors, title: row["title"],
-                    artist: row["artist"], file: row["file_name"], durationS: row["duration_s"])
+                    artist: row["artist"], file: row["file_name"], durationS: row["duration_s"],
+                    paths: paths[row["song_id"] as Int64] ?? [])
             }
         }
+    }
+
+    /// The absolute paths of the present files of the songs `keys`, by song key.
+    static func presentPaths(of keys: [Int64], _ db: Database) throws -> [Int64: [String]] {
+        var paths = [Int64: [String]]()
+        var index = 0
+        while index < keys.count {
+            let chunk = keys[index..<min(index + 500, keys.count)]
+            index += 500
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT song_id, root, path, byte_size, mtime_ns, missing_since FROM song_locations
+                    WHERE missing_since IS NULL AND song_id IN (\(marks)) ORDER BY root, path
+                    """,
+                arguments: StatementArguments(Array(chunk)))
+            for row in rows {
+                paths[row["song_id"], default: []].append(location(row).absolutePath)
+            }
+        }
+        return paths
     }
 
     /// SQLite's plan for a query (`EXPLAIN QUERY PLAN`), one line per step.
@@ -142,7 +167,7 @@ extension Library {
         for branch in branches {
             let base = """
                 SELECT a.song_id AS song_id, a.bpm AS bpm, \(branch.factor) AS factor FROM \(table) a
-                WHERE \(filter) AND \(branch.matches("a.bpm"))\(dedupe.replacingOccurrences(of: "FACTOR", with: branch.factor))
+                WHERE \(filter) AND \(branch.matches("a.bpm")) AND NOT (SELECT missing FROM songs WHERE id = a.song_id)\(dedupe.replacingOccurrences(of: "FACTOR", with: branch.factor))
                 """
             if query.limit == nil {
                 scans.append(base)
@@ -163,7 +188,7 @@ extension Library {
         let detectors = fromConsensus ? "c.detectors" : "''"
         let join = fromConsensus ? "JOIN consensus c ON c.song_id = m.song_id" : ""
         let sql = """
-            SELECT m.bpm, m.factor, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
+            SELECT m.song_id, m.bpm, m.factor, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
             FROM (\(inner)) AS m JOIN songs s ON s.id = m.song_id \(join)
             ORDER BY \(orderKey(bpm: "m.bpm", factor: "m.factor")), m.song_id
             """

@@ -52,6 +52,14 @@ extension Library {
         }
     }
 
+    /// The songs in the order they entered the library, `limit` of them from `offset`.
+    public func songIDs(offset: Int, limit: Int) throws(StoreError) -> [SongID] {
+        try read { db in
+            try String.fetchAll(db, sql: "SELECT sha256 FROM songs ORDER BY id LIMIT ? OFFSET ?", arguments: [limit, offset])
+                .map { try SongID.stored($0) }
+        }
+    }
+
     /// How many songs, analyses and reference tempi the library holds.
     public func counts() throws(StoreError) -> LibraryCounts {
         try read { db in
@@ -62,21 +70,81 @@ extension Library {
         }
     }
 
-    /// Finds the song a person means by `name`: a file path (its bytes are hashed), a full
-    /// SHA-256, or a unique prefix of at least 8 hex digits.
+    /// Finds the song a person means by `name`: a file on this machine (its bytes are hashed),
+    /// else whatever ``resolveName(_:)`` accepts. What the `--db` commands use.
     public func resolveSong(_ name: String) throws(StoreError) -> SongID {
+        try resolve(name).song
+    }
+
+    /// ``resolveSong(_:)`` with how the name was recognised and the song's stored file name.
+    public func resolve(_ name: String) throws(StoreError) -> (song: SongID, file: String, by: SongResolution.Kind) {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory), !isDirectory.boolValue {
             let id = try SongID.ofFile(atPath: name)
-            guard try song(id) != nil else { throw .unknownSong(name) }
-            return id
+            guard let record = try song(id) else { throw .unknownSong(name) }
+            return (id, record.fileName, .content)
         }
+        return try resolveName(name)
+    }
+
+    /// Finds the song named by `name` without touching the file system (what a server uses
+    /// for names that come from its clients): a SHA-256 or a unique prefix of at least 8 hex
+    /// digits, else a stored path (a root and the path below it, or the path below a root),
+    /// else the file name of exactly one song.
+    ///
+    /// Throws ``StoreError/ambiguousName(_:candidates:)`` listing the songs when several have
+    /// that path or file name, ``StoreError/unknownSong(_:)`` when none matches.
+    public func resolveName(_ name: String) throws(StoreError) -> (song: SongID, file: String, by: SongResolution.Kind) {
+        guard !name.isEmpty else { throw .invalidSongName(name, reason: "empty") }
+        var idError: StoreError?
         do {
-            return try resolveSongID(name)
+            let id = try resolveSongID(name)
+            return (id, try song(id)?.fileName ?? "", name.count == 64 ? .id : .prefix)
         } catch {
-            guard case .invalidSongName(_, let reason) = error, reason.hasPrefix("not a SHA-256") else { throw error }
-            throw .invalidSongName(name, reason: "not a file, and " + reason)
+            switch error {
+            case .unknownSong, .invalidSongName: idError = error
+            default: throw error
+            }
         }
+        if name.contains("/") {
+            // A stored path: absolute (root and path), or relative to a root.
+            let located = try read { db in
+                try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT DISTINCT s.sha256, s.file_name FROM song_locations l JOIN songs s ON s.id = l.song_id
+                        WHERE l.path = :name
+                           OR (CASE WHEN substr(l.root, -1) = '/' THEN l.root || l.path ELSE l.root || '/' || l.path END) = :name
+                        ORDER BY s.sha256 LIMIT :limit
+                        """,
+                    arguments: ["name": name, "limit": SongResolution.maxCandidates + 1])
+            }
+            if located.count == 1 { return (try SongID.stored(located[0]["sha256"]), located[0]["file_name"], .path) }
+            if located.count > 1 { throw .ambiguousName(name, candidates: try Self.candidates(located)) }
+        }
+        let named = try read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT sha256, file_name FROM songs WHERE file_name = ? ORDER BY sha256 LIMIT ?",
+                arguments: [name, SongResolution.maxCandidates + 1])
+        }
+        switch named.count {
+        case 0:
+            guard case .invalidSongName(_, let reason)? = idError, !reason.hasPrefix("not a SHA-256") else { throw .unknownSong(name) }
+            throw .invalidSongName(name, reason: "not a stored path or file name, and " + reason)
+        case 1:
+            return (try SongID.stored(named[0]["sha256"]), named[0]["file_name"], .fileName)
+        default:
+            throw .ambiguousName(name, candidates: try Self.candidates(named))
+        }
+    }
+
+    /// The songs of `rows` (`sha256`, `file_name`) as candidates of an ambiguous name.
+    private static func candidates(_ rows: [Row]) throws(StoreError) -> [SongResolution.Candidate] {
+        var candidates = [SongResolution.Candidate]()
+        for row in rows.prefix(SongResolution.maxCandidates) {
+            candidates.append(SongResolution.Candidate(song: try SongID.stored(row["sha256"]), file: row["file_name"]))
+        }
+        return candidates
     }
 
     /// Finds the song whose id is `name` or starts with it (at least 8 hex digits), never

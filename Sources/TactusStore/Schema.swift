@@ -36,6 +36,16 @@ import GRDB
 ///   `error_message` say why a job failed or was cancelled. A job whose state is `running`
 ///   when the coordinator starts was interrupted and is queued again.
 ///
+/// ## Tables (after `v4`)
+///
+/// - `song_locations`: where a song analysed in place lies: its library `root` (absolute, as
+///   resolved by the server) and `path` below it (`/`-separated, no `.` or `..`), the file's
+///   `byte_size` and modification time (`mtime_ns`, nanoseconds since 1970) when last seen
+///   (`seen_at`), and `missing_since`, set when a scan found the file gone. One row per
+///   (root, path); a song can have several (copies of the same bytes).
+/// - `songs.missing`: 1 when the song has locations and every one is missing; such songs are
+///   left out of queries and playlists until a scan finds them again.
+///
 /// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
 /// date functions).
 enum Schema {
@@ -130,10 +140,32 @@ enum Schema {
         migrator.registerMigration("v3: consensus confidence") { db in
             try db.execute(sql: "ALTER TABLE consensus ADD COLUMN confidence REAL CHECK (confidence BETWEEN 0 AND 1)")
         }
+        // Songs analysed in place under a library root: where each file lies (root and path
+        // below it), its size and modification time when last seen, and whether it is missing.
+        // `songs.missing` is 1 when a song has locations and none of them is present any more,
+        // so queries leave it out without looking at its locations.
+        migrator.registerMigration("v4: song locations") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE song_locations (
+                        id INTEGER PRIMARY KEY,
+                        song_id INTEGER NOT NULL REFERENCES songs(id) ON DELETE CASCADE,
+                        root TEXT NOT NULL CHECK (length(root) > 0),
+                        path TEXT NOT NULL CHECK (length(path) > 0),
+                        byte_size INTEGER NOT NULL CHECK (byte_size >= 0),
+                        mtime_ns INTEGER NOT NULL,
+                        seen_at TEXT NOT NULL,
+                        missing_since TEXT,
+                        UNIQUE (root, path)
+                    );
+                    CREATE INDEX song_locations_by_song ON song_locations(song_id);
+                    ALTER TABLE songs ADD COLUMN missing INTEGER NOT NULL DEFAULT 0 CHECK (missing IN (0, 1));
+                    """)
+        }
         // Detectors that track beats (beatnet) store the beat and downbeat times: the JSON of
         // BeatPositions, {"times": [...], "downbeats": [...]}. NULL for the others and for rows
         // written before.
-        migrator.registerMigration("v4: beat positions") { db in
+        migrator.registerMigration("v5: beat positions") { db in
             try db.execute(sql: "ALTER TABLE analyses ADD COLUMN beats_json TEXT")
         }
         return migrator

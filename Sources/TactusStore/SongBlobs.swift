@@ -132,4 +132,37 @@ public struct SongBlobs: Sendable {
     public func remove(_ id: String) {
         unlink(path(for: id))
     }
+
+    /// Every blob id in the store (partial files and anything else left out).
+    public func ids() -> [String] {
+        var ids = [String]()
+        for directory in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where directory.utf8.count == 2 {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(directory)")) ?? []
+            where Self.isValidID(name) && name.hasPrefix(directory) {
+                ids.append(name)
+            }
+        }
+        return ids.sorted()
+    }
+
+    /// Removes every blob whose id is not in `needed` (with `dryRun`, only counts them), and
+    /// the partial files a crash left behind. Returns the blobs removed, their bytes, and the
+    /// blobs kept.
+    public func prune(keeping needed: Set<String>, dryRun: Bool = false) -> (removed: Int, bytes: Int64, kept: Int) {
+        var removed = 0
+        var bytes: Int64 = 0
+        var kept = 0
+        for id in ids() {
+            if needed.contains(id) {
+                kept += 1
+                continue
+            }
+            let path = path(for: id)
+            var status = stat()
+            if stat(path, &status) == 0 { bytes += Int64(status.st_size) }
+            if !dryRun { unlink(path) }
+            removed += 1
+        }
+        return (removed, bytes, kept)
+    }
 }

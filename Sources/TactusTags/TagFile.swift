@@ -1,5 +1,6 @@
 import CTagLib
 import Foundation
+import TactusModel
 
 /// A file's container, as TagLib opens it (by the file's extension).
 public enum TagFormat: String, Sendable, Hashable, Codable {
@@ -20,16 +21,7 @@ public enum TagFormat: String, Sendable, Hashable, Codable {
     public var holdsBPM: Bool { self != .other }
 }
 
-/// One tag field as written, for reports: `TBPM` = `128`, `TXXX:BPM` = `127.9`, `BPM` = `127.9`...
-public struct TagField: Sendable, Hashable, Codable {
-    public var name: String
-    public var value: String
-
-    public init(name: String, value: String) {
-        self.name = name
-        self.value = value
-    }
-
+extension TagField {
     /// The fields a tempo is written as in `format`: an integer where the format asks for
     /// one (ID3v2 `TBPM`, MP4 `tmpo`), one decimal elsewhere; empty for formats without a BPM tag.
     public static func bpm(_ bpm: Double, in format: TagFormat) -> [TagField] {

@@ -26,7 +26,8 @@ public final class ServeProcess {
     public let endpoints: Endpoints
     private let errorPipe: Pipe?
 
-    /// Starts `executable serve` with `workersPerDetector` local workers per detector and
+    /// Starts `executable serve` with `workersPerDetector` local workers (each offers every
+    /// built-in detector, so that is also the number of workers per detector) and
     /// `extraArguments` added; with `captureErrors`, its standard error is kept for ``errors``
     /// (only for servers that log little: the pipe is read once the server has stopped).
     /// `launcher` runs the command line `tactus serve ...` it is given (in another network

@@ -49,9 +49,10 @@ public enum ResourceLimits {
     }
     #endif
 
-    /// Lowers the process's CPU priority by `niceness` (1 to 19), so that the machine's
-    /// interactive work (a coordinator answering clients) runs first. Linux sets the nice
-    /// value per thread and new threads inherit it: call this before any thread is started.
+    /// Sets the calling thread's nice value to `niceness` (1 to 19), so that the machine's
+    /// interactive work (a coordinator answering clients) runs first. Linux keeps the nice
+    /// value per thread (threads started later inherit it): the worker calls this on its
+    /// analysis thread only, so that its heartbeats keep their priority.
     public static func lowerPriority(niceness: Int32) throws {
         #if os(Linux)
         let which = __priority_which_t(PRIO_PROCESS.rawValue)

@@ -4,11 +4,14 @@ import Synchronization
 import TactusProtocol
 import TactusZMQ
 
-/// A worker process's engine: it offers one detector to a coordinator and analyses the songs
-/// the coordinator sends it, one at a time (`protocol/SPEC.md`, section 4).
+/// A worker process's engine: it offers one or more detectors to a coordinator and analyses
+/// the songs the coordinator sends it, one at a time, each decoded once for all the jobs of
+/// the song it was sent (`protocol/SPEC.md`, section 4).
 ///
 /// ``run()`` owns a DEALER socket connected to the coordinator's backend. It sends READY,
-/// then a message at least every heartbeat interval, and hands each JOB to an analysis thread
+/// (in protocol version 2 when it offers several detectors, falling back to version 1 and its
+/// first detector when the coordinator speaks only that), then a message at least every
+/// heartbeat interval, and hands each JOB to an analysis thread
 /// so heartbeats go on during long analyses; the RESULT goes back as soon as the analysis
 /// ends. When nothing has come from the coordinator for ``WorkerConfiguration/expiry``, or
 /// the coordinator sends DISCONNECT, the worker closes its socket, waits (1 s doubling to
@@ -79,9 +82,9 @@ public final class Worker: Sendable {
         AnalysisThread.start(
             context: threads, endpoint: analysisEndpoint,
             runner: JobRunner(
-                detector: configuration.detector, decoding: configuration.decoding,
-                timeLimit: configuration.analysisTimeLimit),
-            limits: configuration.limits, logger: logger)
+                detectors: configuration.detectors.map(\.type), decoding: configuration.decoding,
+                timeLimit: configuration.analysisTimeLimit, libraryRoots: configuration.libraryRoots),
+            limits: configuration.limits, niceness: configuration.analysisNiceness, logger: logger)
         let network = try ZMQContext(socketLinger: .zero)
         let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)
         try link.connect()
@@ -127,6 +130,8 @@ private final class CoordinatorLink {
     private var generation = 0
     private var lastReceived: ContinuousClock.Instant
     private var lastSent: ContinuousClock.Instant
+    /// When the last turn began, to notice that this thread itself was not running.
+    private var lastTurn: ContinuousClock.Instant
     /// Whether the coordinator has sent anything on this connection.
     private var answered = false
     /// Whether touching the health file failed (reported once).
@@ -134,15 +139,32 @@ private final class CoordinatorLink {
     /// Consecutive connections the coordinator did not answer, for the backoff.
     private var failures = 0
     private var reconnectAt: ContinuousClock.Instant?
-    /// The job the coordinator is waiting for on the current connection.
+    /// The JOB the coordinator is waiting for on the current connection.
     private var held: Order?
-    /// Jobs given to the analysis thread, oldest first; it answers them in order.
+    /// JOBs given to the analysis thread, oldest first; it answers them in order.
     private var dispatched: [Order] = []
+    /// The protocol version spoken: the configuration's preferred one, or version 1 once a
+    /// coordinator said it speaks no other.
+    private var version: ProtocolVersion
 
+    /// A JOB handed to the analysis thread: its jobs (one in version 1) and the connection.
     private struct Order: Equatable {
-        var job: Int64
-        var attempt: Int
+        var jobs: [SongJobEntry]
+        var song: String
+        var version: ProtocolVersion
         var generation: Int
+
+        var summary: String { jobs.map { "\($0.job) (attempt \($0.attempt))" }.joined(separator: ", ") }
+
+        /// The RESULT failing every job of the order with `error`.
+        func failure(_ error: ErrorBody) -> WorkerMessage {
+            if version >= .v2 {
+                return .songResult(
+                    SongResultBody(song: song, results: jobs.map { SongJobAnswer(job: $0.job, attempt: $0.attempt, error: error) }),
+                    envelope: nil)
+            }
+            return .result(ResultBody(job: jobs[0].job, attempt: jobs[0].attempt, error: error), envelope: nil)
+        }
     }
 
     init(configuration: WorkerConfiguration, context: ZMQContext, analysis: ZMQSocket, logger: Logger) {
@@ -152,6 +174,8 @@ private final class CoordinatorLink {
         self.logger = logger
         lastReceived = clock.now
         lastSent = clock.now
+        lastTurn = clock.now
+        version = configuration.preferredVersion
     }
 
     var holdsJob: Bool { held != nil }
@@ -167,21 +191,27 @@ private final class CoordinatorLink {
         reconnectAt = nil
         answered = false
         lastReceived = clock.now
+        let offered = version >= .v2 ? configuration.detectors : [configuration.detectors[0]]
         logger.info(
             "connecting to \(configuration.endpoint)",
-            metadata: ["worker": "\(configuration.workerID)", "detector": "\(configuration.detector.descriptor.name)"])
-        send(.ready(configuration.ready))
+            metadata: [
+                "worker": "\(configuration.workerID)", "detectors": "\(offered.map(\.name).joined(separator: ","))",
+                "protocol": "\(version)",
+            ])
+        send(configuration.ready(version: version))
     }
 
     /// Closes the connection and schedules the next one after the backoff. The job held, if
     /// any, is abandoned: the coordinator requeues it.
-    func dropConnection(reason: String) {
+    /// With `immediately`, the connection did not fail (the coordinator asked for another
+    /// protocol version): the next one is opened at once, with no backoff.
+    func dropConnection(reason: String, immediately: Bool = false) {
         dealer?.close()
         dealer = nil
-        if let held { logger.warning("abandoning job \(held.job) (attempt \(held.attempt)): \(reason)") }
+        if let held { logger.warning("abandoning job \(held.summary): \(reason)") }
         held = nil
-        failures += 1
-        let delay = configuration.backoff.delay(afterFailures: failures)
+        failures = immediately ? 0 : failures + 1
+        let delay = immediately ? .zero : configuration.backoff.delay(afterFailures: failures)
         reconnectAt = clock.now + delay
         logger.warning("\(reason); reconnecting in \(String(format: "%.1f", delay.seconds)) s")
     }
@@ -199,6 +229,12 @@ private final class CoordinatorLink {
     /// One turn of the loop: timers, then whatever arrives within `maximumWait`.
     func turn(maximumWait: Duration) throws(ZMQError) {
         let now = clock.now
+        // A turn comes at least every `maximumWait`: a longer gap means this process was not
+        // running (stopped, or starved on a loaded machine), and the coordinator's silence
+        // meanwhile is not the coordinator's fault.
+        let stalled = now - lastTurn - maximumWait
+        if stalled > configuration.heartbeatInterval { lastReceived += stalled }
+        lastTurn = now
         var wait = maximumWait
         if dealer == nil, let reconnectAt {
             if now >= reconnectAt {
@@ -209,6 +245,10 @@ private final class CoordinatorLink {
         }
         if dealer != nil {
             if now - lastReceived >= configuration.expiry {
+                // What has arrived counts, even if not read yet.
+                try readCoordinator()
+            }
+            if dealer != nil && now - lastReceived >= configuration.expiry {
                 dropConnection(reason: "nothing from the coordinator for \(String(format: "%.1f", configuration.expiry.seconds)) s")
                 return
             }
@@ -225,17 +265,23 @@ private final class CoordinatorLink {
             while let frames = try analysis.tryReceive() { finished(frames) }
         }
         if let dealer, ready.contains(dealer) {
-            while let socket = self.dealer, socket === dealer {
-                let frames: [[UInt8]]
-                do throws(ZMQError) {
-                    guard let received = try socket.tryReceive(maxFrames: configuration.limits.maxFrames) else { break }
-                    frames = received
-                } catch where error.code == ZMQError.messageTooLarge {
-                    logger.warning("ignoring a message from the coordinator: \(error)")
-                    continue
-                }
-                received(frames)
+            try readCoordinator()
+        }
+    }
+
+    /// Handles every message waiting from the coordinator.
+    private func readCoordinator() throws(ZMQError) {
+        guard let dealer else { return }
+        while let socket = self.dealer, socket === dealer {
+            let frames: [[UInt8]]
+            do throws(ZMQError) {
+                guard let received = try socket.tryReceive(maxFrames: configuration.limits.maxFrames) else { break }
+                frames = received
+            } catch where error.code == ZMQError.messageTooLarge {
+                logger.warning("ignoring a message from the coordinator: \(error)")
+                continue
             }
+            received(frames)
         }
     }
 
@@ -259,27 +305,26 @@ private final class CoordinatorLink {
         case .heartbeat:
             break
         case .job(let job, let audio):
-            if let held {
-                logger.error("job \(job.job) arrived while job \(held.job) runs: refused (a worker runs one job at a time)")
-                send(.result(ResultBody(job: job.job, attempt: job.attempt, error: ErrorBody(
-                    code: .internal, message: "worker \(configuration.workerID) is busy with job \(held.job)")), envelope: nil))
-                return
-            }
-            var metadata: Logger.Metadata = ["song": "\(job.song)"]
-            if let name = job.name { metadata["name"] = "\(name)" }
-            logger.info("job \(job.job) (attempt \(job.attempt)): \(audio.count) bytes", metadata: metadata)
-            let order = Order(job: job.job, attempt: job.attempt, generation: generation)
-            do throws(ZMQError) {
-                try analysis.send(frames)
-            } catch {
-                logger.error("cannot hand job \(job.job) to the analysis thread: \(error)")
-                send(.result(ResultBody(job: job.job, attempt: job.attempt, error: ErrorBody(
-                    code: .internal, message: "worker \(configuration.workerID): \(error)")), envelope: nil))
-                return
-            }
-            held = order
-            dispatched.append(order)
+            let entry = SongJobEntry(
+                job: job.job, attempt: job.attempt, detector: configuration.detectors[0].name, params: job.params)
+            accept(
+                Order(jobs: [entry], song: job.song, version: .v1, generation: generation), name: job.name,
+                source: Self.describe(job.location, audio: audio), frames: frames)
+        case .songJob(let job, let audio):
+            accept(
+                Order(jobs: job.jobs, song: job.song, version: .v2, generation: generation), name: job.name,
+                source: Self.describe(job.location, audio: audio), frames: frames)
         case .disconnect(let body):
+            if let error = body.error, error.code == .unsupportedVersion, version > .v1,
+                !(error.supportedVersions ?? []).contains(version.identifier),
+                (error.supportedVersions ?? []).contains(ProtocolVersion.v1.identifier)
+            {
+                version = .v1
+                let supported = (error.supportedVersions ?? []).joined(separator: ", ")
+                logger.warning("the coordinator speaks only \(supported): offering \(configuration.detectors[0].name) alone from now on")
+                dropConnection(reason: "the coordinator asked for \(ProtocolVersion.v1)", immediately: true)
+                return
+            }
             if let error = body.error {
                 logger.error("the coordinator refused this worker: \(error)")
             } else {
@@ -287,6 +332,33 @@ private final class CoordinatorLink {
             }
             dropConnection(reason: "disconnected by the coordinator")
         }
+    }
+
+    /// Hands a JOB to the analysis thread, or refuses it when one is running (a worker runs
+    /// one JOB at a time).
+    /// How a JOB's song comes, for the log: its path below a shared root, or its size.
+    private static func describe(_ location: JobLocation?, audio: [UInt8]) -> String {
+        location.map { "\($0.root)/\($0.path)" } ?? "\(audio.count) bytes"
+    }
+
+    private func accept(_ order: Order, name: String?, source: String, frames: [[UInt8]]) {
+        if let held {
+            logger.error("job \(order.summary) arrived while job \(held.summary) runs: refused (a worker runs one JOB at a time)")
+            send(order.failure(ErrorBody(code: .internal, message: "worker \(configuration.workerID) is busy with job \(held.summary)")))
+            return
+        }
+        var metadata: Logger.Metadata = ["song": "\(order.song)"]
+        if let name { metadata["name"] = "\(name)" }
+        logger.info("job \(order.summary): \(source)", metadata: metadata)
+        do throws(ZMQError) {
+            try analysis.send(frames)
+        } catch {
+            logger.error("cannot hand job \(order.summary) to the analysis thread: \(error)")
+            send(order.failure(ErrorBody(code: .internal, message: "worker \(configuration.workerID): \(error)")))
+            return
+        }
+        held = order
+        dispatched.append(order)
     }
 
     /// Touches the health file, if any: the coordinator was just heard from.
@@ -304,14 +376,21 @@ private final class CoordinatorLink {
     /// A message from the coordinator that does not decode. A JOB whose body is readable gets
     /// a failed RESULT (so the job does not wait for its time limit); anything else is logged.
     private func rejected(_ frames: [[UInt8]], error: ProtocolError) {
-        guard frames.count >= 3, frames[1] == Array("JOB".utf8),
-            let job = try? JSONDecoder().decode(JobBody.self, from: Data(frames[2]))
-        else {
+        guard frames.count >= 3, frames[1] == Array("JOB".utf8) else {
             logger.warning("ignoring a malformed message from the coordinator: \(error)")
             return
         }
-        logger.warning("job \(job.job) refused: \(error)")
-        send(.result(ResultBody(job: job.job, attempt: job.attempt, error: error.body), envelope: nil))
+        if frames[0] == ProtocolVersion.v2.frame, let job = try? JSONDecoder().decode(SongJobBody.self, from: Data(frames[2])),
+            !job.jobs.isEmpty
+        {
+            logger.warning("job \(job.jobs.map { String($0.job) }.joined(separator: ", ")) refused: \(error)")
+            send(SongJobOutcome(song: job, error: error.body).message)
+        } else if let job = try? JSONDecoder().decode(JobBody.self, from: Data(frames[2])) {
+            logger.warning("job \(job.job) refused: \(error)")
+            send(.result(ResultBody(job: job.job, attempt: job.attempt, error: error.body), envelope: nil))
+        } else {
+            logger.warning("ignoring a malformed message from the coordinator: \(error)")
+        }
     }
 
     /// Handles a RESULT from the analysis thread: sent if the coordinator still waits for it.
@@ -319,22 +398,22 @@ private final class CoordinatorLink {
         guard !dispatched.isEmpty else { return }
         let order = dispatched.removeFirst()
         guard order == held, order.generation == generation, let dealer else {
-            logger.info("dropping the result of abandoned job \(order.job) (attempt \(order.attempt))")
+            logger.info("dropping the result of abandoned job \(order.summary)")
             return
         }
         held = nil
         if frames == [[]] {
-            send(.result(ResultBody(job: order.job, attempt: order.attempt, error: ErrorBody(
-                code: .internal, message: "worker \(configuration.workerID): the analysis thread could not read the job")), envelope: nil))
+            send(order.failure(ErrorBody(
+                code: .internal, message: "worker \(configuration.workerID): the analysis thread could not read the job")))
         } else {
-            sendFrames(frames, on: dealer, what: "RESULT of job \(order.job)")
+            sendFrames(frames, on: dealer, what: "RESULT of job \(order.summary)")
         }
     }
 
     private func send(_ message: WorkerMessage) {
         guard let dealer else { return }
         do throws(ProtocolError) {
-            sendFrames(try message.frames(), on: dealer, what: message.command.rawValue)
+            sendFrames(try message.frames(version: version), on: dealer, what: message.command.rawValue)
         } catch {
             logger.error("cannot encode \(message.command.rawValue): \(error)")
         }

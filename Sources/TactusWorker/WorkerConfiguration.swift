@@ -1,29 +1,31 @@
 import Foundation
 import TactusAudio
 import TactusDetector
+import TactusLibraryRoots
 import TactusProtocol
 import TactusZMQ
 
-/// What a ``Worker`` connects to, which detector it offers, and its timing.
+/// What a ``Worker`` connects to, which detectors it offers, and its timing.
 ///
 /// The defaults are the protocol's (`protocol/SPEC.md`, section 4): a heartbeat every 2.5 s,
 /// a coordinator silent for 3 intervals is gone, reconnection waits 1 s doubling to 32 s.
 ///
 /// ```swift
 /// let configuration = try WorkerConfiguration(
-///     endpoint: "tcp://127.0.0.1:5556", detector: CombFilterDetector.self,
-///     parameters: CombFilterDetector.descriptor.resolve())
+///     endpoint: "tcp://127.0.0.1:5556",
+///     detectors: [WorkerDetector(CombFilterDetector.self), WorkerDetector(AutocorrelationDetector.self)])
 /// ```
+///
+/// A worker offering one detector speaks protocol version 1 (one job per JOB), one offering
+/// several speaks version 2 (all of a song's jobs for its detectors in one JOB, decoded once).
 public struct WorkerConfiguration: Sendable {
     /// The coordinator's backend ROUTER (`tcp://HOST:PORT`).
     public var endpoint: String
     /// The worker's name in the coordinator's logs, `status` and events.
     public var workerID: String
-    /// The detector this worker runs.
-    public var detector: any TempoDetector.Type
-    /// The resolved parameters the worker was started with, announced in READY (every job
-    /// carries its own complete set).
-    public var parameters: ParameterSet
+    /// The detectors this worker runs, each named once, with the resolved parameters the
+    /// worker was started with, announced in READY (every job carries its own complete set).
+    public var detectors: [WorkerDetector]
     /// How often the worker sends something (HEARTBEAT when it has nothing else to send).
     public var heartbeatInterval: Duration
     /// Intervals of silence after which the coordinator is taken for gone and the worker reconnects.
@@ -39,23 +41,30 @@ public struct WorkerConfiguration: Sendable {
     /// How long one job's analysis may take before it stops and the job fails `timeout`
     /// (checked between decoded blocks); nil for no limit.
     public var analysisTimeLimit: Duration?
+    /// How much lower than the process's the analysis thread's CPU priority is (a nice value,
+    /// 0 to 19). Only the analysis is lowered: the thread that heartbeats, and ZeroMQ's, keep
+    /// the process's priority, so that heartbeats are not starved on a loaded machine.
+    public var analysisNiceness: Int32 = 0
     /// CURVE keys for a coordinator whose sockets are CURVE servers; nil for plain TCP.
     public var curve: CurveClientKeys?
     /// A file touched at every message from the coordinator and removed when the worker
     /// stops, for health checks (``HealthFile``); nil for none.
     public var healthFile: HealthFile?
+    /// The library roots this worker shares with its coordinator (same host, same paths): it
+    /// declares them in READY and opens the songs under them itself.
+    public var libraryRoots: LibraryRoots = LibraryRoots([])
 
     public init(
-        endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detector: any TempoDetector.Type,
-        parameters: ParameterSet, heartbeatInterval: Duration = Liveness.heartbeatInterval,
+        endpoint: String, workerID: String = WorkerConfiguration.defaultWorkerID(), detectors: [WorkerDetector],
+        heartbeatInterval: Duration = Liveness.heartbeatInterval,
         liveness: Int = Liveness.heartbeats, backoff: ReconnectBackoff = ReconnectBackoff(),
         shutdownGrace: Duration = .seconds(60), limits: ProtocolLimits = .standard, decoding: DecodingOptions = .standard,
         analysisTimeLimit: Duration? = nil, curve: CurveClientKeys? = nil, healthFile: HealthFile? = nil
     ) {
         self.endpoint = endpoint
         self.workerID = workerID
-        self.detector = detector
-        self.parameters = parameters
+        precondition(!detectors.isEmpty, "a worker offers at least one detector")
+        self.detectors = detectors
         self.heartbeatInterval = heartbeatInterval
         self.liveness = liveness
         self.backoff = backoff
@@ -85,8 +94,44 @@ public struct WorkerConfiguration: Sendable {
     /// The silence after which the coordinator is taken for gone.
     public var expiry: Duration { heartbeatInterval * liveness }
 
-    /// The READY message announcing this worker.
-    public var ready: ReadyBody {
-        ReadyBody(workerId: workerID, detector: DetectorInfo(detector.descriptor), params: parameters)
+    /// The protocol version the worker speaks first: 1 when it offers one detector (any
+    /// coordinator takes it), 2 when it offers several.
+    public var preferredVersion: ProtocolVersion { detectors.count > 1 ? .v2 : .v1 }
+
+    /// The READY message announcing this worker in `version`: in version 1, only the first
+    /// detector is offered.
+    public func ready(version: ProtocolVersion) -> WorkerMessage {
+        if version >= .v2 {
+            return .offer(
+                OfferBody(
+                    workerId: workerID,
+                    detectors: detectors.map { DetectorOffer(detector: DetectorInfo($0.type.descriptor), params: $0.parameters) },
+                    roots: declaredRoots))
+        }
+        return .ready(
+            ReadyBody(
+                workerId: workerID, detector: DetectorInfo(detectors[0].type.descriptor), params: detectors[0].parameters,
+                roots: declaredRoots))
     }
+
+    /// The library roots READY declares: none when the worker shares none.
+    private var declaredRoots: [String]? {
+        libraryRoots.isEmpty ? nil : libraryRoots.directories
+    }
+}
+
+/// A detector a worker offers, with the parameters it was started with.
+public struct WorkerDetector: Sendable {
+    public var type: any TempoDetector.Type
+    /// Resolved against the detector's declarations.
+    public var parameters: ParameterSet
+
+    /// `type` with `parameters`, or its defaults.
+    public init(_ type: any TempoDetector.Type, parameters: ParameterSet? = nil) {
+        self.type = type
+        // A registered detector's defaults always resolve.
+        self.parameters = parameters ?? (try? type.descriptor.resolve()) ?? ParameterSet()
+    }
+
+    public var name: String { type.descriptor.name }
 }

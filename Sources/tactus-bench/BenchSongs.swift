@@ -35,6 +35,23 @@ enum BenchSongs {
         return (paths, missing.isEmpty ? 0 : (ContinuousClock.now - start).seconds)
     }
 
+    /// One song of `seconds` at `sampleRate` (stereo FLAC, a backbeat at 123 BPM), cached like
+    /// the others: for the whole-process and memory figures.
+    static func single(seconds: Double, sampleRate: Int) throws -> String {
+        let directory = FileManager.default.temporaryDirectory.path + "/tactus-bench-server-songs/single-v1"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = "\(directory)/\(Int(seconds))s-\(sampleRate)Hz.flac"
+        guard !FileManager.default.fileExists(atPath: path) else { return path }
+        let rate = Double(sampleRate)
+        let channels = (1...2).map {
+            Synth.drumPattern(bpm: 123, seconds: seconds, sampleRate: rate, pattern: .backbeat, seed: UInt64(100 + $0))
+        }
+        let partial = path + ".partial"
+        try AudioFileWriter(.flac).write(channels, sampleRate: sampleRate, to: partial)
+        try FileManager.default.moveItem(atPath: partial, toPath: path)
+        return path
+    }
+
     /// `count` different small songs of `seconds` each (``tiny(index:seconds:)``).
     static func tiny(_ count: Int, seconds: Double = 6) throws -> [[UInt8]] {
         try (0..<count).map { try tiny(index: $0, seconds: seconds) }

@@ -5,6 +5,7 @@ import TactusAnalysis
 import TactusClient
 import TactusProtocol
 import TactusTestSupport
+import TactusZMQ
 
 /// `tactus-bench load` (`make loadtest`): many clients submitting small songs at once while
 /// another asks range queries, against a release `tactus serve` with its local workers.
@@ -30,6 +31,11 @@ struct LoadBench: ParsableCommand {
             highest end of the rounds before it. The first rounds fill the library's page \
             caches (SQLite's 2 MiB per connection); a leak of even 300 bytes per job would add \
             3.5 MiB to every round of 12,000 jobs.
+
+            Then a round under a CPU hog (--hog-songs-per-client songs per client, 0 for none): \
+            as many busy processes as cores (--hog-processes) run while the songs are submitted \
+            and analysed. Targets: no worker purged (no worker.lost event), no job tried twice, \
+            no client giving up, no song lost.
             """
     )
 
@@ -51,6 +57,12 @@ struct LoadBench: ParsableCommand {
     @Option(help: "Local workers per detector.")
     var workers = 1
 
+    @Option(help: "Songs each client submits in the round under a CPU hog (0: no such round).")
+    var hogSongsPerClient = 50
+
+    @Option(help: "Busy processes during the round under a CPU hog (default: as many as cores).")
+    var hogProcesses: Int?
+
     @OptionGroup var tactus: TactusExecutableOption
 
     @Flag(help: "Print one JSON object with every figure.")
@@ -63,6 +75,10 @@ struct LoadBench: ParsableCommand {
         guard seconds >= 2, seconds <= 600 else { throw ValidationError("--seconds must be between 2 and 600.") }
         guard (1...10_000).contains(queryIntervalMs) else { throw ValidationError("--query-interval-ms must be between 1 and 10000.") }
         guard (1...16).contains(workers) else { throw ValidationError("--workers must be between 1 and 16.") }
+        guard (0...100_000).contains(hogSongsPerClient) else {
+            throw ValidationError("--hog-songs-per-client must be between 0 and 100000.")
+        }
+        guard (1...256).contains(hogProcesses ?? 1) else { throw ValidationError("--hog-processes must be between 1 and 256.") }
     }
 
     /// Every figure of a run.
@@ -88,7 +104,11 @@ struct LoadBench: ParsableCommand {
         var accepted_songs: Int
         var finished_songs: Int
         var failed_jobs: Int
+        /// Jobs that took more than one attempt (their worker was lost meanwhile).
+        var retried_jobs: Int
         var lost_songs: [String]
+        /// The round under a CPU hog, when there was one.
+        var hog_round: HogRound?
         /// The monitor's samples: seconds since the start, resident MiB, jobs queued or running.
         var samples: [[Double]]
     }
@@ -101,6 +121,24 @@ struct LoadBench: ParsableCommand {
         var jobs_per_s: Double
         /// The coordinator's resident memory once every job of the round was done.
         var end_mib: Double
+    }
+
+    /// The round under a CPU hog.
+    struct HogRound: Encodable {
+        var busy_processes: Int
+        var songs: Int
+        var submit_wall_s: Double
+        var drain_wall_s: Double
+        var jobs_per_s: Double
+        var busy_answers: Int
+        var submit_ms: Percentiles?
+        /// `worker.lost` events during the round, with their reasons.
+        var workers_lost: [String]
+        /// Clients that stopped on an error (gave up).
+        var client_errors: [String]
+        /// The round's accepted songs that did not finish.
+        var lost_songs: Int
+        var retried_jobs: Int
     }
 
     struct Percentiles: Encodable {
@@ -171,10 +209,24 @@ struct LoadBench: ParsableCommand {
                         + "\(format(drainWall, 1)) s; coordinator at \(mib(end))")
             }
         }
+        var hogRound: HogRound?
+        var hogAccepted: [String] = []
+        if hogSongsPerClient > 0 {
+            let (round, songs) = try runHogRound(server: server, first: rounds * perRound, monitor: monitor, detectors: detectors)
+            hogRound = round
+            hogAccepted = songs
+        }
         queries.stop()
         monitor.stop()
         if let error = queries.errors.first { throw BenchFailure("query: \(error)") }
-        let (finished, failedJobs, lost) = try Self.check(accepted, detectors: detectors, frontend: server.endpoints.frontend)
+        let (finished, failedJobs, retried, lost) = try Self.check(
+            accepted + hogAccepted, detectors: detectors, frontend: server.endpoints.frontend)
+        if var round = hogRound {
+            let (_, _, hogRetried, hogLost) = try Self.check(hogAccepted, detectors: detectors, frontend: server.endpoints.frontend)
+            round.lost_songs = hogLost.count
+            round.retried_jobs = hogRetried
+            hogRound = round
+        }
 
         let samples = monitor.samples
         let queued = queries.latencies.filter(\.whileQueued).map(\.ms)
@@ -187,7 +239,8 @@ struct LoadBench: ParsableCommand {
             memory_peak_mib: samples.map(\.residentMiB).max() ?? 0,
             memory_flat: figures.count > 1
                 ? figures[figures.count - 1].end_mib <= figures.dropLast().map(\.end_mib).max()! * 1.05 : nil,
-            accepted_songs: accepted.count, finished_songs: finished, failed_jobs: failedJobs, lost_songs: lost,
+            accepted_songs: accepted.count + hogAccepted.count, finished_songs: finished, failed_jobs: failedJobs,
+            retried_jobs: retried, lost_songs: lost, hog_round: hogRound,
             samples: samples.map { [$0.at, $0.residentMiB, Double($0.queued)] })
         if json {
             let encoder = JSONEncoder()
@@ -197,6 +250,49 @@ struct LoadBench: ParsableCommand {
             printReport(report)
         }
         if !lost.isEmpty { throw BenchFailure("\(lost.count) accepted songs did not finish (first: \(lost[0]))") }
+        if let hogRound, !hogRound.workers_lost.isEmpty || !hogRound.client_errors.isEmpty || hogRound.retried_jobs > 0 {
+            throw BenchFailure(
+                "under the CPU hog: \(hogRound.workers_lost.count) workers lost, \(hogRound.client_errors.count) clients gave up, "
+                    + "\(hogRound.retried_jobs) jobs tried again")
+        }
+    }
+
+    /// Submits a round of songs while `hogProcesses` busy processes run, and waits until every
+    /// job is done, watching the `worker.lost` events meanwhile.
+    private func runHogRound(
+        server: ServeProcess, first: Int, monitor: LoadMonitor, detectors: [String]
+    ) throws -> (HogRound, accepted: [String]) {
+        let count = clients * hogSongsPerClient
+        let processes = hogProcesses ?? ProcessInfo.processInfo.activeProcessorCount
+        let losses = WorkerLossWatch(events: server.endpoints.events)
+        defer { losses.stop() }
+        let hog = try CPUHog(processes: processes)
+        defer { hog.stop() }
+        if !json { print("  round under a CPU hog: \(processes) busy processes, \(count) songs") }
+        let start = ContinuousClock.now
+        let songSeconds = seconds
+        let load = ConcurrentSubmission(
+            count: count, clients: clients, server: server.endpoints.frontend,
+            song: { index in
+                (SubmitRequest(name: "hog-\(first + index).wav"), try BenchSongs.tiny(index: first + index, seconds: songSeconds))
+            })
+        load.wait()
+        let submitWall = (ContinuousClock.now - start).seconds
+        try monitor.awaitDrained(after: .now, timeout: .seconds(3600))
+        let drainWall = (ContinuousClock.now - start).seconds
+        hog.stop()
+        let round = HogRound(
+            busy_processes: processes, songs: load.accepted.count, submit_wall_s: submitWall, drain_wall_s: drainWall,
+            jobs_per_s: Double(load.accepted.count * detectors.count) / drainWall,
+            busy_answers: load.answers.filter { $0.song == nil }.count,
+            submit_ms: Percentiles(load.answers.filter { $0.song != nil }.map { $0.seconds * 1000 }),
+            workers_lost: losses.lost, client_errors: load.errors, lost_songs: 0, retried_jobs: 0)
+        if !json {
+            print(
+                "  round under the hog: \(load.accepted.count) songs submitted in \(format(submitWall, 1)) s, every job done after "
+                    + "\(format(drainWall, 1)) s")
+        }
+        return (round, load.accepted)
     }
 
     /// Every accepted song's jobs, asked of the server one song at a time: how many songs
@@ -204,14 +300,16 @@ struct LoadBench: ParsableCommand {
     /// the songs that did not finish.
     private static func check(
         _ songs: [String], detectors: [String], frontend: String
-    ) throws -> (finished: Int, failedJobs: Int, lost: [String]) {
+    ) throws -> (finished: Int, failedJobs: Int, retriedJobs: Int, lost: [String]) {
         let client = try TactusClient(server: frontend, timeout: .seconds(10))
         var finished = 0
         var failedJobs = 0
+        var retriedJobs = 0
         var lost: [String] = []
         for song in songs {
             let jobs = try client.status(song: song).jobs
             failedJobs += jobs.filter { $0.state == .failed }.count
+            retriedJobs += jobs.filter { $0.attempt > 1 }.count
             let analysed = try client.result(ResultRequest(song: song)).response.analyses.map(\.detector)
             if jobs.count == detectors.count && jobs.allSatisfy({ $0.state == .done }) && analysed.sorted() == detectors.sorted() {
                 finished += 1
@@ -219,7 +317,7 @@ struct LoadBench: ParsableCommand {
                 lost.append(song)
             }
         }
-        return (finished, failedJobs, lost)
+        return (finished, failedJobs, retriedJobs, lost)
     }
 
     // MARK: Output
@@ -249,7 +347,16 @@ struct LoadBench: ParsableCommand {
                 + " (peak \(mib(report.memory_peak_mib))): \(verdict)")
         print(
             "Accepted songs finished: \(report.finished_songs) of \(report.accepted_songs)"
-                + " (\(report.failed_jobs) failed jobs); \(report.lost_songs.isEmpty ? "nothing lost" : "\(report.lost_songs.count) LOST")")
+                + " (\(report.failed_jobs) failed jobs, \(report.retried_jobs) tried again); "
+                + (report.lost_songs.isEmpty ? "nothing lost" : "\(report.lost_songs.count) LOST"))
+        if let hog = report.hog_round {
+            let submit = hog.submit_ms.map { "p50 \(ms($0.p50))  p99 \(ms($0.p99))  max \(ms($0.max))" } ?? "none"
+            print(
+                "Under a CPU hog of \(hog.busy_processes) busy processes: \(hog.songs) songs, \(format(hog.jobs_per_s, 0)) jobs/s, "
+                    + "submit answer \(submit) (\(hog.busy_answers) busy answers); workers lost: \(hog.workers_lost.count), "
+                    + "clients that gave up: \(hog.client_errors.count), jobs tried again: \(hog.retried_jobs), "
+                    + "songs lost: \(hog.lost_songs)")
+        }
     }
 
     private func format(_ value: Double, _ decimals: Int) -> String { String(format: "%.\(decimals)f", value) }
@@ -376,6 +483,44 @@ final class QueryStream: Sendable {
                 if wait > .zero { Thread.sleep(forTimeInterval: wait.seconds) } else { next = ContinuousClock.now }
             }
         }.start()
+    }
+
+    func stop() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        while !finished.load(ordering: .sequentiallyConsistent) { Thread.sleep(forTimeInterval: 0.01) }
+    }
+}
+
+/// The `worker.lost` events of a server, read on a thread of its own until stopped.
+final class WorkerLossWatch: Sendable {
+    private let seen = Mutex<[String]>([])
+    private let stopping = Atomic<Bool>(false)
+    private let finished = Atomic<Bool>(false)
+
+    /// Each loss as `worker-id: reason`.
+    var lost: [String] { seen.withLock { $0 } }
+
+    init(events: String) {
+        let ready = DispatchSemaphore(value: 0)
+        Thread { [self] in
+            defer { finished.store(true, ordering: .sequentiallyConsistent) }
+            do {
+                let context = try ZMQContext(socketLinger: .zero)
+                let subscriber = try EventSubscriber(endpoint: events, topics: ["worker:"], context: context)
+                ready.signal()
+                while !stopping.load(ordering: .sequentiallyConsistent) {
+                    if case .workerLost(let body)? = try subscriber.next(timeout: .milliseconds(100)) {
+                        seen.withLock { $0.append("\(body.workerId): \(body.reason ?? "no reason")") }
+                    }
+                }
+            } catch {
+                seen.withLock { $0.append("cannot watch the events: \(error)") }
+                ready.signal()
+            }
+        }.start()
+        ready.wait()
+        // A subscription takes a moment to reach the publisher.
+        Thread.sleep(forTimeInterval: 0.3)
     }
 
     func stop() {

@@ -8,19 +8,34 @@ import TactusTestSupport
 import TactusZMQ
 
 /// `tactus-bench server`: the release `tactus serve` under load. Songs per second with 1 and 2
-/// local workers per detector, the time from submit to `song.done` on an idle server, and
-/// the coordinator's own cost per job, measured with external workers that answer at once.
+/// local workers (each offering every built-in detector), the server's CPU per song against an
+/// in-process `tactus analyze` of the same songs, `tactus analyze` against `tactus probe` as
+/// whole processes, the time from submit to `song.done` on an idle server, a worker's peak
+/// memory on a long song, and the coordinator's own cost per job, measured with external
+/// workers that answer at once.
 struct ServerBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "server",
-        abstract: "Songs per second with 1 and 2 workers per detector, idle latency, coordinator overhead per job.",
+        abstract: "Songs per second with 1 and 2 workers, server CPU vs analyze, analyze vs probe, idle latency, worker memory, coordinator overhead.",
         discussion: """
             Throughput: --songs synthesised songs of --seconds each (44.1 kHz stereo FLAC, drum \
             patterns at 80 to 170 BPM, cached under the temporary directory) are submitted by \
-            --submitters concurrent clients to a fresh `tactus serve --workers N` (N = 1, then 2) \
-            running every built-in detector; the time runs from the first submit to the last \
-            song.done. Target: 2 workers at least 1.8x one (which needs at least 2x the cores \
-            that 1 worker per detector keeps busy).
+            --submitters concurrent clients to a fresh `tactus serve --workers N` (N = 1, then 2; \
+            each worker offers every built-in detector and decodes a song once for all of them); \
+            the time runs from the first submit to the last song.done. CPU is user + system time \
+            from /proc, so it holds when other processes share the machine (wall times do not).
+
+            Server vs analyze: the CPU of the server (coordinator and workers) per song against \
+            the CPU of one in-process `tactus analyze --json` (every built-in detector) of \
+            --analyze-songs of the same songs, per song. Target: at most 1.15x.
+
+            Whole process: `tactus analyze --json` against `tactus probe --json` (decode alone), \
+            CPU of each whole process (the least of 3 runs), on --mp3 (default: the 180 s \
+            real_001.mp3 of the shared corpus) and on a synthesised 212 s 48 kHz stereo FLAC. \
+            Targets: at most 1.5x on the MP3, 1.8x on the 48 kHz FLAC.
+
+            Worker memory: the peak resident memory (VmHWM) of the only worker of a fresh \
+            server after it analysed a synthesised 20-minute 44.1 kHz stereo FLAC. Target: under 100 MB.
 
             Latency: on a fresh idle server with 1 worker per detector, --latency-runs songs \
             are submitted one at a time; each time runs from the start of the submit to its \
@@ -54,6 +69,12 @@ struct ServerBench: ParsableCommand {
     @Option(help: "External null workers for the overhead measurement.")
     var nullWorkers = 2
 
+    @Option(help: "Songs analysed by one in-process `tactus analyze` for the server-vs-analyze ratio.")
+    var analyzeSongs = 12
+
+    @Option(help: ArgumentHelp("The MP3 of the whole-process comparison.", valueName: "path"))
+    var mp3 = "/work/shared/corpus/real/real_001.mp3"
+
     @OptionGroup var tactus: TactusExecutableOption
 
     @Flag(help: "Print one JSON object with every figure.")
@@ -66,6 +87,7 @@ struct ServerBench: ParsableCommand {
         guard (1...songs).contains(latencyRuns) else { throw ValidationError("--latency-runs must be between 1 and --songs.") }
         guard (10...1_000_000).contains(jobs) else { throw ValidationError("--jobs must be between 10 and 1000000.") }
         guard (1...16).contains(nullWorkers) else { throw ValidationError("--null-workers must be between 1 and 16.") }
+        guard (1...songs).contains(analyzeSongs) else { throw ValidationError("--analyze-songs must be between 1 and --songs.") }
     }
 
     /// Every figure of a run.
@@ -79,9 +101,25 @@ struct ServerBench: ParsableCommand {
         var latency_runs: [Double] = []
         var latency_median_s: Double?
         var overhead: Overhead?
+        /// CPU seconds per song of one in-process `tactus analyze` of the first songs.
+        var analyze_cpu_s_per_song: Double?
+        /// The server's CPU per song (the run with 2 workers) over ``analyze_cpu_s_per_song``.
+        var server_vs_analyze: Double?
+        var whole_process: [WholeProcess] = []
+        var worker_peak_rss_mb: Double?
+    }
+
+    /// `tactus analyze` against `tactus probe` on one file, CPU seconds of each whole process.
+    struct WholeProcess: Encodable {
+        var file: String
+        var analyze_cpu_s: Double
+        var probe_cpu_s: Double
+        var ratio: Double
+        var target: Double
     }
 
     struct Throughput: Encodable {
+        /// Worker processes, each offering every built-in detector.
         var workers_per_detector: Int
         var wall_s: Double
         var songs_per_s: Double
@@ -132,6 +170,21 @@ struct ServerBench: ParsableCommand {
         report.latency_runs = try latency(paths, executable: executable)
         report.latency_median_s = median(report.latency_runs)
         report.overhead = try overhead(executable: executable)
+        let analyze = try ChildCPU.run(executable, ["analyze", "--json"] + Array(paths.prefix(analyzeSongs)))
+        report.analyze_cpu_s_per_song = analyze.cpuSeconds / Double(analyzeSongs)
+        if let perSong = report.analyze_cpu_s_per_song, let server = report.throughput.last?.cpu_s_per_song, perSong > 0 {
+            report.server_vs_analyze = server / perSong
+        }
+        let flac48 = try BenchSongs.single(seconds: 212, sampleRate: 48_000)
+        for (file, target) in [(mp3, 1.5), (flac48, 1.8)] where FileManager.default.fileExists(atPath: file) {
+            let analyzeCPU = try (0..<3).map { _ in try ChildCPU.run(executable, ["analyze", "--json", file]).cpuSeconds }.min()!
+            let probeCPU = try (0..<3).map { _ in try ChildCPU.run(executable, ["probe", "--json", file]).cpuSeconds }.min()!
+            report.whole_process.append(
+                WholeProcess(
+                    file: (file as NSString).lastPathComponent, analyze_cpu_s: analyzeCPU, probe_cpu_s: probeCPU,
+                    ratio: analyzeCPU / max(probeCPU, 1e-6), target: target))
+        }
+        report.worker_peak_rss_mb = try workerPeakMemory(try BenchSongs.single(seconds: 1200, sampleRate: 44_100), executable: executable)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -281,12 +334,38 @@ struct ServerBench: ParsableCommand {
             total_cpu_ms_per_job: (drainCPU - submitCPU + drainCPUSeconds) * 1000 / count)
     }
 
+    // MARK: Worker memory
+
+    /// The peak resident memory in MB of the only worker of a fresh server once it analysed `path`.
+    private func workerPeakMemory(_ path: String, executable: String) throws -> Double {
+        let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
+        let server = try ServeProcess(executable: executable, dataDirectory: data.path, workersPerDetector: 1)
+        defer { server.stop() }
+        try server.awaitWorkers(detectors: BuiltinDetectors.registry.names, perDetector: 1)
+        let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(60))
+        let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: client.context)
+        Thread.sleep(forTimeInterval: 0.5)  // the subscription reaches the publisher
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let song = try client.submit(SubmitRequest(name: (path as NSString).lastPathComponent), audio: bytes).song
+        while true {
+            guard let event = try events.next(timeout: .seconds(600)) else { throw BenchFailure("no song.done for \(path)") }
+            if case .songDone(let done) = event, done.song == song {
+                if let failed = done.jobs.first(where: { $0.state != .done }) {
+                    throw BenchFailure("\(path): job \(failed.job) ended \(failed.state.rawValue)")
+                }
+                break
+            }
+        }
+        guard let worker = server.workerProcessIDs.first else { throw BenchFailure("the server has no worker") }
+        return ChildCPU.peakResidentMB(worker)
+    }
+
     // MARK: Output
 
     private func printTable(_ report: Report) {
         print("")
         print("Throughput (every built-in detector; time from the first submit to the last song.done)")
-        print("  workers/detector   wall s   songs/s   jobs/s   failed   coordinator CPU/job   worker cores busy   CPU s/song   machine busy")
+        print("  workers            wall s   songs/s   jobs/s   failed   coordinator CPU/job   worker cores busy   CPU s/song   machine busy")
         for run in report.throughput {
             print(
                 "  " + pad("\(run.workers_per_detector)", 16) + pad(format(run.wall_s, 1), 9) + pad(format(run.songs_per_s, 3), 10)
@@ -298,11 +377,9 @@ struct ServerBench: ParsableCommand {
             let verdict = speedup >= 1.8 ? "meets" : "misses"
             print("  2 workers vs 1: \(format(speedup, 2))x (\(verdict) the 1.8x target on \(report.cores) cores)")
             let one = report.throughput[0]
-            let detectors = BuiltinDetectors.registry.names.count
             print(
-                "  1 worker per detector is already \(detectors) worker processes for \(report.cores) cores: 2 per detector can only"
-                    + " go faster where cores are left idle. At \(format(one.cpu_s_per_song, 3)) CPU s per song (workers and"
-                    + " coordinator), \(report.cores) otherwise idle cores allow at most \(format(Double(report.cores) / one.cpu_s_per_song, 2)) songs/s.")
+                "  At \(format(one.cpu_s_per_song, 3)) CPU s per song (workers and coordinator), \(report.cores) otherwise idle cores"
+                    + " allow at most \(format(Double(report.cores) / one.cpu_s_per_song, 2)) songs/s.")
             let served = one.worker_cores_busy + one.coordinator_cpu_ms_per_job * one.jobs_per_s / 1000
             if one.machine_busy > 0.9 && served < 0.8 * Double(report.cores) {
                 print(
@@ -311,9 +388,26 @@ struct ServerBench: ParsableCommand {
             }
         }
         print("")
+        if let perSong = report.analyze_cpu_s_per_song, let ratio = report.server_vs_analyze, let server = report.throughput.last {
+            let verdict = ratio <= 1.15 ? "meets" : "misses"
+            print(
+                "Server CPU per song (\(server.workers_per_detector) workers): \(format(server.cpu_s_per_song, 3)) s; in-process "
+                    + "`tactus analyze` of \(analyzeSongs) of the same songs, every built-in detector: \(format(perSong, 3)) s per song; "
+                    + "ratio \(format(ratio, 2))x (\(verdict) the 1.15x target)")
+        }
+        for whole in report.whole_process {
+            let verdict = whole.ratio <= whole.target ? "meets" : "misses"
+            print(
+                "Whole process, \(whole.file): analyze \(format(whole.analyze_cpu_s, 3)) s CPU, probe \(format(whole.probe_cpu_s, 3)) s CPU: "
+                    + "\(format(whole.ratio, 2))x (\(verdict) the \(format(whole.target, 1))x target)")
+        }
+        if let rss = report.worker_peak_rss_mb {
+            print("Worker peak resident memory, 20-minute 44.1 kHz stereo FLAC: \(format(rss, 1)) MB (\(rss < 100 ? "meets" : "misses") the 100 MB target)")
+        }
+        print("")
         if let median = report.latency_median_s {
             let runs = report.latency_runs.map { format($0, 2) }.joined(separator: ", ")
-            print("Idle server, 1 worker per detector: submit to song.done median \(format(median, 2)) s (runs: \(runs) s)")
+            print("Idle server, 1 worker: submit to song.done median \(format(median, 2)) s (runs: \(runs) s)")
         }
         if let overhead = report.overhead {
             let verdict = overhead.total_cpu_ms_per_job < 2 && overhead.drain_wall_ms_per_job < 2 ? "meets" : "misses"
@@ -337,5 +431,40 @@ struct ServerBench: ParsableCommand {
 
     private func pad(_ text: String, _ width: Int) -> String {
         text.padding(toLength: max(width, text.count + 1), withPad: " ", startingAt: 0)
+    }
+}
+
+/// CPU time and memory of child processes, from `wait4` and `/proc`.
+enum ChildCPU {
+    /// Runs `executable arguments` with its output discarded; its user + system CPU seconds.
+    static func run(_ executable: String, _ arguments: [String]) throws -> (cpuSeconds: Double, status: Int32) {
+        var pid: pid_t = 0
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard spawned == 0 else { throw BenchFailure("cannot start \(executable): error \(spawned)") }
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let seconds = { (time: timeval) in Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        let exitStatus = (status >> 8) & 0xFF
+        guard status & 0x7F == 0, exitStatus == 0 else {
+            throw BenchFailure("\(executable) \(arguments.prefix(3).joined(separator: " ")) ... failed (status \(status))")
+        }
+        return (seconds(usage.ru_utime) + seconds(usage.ru_stime), exitStatus)
+    }
+
+    /// Peak resident memory of process `pid` in MB (VmHWM of /proc/PID/status), 0 when unknown.
+    static func peakResidentMB(_ pid: Int32) -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+        else { return 0 }
+        return kilobytes / 1024
     }
 }

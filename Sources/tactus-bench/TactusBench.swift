@@ -7,6 +7,9 @@ struct TactusBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tactus-bench",
         abstract: "Measure Tactus against its speed, memory and accuracy targets.",
-        subcommands: [DecodeBench.self, StoreBench.self, AccuracyBench.self, ServerBench.self, LoadBench.self, CadenceBench.self, StretchBench.self]
+        subcommands: [
+            DecodeBench.self, StoreBench.self, AccuracyBench.self, ServerBench.self, LoadBench.self, MemoryBench.self, CadenceBench.self,
+            StretchBench.self, InPlaceBench.self,
+        ]
     )
 }

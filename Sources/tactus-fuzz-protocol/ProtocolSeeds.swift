@@ -33,6 +33,11 @@ enum ProtocolSeeds {
             ("truth", .truth(TruthRequest(song: song, bpm: 128))),
             ("detectors", .detectors),
             ("cancel", .cancel(CancelRequest(song: song))),
+            ("resolve", .resolve(ResolveRequest(names: ["dev_039.mp3", "/music/a b/c.flac", String(song.prefix(8))]))),
+            ("tags", .tags(TagsRequest(action: "write", all: true, offset: 16, limit: 16, minConfidence: 0.4, dryRun: true))),
+            ("upload-begin", .upload(.begin(size: 52_428_800, sha256: song), chunk: nil)),
+            ("upload-chunk", .upload(.chunk("0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", offset: 1 << 20), chunk: audio)),
+            ("submit-upload", .submit(SubmitRequest(name: "a.flac", upload: "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90"), audio: nil)),
         ]
         for (name, body) in requests {
             let request = ClientRequest(requestID: Array("r1".utf8), body)
@@ -46,6 +51,8 @@ enum ProtocolSeeds {
                 song: song, analyses: [analysis], consensus: ConsensusTempo(bpm: 128.5, detectors: ["comb-filter"]),
                 envelopeHopS: 0.02), envelope: [0, 0.5, 1]))),
             ("cancel", ClientReply(requestID: [3], .cancel(CancelResponse(cancelled: [41])))),
+            ("upload", ClientReply(requestID: [5], .upload(UploadStatus(
+                upload: "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", size: 52_428_800, received: 1 << 20, chunkBytes: 1 << 20)))),
             ("error", ClientReply(requestID: [4], command: "submit", error: failure)),
         ]
         for (name, reply) in replies { seeds.append(("reply-\(name)", try reply.frames())) }
@@ -57,10 +64,19 @@ enum ProtocolSeeds {
             ("result-error", .result(ResultBody(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "bad")), envelope: nil)),
             ("heartbeat", .heartbeat),
             ("disconnect", .disconnect(DisconnectBody(reason: "leaving"))),
+            ("offer", .offer(OfferBody(workerId: "host-1-ab", detectors: [DetectorOffer(detector: DetectorInfo(descriptor), params: params)]))),
+            ("song-result", .songResult(SongResultBody(
+                song: song, audio: AudioFacts(format: "wav", durationS: 6, sampleRate: 22050, channels: 1), envelopeHopS: 0.02,
+                results: [SongJobAnswer(job: 41, attempt: 1, analysis: analysis),
+                          SongJobAnswer(job: 42, attempt: 2, error: ErrorBody(code: .invalidParameter, message: "bad"))]),
+                envelope: [0.1, 0.2])),
         ]
         for (name, message) in workerMessages { seeds.append(("worker-\(name)", try message.frames())) }
         let coordinatorMessages: [(String, CoordinatorMessage)] = [
             ("job", .job(JobBody(job: 41, attempt: 1, song: song, name: "a.wav", params: params, timeLimitS: 600, envelope: true), audio: audio)),
+            ("song-job", .songJob(SongJobBody(song: song, name: "a.wav", timeLimitS: 600, envelope: true, jobs: [
+                SongJobEntry(job: 41, attempt: 1, detector: descriptor.name, params: params),
+                SongJobEntry(job: 42, attempt: 2, detector: "comb-filter", params: params)]), audio: audio)),
             ("heartbeat", .heartbeat),
             ("disconnect", .disconnect(DisconnectBody(reason: "refused", error: ErrorBody(code: .badRequest, message: "send READY first")))),
         ]

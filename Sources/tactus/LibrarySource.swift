@@ -1,5 +1,4 @@
 import Foundation
-import TactusAudio
 import TactusClient
 import TactusLibraryService
 import TactusModel
@@ -38,7 +37,7 @@ enum LibrarySource {
         }
     }
 
-    /// One song's results side by side; `song` is a SHA-256, a prefix of one, or a file.
+    /// One song's results side by side; `song` is any name ``SongLookup`` resolves.
     func compare(song: String) throws -> SongComparison {
         try reportingFailures {
             guard let comparison = try compare(CompareRequest(song: try songName(song))).song else {
@@ -78,7 +77,7 @@ enum LibrarySource {
         }
     }
 
-    /// The reference tempo of `song` (a SHA-256, a prefix of one, or a file), set to `bpm` first
+    /// The reference tempo of `song` (any name ``SongLookup`` resolves), set to `bpm` first
     /// when given.
     func truth(song: String, setting bpm: Double?) throws -> ReferenceTempo? {
         try reportingFailures {
@@ -90,24 +89,28 @@ enum LibrarySource {
         }
     }
 
-    /// The name of a song as this source takes it: the library file resolves files itself; the
-    /// server is told a file's SHA-256 (it never reads the client's files).
-    private func songName(_ name: String) throws -> String {
-        guard case .server = self else { return name }
-        return try Self.songID(name)
+    /// A song's stored analyses (`request.song` a full SHA-256), and its envelope when asked for.
+    func result(_ request: ResultRequest) throws -> (ResultResponse, envelope: [Float]?) {
+        try reportingFailures {
+            switch self {
+            case .file(let service): return try service.result(request)
+            case .server(let client): return try client.result(request)
+            }
+        }
     }
 
-    /// What the server is told for a song a person names: a file's SHA-256 (the server never
-    /// reads the client's files), or the name as given (a SHA-256 or a prefix of one).
-    private static func songID(_ name: String) throws -> String {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory), !isDirectory.boolValue else {
-            return name
+    /// The resolution of each name (see ``SongLookup``).
+    func resolve(_ names: [String]) throws -> [SongResolution] {
+        switch self {
+        case .file(let service): try SongLookup.resolve(names, in: service)
+        case .server(let client): try SongLookup.resolve(names, on: client)
         }
-        do throws(AudioError) {
-            return try SongID(of: .file(name)).hex
-        } catch {
-            throw CommandFailure(error.description)
-        }
+    }
+
+    /// What to ask for the one song `name` stands for, as every command names songs (see
+    /// ``SongLookup/songName(_:on:)``).
+    func songName(_ name: String) throws -> String {
+        if SongLookup.isID(name) { return name }
+        return try SongLookup.song(try resolve([name])[0]).hex
     }
 }

@@ -36,17 +36,28 @@ import Testing
     @Test func eachSteadyStretchIsASegmentWithOctaveMatches() throws {
         let directory = try TemporaryDirectory()
         let (library, recording) = (try Self.library(directory), try Self.recording(directory))
-        let run = try CLI.run(["playlist", "--db", library, "--cadence-from", recording, "--json"])
+        // --strict: only songs within the tolerance of each segment's cadence.
+        let run = try CLI.run(["playlist", "--db", library, "--cadence-from", recording, "--strict", "--json"])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(Self.chosen(run) == ["at-150.flac for 150", "at-85.flac for 170"])
         #expect(run.standardError.contains("cadence of \(recording): 3:0"))
 
-        let sprint = try CLI.run(["playlist", "--db", library, "--cadence-from", recording, "--sprint", "6", "--json"])
+        let sprint = try CLI.run(["playlist", "--db", library, "--cadence-from", recording, "--sprint", "6", "--strict", "--json"])
         #expect(sprint.status == 0, "\(sprint.standardError)")
         #expect(Self.chosen(sprint) == ["at-160.flac for 159", "at-180.flac for 180"])
 
-        let constant = try CLI.run(["playlist", "--db", library, "--cadence", "170", "--sprint", "6", "--minutes", "0.5", "--json"])
+        let constant = try CLI.run(
+            ["playlist", "--db", library, "--cadence", "170", "--sprint", "6", "--minutes", "0.5", "--strict", "--json"])
         #expect(Self.chosen(constant) == ["at-180.flac for 180"])
+
+        // Without --strict a segment whose songs run out is filled from the nearest others, flagged
+        // and named in a warning; a song that fits a later segment is kept for it.
+        let filled = try CLI.run(["playlist", "--db", library, "--cadence-from", recording, "--json"])
+        #expect(filled.status == 0, "\(filled.standardError)")
+        let chosen = Self.chosen(filled)
+        #expect(chosen.first == "at-150.flac for 150" && chosen.contains("at-85.flac for 170"), "\(chosen)")
+        #expect(filled.jsonLines.filter { $0["fits"] as? Bool == false }.allSatisfy { abs($0["off_pct"] as? Double ?? 0) > 4 })
+        #expect(filled.jsonLines.contains { $0["fits"] as? Bool == false } == filled.standardError.contains("beyond the tolerance"))
     }
 
     @Test func aRecordingWithoutStepsOrBadOptionsAreErrors() throws {

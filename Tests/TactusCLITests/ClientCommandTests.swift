@@ -236,12 +236,24 @@ import Testing
         #expect(server.requests.isEmpty)
     }
 
-    @Test func aSilentServerIsAClearErrorWithinSeconds() throws {
-        let server = try SilentServer()
-        let run = try CLI.run(["status", "--server", server.endpoint, "--timeout", "0.5"])
+    @Test func anAbsentServerIsAClearErrorWithinSeconds() throws {
+        let endpoint = try SilentServer().endpoint  // closed again: nothing listens there
+        let run = try CLI.run(["status", "--server", endpoint, "--timeout", "0.5"])
         #expect(run.status == 1)
-        #expect(run.standardError.contains("no answer from \(server.endpoint) within 1 s (2 attempts)"))
+        #expect(run.standardError.contains("no answer from \(endpoint) within 1 s (2 attempts)"), "\(run.standardError)")
         #expect(run.seconds < 4)
+    }
+
+    /// A server that accepts the connection but does not answer (a loaded machine) is waited
+    /// for with a message after each wait, up to --patience (issue 13, item 10).
+    @Test func aConnectedServerThatIsSlowIsWaitedForWithProgressMessages() throws {
+        let server = try SilentServer()
+        let run = try CLI.run(["status", "--server", server.endpoint, "--timeout", "0.5", "--patience", "2"])
+        #expect(run.status == 1)
+        #expect(run.standardError.contains("\(server.endpoint) has not answered 'status' for"), "\(run.standardError)")
+        #expect(run.standardError.contains("keeps waiting"), "\(run.standardError)")
+        #expect(run.standardError.contains("is connected but did not answer within 2 s"), "\(run.standardError)")
+        #expect(run.seconds >= 2 && run.seconds < 6)
     }
 
     @Test func statusResultCancelAndDetectorsPrintWhatTheServerSays() throws {

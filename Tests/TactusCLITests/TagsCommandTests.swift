@@ -104,7 +104,7 @@ struct TagsCommandTests {
         #expect(try CLI.run(["truth", "--db", library.database, "set", tagged, "92"]).status == 0)
         let kept = try CLI.run(["tags", "read", tagged, "--db", library.database, "--json"])
         #expect(kept.jsonLines.first?["outcome"] as? String == "skipped")
-        #expect(kept.jsonLines.first?["reason"] as? String == "has a reference tempo from manual (--replace overrides it)")
+        #expect(kept.jsonLines.first?["reason"] as? String == "has a reference tempo from manual (replace overrides it)")
         let replaced = try CLI.run(["tags", "read", "--replace", tagged, "--db", library.database, "--json"])
         #expect(replaced.jsonLines.first?["outcome"] as? String == "imported")
 
@@ -115,12 +115,44 @@ struct TagsCommandTests {
         #expect(unknown.standardOutput.contains("not in the library"))
     }
 
+    /// With --db, songs named by stored file name or taken with --all are found at their stored
+    /// paths; songs without one are skipped; the written file's location takes its new size and time.
+    @Test func storedNamesAndAllAreFoundAtTheirStoredPaths() throws {
+        let library = try Library()
+        let store = try TactusStore.Library(path: library.database)
+        let mp3Song = SongID(hashing: try Self.bytes(library.mp3))
+        let root = library.directory.path
+        try store.recordLocation(SongLocation(root: root, path: "run.mp3", byteSize: try Self.bytes(library.mp3).count, mtimeNs: 1), of: mp3Song)
+
+        let all = try CLI.run(["tags", "write", "--all", "--db", library.database, "--json"])
+        #expect(all.status == 0, "\(all.standardError)")
+        let outcomes = Dictionary(all.jsonLines.map { ($0["song"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let written = try #require(outcomes[mp3Song.hex])
+        #expect(written["outcome"] as? String == "written" && written["file"] as? String == library.mp3)
+        #expect(all.jsonLines.filter { $0["outcome"] as? String == "skipped" }.count == 2)
+        #expect(all.jsonLines.filter { $0["outcome"] as? String == "skipped" }.allSatisfy {
+            ($0["reason"] as? String)?.contains("no file of this song on this machine") == true
+        })
+        #expect(try Mutagen.tags(of: library.mp3)["TBPM"]?.count == 1)
+        let newSong = try #require(SongID(written["new_song"] as? String ?? ""))
+        let location = try #require(try store.locations(of: newSong).first)
+        #expect(location.byteSize == (try Self.bytes(library.mp3)).count)
+        #expect(location.mtimeNs != 1)
+
+        let read = try CLI.run(["tags", "read", "run.mp3", "--db", library.database, "--json"])
+        #expect(read.status == 0, "\(read.standardError)")
+        #expect(read.jsonLines.first?["outcome"] as? String == "imported")
+        let ambiguous = try CLI.run(["tags", "read", "nothing.flac", "--db", library.database, "--json"])
+        #expect(ambiguous.status == 1)
+        #expect(ambiguous.jsonLines.first?["code"] as? String == "not-found")
+    }
+
     @Test func skipsSayWhyAndFailuresNameTheFile() throws {
         let library = try Library()
         let strict = try CLI.run(["tags", "write", "--min-confidence", "1", library.flac, "--db", library.database, "--json"])
         #expect(strict.status == 0, "\(strict.standardError)")
         let reason = try #require(strict.jsonLines.first?["reason"] as? String)
-        #expect(reason.contains("below --min-confidence 1"), "\(reason)")
+        #expect(reason.contains("below the minimum 1"), "\(reason)")
 
         let unknownDetector = try CLI.run(["tags", "write", "--detector", "no-such", library.flac, "--db", library.database, "--json"])
         #expect(unknownDetector.jsonLines.first?["reason"] as? String == "no analysis by no-such")
@@ -139,6 +171,8 @@ struct TagsCommandTests {
 
         let usage = try CLI.run(["tags", "write", "--consensus", "--detector", "comb-filter", library.flac, "--db", library.database])
         #expect(usage.status == 2)
-        #expect(try CLI.run(["tags", "read", library.flac]).status == 2)
+        // Songs, or --all: one of them.
+        #expect(try CLI.run(["tags", "read", "--db", library.database]).status == 2)
+        #expect(try CLI.run(["tags", "read", "--all", library.flac, "--db", library.database]).status == 2)
     }
 }

@@ -39,7 +39,7 @@ final class FakeCoordinator {
             let at = ContinuousClock.now
             let message = try WorkerMessage(frames: Array(frames.dropFirst()))
             switch message {
-            case .ready: workers.append(frames[0])
+            case .ready, .offer: workers.append(frames[0])
             case .disconnect: workers.removeAll { $0 == frames[0] }
             default: break
             }

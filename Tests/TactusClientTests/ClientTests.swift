@@ -8,28 +8,71 @@ import TactusZMQ
 import Testing
 
 @Suite struct ClientTests {
-    @Test func aSilentServerGivesAClearErrorQuicklyAfterOneRetry() throws {
-        let server = try SilentServer()
-        let client = try TactusClient(server: server.endpoint, timeout: .milliseconds(300), retries: 1)
+    @Test func anAbsentServerGivesAClearErrorQuicklyAfterOneRetry() throws {
+        // A port nothing listens on: bound, then closed.
+        let endpoint = try SilentServer().endpoint
+        let client = try TactusClient(server: endpoint, timeout: .milliseconds(300), retries: 1)
         let start = ContinuousClock.now
         #expect {
             _ = try client.status()
         } throws: { error in
-            (error as? ClientError) == .noAnswer(server: server.endpoint, seconds: 0.6, attempts: 2)
-                && "\(error)".hasPrefix("no answer from \(server.endpoint) within 0.6 s")
+            (error as? ClientError) == .noAnswer(server: endpoint, seconds: 0.6, attempts: 2)
+                && "\(error)".hasPrefix("no answer from \(endpoint) within 0.6 s")
         }
         let elapsed = ContinuousClock.now - start
         #expect(elapsed >= .milliseconds(600) && elapsed < .seconds(2))
-        // The same request twice, with the same request id (a late reply to either is accepted).
+    }
+
+    /// A server that is connected (it accepts the connection) but does not answer is slow, not
+    /// gone (issue 13, item 10): the client waits, telling each wait, up to its patience, without
+    /// sending the request again while the connection holds.
+    @Test func aConnectedServerThatDoesNotAnswerIsWaitedForUpToThePatience() throws {
+        let server = try SilentServer()
+        let client = try TactusClient(server: server.endpoint, timeout: .milliseconds(300), retries: 1)
+        client.patience = .milliseconds(1500)
+        let waits = Locked<[Duration]>([])
+        client.onSlowAnswer = { command, waited in
+            #expect(command == .status)
+            waits.withLock { $0.append(waited) }
+        }
+        let start = ContinuousClock.now
+        #expect {
+            _ = try client.status()
+        } throws: { error in
+            guard case .unanswered(let endpoint, let seconds) = error as? ClientError else { return false }
+            return endpoint == server.endpoint && seconds >= 1.5
+                && "\(error)".contains("is connected but did not answer within")
+        }
+        let elapsed = ContinuousClock.now - start
+        #expect(elapsed >= .milliseconds(1500) && elapsed < .seconds(4))
+        // Told after each wait, the waits doubling: 0.3 s, then 0.9 s (0.3 + 0.6).
+        let told = waits.withLock { $0 }
+        #expect(told.count >= 2 && told.count <= 4, "\(told)")
+        // Sent once: the connection never dropped.
         let requests = try server.drain()
-        #expect(requests.count == 2)
-        #expect(Set(requests.map(\.requestID)).count == 1)
+        #expect(requests.count == 1)
         #expect(requests.allSatisfy { $0.body == .status(StatusRequest()) })
+    }
+
+    /// A server that answers after several timeouts' worth of time is waited for and answers.
+    @Test func aSlowServerIsWaitedForAndItsAnswerTaken() throws {
+        let frontend = try FakeFrontend { request in
+            Thread.sleep(forTimeInterval: 1.5)
+            return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [])))])
+        }
+        defer { frontend.stop() }
+        let client = try TactusClient(server: frontend.frontend, timeout: .milliseconds(200), retries: 1)
+        let slow = Locked(0)
+        client.onSlowAnswer = { _, _ in slow.withLock { $0 += 1 } }
+        #expect(try client.status().jobs.isEmpty)
+        #expect(slow.withLock { $0 } >= 2)
+        #expect(frontend.requests.count == 1)
     }
 
     @Test func aForcedSubmitIsNeverSentTwice() throws {
         let server = try SilentServer()
         let client = try TactusClient(server: server.endpoint, timeout: .milliseconds(200), retries: 3)
+        client.patience = .seconds(1)
         #expect(throws: ClientError.self) {
             _ = try client.submit(SubmitRequest(force: true), audio: [1, 2, 3])
         }

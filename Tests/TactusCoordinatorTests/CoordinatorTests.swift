@@ -423,7 +423,11 @@ import Testing
     /// and status are answered, before the submission's own answer.
     @Test func aSubmissionBeingStoredHoldsUpNoOtherRequest() throws {
         let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path) { $0.durability = .powerLoss }
+        let running = try RunningCoordinator(directory: directory.path) {
+            $0.durability = .powerLoss
+            // In one message, as a client older than uploads sends it.
+            $0.maxInlineSongBytes = 128 << 20
+        }
         defer { running.stop() }
         let other = try TestClient(running)
         let song = silentWAV(dataBytes: 96 << 20)

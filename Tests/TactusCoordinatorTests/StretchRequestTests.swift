@@ -33,6 +33,8 @@ import Testing
         let renderer = FakeRenderer(sizes: [126: 0, 64: 1000, 124: 400_000])
         let running = try RunningCoordinator(directory: directory.path, renderer: renderer) {
             $0.maxRenderBytes = 300_000
+            // The song is uploaded: without --keep-uploads its bytes go once its jobs end.
+            $0.keepUploads = true
             configure(&$0)
         }
         let client = try TestClient(running)

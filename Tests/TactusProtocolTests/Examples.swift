@@ -8,6 +8,7 @@ import TactusProtocol
 enum Examples {
     static let song = String(repeating: "3f9a", count: 16)
     static let otherSong = String(repeating: "0c4e", count: 16)
+    static let thirdSong = String(repeating: "5b1d", count: 16)
 
     static let descriptor = DetectorDescriptor(
         name: "comb-filter", version: "1.0.0", summary: "Scheirer's comb filter bank",
@@ -74,6 +75,7 @@ enum Examples {
             ClientRequest(.compare(CompareRequest(binWidth: 5))),
             ClientRequest(.playlist(PlaylistQuery(cadence: 170, minutes: 30, tolerance: 0.03, detector: "autocorrelation"))),
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170,90s@160"))),
+            ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170", tolerance: 0.05, strict: true))),
             ClientRequest(.truth(TruthRequest(song: song, bpm: 128))),
             ClientRequest(.truth(TruthRequest(song: song))),
             ClientRequest(.detectors),
@@ -84,8 +86,22 @@ enum Examples {
             ClientRequest(.render(RenderRequest(render: renderStatus.render))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170", detector: "comb-filter")))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(cadence: 170, minutes: 20), maxStretchPct: 6))),
+            ClientRequest(.resolve(ResolveRequest(names: ["dev_039.mp3", "3f9a3f9a", song, "intro.mp3", "/music/gone.flac"]))),
+            ClientRequest(.tags(TagsRequest(action: "read", songs: [song, "0c4e0c4e"], replace: true))),
+            ClientRequest(.tags(TagsRequest(action: "write", all: true, offset: 32, limit: 16, detector: "comb-filter", minConfidence: 0.4))),
+            ClientRequest(.tags(TagsRequest(action: "write", songs: [song], dryRun: true, backup: true))),
+            ClientRequest(.scan(ScanRequest())),
+            ClientRequest(.scan(ScanRequest(paths: ["/music/Albums/New", "/music/single.flac"]))),
+            ClientRequest(.prune(PruneRequest(dryRun: true))),
+            ClientRequest(.prune(PruneRequest())),
+            ClientRequest(requestID: Array("u1".utf8), .upload(.begin(size: Int64(audio.count), sha256: song), chunk: nil)),
+            ClientRequest(.upload(.chunk(upload, offset: 1 << 20), chunk: Array(audio.prefix(16)))),
+            ClientRequest(.submit(SubmitRequest(name: "concert.flac", detectors: ["comb-filter"], upload: upload), audio: nil)),
         ]
     }
+
+    /// An upload's id, as the coordinator makes them.
+    static let upload = "0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90"
 
     static var responses: [ClientReply.Response] {
         [
@@ -100,6 +116,12 @@ enum Examples {
                 song: song, name: "song.wav", durationS: 181.5, analyses: [analysis], pending: ["autocorrelation"],
                 consensus: consensus, envelopeHopS: 0.0232), envelope: envelope),
             .result(ResultResponse(song: song, analyses: [], consensus: ConsensusTempo(bpm: nil, detectors: [])), envelope: nil),
+            .result(ResultResponse(
+                song: song, name: "song.flac", analyses: [analysis], consensus: consensus,
+                locations: [
+                    SongLocation(root: "/music", path: "Albums/A/song.flac", byteSize: 31_337_000, mtimeNs: 1_763_900_000_123_456_789),
+                    SongLocation(root: "/music", path: "old/song.flac", byteSize: 31_337_000, mtimeNs: 1_700_000_000_000_000_000, missing: true),
+                ]), envelope: nil),
             .query(SongList(songs: [consensusMatch, halfTimeMatch])),
             .query(SongList(songs: [])),
             .compare(CompareResponse(song: songComparison)),
@@ -116,6 +138,18 @@ enum Examples {
             .render(renderFailed, wav: nil),
             .stretch(playlistRender),
             .render(playlistRenderDone, wav: audio),
+            .resolve(resolved),
+            .tags(tagReports),
+            .scan(ScanSummary(
+                new: 12, changed: 1, moved: 2, missing: 1, unchanged: 980, copies: 1,
+                skipped: [
+                    ScanSkip(path: "/music/cover.jpg", reason: "/music/cover.jpg: 48213 bytes that are not audio Tactus recognises", code: .unsupportedFormat),
+                    ScanSkip(path: "/music/latest", reason: "a symbolic link (links below a library root are not followed)"),
+                ],
+                queuedJobs: 39, files: 997, seconds: 1.25)),
+            .prune(PruneSummary(removed: 3, removedBytes: 25_000_000, kept: 1, dryRun: false)),
+            .upload(UploadStatus(upload: upload, size: 52_428_800, received: 0, chunkBytes: 1 << 20)),
+            .upload(UploadStatus(upload: upload, size: 52_428_800, received: 2 << 20, chunkBytes: 1 << 20)),
         ]
     }
 
@@ -185,7 +219,7 @@ enum Examples {
         decoded(TempoMatch.self, """
             {"song": "\(song)", "bpm": 128.02, "factor": 1, "detector": "consensus",
              "detectors": ["autocorrelation", "comb-filter"], "title": "Night Drive", "artist": "Kilo",
-             "file": "song.wav", "duration_s": 181.5}
+             "file": "song.wav", "duration_s": 181.5, "paths": ["/music/Albums/Kilo/song.wav"]}
             """)
     }
 
@@ -252,7 +286,18 @@ enum Examples {
                           {"detector": "statistical-energy", "bpm": null}],
                 "reasons": ["disagree", "low-confidence"]}
              ],
-             "to_check_total": 1}
+             "to_check_total": 1,
+             "tags": {"songs": 40,
+               "detectors": [
+                 {"detector": "autocorrelation", "songs": 38, "match": 0.71, "octave": 0.21, "triple": 0.03, "unrelated": 0.05},
+                 {"detector": "consensus", "songs": 40, "match": 0.8, "octave": 0.15, "triple": 0, "unrelated": 0.05}
+               ],
+               "suspects": [
+                 {"song": "0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e0c4e", "file": "drumfunk.flac", "tag": 87,
+                  "consensus": {"bpm": 174.1, "detectors": ["autocorrelation", "comb-filter"], "confidence": 0.74},
+                  "looks": "octave"}
+               ],
+               "suspects_total": 1}}
             """)
     }
 
@@ -262,16 +307,49 @@ enum Examples {
             {"entries": [
                {"position": 1, "start_s": 0, "cadence": 128, "match": {"song": "\(song)", "bpm": 128.02, "factor": 1,
                 "detector": "consensus", "detectors": ["comb-filter"], "title": "Night Drive", "artist": "Kilo",
-                "file": "song.wav", "duration_s": 181.5}},
+                "file": "song.wav", "duration_s": 181.5}, "off_pct": 0.016, "fits": true},
                {"position": 2, "start_s": 181.5, "cadence": 170, "match": {"song": "\(otherSong)", "bpm": 85.1,
                 "factor": 0.5, "detector": "consensus", "detectors": ["comb-filter"], "title": null, "artist": null,
-                "file": "slow.flac", "duration_s": 240}}
+                "file": "slow.flac", "duration_s": 240}, "off_pct": 0.118, "fits": true},
+               {"position": 3, "start_s": 421.5, "cadence": 170, "match": {"song": "\(thirdSong)", "bpm": 160.2,
+                "factor": 1, "detector": "consensus", "detectors": ["autocorrelation", "comb-filter"], "title": null,
+                "artist": null, "file": "near.mp3", "duration_s": 350}, "off_pct": -5.765, "fits": false}
              ],
              "fills": [
-               {"segment": {"cadence": 128, "duration_s": 180}, "filled_s": 181.5, "short": false},
-               {"segment": {"cadence": 170, "duration_s": 600}, "filled_s": 240, "short": true}
+               {"segment": {"cadence": 128, "duration_s": 180}, "filled_s": 181.5, "short": false, "start_s": 0,
+                "planned_start_s": 0, "beyond_tolerance_s": 0, "mean_off_pct": 0.016, "max_off_pct": 0.016},
+               {"segment": {"cadence": 170, "duration_s": 600}, "filled_s": 590, "short": false, "start_s": 181.5,
+                "planned_start_s": 180, "beyond_tolerance_s": 350, "mean_off_pct": 2.941, "max_off_pct": 5.765},
+               {"segment": {"cadence": 160, "duration_s": 300}, "filled_s": 0, "short": true, "start_s": 771.5,
+                "planned_start_s": 780, "beyond_tolerance_s": 0}
              ]}
             """)
+    }
+
+    /// A file name, a prefix, a file hashed by the client, an ambiguous file name and an unknown path.
+    static var resolved: ResolveResponse {
+        let one = SongID(song)!, other = SongID(otherSong)!
+        return ResolveResponse(songs: [
+            SongResolution(name: "dev_039.mp3", song: one, file: "dev_039.mp3", by: .fileName),
+            SongResolution(name: "3f9a3f9a", song: one, file: "dev_039.mp3", by: .prefix),
+            SongResolution(name: song, song: one, file: "dev_039.mp3", by: .id),
+            SongResolution(
+                name: "intro.mp3", error: .ambiguousName("intro.mp3", candidates: [.init(song: one, file: "intro.mp3"), .init(song: other, file: "intro.mp3")])),
+            SongResolution(name: "/music/gone.flac", error: .unknownSong("/music/gone.flac")),
+        ])
+    }
+
+    /// A write, a skip and a failure, as `tags` with `all` answers them.
+    static var tagReports: TagsResponse {
+        var written = TagReport(file: "/music/Kilo/Night Drive.mp3", song: SongID(song)!, outcome: .written)
+        (written.bpm, written.confidence, written.from) = (128.02, 0.83, "consensus")
+        written.fields = [TagField(name: "TBPM", value: "128"), TagField(name: "TXXX:BPM", value: "128.0")]
+        (written.backup, written.newSong) = ("/music/Kilo/Night Drive.mp3.bak", SongID(thirdSong)!)
+        let skipped = TagReport(file: nil, song: SongID(otherSong)!, outcome: .skipped)
+            .because("no file of this song below the server's library roots")
+        var failed = TagReport(file: "/music/locked.flac", song: nil, outcome: .failed).because("/music/locked.flac: the file is read-only")
+        failed.code = "read-only"
+        return TagsResponse(files: [written, skipped, failed], total: 120)
     }
 
     static var ready: ReadyBody {
@@ -285,6 +363,7 @@ enum Examples {
     static var workerMessages: [WorkerMessage] {
         [
             .ready(ready),
+            .ready(ReadyBody(workerId: "host-124-cd34", detector: DetectorInfo(descriptor), params: params, roots: ["/music", "/srv/audio"])),
             .result(ResultBody(job: 41, attempt: 2, analysis: analysis,
                 audio: AudioFacts(format: "wav", durationS: 181.5, sampleRate: 44100, channels: 2), envelopeHopS: 0.0232),
                 envelope: envelope),
@@ -292,14 +371,60 @@ enum Examples {
             .result(ResultBody(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "song.wav: bad chunk at byte 44")), envelope: nil),
             .heartbeat,
             .disconnect(DisconnectBody(reason: "shutting down")),
+            .offer(offer),
+            .songResult(
+                SongResultBody(
+                    song: song, audio: AudioFacts(format: "flac", durationS: 181.5, sampleRate: 44100, channels: 2),
+                    envelopeHopS: 0.0232,
+                    results: [
+                        SongJobAnswer(job: 41, attempt: 2, analysis: analysis),
+                        SongJobAnswer(job: 42, attempt: 1, error: ErrorBody(code: .invalidParameter, message: "max_bpm: 900 is above 400")),
+                    ]),
+                envelope: envelope),
+            .songResult(
+                SongResultBody(
+                    song: song,
+                    results: [SongJobAnswer(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "song.wav: bad chunk at byte 44"))]),
+                envelope: nil),
         ]
+    }
+
+    static var offer: OfferBody {
+        OfferBody(
+            workerId: "host-123-ab12",
+            detectors: [
+                DetectorOffer(detector: DetectorInfo(descriptor), params: params),
+                DetectorOffer(detector: DetectorInfo(otherDescriptor), params: otherParams),
+            ])
+    }
+
+    static let otherDescriptor = DetectorDescriptor(
+        name: "autocorrelation", version: "2.0.0", summary: "Autocorrelation of the onset envelope", specific: [])
+
+    static var otherParams: ParameterSet {
+        // The defaults of a declaration always resolve.
+        (try? otherDescriptor.resolve()) ?? ParameterSet()
+    }
+
+    static var songJob: SongJobBody {
+        SongJobBody(
+            song: song, name: "song.flac", timeLimitS: 600, envelope: true,
+            jobs: [
+                SongJobEntry(job: 41, attempt: 2, detector: descriptor.name, params: params),
+                SongJobEntry(job: 42, attempt: 1, detector: otherDescriptor.name, params: otherParams),
+            ])
     }
 
     static var coordinatorMessages: [CoordinatorMessage] {
         [
             .job(job, audio: audio),
+            .job(
+                JobBody(
+                    job: 42, attempt: 1, song: song, name: "song.flac", params: params, timeLimitS: 600, envelope: true,
+                    location: JobLocation(root: "/music", path: "Albums/A/song.flac")), audio: []),
+            .songJob(songJob, audio: audio),
             .heartbeat,
-            .disconnect(DisconnectBody(error: ProtocolError.unsupportedVersion(received: "TACTUS2", supported: ["TACTUS1"]).body)),
+            .disconnect(DisconnectBody(error: ProtocolError.unsupportedVersion(received: "TACTUS9", supported: ["TACTUS1", "TACTUS2"]).body)),
             .disconnect(DisconnectBody()),
         ]
     }
@@ -313,6 +438,7 @@ enum Examples {
             .songDone(SongDoneEvent(song: song, jobs: jobs, consensus: consensus)),
             .workerJoined(WorkerEvent(workerId: "host-123-ab12", detector: "comb-filter", version: "1.0.0")),
             .workerLost(WorkerEvent(workerId: "host-123-ab12", detector: "comb-filter", version: "1.0.0", reason: "silent")),
+            .scanProgress(ScanSummary(new: 3, unchanged: 409, skipped: [], queuedJobs: 9, files: 1000, looked: 412, seconds: 0.5)),
         ]
     }
 }

@@ -158,8 +158,8 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
     }
 
     @Test func anUnknownVersionIsAnsweredWithTheSupportedVersions() throws {
-        let rejected = try #require(rejection(request("status", "{}", version: "TACTUS2")))
-        #expect(rejected.error == .unsupportedVersion(received: "TACTUS2", supported: ["TACTUS1"]))
+        let rejected = try #require(rejection(request("status", "{}", version: "TACTUS3")))
+        #expect(rejected.error == .unsupportedVersion(received: "TACTUS3", supported: ["TACTUS1", "TACTUS2"]))
         #expect(rejected.command == "status" && rejected.requestID == Array("id-1".utf8))
         let frames = try rejected.reply.frames()
         #expect(frames[0] == Array("TACTUS1".utf8))
@@ -169,13 +169,15 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
             return
         }
         #expect(body.code == .unsupportedVersion)
-        #expect(body.supportedVersions == ["TACTUS1"])
+        #expect(body.supportedVersions == ["TACTUS1", "TACTUS2"])
+        // Version 2 changed only the backend: a client's request in either version is read.
+        _ = try ClientRequest(frames: request("status", "{}", version: "TACTUS2"))
 
         #expect(rejection(request("status", "{}", version: "TACTUS"))?.error.code == .unsupportedVersion)
         #expect(rejection(request("status", "{}", version: "MDPC01"))?.error == .notTactus(received: "MDPC01"))
         #expect(rejection(request("status", "{}", version: ""))?.error.code == .badRequest)
         #expect(workerError([Array("TACTUS9".utf8), Array("READY".utf8), Array("{}".utf8)])
-            == .unsupportedVersion(received: "TACTUS9", supported: ["TACTUS1"]))
+            == .unsupportedVersion(received: "TACTUS9", supported: ["TACTUS1", "TACTUS2"]))
     }
 
     @Test func oversizedFramesAndMessagesAreTooLarge() throws {

@@ -53,16 +53,16 @@ import TactusZMQ
         for (index, job) in [11, 12].enumerated() {
             try dealer.send(try ClientRequest(requestID: [UInt8(index)], .status(StatusRequest(job: Int64(job)))).frames(delimited: true))
         }
-        try dealer.send([[], Array("TACTUS2".utf8), Array("status".utf8), [9], Array("{}".utf8)])
+        try dealer.send([[], Array("TACTUS3".utf8), Array("status".utf8), [9], Array("{}".utf8)])
         for _ in 0..<3 { _ = try answer(frontend) }
         var replies: [ClientReply] = []
         for _ in 0..<3 { replies.append(try ClientReply(frames: try #require(try dealer.receive(timeout: .seconds(2))))) }
         #expect(replies.map(\.requestID) == [[0], [1], [9]])
         guard case .error(let versionError) = replies[2].outcome else {
-            Issue.record("a TACTUS2 request was not refused")
+            Issue.record("a TACTUS3 request was not refused")
             return
         }
-        #expect(versionError.code == .unsupportedVersion && versionError.supportedVersions == ["TACTUS1"])
+        #expect(versionError.code == .unsupportedVersion && versionError.supportedVersions == ["TACTUS1", "TACTUS2"])
     }
 
     @Test func aWorkerAndTheBackendExchangeJobsAndResults() throws {

@@ -9,7 +9,7 @@ import TactusProtocol
             // What the frontend ROUTER hands the coordinator: the routing id, then the client's frames.
             let received = [[0, 0x80, 0, 0x41, 0xA7]] + (try request.frames(delimited: delimited))
             let (envelope, message) = try ClientEnvelope.split(received)
-            #expect(envelope == ClientEnvelope(routingID: [0, 0x80, 0, 0x41, 0xA7], delimited: delimited))
+            #expect(envelope == ClientEnvelope(routingID: [0, 0x80, 0, 0x41, 0xA7], delimited: delimited, version: .v1))
             #expect(message[0] == Array("TACTUS1".utf8))
             #expect(message[1] == Array(request.body.command.rawValue.utf8))
             #expect(try ClientRequest(frames: message) == request)
@@ -35,16 +35,50 @@ import TactusProtocol
         #expect(try ClientReply(frames: frames) == reply)
     }
 
+    @Test func aReplyEchoesTheVersionOfItsRequest() throws {
+        let request = try ClientRequest(requestID: Array("r-1".utf8), .detectors).frames()
+        var asVersion2 = request
+        asVersion2[0] = Array("TACTUS2".utf8)
+        let (envelope, message) = try ClientEnvelope.split([[7]] + asVersion2)
+        #expect(envelope.version == .v2)
+        #expect(try ClientRequest(frames: message).body == .detectors)
+        let reply = envelope.wrap(try ClientReply(requestID: Array("r-1".utf8), command: "detectors", error: Examples.error).frames())
+        #expect(reply[1] == Array("TACTUS2".utf8))
+        let (plain, _) = try ClientEnvelope.split([[7]] + request)
+        #expect(plain.wrap(try ClientReply(requestID: [], command: "detectors", error: Examples.error).frames())[1] == Array("TACTUS1".utf8))
+    }
+
     @Test(arguments: Examples.workerMessages)
     func everyWorkerMessageRoundTrips(message: WorkerMessage) throws {
-        let frames = try message.frames()
-        #expect(frames[0] == Array("TACTUS1".utf8) && frames[1] == Array(message.command.rawValue.utf8))
-        #expect(try WorkerMessage(frames: frames) == message)
+        // Version-1 bodies go out as TACTUS1, version-2 bodies as TACTUS2, the others in the
+        // version of the connection.
+        for version in ProtocolVersion.supported {
+            let frames = try message.frames(version: version)
+            let expected = message.requiredVersion ?? version
+            #expect(frames[0] == expected.frame && frames[1] == Array(message.command.rawValue.utf8))
+            let decoded = try WorkerMessage.decode(frames)
+            #expect(decoded.message == message && decoded.version == expected)
+        }
     }
 
     @Test(arguments: Examples.coordinatorMessages)
     func everyCoordinatorMessageRoundTrips(message: CoordinatorMessage) throws {
-        #expect(try CoordinatorMessage(frames: message.frames()) == message)
+        for version in ProtocolVersion.supported {
+            let frames = try message.frames(version: version)
+            #expect(frames[0] == (message.requiredVersion ?? version).frame)
+            #expect(try CoordinatorMessage(frames: frames) == message)
+        }
+    }
+
+    @Test func aVersion1BodyUnderTheVersion2IdentifierIsRefused() throws {
+        // A READY of version 1 sent as TACTUS2 lacks the detectors list: bad-request, not a
+        // worker offering nothing.
+        var frames = try Examples.workerMessages[0].frames()
+        frames[0] = ProtocolVersion.v2.frame
+        #expect(throws: ProtocolError.self) { try WorkerMessage(frames: frames) }
+        var job = try CoordinatorMessage.job(Examples.job, audio: Examples.audio).frames()
+        job[0] = ProtocolVersion.v2.frame
+        #expect(throws: ProtocolError.self) { try CoordinatorMessage(frames: job) }
     }
 
     @Test(arguments: Examples.events)
@@ -85,8 +119,9 @@ import TactusProtocol
     }
 
     @Test func theVersionFrameIsTACTUSAndANumber() {
-        #expect(ProtocolVersion.current.identifier == "TACTUS1")
-        #expect(ProtocolVersion.supported == [ProtocolVersion(1)])
+        #expect(ProtocolVersion.current.identifier == "TACTUS2")
+        #expect(ProtocolVersion.supported == [ProtocolVersion(1), ProtocolVersion(2)])
+        #expect(ProtocolVersion.frontend.identifier == "TACTUS1")
         #expect(ProtocolVersion(1) < ProtocolVersion(2))
     }
 }

@@ -21,12 +21,15 @@ import TactusProtocol
         bodies.append(("reply.error", try ClientReply(requestID: [], command: "submit", error: Examples.error).frames()[4]))
         bodies.append(("reply.error", try RequestRejection(
             requestID: [], command: "status",
-            error: .unsupportedVersion(received: "TACTUS2", supported: ["TACTUS1"])).reply.frames()[4]))
+            error: .unsupportedVersion(received: "TACTUS9", supported: ["TACTUS1", "TACTUS2"])).reply.frames()[4]))
+        // Version 2's own bodies (READY, JOB, RESULT) have their own schemas, backend.v2.<COMMAND>.
         for message in Examples.workerMessages {
-            bodies.append(("backend.\(message.command.rawValue)", try message.frames()[2]))
+            let prefix = message.requiredVersion == .v2 ? "backend.v2." : "backend."
+            bodies.append(("\(prefix)\(message.command.rawValue)", try message.frames()[2]))
         }
         for message in Examples.coordinatorMessages {
-            bodies.append(("backend.\(message.command.rawValue)", try message.frames()[2]))
+            let prefix = message.requiredVersion == .v2 ? "backend.v2." : "backend."
+            bodies.append(("\(prefix)\(message.command.rawValue)", try message.frames()[2]))
         }
         for event in Examples.events {
             bodies.append(("event.\(event.name.rawValue)", try event.frames()[3]))
@@ -76,12 +79,17 @@ import TactusProtocol
         bodies.append(("request.playlist", Array(#"{"minutes":30}"#.utf8)))
         bodies.append(("reply.compare", Array("{}".utf8)))
         bodies.append(("reply.truth", Array(#"{"song":"ab","reference":{"song":"ab","bpm":128,"source":"manual","set_at":785246400}}"#.utf8)))
+        bodies.append(("request.tags", Array(#"{"action":"read","songs":["3f9a3f9a"],"all":true}"#.utf8)))
+        bodies.append(("request.tags", Array(#"{"action":"read","all":true,"dry_run":true}"#.utf8)))
+        bodies.append(("reply.resolve", Array(#"{"songs":[{"name":"a.mp3","song":"\#(Examples.song)","problem":{"code":"not-found","message":"x"}}]}"#.utf8)))
         let directory = try write(bodies)
         defer { try? FileManager.default.removeItem(at: directory) }
         let (status, output) = try validate(directory)
         #expect(status == 1)
-        #expect(output.contains("7 problems"), "\(output)")
-        for schema in ["request.query", "backend.RESULT", "event.job.done", "request.playlist", "reply.compare", "reply.truth"] {
+        #expect(output.contains("10 problems"), "\(output)")
+        for schema in [
+            "request.query", "backend.RESULT", "event.job.done", "request.playlist", "reply.compare", "reply.truth", "request.tags", "reply.resolve",
+        ] {
             #expect(output.contains("\(schema)--"), "\(schema) in \(output)")
         }
     }

@@ -31,7 +31,7 @@ import Testing
             ("an empty message (the delimiter only)", [], .badRequest),
             ("the identifier frame only", [raw("TACTUS1")], .badRequest),
             ("not a Tactus identifier", [raw("HELLO"), raw("status"), raw("r1"), raw("{}")], .badRequest),
-            ("an unknown version", [raw("TACTUS2"), raw("status"), raw("r1"), raw("{}")], .unsupportedVersion),
+            ("an unknown version", [raw("TACTUS3"), raw("status"), raw("r1"), raw("{}")], .unsupportedVersion),
             ("an unknown command", [raw("TACTUS1"), raw("explode"), raw("r1"), raw("{}")], .unknownCommand),
             ("a command in the wrong case", [raw("TACTUS1"), raw("STATUS"), raw("r1"), raw("{}")], .unknownCommand),
             ("a body that is not JSON", header + [raw("not json")], .badRequest),

@@ -24,9 +24,13 @@ import Testing
 
     // MARK: A hung worker
 
-    @Test func aHungWorkersJobMovesToAnotherAndTheWorkerComesBack() throws {
+    /// A local worker that hangs (SIGSTOP) keeps its job while its process is alive and the job
+    /// within its time limit (late heartbeats are not death: issue 13, item 10); at the time
+    /// limit the job moves to another worker.
+    @Test func aHungWorkersJobMovesToAnotherAtItsTimeLimitAndTheWorkerComesBack() throws {
         let directory = try TemporaryDirectory()
-        let server = try ServeProcess(dataDirectory: directory.path, workersPerDetector: 2)
+        let server = try ServeProcess(
+            dataDirectory: directory.path, workersPerDetector: 2, extraArguments: ["--job-time-limit", "20"])
         let client = try ServerClient(server.endpoints)
         let response = try submitted(try client.submit(try TestSong.clickTrack(bpm: 124, seconds: 240), name: "long.wav"))
         var victim: (pid: Int32, job: Int64)?
@@ -44,17 +48,21 @@ import Testing
         // SIGSTOP: the process stays, its socket stays open, but it sends nothing more.
         kill(hung.pid, SIGSTOP)
         defer { kill(hung.pid, SIGCONT) }
+        // Past the 7.5 s liveness, within the time limit: the job is still the hung worker's.
+        Thread.sleep(forTimeInterval: 10)
+        let held = try #require(try client.jobs(of: response.song).first { $0.job == hung.job })
+        #expect(held.state == .running && held.attempt == 1, "\(held)")
         let finished = try client.waitForSongs([response.song], timeout: .seconds(180))
         #expect(finished == [response.song])
         let jobs = try client.jobs(of: response.song)
         #expect(jobs.allSatisfy { $0.state == .done })
         let moved = try #require(jobs.first { $0.job == hung.job })
         #expect(moved.attempt >= 2, "the hung worker's job ran again elsewhere")
-        #expect(try client.serverStatus().workers.count < 2 * Self.detectorCount, "the hung worker was removed")
+        #expect(try client.serverStatus().workers.count < 2, "the hung worker was removed")
 
         // Resumed, the worker finds the coordinator silent, reconnects and is offered work again.
         kill(hung.pid, SIGCONT)
-        #expect(try client.waitForWorkers(2 * Self.detectorCount) == 2 * Self.detectorCount, "the resumed worker joined again")
+        #expect(try client.waitForWorkers(2) == 2, "the resumed worker joined again")
         #expect(server.workerProcessIDs.contains(hung.pid), "the same process rejoined; it was not restarted")
         #expect(server.stop() == 0)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import TactusCoordinator
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -40,8 +41,21 @@ final class ServerClient {
         return reply.outcome
     }
 
-    func submit(_ bytes: [UInt8], name: String) throws -> ClientReply.Outcome {
-        try request(.submit(SubmitRequest(name: name), audio: bytes))
+    /// Submits a song: in one message up to 16 MiB (the server's limit for that), otherwise
+    /// as an upload in chunks (SPEC section 3.9).
+    func submit(_ bytes: [UInt8], name: String, detectors: [String]? = nil) throws -> ClientReply.Outcome {
+        guard bytes.count > 16 << 20 else { return try request(.submit(SubmitRequest(name: name, detectors: detectors), audio: bytes)) }
+        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes).hex)
+        guard case .ok(.upload(var status)) = try request(.upload(begin, chunk: nil)) else {
+            return try request(.upload(begin, chunk: nil))
+        }
+        while status.received < status.size {
+            let start = Int(status.received), end = min(Int(status.received) + status.chunkBytes, bytes.count)
+            let outcome = try request(.upload(.chunk(status.upload, offset: status.received), chunk: Array(bytes[start..<end])))
+            guard case .ok(.upload(let next)) = outcome else { return outcome }
+            status = next
+        }
+        return try request(.submit(SubmitRequest(name: name, detectors: detectors, upload: status.upload), audio: nil), timeout: .seconds(60))
     }
 
     /// Waits (at most `timeout`) until `count` workers have joined; returns how many there are.

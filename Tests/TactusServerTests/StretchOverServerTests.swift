@@ -27,7 +27,9 @@ import Testing
         try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 100, seconds: 40, sampleRate: Double(rate))], sampleRate: rate, to: long)
         try AudioFileWriter(.wav16).write([Synth.silence(seconds: 20, sampleRate: Double(rate))], sampleRate: rate, to: quiet)
         // 20 s at 126 BPM is about 0.84 MB of WAV, 40 s at 100 about 1.76 MB: over the limit.
-        let server = try ServeProcess(dataDirectory: data, extraArguments: ["--max-render-bytes", "1500000", "--max-renders", "1"])
+        // Uploaded songs: kept (--keep-uploads) for the renders after their jobs end.
+        let server = try ServeProcess(
+            dataDirectory: data, extraArguments: ["--max-render-bytes", "1500000", "--max-renders", "1", "--keep-uploads"])
         let client = try ServerClient(server.endpoints)
         var ids: [String: String] = [:]
         for file in [song, long, quiet] {
@@ -105,17 +107,22 @@ import Testing
     @Test func aPlaylistIsRenderedAsOneWorkoutAndDownloaded() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-playlist-server")
         let rate = 22_050
-        let first = directory.file("drums-120.wav"), second = directory.file("drums-150.flac"), long = directory.file("drums-100.wav")
+        // Songs analysed in place under a library root: the renders read them there.
+        let music = directory.file("music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        let first = music + "/drums-120.wav", second = music + "/drums-150.flac", long = music + "/drums-100.wav"
         try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 120, seconds: 16, sampleRate: Double(rate))], sampleRate: rate, to: first)
         try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 150, seconds: 14, sampleRate: Double(rate))], sampleRate: rate, to: second)
         try AudioFileWriter(.wav16).write([Synth.drumPattern(bpm: 100, seconds: 40, sampleRate: Double(rate))], sampleRate: rate, to: long)
         // The workout below is about 1.3 MB of WAV; 40 s at 100 BPM about 1.76 MB: over the limit.
-        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--max-render-bytes", "1500000"])
+        let server = try ServeProcess(
+            dataDirectory: directory.file("data"), extraArguments: ["--max-render-bytes", "1500000", "--library-root", music])
         let client = try ServerClient(server.endpoints)
         var ids: [String: String] = [:]
+        let scanned = try CLI.run(["scan", "--server", server.endpoints.frontend, "--json"])
+        try #require(scanned.status == 0 && scanned.jsonLines.first?["new"] as? Int == 3, "\(scanned.standardOutput) \(scanned.standardError)")
         for file in [first, second, long] {
-            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
-            ids[file] = try submitted(try client.submit(bytes, name: (file as NSString).lastPathComponent)).song
+            ids[file] = SongID(hashing: try Data(contentsOf: URL(fileURLWithPath: file))).hex
         }
         try #require(try client.waitForSongs(Set(ids.values), timeout: .seconds(180)).count == 3)
 

@@ -7,7 +7,7 @@ import Testing
 
 @testable import TactusStore
 
-/// Beat positions (schema v4): stored with an analysis, read back with its windows, checked
+/// Beat positions (schema v5): stored with an analysis, read back with its windows, checked
 /// before they are written.
 @Suite struct BeatPositionsTests {
     private func record(beats: BeatPositions?) -> AnalysisRecord {

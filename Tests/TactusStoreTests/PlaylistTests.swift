@@ -48,14 +48,78 @@ import Testing
         }
     }
 
-    @Test func halfTimeSongsCountAndShortSegmentsAreReported() throws {
+    @Test func halfTimeSongsCountAndRunOutSegmentsAreFilledBeyondTheTolerance() throws {
         let directory = try TemporaryDirectory()
         let library = try library(directory)
         let playlist = try library.playlist(PlaylistRequest(profile: .constant(cadence: 170, minutes: 20), tolerance: 0.04))
-        #expect(Set(playlist.entries.map(\.match.bpm)) == [170, 171, 85])
+        // The three songs within 4 % first (85 at half time), then the nearest others, flagged.
+        #expect(Set(playlist.entries.prefix(3).map(\.match.bpm)) == [170, 171, 85])
         #expect(playlist.entries.first { $0.match.bpm == 85 }?.match.factor == 0.5)
-        #expect(!playlist.isComplete)
-        #expect(playlist.fills == [Playlist.Fill(segment: .init(cadence: 170, durationS: 1200), filledS: 540, isShort: true)])
+        #expect(playlist.entries.prefix(3).allSatisfy { $0.fits })
+        #expect(playlist.entries.dropFirst(3).map(\.match.bpm) == [160, 153, 151, 150])
+        #expect(playlist.entries.dropFirst(3).allSatisfy { !$0.fits && $0.offPct < -4 })
+        let fill = try #require(playlist.fills.first)
+        #expect(fill.filledS == 1260 && !fill.isShort && fill.beyondToleranceS == 720)
+        #expect(fill.maxOffPct == 20.0 / 170 * 100)
+        #expect(playlist.isComplete)
+    }
+
+    @Test func strictPlaylistsTakeOnlySongsWithinTheTolerance() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        let playlist = try library.playlist(PlaylistRequest(profile: .constant(cadence: 170, minutes: 20), tolerance: 0.04, strict: true))
+        #expect(Set(playlist.entries.map(\.match.bpm)) == [170, 171, 85])
+        #expect(playlist.entries.allSatisfy { $0.fits })
+        #expect(playlist.fills.map(\.isShort) == [true])
+        #expect(playlist.fills.map(\.filledS) == [540])
+    }
+
+    /// The bug of issue 14: a `10m@150,5m@170,10m@160` profile started its 170 segment at 6:53
+    /// (the 150 songs ran out) and ran it 6:18 (its last song ran on). Every segment now starts
+    /// within half a song of its time, its songs reported with their distance from the cadence.
+    @Test func segmentsStartWhenTheProfileSaysThem() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        // 7 minutes of songs near 150, many near 170 and 160, and songs far from every cadence.
+        var songs = [SongAnalyses]()
+        let groups: [(tempi: [Double], seconds: Double)] = [
+            ([149, 151, 148, 152], 105), ([170, 171, 169, 172, 85.5, 168, 173], 190), ([160, 161, 159, 162, 80, 158, 163, 81], 215),
+            ([120, 125, 130, 135, 140], 200),
+        ]
+        var n = 0
+        for group in groups {
+            for tempo in group.tempi {
+                songs.append(SongAnalyses(song: Fixture.song(n, duration: group.seconds), analyses: [Fixture.record("alpha", bpm: tempo)]))
+                n += 1
+            }
+        }
+        try library.record(songs)
+        let playlist = try library.playlist(PlaylistRequest(profile: try CadenceProfile(parsing: "10m@150,5m@170,10m@160")))
+        #expect(playlist.fills.map(\.plannedStartS) == [0, 600, 900])
+        // A segment ends within half a song of its time: half the longest song (215 s) at most.
+        let halfSong = 215.0 / 2
+        for (fill, entries) in zip(playlist.fills, [150.0, 170, 160].map { cadence in playlist.entries.filter { $0.cadence == cadence } }) {
+            #expect(abs(fill.startS - fill.plannedStartS) <= halfSong, "segment at \(fill.segment.cadence)")
+            #expect(abs(fill.startS + fill.filledS - (fill.plannedStartS + fill.segment.durationS)) <= halfSong)
+            #expect(!fill.isShort)
+            #expect(fill.maxOffPct == entries.map { abs($0.offPct) }.max())
+            #expect(entries.first?.startS == fill.startS)
+        }
+        // The 150 songs (7 minutes) ran out: the segment was filled with the nearest others, beyond 4 %.
+        let first = playlist.fills[0]
+        #expect(first.beyondToleranceS > 0)
+        #expect(playlist.entries.filter { $0.cadence == 150 && $0.fits }.count == 4)
+        #expect(playlist.entries.filter { $0.cadence == 150 && !$0.fits }.allSatisfy { abs($0.offPct) > 4 })
+        // The 170 segment holds only songs within the tolerance and ends by 15:00 within half a song.
+        #expect(playlist.entries.filter { $0.cadence == 170 }.allSatisfy { $0.fits })
+        #expect(Set(playlist.entries.map(\.match.song)).count == playlist.entries.count)
+        for entry in playlist.entries {
+            #expect(abs(entry.offPct - (entry.match.matchedBPM - entry.cadence) / entry.cadence * 100) < 1e-9)
+        }
+        // Consecutive: each song starts when the one before it ends.
+        for (a, b) in zip(playlist.entries, playlist.entries.dropFirst()) {
+            #expect(b.startS == a.startS + a.match.durationS)
+        }
     }
 
     @Test func refusesABadTolerance() throws {

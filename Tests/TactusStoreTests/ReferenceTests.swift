@@ -116,12 +116,11 @@ import Testing
         #expect(try library.resolveSong(song.id.hex.prefix(8).description) == song.id)
         #expect(try library.resolveSong(directory.file("a song.wav")) == song.id)
         #expect(throws: StoreError.ambiguousSong(prefix: "abcdef01", matches: 2)) { try library.resolveSong("abcdef01") }
-        #expect(throws: StoreError.invalidSongName("abcdef0", reason: "a SHA-256 prefix needs at least 8 hex digits")) {
+        #expect(throws: StoreError.invalidSongName(
+            "abcdef0", reason: "not a stored path or file name, and a SHA-256 prefix needs at least 8 hex digits")) {
             try library.resolveSong("abcdef0")
         }
-        #expect(throws: StoreError.invalidSongName("no-such-file.mp3", reason: "not a file, and not a SHA-256 or a prefix of one")) {
-            try library.resolveSong("no-such-file.mp3")
-        }
+        #expect(throws: StoreError.unknownSong("no-such-file.mp3")) { try library.resolveSong("no-such-file.mp3") }
         #expect(throws: StoreError.unknownSong("12345678")) { try library.resolveSong("12345678") }
         try Data("other bytes".utf8).write(to: URL(fileURLWithPath: directory.file("other.wav")))
         #expect(throws: StoreError.unknownSong(directory.file("other.wav"))) {

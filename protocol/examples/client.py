@@ -96,6 +96,19 @@ class Client:
         raise NoAnswer(f"no answer from {self.server} within {timeout * (retries + 1):.0f} s")
 
 
+INLINE_LIMIT = 16 << 20  # the largest song a server takes in one submit message (SPEC 3.9)
+
+
+def upload(client, data, sha256):
+    """Sends `data` as an upload in chunks (SPEC.md, section 3.9); returns the upload's id."""
+    status, _ = client.request("upload", {"size": len(data), "sha256": sha256})
+    while status["received"] < status["size"]:
+        start = status["received"]
+        chunk = data[start:start + status["chunk_bytes"]]
+        status, _ = client.request("upload", {"upload": status["upload"], "offset": start}, chunk)
+    return status["upload"]
+
+
 def looks_like_audio(path):
     with open(path, "rb") as file:
         head = file.read(12)
@@ -148,7 +161,11 @@ def main():
                 body["detectors"] = options.detector
             while True:
                 try:
-                    reply, _ = client.request("submit", body, data)
+                    if len(data) > INLINE_LIMIT:  # too large for one message: upload in chunks
+                        body["upload"] = upload(client, data, song)
+                        reply, _ = client.request("submit", body)
+                    else:
+                        reply, _ = client.request("submit", body, data)
                     break
                 except Rejected as rejection:
                     if rejection.error["code"] != "busy":

@@ -32,12 +32,16 @@ extension Tactus {
                 `compare` and `playlist` then find it. A file that cannot be decoded is reported \
                 and not stored.
 
+                A folder stands for every audio file under it, searched as `tactus submit` searches \
+                (audio recognised by content, in name order); its other files are listed as \
+                FILE  skipped: CODE: MESSAGE (with --json, {file, skipped {code, message}}).
+
                 Exit status: 0 when every file was analysed (and stored), 1 when any failed, 2 on \
                 usage errors.
                 """
         )
 
-        @Argument(help: ArgumentHelp("The audio files to analyse.", valueName: "file"))
+        @Argument(help: ArgumentHelp("The audio files to analyse (folders: every audio file under them).", valueName: "path"))
         var files: [String]
 
         @Option(name: .customLong("detector"), help: ArgumentHelp(
@@ -69,7 +73,8 @@ extension Tactus {
             let library = try databasePath.map { try LibraryOptions.open($0, .create) }
             let logger = Logger(label: "tactus.analyze")
             var failures = 0
-            for file in files {
+            let found = Self.expanding(files)
+            for file in found.files {
                 var result = analyzer.analyze(.file(file))
                 result.includesEnvelopeInJSON = envelope
                 var stored: String?
@@ -92,7 +97,43 @@ extension Tactus {
                     print(AnalysisText.table(result) + (stored.map { "\n  stored in \($0)" } ?? ""))
                 }
             }
+            for skipped in found.skipped {
+                if json {
+                    try Output.jsonLine(SkippedFile(file: skipped.file, skipped: .init(code: skipped.code, message: skipped.message)))
+                } else {
+                    print("\(TerminalText.escaped(skipped.file))  skipped: \(skipped.code): \(TerminalText.escaped(skipped.message))")
+                }
+            }
             if failures > 0 { throw ExitCode.failure }
+        }
+
+        /// The files named, each folder replaced by the audio files under it (in name order),
+        /// and the files of those folders that are not analysed, with why.
+        static func expanding(_ paths: [String]) -> (files: [String], skipped: [AudioFiles.Problem]) {
+            var files = [String]()
+            var skipped = [AudioFiles.Problem]()
+            for path in paths {
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+                    files.append(path)
+                    continue
+                }
+                let found = AudioFiles.find([path])
+                files += found.files
+                skipped += found.skipped
+            }
+            return (files, skipped)
+        }
+
+        /// A file of a folder that is not analysed, as a JSON line.
+        struct SkippedFile: Encodable {
+            struct Reason: Encodable {
+                var code: String
+                var message: String
+            }
+
+            var file: String
+            var skipped: Reason
         }
     }
 }

@@ -14,7 +14,9 @@ extension Tactus {
                 """
         )
 
-        @Argument(help: ArgumentHelp("A job id or a song id.", valueName: "job-or-song"))
+        @Argument(help: ArgumentHelp(
+            "A job id, or a song: a SHA-256 (or 8+ of its first digits), a file, a stored path or file name.",
+            valueName: "job-or-song"))
         var target: String
 
         @Flag(help: "Print JSON.")
@@ -27,12 +29,13 @@ extension Tactus {
         }
 
         func run() throws {
+            let client = try server.client()
             let request: CancelRequest
             switch try JobOrSong(target) {
             case .job(let job): request = CancelRequest(job: job)
-            case .song(let song): request = CancelRequest(song: song)
+            case .song(let song): request = CancelRequest(song: try SongLookup.songName(song, on: client))
             }
-            let response = try server.client().cancel(request)
+            let response = try client.cancel(request)
             if json {
                 try Output.jsonLine(response)
             } else if response.cancelled.isEmpty {

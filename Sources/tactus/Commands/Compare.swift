@@ -73,7 +73,11 @@ extension Tactus {
             if let artist = comparison.artist { print("artist     \(artist)") }
             print("duration   \(Output.clock(comparison.durationS))")
             if let reference = comparison.reference {
-                print("reference  \(Output.bpm(reference.bpm)) BPM (\(reference.source))")
+                var looks = ""
+                if reference.source == "tag", let relation = comparison.consensusRelation, relation != .match {
+                    looks = "  the tag looks wrong: the consensus is " + (relation == .wrong ? "unrelated" : mark(relation))
+                }
+                print("reference  \(Output.bpm(reference.bpm)) BPM (\(reference.source))" + looks)
             }
             let agreeing = comparison.consensus.detectors.joined(separator: ", ")
             print("consensus  \(Output.bpm(comparison.consensus.bpm)) BPM\(agreeing.isEmpty ? "" : " (\(agreeing))")"
@@ -132,6 +136,33 @@ extension Tactus {
             }
             print()
             showSongsToCheck(comparison)
+            if let tags = comparison.tags {
+                print()
+                show(tags)
+            }
+        }
+
+        /// How the files' BPM tags agree with the detectors, and the tags that look wrong.
+        private func show(_ tags: LibraryComparison.TagAgreement) {
+            print("BPM tags (\(tags.songs) songs with a tag read by `tactus tags read`) against the detectors")
+            Output.table(
+                ["DETECTOR", "SONGS", "SAME", "OCTAVE", "TRIPLE/THIRD", "UNRELATED"],
+                tags.detectors.map {
+                    [$0.detector, "\($0.songs)", Output.percent($0.match), Output.percent($0.octave), Output.percent($0.triple),
+                     Output.percent($0.unrelated)]
+                })
+            guard tags.suspectsTotal > 0 else {
+                print("Tags that look wrong: none (every tag agrees with its song's consensus)")
+                return
+            }
+            let shown = tags.suspects.count < tags.suspectsTotal ? ", the \(tags.suspects.count) most confident" : ""
+            print("Tags that look wrong: \(tags.suspectsTotal) (the consensus is an octave, a triple or unrelated\(shown))")
+            Output.table(
+                ["SONG", "TAG", "CONSENSUS", "CONF", "LOOKS", "FILE"],
+                tags.suspects.map {
+                    [$0.song.short, Output.bpm($0.tag), Output.bpm($0.consensus.bpm),
+                     $0.consensus.confidence.map { String(format: "%.2f", $0) } ?? "-", $0.looks, $0.file]
+                })
         }
 
         /// The songs whose tempo a person should check, least confident first.

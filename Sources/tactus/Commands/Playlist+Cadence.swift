@@ -21,7 +21,7 @@ struct CadenceFollowOptions: ParsableArguments {
     var render: String?
 
     @Option(help: ArgumentHelp(
-        "With --render: where the songs are (found by file name, checked by content); without it, the server renders.",
+        "With --render or --m3u8: where the songs are (found by file name, checked by content); --render without it: the server renders.",
         valueName: "directory"))
     var music: String?
 
@@ -40,7 +40,6 @@ struct CadenceFollowOptions: ParsableArguments {
 
     func validate() throws {
         if let sprint, !(0...50).contains(sprint) { throw ValidationError("--sprint must be a percentage in 0...50") }
-        if render == nil && music != nil { throw ValidationError("--render and --music go together") }
         if !(maxStretch > 0 && maxStretch < 50) { throw ValidationError("--max-stretch must be a percentage in (0, 50)") }
         if !(0...10).contains(crossfade) { throw ValidationError("--crossfade must be 0 to 10 seconds") }
     }
@@ -66,13 +65,19 @@ extension Tactus.Playlist {
             // Nothing to change: the request as given.
             return PlaylistQuery(
                 cadence: cadence.map { $0 * factor }, minutes: profile == nil ? minutes : nil, profile: profile,
-                tolerance: tolerance / 100, detector: detector)
+                tolerance: tolerance / 100, detector: detector, strict: strictness)
         }
         segments = segments.map { CadenceProfile.Segment(cadence: $0.cadence * factor, durationS: $0.durationS) }
         let spec = segments.map { segment in
             "\(max(1, Int(segment.durationS.rounded())))s@" + String(format: "%.1f", segment.cadence)
         }.joined(separator: ",")
-        return PlaylistQuery(profile: spec, tolerance: tolerance / 100, detector: detector)
+        return PlaylistQuery(profile: spec, tolerance: tolerance / 100, detector: detector, strict: strictness)
+    }
+
+    /// `strict` as the request carries it: a render stretches every song to its cadence, so it
+    /// never takes songs beyond the stretch it allows.
+    private var strictness: Bool? {
+        strict || following.render != nil ? true : nil
     }
 
     /// The recording's stretches of steady cadence, as profile segments; the stretches are

@@ -22,8 +22,8 @@ extension Tactus {
                 window's strength), and each detector's tempo candidates as bars. One colour per \
                 detector, named in the legend with its tempo and confidence.
 
-                The song is a SHA-256, a prefix of at least 8 hex digits, or a file (its bytes \
-                are hashed). With --db it is read from that library; a file the library does not \
+                The song is a SHA-256, a prefix of at least 8 hex digits, a file (its bytes \
+                are hashed), or a path or file name the library stores. With --db it is read from that library; a file the library does not \
                 hold is analysed here, with every built-in detector. Otherwise it is asked of the \
                 server (--server, else $TACTUS_SERVER, else tcp://127.0.0.1:5555).
 
@@ -116,15 +116,11 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
     /// ``LibraryService`` the server answers with; its tags from its record.
     static func fromLibrary(_ path: String, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
         let service = LibraryService(library: try LibraryOptions.open(path, .readOnly))
-        let id: SongID
-        if let file = existingFile(name) {
-            id = try hash(file)
-            guard try reportingFailures({ try service.library.song(id) }) != nil else {
-                return (try analyse(file), id.hex, .analysis)
-            }
-        } else {
-            id = try reportingFailures { try service.song(name) }
+        let resolution = try SongLookup.resolve([name], in: service)[0]
+        if let file = existingFile(name), resolution.problem?.code == "not-found" {
+            return (try analyse(file), try hash(file).hex, .analysis)
         }
+        let id = try SongLookup.song(resolution)
         return try reportingFailures {
             guard let record = try service.library.song(id) else { throw StoreError.unknownSong(name) }
             let (result, values) = try service.result(ResultRequest(song: id.hex, windows: true, envelope: true))
@@ -141,9 +137,10 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
 
     /// The song named `name` (a file is hashed here) as the server's `result` reply has it.
     static func fromServer(_ server: ServerOptions, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
-        let song = try existingFile(name).map { try hash($0).hex } ?? name
+        let client = try reportingFailures { try server.client() }
+        let song = try SongLookup.songName(name, on: client)
         let (response, values) = try reportingFailures {
-            try server.client().result(ResultRequest(song: song, windows: true, envelope: true))
+            try client.result(ResultRequest(song: song, windows: true, envelope: true))
         }
         let envelope = response.envelopeHopS.flatMap { hop in values.map { EnergyEnvelope(hopS: hop, values: $0) } }
         let file = response.name ?? response.song

@@ -16,10 +16,26 @@ extension Tactus {
 
                 With --db, reads the library file; otherwise asks the server (--server), which \
                 answers the same way.
+
+                --m3u8 FILE also writes the songs as a playlist a player opens: #EXTM3U, then \
+                for each song #EXTINF with its duration and "artist - title" (or its file name) \
+                and its path, absolute or, with --relative, relative to the playlist's folder. A \
+                song's path is the one the library stores, else the file of its name under \
+                --music whose content is the song; songs without one are left out, each named in \
+                a warning.
+
+                Examples:
+                  tactus query --bpm 165..175 --octave --db lib.sqlite
+                  tactus query --bpm 120..130 --m3u8 ~/Music/lists/128.m3u8 --relative --music ~/Music --db lib.sqlite
                 """)
 
         @OptionGroup var source: LibrarySourceOptions
         @OptionGroup var output: OutputOptions
+        @OptionGroup var playlistFile: M3U8Options
+
+        @Option(help: ArgumentHelp(
+            "With --m3u8: find songs without a stored path here (by file name, checked by content).", valueName: "directory"))
+        var music: String?
 
         @Option(help: ArgumentHelp("The tempo range, inclusive (for example 120..130).", valueName: "lo..hi"))
         var bpm: BPMRange
@@ -51,6 +67,7 @@ extension Tactus {
             }
             if let agree, agree < 1 { throw ValidationError("--agree needs a number of detectors >= 1") }
             if let limit, limit < 0 { throw ValidationError("--limit must be >= 0") }
+            if music != nil && playlistFile.m3u8 == nil { throw ValidationError("--music goes with --m3u8") }
             if offset < 0 { throw ValidationError("--offset must be >= 0") }
         }
 
@@ -59,8 +76,10 @@ extension Tactus {
                 if let detector { .detector(detector) } else if let agree { .agreement(minimum: agree) } else { .consensus }
             let query = TempoQuery(range: bpm.range, source: tempo, octave: octave, order: order, limit: limit, offset: offset)
             let matches = try LibrarySource(source, mode: .readOnly).query(query)
+            let export = PlaylistExport(options: playlistFile, music: music)
             if output.json {
                 for match in matches { try Output.jsonLine(match) }
+                try export.writeIfAsked(matches, json: true)
                 return
             }
             Output.table(
@@ -73,6 +92,7 @@ extension Tactus {
                     ]
                 })
             print("\(matches.count) song\(matches.count == 1 ? "" : "s")")
+            try export.writeIfAsked(matches, json: false)
         }
     }
 }

@@ -17,12 +17,21 @@ extension Tactus {
                 per window, each scaled to its own range (printed after it). --windows adds each analysis's windows, --envelope the \
                 song's energy envelope (mean squared amplitude per 23.2 ms).
 
+                The song is a SHA-256 (or a prefix of 8+ hex digits), a file (its bytes are \
+                hashed), or a path or file name the library stores. With --db, reads that library \
+                file; otherwise asks the server.
+
                 With --json: one object {song, name?, duration_s?, analyses (as `tactus analyze \
                 --json` prints them), pending, consensus, envelope? ({hop_s, values})}.
+
+                Examples:
+                  tactus result dev_039.mp3
+                  tactus result 3f9a3f9a --db lib.sqlite --json
                 """
         )
 
-        @Argument(help: ArgumentHelp("The song id (64 hex digits, as `submit` prints it).", valueName: "song"))
+        @Argument(help: ArgumentHelp(
+            "The song: a SHA-256 (or 8+ of its first digits), a file, a stored path or file name.", valueName: "song"))
         var song: String
 
         @Option(name: .customLong("detector"), help: ArgumentHelp(
@@ -38,17 +47,14 @@ extension Tactus {
         @Flag(help: "Print JSON.")
         var json = false
 
-        @OptionGroup var server: ServerOptions
-
-        func validate() throws {
-            guard case .song = try JobOrSong(song) else { throw ValidationError("'\(song)' is a job id; give a song id.") }
-        }
+        @OptionGroup var source: LibrarySourceOptions
 
         func run() throws {
+            let library = try LibrarySource(source, mode: .readOnly)
             // The sparklines need the windows and the envelope even when they are not listed.
-            let (response, values) = try server.client().result(ResultRequest(
-                song: song, detectors: detectorNames.isEmpty ? nil : detectorNames, windows: windows || !json ? true : nil,
-                envelope: envelope || !json ? true : nil))
+            let (response, values) = try library.result(ResultRequest(
+                song: try library.songName(song), detectors: detectorNames.isEmpty ? nil : detectorNames,
+                windows: windows || !json ? true : nil, envelope: envelope || !json ? true : nil))
             var energy: EnergyEnvelope?
             if let hop = response.envelopeHopS, let values { energy = EnergyEnvelope(hopS: hop, values: values) }
             if json {

@@ -19,7 +19,8 @@ extension Tactus {
             abstract: "Run the analysis server: a coordinator and local worker processes.",
             discussion: """
                 Starts the coordinator with its library (SQLite) and song blobs under --data, and \
-                --workers local worker processes per built-in detector, restarting any that exits. \
+                --workers local worker processes (default: one per core), each offering every built-in \
+                detector and decoding each song once for all of them, restarting any that exits. \
                 Clients connect to the frontend, workers on other machines to the backend, and \
                 subscribers to the events socket. All three bind to 127.0.0.1 by default; an \
                 address with port * lets the system choose a free port (see the endpoints printed \
@@ -52,7 +53,7 @@ extension Tactus {
         @Option(name: .long, help: ArgumentHelp("Data directory: library.sqlite and blobs/.", valueName: "dir"))
         var data = "tactus-data"
 
-        @Option(help: "Local worker processes per built-in detector (default: enough to use every core).")
+        @Option(help: "Local worker processes, each offering every built-in detector (default: one per core).")
         var workers: Int?
 
         @Flag(help: "Start no local workers (workers connect from elsewhere).")
@@ -69,14 +70,27 @@ extension Tactus {
 
         @Option(
             name: .customLong("library-root"),
-            help: ArgumentHelp("Allow submitting server-side files under this directory (repeatable).", valueName: "dir"))
+            help: ArgumentHelp(
+                "A music folder analysed in place (repeatable): its files can be submitted by path and scanned (tactus scan), "
+                    + "and are never copied.", valueName: "dir"))
         var libraryRoots: [String] = []
+
+        @Flag(help: "Watch the library roots (inotify): new, changed, moved and deleted files are scanned within seconds.")
+        var watch = false
+
+        @Flag(help: "Keep the bytes of uploaded songs after their jobs end (by default they are removed; see tactus prune).")
+        var keepUploads = false
 
         @Option(help: "Queued jobs beyond which submissions are answered 'busy'.")
         var maxQueue = 100_000
 
         @Option(help: ArgumentHelp("The largest song accepted, in bytes (too-large above it).", valueName: "bytes"))
         var maxSongBytes = 256 << 20
+
+        @Option(help: ArgumentHelp(
+            "The largest song a client may send in one submit message, in bytes; larger ones come as an upload, "
+                + "in chunks (too-large above it).", valueName: "bytes"))
+        var maxInlineSongBytes = 16 << 20
 
         @Option(help: ArgumentHelp("The largest accelerometer recording accepted by cadence, in bytes (too-large above it).",
             valueName: "bytes"))
@@ -166,11 +180,13 @@ extension Tactus {
         var json = false
 
         func validate() throws {
+            if watch && libraryRoots.isEmpty { throw ValidationError("--watch needs at least one --library-root") }
             if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
             if maxQueue < 1 { throw ValidationError("--max-queue must be at least 1") }
             if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
             if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
             if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+            if maxInlineSongBytes < 1 { throw ValidationError("--max-inline-song-bytes must be at least 1") }
             if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
             if maxRenderBytes < 1024 { throw ValidationError("--max-render-bytes must be at least 1024") }
             if maxRenders < 1 { throw ValidationError("--max-renders must be at least 1") }
@@ -216,44 +232,62 @@ extension Tactus {
                 configuration.maxRenderBytes = maxRenderBytes
                 configuration.maxRenders = maxRenders
                 configuration.maxIntakeBytes = maxIntakeBytes
+                configuration.keepUploads = keepUploads
+                configuration.maxInlineSongBytes = maxInlineSongBytes
                 coordinator = try Coordinator(
                     configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
-                    renderer: StretchRenderer(), logger: logger)
+                    renderer: StretchRenderer(), tagger: ServerTagger(), logger: logger)
             } catch {
                 throw CommandFailure("cannot start the server: \(error)")
             }
             let stopSignals = StopSignals { coordinator.stop() }
             let reloadSignal = ReloadSignal { coordinator.reloadAuthorizedKeys() }
             var pool: LocalWorkerPool?
+            var watcher: LibraryWatcher?
             try coordinator.run { endpoints in
                 announce(endpoints)
-                guard !noLocalWorkers else { return }
-                let cores = ProcessInfo.processInfo.activeProcessorCount
-                let perDetector = workers ?? max(1, (cores + descriptors.count - 1) / descriptors.count)
-                let slots = descriptors.flatMap { descriptor in
-                    (1...perDetector).map { index in
-                        LocalWorkerPool.Slot(
-                            executable: CommandLogging.executablePath,
-                            arguments: [
-                                "worker", "--connect", endpoints.backend, "--detector", descriptor.name,
-                                "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
-                                "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
-                                "--max-analysis-seconds", String(maxAnalysisSeconds),
-                                "--nice", String(workerNice), "--parent-pid", String(getpid()),
-                            ] + (curve?.localWorkerArguments ?? []),
-                            label: "\(descriptor.name)#\(index)")
+                if watch {
+                    do {
+                        watcher = try LibraryWatcher(roots: libraryRoots, coordinator: coordinator, logger: logger)
+                        // What changed while the server was not watching.
+                        coordinator.scanChanged(nil)
+                    } catch {
+                        logger.error("cannot watch the library roots", metadata: ["error": "\(error)"])
                     }
                 }
-                let memoryLimit = maxWorkerMemoryMb
-                pool = LocalWorkerPool(slots: slots, logger: logger) { exit in
-                    // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
-                    // when an allocation fails; any death by signal may be that.
-                    let hint = exit.killedBySignal && memoryLimit > 0 ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
-                    coordinator.workerProcessEnded(
-                        workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
+                guard !noLocalWorkers else { return }
+                let cores = ProcessInfo.processInfo.activeProcessorCount
+                let detectorArguments = descriptors.flatMap { ["--detector", $0.name] }
+                let slots = (1...(workers ?? max(1, cores))).map { index in
+                    LocalWorkerPool.Slot(
+                        executable: CommandLogging.executablePath,
+                        arguments: [
+                            "worker", "--connect", endpoints.backend,
+                            "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
+                            "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                            "--max-analysis-seconds", String(maxAnalysisSeconds),
+                            "--nice", String(workerNice), "--parent-pid", String(getpid()),
+                        ] + detectorArguments + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
+                        label: "worker#\(index)")
                 }
+                let memoryLimit = maxWorkerMemoryMb
+                pool = LocalWorkerPool(
+                    slots: slots, logger: logger,
+                    onExit: { exit in
+                        // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
+                        // when an allocation fails; any death by signal may be that.
+                        let hint = exit.killedBySignal && memoryLimit > 0
+                            ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
+                        coordinator.workerProcessEnded(
+                            workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
+                    },
+                    // Its heartbeats may come late on a loaded machine: its job is not taken from it then.
+                    onStart: { processID in
+                        coordinator.workerProcessStarted(workerID: WorkerConfiguration.defaultWorkerID(processID: processID))
+                    })
                 pool?.start()
             }
+            watcher?.stop()
             pool?.stop(grace: 2)
             withExtendedLifetime((stopSignals, reloadSignal)) {}
         }

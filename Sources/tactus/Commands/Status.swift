@@ -19,7 +19,9 @@ extension Tactus {
                 """
         )
 
-        @Argument(help: ArgumentHelp("A job id or a song id.", valueName: "job-or-song"))
+        @Argument(help: ArgumentHelp(
+            "A job id, or a song: a SHA-256 (or 8+ of its first digits), a file, a stored path or file name.",
+            valueName: "job-or-song"))
         var target: String?
 
         @Flag(help: "Print JSON Lines.")
@@ -36,7 +38,7 @@ extension Tactus {
             let response: StatusResponse
             switch try target.map(JobOrSong.init) {
             case .job(let job): response = try client.status(job: job)
-            case .song(let song): response = try client.status(song: song)
+            case .song(let song): response = try client.status(song: try SongLookup.songName(song, on: client))
             case nil: response = try client.status()
             }
             for job in response.jobs {

@@ -22,8 +22,8 @@ extension Tactus {
                 or double its tempo, is refused.
 
                 With --server, the song is rendered by that server from its library (its `stretch` \
-                and `render` requests): SONG is a file whose content the library holds, or a song id \
-                (or a prefix of 8 hex digits or more); the song's tempo is the library's consensus \
+                and `render` requests): SONG is a file whose content the library holds, a song id \
+                (or a prefix of 8 hex digits or more), or a path or file name the library stores; the song's tempo is the library's consensus \
                 (--from-bpm and --engine do not apply), and the WAV file is downloaded into --output. \
                 With --json, the render's status is printed (SPEC.md, section 3.7).
 
@@ -87,12 +87,8 @@ extension Tactus {
 
         /// The song rendered by the server and downloaded into --output.
         private func runOnServer() throws {
-            var name = song
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: song, isDirectory: &isDirectory), !isDirectory.boolValue {
-                name = try SongID(of: .file(song)).hex
-            }
             let client = try connection.client()
+            let name = try SongLookup.songName(song, on: client)
             let rendered: (status: RenderStatus, wav: [UInt8])
             do throws(ClientError) {
                 rendered = try client.renderedSong(StretchRequest(song: name, bpm: bpm, maxStretchPct: maxStretch))

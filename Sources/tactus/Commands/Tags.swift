@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import TactusAudio
+import TactusClient
 import TactusModel
+import TactusProtocol
 import TactusStore
 import TactusTags
 
@@ -12,124 +14,111 @@ extension Tactus {
             commandName: "tags",
             abstract: "Read BPM tags into the library as reference tempi, or write the library's tempi into files' tags.",
             discussion: """
-                Both need --db (the library file) and the files themselves: the library keeps \
-                only file names, so songs are found by hashing the files given (as `analyze` \
-                does); a folder stands for every audio file under it. Tags are read and written \
+                Songs are named as every command names them: a file (hashed), a folder (every \\
+                audio file under it), a SHA-256 or a prefix of 8+ hex digits, a stored path or \\
+                file name; --all takes every song of the library. Tags are read and written \\
                 through TagLib.
+
+                With --db, the command opens the library file and the files on this machine: a \\
+                file or folder named, or the stored path of a song named otherwise. Without \\
+                --db, the server does the work on its own files: only files below its library \\
+                roots (songs analysed in place, `tactus scan`) are read or written; other songs \\
+                are reported as skipped.
 
                 Examples:
                   tactus tags read ~/Music --db lib.sqlite
+                  tactus tags read --all
                   tactus tags write --min-confidence 0.5 --dry-run ~/Music/*.flac --db lib.sqlite
+                  tactus tags write --detector comb-filter dev_039.mp3 3f9a3f9a
                 """,
             subcommands: [Read.self, Write.self])
 
         /// The files named, each folder replaced by the audio files under it (in name order).
         static func files(_ paths: [String]) -> [String] {
-            paths.flatMap { path in
-                var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
-                    return [path]
-                }
-                return AudioFiles.find([path]).files
-            }
+            Tactus.Analyze.expanding(paths).files
         }
     }
 }
 
+/// The songs a `tags` command takes: `SONG...` or `--all`.
+struct TagSongOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp(
+        "Files, folders (every audio file under them), SHA-256s or prefixes (8+ hex digits), stored paths or file names.",
+        valueName: "song"))
+    var songs: [String] = []
+
+    @Flag(help: "Every song of the library.")
+    var all = false
+
+    func validate() throws {
+        if songs.isEmpty == !all { throw ValidationError("Give songs, or --all (not both).") }
+    }
+}
+
 extension Tactus.Tags {
-    /// `tactus tags read FILE... --db PATH`
+    /// `tactus tags read [SONG...|--all] [--db PATH]`
     struct Read: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Import the files' BPM tags as reference tempi (source `tag`).",
             discussion: """
-                Each file's BPM tag (MP3: TXXX:BPM when present, else TBPM; FLAC, Ogg Vorbis and \
-                Opus: the BPM comment; MP4: tmpo) becomes the reference tempo of its song, so \
-                `tactus compare` shows how the tags agree with each detector and lists the songs \
-                to check. A song keeps a reference set by hand or from a CSV file unless \
-                --replace is given. Files without a tag, with a tag that is not a tempo in \
+                Each file's BPM tag (MP3: TXXX:BPM when present, else TBPM; FLAC, Ogg Vorbis and \\
+                Opus: the BPM comment; MP4: tmpo) becomes the reference tempo of its song, so \\
+                `tactus compare` shows how the tags agree with each detector and lists the tags \\
+                that look wrong. A song keeps a reference set by hand or from a CSV file unless \\
+                --replace is given. Files without a tag, with a tag that is not a tempo in \\
                 1...1000, or not in the library are skipped, with the reason.
 
-                With --json, one object per file: file, song, outcome (imported, skipped or \
+                With --json, one object per file: file, song, outcome (imported, skipped or \\
                 failed), tag (the text), bpm, reason, code. Exit status 1 when any file failed.
 
                 Example: tactus tags read ~/Music/*.mp3 --db lib.sqlite
                 """)
 
-        @Argument(help: ArgumentHelp("The audio files whose tags to read (folders: every audio file under them).", valueName: "file"))
-        var files: [String]
+        @OptionGroup var selection: TagSongOptions
 
         @Flag(help: "Replace reference tempi set by hand or from a CSV file.")
         var replace = false
 
-        @OptionGroup var library: LibraryOptions
+        @OptionGroup var source: LibrarySourceOptions
         @OptionGroup var output: OutputOptions
 
-        func validate() throws {
-            guard !files.isEmpty else { throw ValidationError("Give at least one file whose tags to read.") }
-            guard library.path != nil else { throw ValidationError("tags read needs --db PATH (the library file)") }
-        }
-
         func run() throws {
-            guard let path = library.path else { return }
-            let store = try LibraryOptions.open(path, .existing)
-            let reports = Tactus.Tags.files(files).map { file in
-                do {
-                    return try importTag(of: file, into: store)
-                } catch {
-                    return TagReport(file: file, failure: error)
-                }
+            let run = try TagRun(selection: selection, source: source, json: output.json)
+            try run.perform(TagsRequest(action: "read", replace: replace ? true : nil)) { tags, target in
+                tags.read(file: target.file, expected: target.song, replace: replace)
             }
-            try TagReport.print(reports, json: output.json, counted: ["imported", "skipped", "failed"])
-        }
-
-        private func importTag(of file: String, into store: Library) throws -> TagReport {
-            let tags = try TagFile.read(file)
-            let song = try TagReport.song(of: file)
-            var report = TagReport(file: file, song: song.hex, outcome: "skipped")
-            report.tag = tags.bpmText
-            guard try store.song(song) != nil else {
-                return report.because("not in the library (analyse it with tactus analyze --db first)")
-            }
-            guard let text = tags.bpmText else { return report.because("no BPM tag") }
-            guard let bpm = tags.bpm else { return report.because("the BPM tag '\(text)' is not a tempo in 1...1000") }
-            if !replace, let existing = try store.reference(for: song), existing.source != "tag" {
-                return report.because("has a reference tempo from \(existing.source) (--replace overrides it)")
-            }
-            try store.setReference(bpm, for: song, source: "tag")
-            report.outcome = "imported"
-            report.bpm = bpm
-            return report
+            try run.finish(counted: [.imported, .skipped, .failed])
         }
     }
 
-    /// `tactus tags write [--consensus | --detector NAME] FILE... --db PATH`
+    /// `tactus tags write [--consensus | --detector NAME] [SONG...|--all] [--db PATH]`
     struct Write: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write the library's tempo of each file into its BPM tag.",
+            abstract: "Write the library's tempo of each song into its file's BPM tag.",
             discussion: """
-                The tempo is the consensus of the detectors (--consensus, the default) or the \
-                newest analysis by one detector (--detector NAME). MP3: ID3v2 TBPM (an integer, \
-                as the ID3 specification requires) and TXXX:BPM (one decimal); FLAC, Ogg Vorbis \
-                and Opus: the BPM Vorbis comment (one decimal); MP4: the tmpo atom (an integer). \
+                The tempo is the consensus of the detectors (--consensus, the default) or the \\
+                newest analysis by one detector (--detector NAME). MP3: ID3v2 TBPM (an integer, \\
+                as the ID3 specification requires) and TXXX:BPM (one decimal); FLAC, Ogg Vorbis \\
+                and Opus: the BPM Vorbis comment (one decimal); MP4: the tmpo atom (an integer). \\
                 Other formats (WAV, AIFF) are skipped.
 
-                Every other tag and every audio byte stays as it was: the tag is written into a \
-                temporary copy in the file's folder, the copy's decoded audio is checked sample \
-                by sample against the original's, and the copy then replaces the file (--backup \
-                keeps the original as FILE.bak). The new bytes have a new SHA-256: the library's \
+                Every other tag and every audio byte stays as it was: the tag is written into a \\
+                temporary copy in the file's folder, the copy's decoded audio is checked sample \\
+                by sample against the original's, and the copy then replaces the file (--backup \\
+                keeps the original as FILE.bak). The new bytes have a new SHA-256: the library's \\
                 song takes it, keeping its analyses and reference tempo.
 
-                Each file is reported as written (would-write with --dry-run), skipped (not in \
-                the library, no analysis, no tempo, below --min-confidence, unsupported format) \
-                or failed (missing, read-only, not audio...), with the reason. With --json, one \
-                object per file: file, song, outcome, bpm, confidence, from, fields [{name, \
-                value}], backup, new_song, reason, code. Exit status 1 when any file failed.
+                Each file is reported as written (would-write with --dry-run), skipped (not in \\
+                the library, no analysis, no tempo, below --min-confidence, unsupported format, \\
+                no file below the server's roots, being analysed) or failed (missing, read-only, \\
+                not audio...), with the reason. With --json, one object per file: file, song, \\
+                outcome, bpm, confidence, from, fields [{name, value}], backup, new_song, reason, \\
+                code. Exit status 1 when any file failed.
 
                 Example: tactus tags write --detector comb-filter --min-confidence 0.4 song.mp3 --db lib.sqlite
                 """)
 
-        @Argument(help: ArgumentHelp("The audio files to tag (folders: every audio file under them).", valueName: "file"))
-        var files: [String]
+        @OptionGroup var selection: TagSongOptions
 
         @Flag(help: "Write the consensus of the detectors (the default).")
         var consensus = false
@@ -146,158 +135,159 @@ extension Tactus.Tags {
         @Flag(help: "Keep each original file as FILE.bak.")
         var backup = false
 
-        @OptionGroup var library: LibraryOptions
+        @OptionGroup var source: LibrarySourceOptions
         @OptionGroup var output: OutputOptions
 
         func validate() throws {
-            guard !files.isEmpty else { throw ValidationError("Give at least one file to tag.") }
-            guard library.path != nil else { throw ValidationError("tags write needs --db PATH (the library file)") }
             if consensus && detector != nil { throw ValidationError("--consensus and --detector are alternatives; give one") }
             guard (0...1).contains(minConfidence) else { throw ValidationError("--min-confidence must be in 0...1") }
         }
 
         func run() throws {
-            guard let path = library.path else { return }
-            let store = try LibraryOptions.open(path, .existing)
-            let writer = SafeTagWriter(keepsBackup: backup)
-            let reports = Tactus.Tags.files(files).map { file in
-                do {
-                    return try tag(file, from: store, with: writer)
-                } catch {
-                    return TagReport(file: file, failure: error)
-                }
-            }
-            try TagReport.print(
-                reports, json: output.json, counted: [dryRun ? "would-write" : "written", "skipped", "failed"])
-        }
-
-        private func tag(_ file: String, from store: Library, with writer: SafeTagWriter) throws -> TagReport {
-            let format = try TagFile.format(of: file)
-            let song = try TagReport.song(of: file)
-            var report = TagReport(file: file, song: song.hex, outcome: "skipped")
-            report.from = detector ?? "consensus"
-            guard format.holdsBPM else {
-                let kind = URL(fileURLWithPath: file).pathExtension.lowercased()
-                return report.because("unsupported format for BPM tags (\(kind.isEmpty ? format.rawValue : kind))")
-            }
-            guard try store.song(song) != nil else { return report.because("not in the library (no analysis)") }
-            let tempo: (bpm: Double?, confidence: Double?)
-            if let detector {
-                let newest = try store.analyses(of: song).filter { $0.record.analysis.detector == detector }
-                    .max { $0.record.analyzedAt < $1.record.analyzedAt }
-                guard let newest else { return report.because("no analysis by \(detector)") }
-                tempo = (newest.record.analysis.bpm, newest.record.analysis.confidence)
-            } else {
-                guard let found = try store.consensus(of: song) else { return report.because("no analysis") }
-                tempo = (found.bpm, found.confidence)
-            }
-            report.confidence = tempo.confidence
-            guard let bpm = tempo.bpm else { return report.because("no tempo found by \(report.from ?? "")") }
-            report.bpm = bpm
-            if minConfidence > 0 {
-                guard let confidence = tempo.confidence else { return report.because("no confidence recorded") }
-                guard confidence >= minConfidence else {
-                    return report.because(String(format: "confidence %.2f below --min-confidence %g", confidence, minConfidence))
-                }
-            }
-            if dryRun {
-                report.fields = try writer.check(bpm: bpm, for: file)
-                report.outcome = "would-write"
-                return report
-            }
-            let written = try writer.write(bpm: bpm, to: file)
-            report.outcome = "written"
-            report.fields = written.fields
-            report.backup = written.backup
-            let rewritten = try TagReport.song(of: file)
-            do {
-                try store.songRewritten(song, as: rewritten, byteSize: try TagReport.size(of: file))
-                report.newSong = rewritten.hex
-            } catch {
-                report.reason = "written, but the library still names the old bytes: \(error)"
-            }
-            return report
+            let run = try TagRun(selection: selection, source: source, json: output.json)
+            let request = TagsRequest(
+                action: "write", detector: detector, minConfidence: minConfidence > 0 ? minConfidence : nil, dryRun: dryRun ? true : nil,
+                backup: backup ? true : nil)
+            let options = LibraryTags.WriteOptions(
+                tempo: detector.map { .detector($0) } ?? .consensus, minConfidence: minConfidence, dryRun: dryRun, backup: backup)
+            try run.perform(request) { tags, target in tags.write(file: target.file, expected: target.song, options: options) }
+            try run.finish(counted: [dryRun ? .wouldWrite : .written, .skipped, .failed])
         }
     }
 }
 
-/// What `tags read` and `tags write` did with one file: a line of their table or of their JSON Lines.
-struct TagReport: Encodable {
-    var file: String
-    var song: String?
-    /// imported, written, would-write, skipped or failed.
-    var outcome: String
-    /// The tag as read (`tags read`).
-    var tag: String?
-    var bpm: Double?
-    var confidence: Double?
-    /// consensus, or the detector whose tempo is written (`tags write`).
-    var from: String?
-    var fields: [TagField]?
-    var backup: String?
-    /// The song's new SHA-256 after a write.
-    var newSong: String?
-    var reason: String?
-    /// The error's code, for failures.
-    var code: String?
-
-    enum CodingKeys: String, CodingKey {
-        case file, song, outcome, tag, bpm, confidence, from, fields, backup, newSong = "new_song", reason, code
+/// One `tags read` or `tags write`: the songs chosen, found as files here (`--db`) or sent to the
+/// server, and their reports, printed as they come with --json, as a table at the end otherwise.
+final class TagRun {
+    /// A file here and the song the library says it holds (nil: the file's content decides).
+    struct Target {
+        var file: String
+        var song: SongID?
     }
 
-    init(file: String, song: String?, outcome: String) {
-        self.file = file
-        self.song = song
-        self.outcome = outcome
+    private let selection: TagSongOptions
+    private let source: LibrarySource
+    private let json: Bool
+    private(set) var reports = [TagReport]()
+
+    init(selection: TagSongOptions, source options: LibrarySourceOptions, json: Bool) throws {
+        self.selection = selection
+        self.json = json
+        source = try LibrarySource(options, mode: .existing)
     }
 
-    /// A failure: the error's message names the file.
-    init(file: String, failure: any Error) {
-        self.init(file: file, song: nil, outcome: "failed")
-        switch failure {
-        case let error as TagError:
-            (reason, code) = (error.description, error.code)
-        case let error as AudioError:
-            (reason, code) = (error.description, error.code)
-        case let error as StoreError:
-            (reason, code) = ("\(file): \(error.description)", "library")
-        default:
-            (reason, code) = ("\(file): \(failure)", "internal")
+    /// Reads or writes each song chosen: here by `local` with a library file, else by the
+    /// server with `request` (its songs or paging filled in here).
+    func perform(_ request: TagsRequest, local: (LibraryTags, Target) -> TagReport) throws {
+        switch source {
+        case .file(let service):
+            let tags = LibraryTags(library: service.library)
+            for target in try localTargets(service.library, resolving: { try SongLookup.resolve($0, in: service) }) {
+                report(local(tags, target))
+            }
+        case .server(let client):
+            try performOnServer(request, client: client)
         }
     }
 
-    func because(_ reason: String) -> TagReport {
-        var report = self
-        report.reason = reason
-        return report
-    }
-
-    /// The SHA-256 of the file's bytes: the song's identity in the library.
-    static func song(of file: String) throws(AudioError) -> SongID {
-        try SongID(of: .file(file))
-    }
-
-    static func size(of file: String) throws -> Int {
-        guard let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? NSNumber)?.intValue else {
-            throw CommandFailure("\(file): the file system reports no size")
-        }
-        return size
-    }
-
-    /// Prints the reports (a table and a count of each outcome in `counted`, or JSON Lines);
-    /// exit status 1 when any failed.
-    static func print(_ reports: [TagReport], json: Bool, counted: [String]) throws {
-        if json {
-            for report in reports { try Output.jsonLine(report) }
-        } else {
+    /// Prints the table and the count of each outcome in `counted` (text mode); exit status 1
+    /// when any file failed.
+    func finish(counted: [TagReport.Outcome]) throws {
+        if !json {
             Output.table(
-                ["file", "outcome", "BPM", "detail"],
+                ["FILE", "SONG", "OUTCOME", "BPM", "DETAIL"],
                 reports.map { report in
-                    let detail = report.reason ?? report.fields.map { $0.map { "\($0.name)=\($0.value)" }.joined(separator: " ") }
-                    return [report.file, report.outcome, Output.bpm(report.bpm), detail ?? report.tag.map { "tag '\($0)'" } ?? ""]
+                    let fields = report.fields.map { $0.map { "\($0.name)=\($0.value)" }.joined(separator: " ") }
+                    return [report.file ?? "-", report.song?.short ?? "", report.outcome.rawValue, Output.bpm(report.bpm),
+                            report.reason ?? fields ?? report.tag.map { "tag '\($0)'" } ?? ""]
                 })
-            Swift.print(counted.map { outcome in "\(outcome) \(reports.filter { $0.outcome == outcome }.count)" }.joined(separator: ", "))
+            print(counted.map { outcome in "\(outcome.rawValue) \(reports.filter { $0.outcome == outcome }.count)" }
+                .joined(separator: ", "))
         }
-        if reports.contains(where: { $0.outcome == "failed" }) { throw ExitCode.failure }
+        if reports.contains(where: { $0.outcome == .failed }) { throw ExitCode.failure }
+    }
+
+    private func report(_ report: TagReport) {
+        reports.append(report)
+        if json { try? Output.jsonLine(report) }
+    }
+
+    /// The files here for the songs chosen: folders walked, files as named, other names
+    /// resolved in the library and taken at their first stored path present on this machine.
+    private func localTargets(_ library: Library, resolving: ([String]) throws -> [SongResolution]) throws -> [Target] {
+        var targets = [Target]()
+        if selection.all {
+            var offset = 0
+            while case let page = try reportingFailures({ try library.songIDs(offset: offset, limit: 500) }), !page.isEmpty {
+                for song in page { try add(song, file: nil, library, to: &targets) }
+                offset += page.count
+            }
+            return targets
+        }
+        var names = [String]()
+        for name in selection.songs {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory) {
+                targets += (isDirectory.boolValue ? Tactus.Tags.files([name]) : [name]).map { Target(file: $0, song: nil) }
+            } else {
+                names.append(name)
+            }
+        }
+        guard !names.isEmpty else { return targets }
+        for resolution in try resolving(names) {
+            guard let song = resolution.song else {
+                report(failed(resolution))
+                continue
+            }
+            try add(song, file: resolution.name, library, to: &targets)
+        }
+        return targets
+    }
+
+    /// `song` at its first stored path present here, or a skipped report when it has none.
+    private func add(_ song: SongID, file name: String?, _ library: Library, to targets: inout [Target]) throws {
+        let paths = try reportingFailures { try library.paths(of: song) }
+        if let path = paths.first(where: { FileManager.default.fileExists(atPath: $0) }) {
+            targets.append(Target(file: path, song: song))
+        } else {
+            report(TagReport(file: name, song: song, outcome: .skipped).because(
+                "no file of this song on this machine (the library stores \(paths.isEmpty ? "no path" : "paths that are gone") "
+                    + "for it): name the file itself"))
+        }
+    }
+
+    /// The songs sent to the server, at most ``TagsRequest/maxSongs`` a request, or with --all
+    /// the library paged through.
+    private func performOnServer(_ base: TagsRequest, client: TactusClient) throws {
+        if selection.all {
+            var offset = 0
+            var total = 1
+            while offset < total {
+                var request = base
+                (request.all, request.offset, request.limit) = (true, offset, TagsRequest.maxSongs)
+                let response = try reportingFailures { try client.tags(request) }
+                response.files.forEach(report)
+                total = response.total ?? 0
+                offset += TagsRequest.maxSongs
+            }
+            return
+        }
+        var songs = [String]()
+        for resolution in try SongLookup.resolve(Tactus.Tags.files(selection.songs), on: client) {
+            if let song = resolution.song { songs.append(song.hex) } else { report(failed(resolution)) }
+        }
+        var start = 0
+        while start < songs.count {
+            var request = base
+            request.songs = Array(songs[start..<min(start + TagsRequest.maxSongs, songs.count)])
+            try reportingFailures { try client.tags(request) }.files.forEach(report)
+            start += TagsRequest.maxSongs
+        }
+    }
+
+    private func failed(_ resolution: SongResolution) -> TagReport {
+        var report = TagReport(file: resolution.name, song: nil, outcome: .failed).because(SongLookup.message(resolution))
+        report.code = resolution.problem?.code
+        return report
     }
 }

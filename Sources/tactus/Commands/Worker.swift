@@ -4,19 +4,24 @@ import Logging
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusLibraryRoots
 import TactusProtocol
 import TactusWorker
 
 extension Tactus {
-    /// `tactus worker`: offers one detector to a coordinator and analyses the songs it sends.
+    /// `tactus worker`: offers detectors to a coordinator and analyses the songs it sends.
     struct Worker: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "worker",
-            abstract: "Analyse songs for a coordinator with one detector.",
+            abstract: "Analyse songs for a coordinator with one or more detectors.",
             discussion: """
-                Connects to the coordinator's backend, announces the detector with its version and \
-                parameters, and analyses one song at a time on a separate thread while heartbeats \
-                go on every 2.5 s. A song that does not decode is a failed job with the audio \
+                Connects to the coordinator's backend, announces the detectors (every built-in one \
+                unless --detector names some) with their versions and parameters, and analyses one \
+                song at a time on a separate thread while heartbeats \
+                go on every 2.5 s. A worker offering several detectors gets all of a song's jobs for \
+                them at once and decodes the song once for all of them (protocol version 2; with a \
+                coordinator that speaks only version 1 it offers its first detector alone). A song \
+                that does not decode is a failed job with the audio \
                 error's code, never the end of the worker. When the coordinator is silent for 3 \
                 heartbeats, or disconnects it, the worker reconnects after 1 s, doubling up to 32 s.
 
@@ -29,8 +34,10 @@ extension Tactus {
                 connects: a song that needs more ends the process, and so costs one failed job; a \
                 job needs about 2.5 times the song's bytes. With --max-analysis-seconds an analysis \
                 still running after that time (checked between decoded blocks) stops, and its job \
-                fails with the code timeout, naming the song and the limit. With --nice it lowers its \
-                CPU priority, so that a coordinator on the same machine answers its clients first. \
+                fails with the code timeout, naming the song and the limit. With --nice it lowers the \
+                CPU priority of its analysis thread, so that a coordinator on the same machine \
+                answers its clients first; its heartbeats keep the normal priority, so that they \
+                stay on time on a loaded machine. \
                 A coordinator using CURVE needs --curve-server-key and \
                 --curve-secret-key (or $TACTUS_CURVE_SERVER_KEY and $TACTUS_CURVE_SECRET_KEY).
 
@@ -49,11 +56,12 @@ extension Tactus {
         var connect = "tcp://127.0.0.1:5556"
 
         @Option(help: ArgumentHelp(
-            "The detector to offer (see `tactus detectors`).", valueName: "name"))
-        var detector: String
+            "A detector to offer (repeatable; see `tactus detectors`). Default: every built-in detector.", valueName: "name"))
+        var detector: [String] = []
 
         @Option(name: .customLong("param"), help: ArgumentHelp(
-            "A parameter announced as the worker's own, for example preset=classic (repeatable). Each job carries its own parameters.",
+            "A parameter announced as the worker's own, for example preset=classic (repeatable), given to every offered "
+                + "detector that declares it. Each job carries its own parameters.",
             valueName: "key=value"))
         var parameters: [String] = []
 
@@ -77,7 +85,8 @@ extension Tactus {
             valueName: "seconds"))
         var maxAnalysisSeconds = 0.0
 
-        @Option(help: ArgumentHelp("Lower this worker's CPU priority by this nice value (0 to 19; 0: unchanged).", valueName: "n"))
+        @Option(help: ArgumentHelp(
+            "Lower the CPU priority of this worker's analysis by this nice value (0 to 19; 0: unchanged).", valueName: "n"))
         var nice: Int32 = 0
 
         @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
@@ -89,6 +98,13 @@ extension Tactus {
         @Option(help: ArgumentHelp(
             "A file touched at every message from the coordinator and removed at exit (see `tactus health`).", valueName: "path"))
         var healthFile: String?
+
+        @Option(
+            name: .customLong("library-root"),
+            help: ArgumentHelp(
+                "A library root of the coordinator that this worker reads at the same path on the same host (repeatable): "
+                    + "its songs are opened here instead of being sent.", valueName: "dir"))
+        var libraryRoots: [String] = []
 
         @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error or critical.", valueName: "level"))
         var logLevel = "info"
@@ -103,7 +119,7 @@ extension Tactus {
 
         func run() throws {
             var (configuration, level) = try setup()
-            if nice > 0 { try ResourceLimits.lowerPriority(niceness: nice) }
+            configuration.analysisNiceness = nice
             if maxMemoryMb > 0 { try ResourceLimits.limitMemory(megabytes: maxMemoryMb) }
             configuration.curve = try curve.keys()
             var logger = Logger(label: "tactus.worker")
@@ -129,15 +145,35 @@ extension Tactus {
 
         /// The worker's configuration and log level from the options, or a usage error naming the culprit.
         private func setup() throws -> (WorkerConfiguration, Logger.Level) {
-            guard let type = BuiltinDetectors.registry.detectorTypes.first(where: { $0.descriptor.name == detector }) else {
-                throw ValidationError(
-                    ParameterError.unknownDetector(name: detector, known: BuiltinDetectors.registry.names).description)
+            let registry = BuiltinDetectors.registry
+            var types: [any TempoDetector.Type] = []
+            for name in detector.isEmpty ? registry.names : detector {
+                guard let type = registry.detectorTypes.first(where: { $0.descriptor.name == name }) else {
+                    throw ValidationError(ParameterError.unknownDetector(name: name, known: registry.names).description)
+                }
+                guard !types.contains(where: { $0.descriptor.name == name }) else {
+                    throw ValidationError("--detector \(name) is given twice.")
+                }
+                types.append(type)
             }
-            let resolved: ParameterSet
+            var offers: [WorkerDetector] = []
             do {
-                resolved = try type.descriptor.resolve(assignments: parameters)
+                for type in types {
+                    // With several detectors, each gets the assignments it declares.
+                    let own = types.count == 1 ? parameters : parameters.filter { assignment in
+                        let key = assignment.split(separator: "=", maxSplits: 1).first.map(String.init) ?? assignment
+                        return type.descriptor.parameters.contains { $0.name == key }
+                    }
+                    offers.append(WorkerDetector(type, parameters: try type.descriptor.resolve(assignments: own)))
+                }
             } catch {
                 throw ValidationError(String(describing: error))
+            }
+            if types.count > 1, let stray = parameters.first(where: { assignment in
+                let key = assignment.split(separator: "=", maxSplits: 1).first.map(String.init) ?? assignment
+                return !types.contains { type in type.descriptor.parameters.contains { $0.name == key } }
+            }) {
+                throw ValidationError("--param \(stray): no offered detector declares this parameter.")
             }
             guard connect.contains("://") else {
                 throw ValidationError("--connect takes an endpoint such as tcp://HOST:PORT, not '\(connect)'.")
@@ -173,12 +209,13 @@ extension Tactus {
                     throw ValidationError("--health-file must be a file in an existing directory (got '\(healthFile)').")
                 }
             }
-            let configuration = WorkerConfiguration(
-                endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detector: type, parameters: resolved,
+            var configuration = WorkerConfiguration(
+                endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detectors: offers,
                 heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
                 decoding: DecodingOptions(maximumSeconds: maxDurationS),
                 analysisTimeLimit: maxAnalysisSeconds > 0 ? .milliseconds(Int64((maxAnalysisSeconds * 1000).rounded())) : nil,
                 healthFile: healthFile.map(HealthFile.init(path:)))
+            configuration.libraryRoots = LibraryRoots(libraryRoots)
             return (configuration, level)
         }
     }

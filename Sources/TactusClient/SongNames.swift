@@ -1,0 +1,65 @@
+import Foundation
+import TactusModel
+import TactusProtocol
+
+/// The one way every command names a song: a SHA-256 or a prefix of at least 8 hex digits, a
+/// file on this machine (hashed here: a server never reads its clients' files), a path the
+/// library stores, or a stored file name that only one song has.
+///
+/// A file here is replaced by its SHA-256; every other name is sent as typed to a library's
+/// `resolve` (a server's, or a library file's read service), in requests of at most
+/// ``ResolveRequest/maxNames`` names. Each answer keeps the name the person typed.
+///
+/// ```swift
+/// let songs = try SongNames.resolve(["dev_039.mp3", "3f9a3f9a"]) { try client.resolve(ResolveRequest(names: $0)) }
+/// ```
+public enum SongNames {
+    /// The resolution of each name, in order; `lookup` answers a `resolve` request's names.
+    public static func resolve(
+        _ names: [String], using lookup: ([String]) throws -> [SongResolution]
+    ) throws -> [SongResolution] {
+        var answers = [SongResolution?](repeating: nil, count: names.count)
+        var asked = [(index: Int, sent: String)]()
+        for (index, name) in names.enumerated() {
+            guard isFile(name) else {
+                asked.append((index, name))
+                continue
+            }
+            do throws(StoreError) {
+                asked.append((index, try SongID.ofFile(atPath: name).hex))
+            } catch {
+                answers[index] = SongResolution(name: name, error: error)
+            }
+        }
+        var start = 0
+        while start < asked.count {
+            let chunk = asked[start..<min(start + ResolveRequest.maxNames, asked.count)]
+            let found = try lookup(chunk.map(\.sent))
+            guard found.count == chunk.count else {
+                throw ClientError.unexpectedReply(expected: "\(chunk.count) resolved names", received: "\(found.count)")
+            }
+            for (entry, answer) in zip(chunk, found) {
+                var answer = answer
+                if answer.by == .id && entry.sent != names[entry.index] { answer.by = .content }
+                if answer.problem?.code == "not-found" {
+                    if entry.sent != names[entry.index] {
+                        let file = names[entry.index]
+                        answer.problem?.message = "\(file): no song in the library has this file's content (SHA-256 \(entry.sent))"
+                    } else if entry.sent.contains("/") {
+                        answer.problem?.message = "\(entry.sent): no such file here, and no song in the library has this path"
+                    }
+                }
+                answer.name = names[entry.index]
+                answers[entry.index] = answer
+            }
+            start += chunk.count
+        }
+        return answers.map { $0! }
+    }
+
+    /// Whether `name` is a regular file (or a link to one) on this machine.
+    public static func isFile(_ name: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory) && !isDirectory.boolValue
+    }
+}

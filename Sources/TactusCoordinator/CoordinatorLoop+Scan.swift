@@ -1,0 +1,195 @@
+import Foundation
+import Logging
+import TactusLibraryRoots
+import TactusModel
+import TactusProtocol
+import TactusStore
+
+/// A scan waiting to run or running: the paths to scan (empty: every root) and who to answer.
+struct PendingScan {
+    var paths: [String]
+    /// The clients to answer with the summary (none for a scan the watcher started).
+    var answers: [(Result<ClientReply.Response, any Error>) -> Void]
+}
+
+/// A running scan's progress, on the loop.
+final class ScanState {
+    let scan: LibraryScan
+    let plan: LibraryScan.Plan
+    let answers: [(Result<ClientReply.Response, any Error>) -> Void]
+    let started = ContinuousClock.now
+    var summary = ScanSummary()
+    var next = 0
+    /// Songs found at a new path whose bytes the library knew: moves or copies.
+    var known = [SongID]()
+
+    init(scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void]) {
+        self.scan = scan
+        self.plan = plan
+        self.answers = answers
+        summary.files = plan.files.count
+        summary.skipped = plan.skipped
+    }
+}
+
+/// `scan` and `serve --watch`: the library roots compared with the library, one scan at a time
+/// (a scan asked for while one runs waits; the watcher's paths gather meanwhile).
+extension CoordinatorLoop {
+    /// Files looked at in one piece of background work: small enough that the first songs are
+    /// queued (and analysed) while the rest of a large tree is still being looked at.
+    static let scanBatch = 32
+
+    /// Queues a scan of `paths` (empty: every root), answered with its summary.
+    func beginScan(_ request: ScanRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+        guard !configuration.libraryRoots.isEmpty else {
+            return answer(
+                .failure(ErrorBody(code: .forbidden, message: "the server has no library root (start it with --library-root DIR)")))
+        }
+        guard accepting else {
+            return answer(.failure(ErrorBody(code: .unavailable, message: "the server is stopping", retryAfterMs: 5000)))
+        }
+        waitingScans.append(PendingScan(paths: request.paths ?? [], answers: [answer]))
+        startNextScan()
+    }
+
+    /// Adds paths the watcher saw change to the next scan (`nil`: every root, after an overflow).
+    func scanWatched(_ paths: [String]?) {
+        guard accepting else { return }
+        if let index = waitingScans.firstIndex(where: { $0.answers.isEmpty }) {
+            if let paths, !waitingScans[index].paths.isEmpty {
+                waitingScans[index].paths = Array(Set(waitingScans[index].paths + paths)).sorted()
+            } else {
+                waitingScans[index].paths = []
+            }
+        } else {
+            waitingScans.append(PendingScan(paths: paths ?? [], answers: []))
+        }
+        startNextScan()
+    }
+
+    private func startNextScan() {
+        guard scanRunning == false, !waitingScans.isEmpty else { return }
+        let pending = waitingScans.removeFirst()
+        let detectors: [SubmissionIntake.Detector]
+        do {
+            let names = allDetectorNames
+            guard !names.isEmpty else {
+                throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
+            }
+            detectors = try names.map { SubmissionIntake.Detector(name: $0, descriptor: try descriptor(of: $0)) }
+        } catch {
+            pending.answers.forEach { $0(.failure(error)) }
+            return startNextScan()
+        }
+        let intake = SubmissionIntake(
+            request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: library, blobs: coordinator.blobs,
+            probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
+            libraryRoots: configuration.libraryRoots)
+        let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name in
+            try intake.prepare(file, name: name)
+        }
+        scanRunning = true
+        let paths = pending.paths
+        self.intake.run({ Result { try scan.plan(paths: paths) } }) { [self] planned in
+            switch planned {
+            case .failure(let error):
+                scanRunning = false
+                pending.answers.forEach { $0(.failure(error)) }
+                if pending.answers.isEmpty { logger.warning("a watched scan failed", metadata: ["error": "\(error)"]) }
+                startNextScan()
+            case .success(let plan):
+                continueScan(ScanState(scan: scan, plan: plan, answers: pending.answers))
+            }
+        }
+    }
+
+    /// Looks at the next batch of files, then the next, then finishes.
+    private func continueScan(_ state: ScanState) {
+        guard state.next < state.plan.files.count else { return finishScan(state) }
+        let batch = Array(state.plan.files[state.next..<min(state.next + Self.scanBatch, state.plan.files.count)])
+        state.next += batch.count
+        let scan = state.scan
+        intake.run({ batch.map { scan.look(at: $0) } }) { [self] outcomes in
+            for (found, outcome) in zip(batch, outcomes) {
+                record(outcome, of: found, in: state)
+            }
+            var progress = state.summary
+            progress.looked = state.next
+            progress.seconds = (ContinuousClock.now - state.started).seconds
+            publish(.scanProgress(progress))
+            continueScan(state)
+        }
+    }
+
+    private func record(_ outcome: LibraryScan.Outcome, of found: LibraryScan.Found, in state: ScanState) {
+        switch outcome {
+        case .unchanged: state.summary.unchanged += 1
+        case .known(let song): state.known.append(song)
+        case .recorded(let changed):
+            if changed { state.summary.changed += 1 } else { state.summary.new += 1 }
+        case .skipped(let skip): state.summary.skipped.append(skip)
+        case .queue(let prepared, let changed, let known):
+            do {
+                guard pending.count + prepared.requests.count <= configuration.maxQueuedJobs else {
+                    throw ErrorBody(code: .busy, message: "the queue is full (\(pending.count) jobs); scan again later")
+                }
+                let jobs = try library.enqueue(prepared.song, jobs: prepared.requests, location: prepared.location)
+                for job in jobs where job.state == .queued && !pending.contains(job.id) {
+                    pending.append(PendingJob(job))
+                    state.summary.queuedJobs += 1
+                }
+                if known {
+                    state.known.append(prepared.song.id)
+                } else if changed {
+                    state.summary.changed += 1
+                } else {
+                    state.summary.new += 1
+                }
+            } catch let error as ErrorBody {
+                state.summary.skipped.append(ScanSkip(path: found.absolutePath, reason: error.message, code: error.code))
+            } catch {
+                state.summary.skipped.append(ScanSkip(path: found.absolutePath, reason: "\(error)", code: .internal))
+            }
+        }
+    }
+
+    private func finishScan(_ state: ScanState) {
+        let scan = state.scan
+        let unseen = state.plan.unseen
+        intake.run({ Result { try scan.finish(unseen) } }) { [self] finished in
+            scanRunning = false
+            switch finished {
+            case .failure(let error):
+                state.answers.forEach { $0(.failure(error)) }
+            case .success(let (moved, missing)):
+                state.summary.missing = missing
+                for song in state.known {
+                    if moved.contains(song) { state.summary.moved += 1 } else { state.summary.copies += 1 }
+                }
+                state.summary.seconds = (ContinuousClock.now - state.started).seconds
+                let summary = state.summary
+                logger.info(
+                    "scan done",
+                    metadata: [
+                        "files": "\(summary.files)", "new": "\(summary.new)", "changed": "\(summary.changed)",
+                        "moved": "\(summary.moved)", "missing": "\(summary.missing)", "unchanged": "\(summary.unchanged)",
+                        "skipped": "\(summary.skipped.count)", "jobs": "\(summary.queuedJobs)",
+                    ])
+                state.answers.forEach { $0(.success(.scan(summary))) }
+            }
+            startNextScan()
+        }
+    }
+
+    // MARK: prune
+
+    /// Removes the blobs no queued or running job needs (uploads whose jobs are over, when the
+    /// server keeps uploads, and anything left by an older version).
+    func prune(_ request: PruneRequest) throws -> PruneSummary {
+        let needed = try library.songsWithActiveJobs()
+        let dryRun = request.dryRun ?? false
+        let result = coordinator.blobs.prune(keeping: needed, dryRun: dryRun)
+        logger.info("pruned song blobs", metadata: ["removed": "\(result.removed)", "bytes": "\(result.bytes)", "dry-run": "\(dryRun)"])
+        return PruneSummary(removed: result.removed, removedBytes: result.bytes, kept: result.kept, dryRun: dryRun)
+    }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import Synchronization
+import TactusLibraryRoots
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Watches the library roots with inotify (`tactus serve --watch`) and asks the coordinator to
+/// scan what changed: a file closed after writing (`IN_CLOSE_WRITE`), moved in or out
+/// (`IN_MOVED_TO`, `IN_MOVED_FROM`), deleted (`IN_DELETE`), and a directory created or moved
+/// in (watched at once, and scanned whole, since files may land in it before its watch exists).
+/// When the kernel's queue overflows (`IN_Q_OVERFLOW`), every root is scanned again.
+///
+/// Events are gathered for ``settle`` after the last one before the coordinator is told, so a
+/// burst of changes (a folder copied in) becomes one scan. Directories are watched without
+/// following symbolic links (`IN_DONT_FOLLOW`, and only real directories are descended into).
+public final class LibraryWatcher: @unchecked Sendable {
+    private let descriptor: Int32
+    private let coordinator: Coordinator
+    private let logger: Logger
+    /// How long after the last event the changes are handed over.
+    let settle: Duration
+    /// Watch descriptors and the directories they watch; touched only by the watcher thread
+    /// after ``init``.
+    private var directories: [Int32: String] = [:]
+    private let stopped = Atomic<Bool>(false)
+    private var thread: Thread?
+
+    private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+    private static let mask = fileEvents | UInt32(IN_DELETE_SELF) | UInt32(IN_ONLYDIR) | UInt32(IN_DONT_FOLLOW)
+
+    /// Starts watching every directory below `roots` (the coordinator's library roots).
+    public init(roots: [String], coordinator: Coordinator, logger: Logger, settle: Duration = .milliseconds(300)) throws {
+        descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+        guard descriptor >= 0 else {
+            throw CoordinatorError(message: "cannot start watching the library roots: inotify: \(String(cString: strerror(errno)))")
+        }
+        self.coordinator = coordinator
+        self.logger = logger
+        self.settle = settle
+        for root in LibraryRoots(roots).directories {
+            watchTree(root)
+        }
+        logger.info("watching the library roots", metadata: ["roots": "\(roots.joined(separator: ", "))", "directories": "\(directories.count)"])
+        let thread = Thread { [self] in run() }
+        thread.name = "tactus-watch"
+        self.thread = thread
+        thread.start()
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// Ends the watching thread (within a poll interval).
+    public func stop() {
+        stopped.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Watches `directory` and every real directory below it.
+    private func watchTree(_ directory: String) {
+        let watch = inotify_add_watch(descriptor, directory, Self.mask)
+        guard watch >= 0 else {
+            logger.warning(
+                "cannot watch a directory", metadata: ["directory": "\(directory)", "error": "\(String(cString: strerror(errno)))"])
+            return
+        }
+        directories[watch] = directory
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where !name.hasPrefix(".") {
+            let path = directory + "/" + name
+            var status = stat()
+            if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR { watchTree(path) }
+        }
+    }
+
+    private func run() {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var changed = Set<String>()
+        var everything = false
+        var lastEvent: ContinuousClock.Instant?
+        while !stopped.load(ordering: .sequentiallyConsistent) {
+            var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            _ = Glibc.poll(&poll, 1, 100)
+            let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+            if count > 0 {
+                lastEvent = .now
+                parse(buffer, count: count, changed: &changed, everything: &everything)
+            }
+            if let last = lastEvent, ContinuousClock.now - last >= settle {
+                coordinator.scanChanged(everything ? nil : Array(changed))
+                changed.removeAll()
+                everything = false
+                lastEvent = nil
+            }
+        }
+    }
+
+    /// Adds the paths the events in `buffer` name to `changed`.
+    private func parse(_ buffer: [UInt8], count: Int, changed: inout Set<String>, everything: inout Bool) {
+        buffer.withUnsafeBytes { raw in
+            var offset = 0
+            let header = MemoryLayout<inotify_event>.size
+            while offset + header <= count {
+                let event = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                let nameBytes = raw[(offset + header)..<min(offset + header + Int(event.len), count)]
+                let name = String(decoding: nameBytes.prefix { $0 != 0 }, as: UTF8.self)
+                offset += header + Int(event.len)
+                if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                    logger.warning("the watch queue overflowed: scanning every root again")
+                    everything = true
+                    continue
+                }
+                if event.mask & UInt32(IN_IGNORED) != 0 {
+                    directories[event.wd] = nil
+                    continue
+                }
+                guard let directory = directories[event.wd], !name.isEmpty, !name.hasPrefix(".") else { continue }
+                let path = directory + "/" + name
+                let isDirectory = event.mask & UInt32(IN_ISDIR) != 0
+                if isDirectory, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                    watchTree(path)
+                    changed.insert(path)
+                } else if isDirectory || event.mask & UInt32(IN_CREATE) == 0 {
+                    // A file created is scanned once it is closed (IN_CLOSE_WRITE), not half written.
+                    changed.insert(path)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+
+/// Short-time spectra of a song: Hann-windowed frames of ``frameSeconds`` every
+/// `1 / frameRate` seconds, transformed with FFTW, computed once for every listener that
+/// uses the same frames (``OnsetStrengthAccumulator``s of several detectors).
+///
+/// Each listener is called with every frame's spectrum (interleaved real and imaginary
+/// parts, `fftSize / 2 + 1` bins) in order. Several owners may feed the same blocks of the
+/// song: ``consume(_:at:)`` takes a block by its position in the song and ignores what it has
+/// already taken, so the frames are transformed once however many owners feed them.
+///
+/// ```swift
+/// let frames = SpectralFrames(key: SpectralFrames.Key(sampleRate: 44_100, frameRate: 100, frameSeconds: 0.0232))
+/// frames.listen { spectrum in /* band powers of one frame */ }
+/// frames.consume(block, at: 0)
+/// frames.finish()
+/// ```
+public final class SpectralFrames {
+    /// What defines the frames: two owners with equal keys can share them.
+    public struct Key: Hashable, Sendable {
+        public var sampleRate: Double
+        public var frameRate: Double
+        public var frameSeconds: Double
+
+        public init(sampleRate: Double, frameRate: Double, frameSeconds: Double) {
+            self.sampleRate = sampleRate
+            self.frameRate = frameRate
+            self.frameSeconds = frameSeconds
+        }
+    }
+
+    public let key: Key
+    /// Samples per frame, and the transform's size (at least that).
+    public let frameLength: Int
+    public let fftSize: Int
+    private let fft: RealFFT
+    private let window: [Float]
+    private var listeners: [(UnsafeBufferPointer<Float>) -> Void] = []
+
+    /// Audio not yet fully used: `pending[0]` is sample `pendingStart` of the song.
+    private var pending: [Float] = []
+    private var pendingStart = 0
+    /// Samples taken so far.
+    public private(set) var consumed = 0
+    private var nextFrame = 0
+    private var finished = false
+
+    public init(key: Key) {
+        precondition(key.sampleRate > 0 && key.frameRate > 0 && key.frameSeconds > 0)
+        self.key = key
+        frameLength = max(16, Int((key.frameSeconds * key.sampleRate).rounded()))
+        fftSize = FFTSize.atLeast(frameLength)
+        fft = RealFFT(size: fftSize)
+        // A periodic Hann window: sums to frameLength / 2.
+        let length = frameLength
+        window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length))) }
+    }
+
+    /// Adds a listener, called with each frame's spectrum; before any audio is fed.
+    public func listen(_ listener: @escaping (UnsafeBufferPointer<Float>) -> Void) {
+        precondition(consumed == 0, "listen before the first samples")
+        listeners.append(listener)
+    }
+
+    /// The first sample of frame `frame` (frames start `sampleRate / frameRate` samples apart,
+    /// rounded, so the rate is exact on average).
+    public func frameStart(_ frame: Int) -> Int {
+        Int((Double(frame) * key.sampleRate / key.frameRate).rounded())
+    }
+
+    /// Takes the song's samples from `position` on; those already taken are skipped.
+    public func consume(_ samples: UnsafeBufferPointer<Float>, at position: Int) {
+        let end = position + samples.count
+        guard !finished, end > consumed, position <= consumed else { return }
+        pending.append(contentsOf: samples[(consumed - position)...])
+        consumed = end
+        processAvailableFrames()
+    }
+
+    /// Ends the signal: one frame per hop started before the end (the last zero-padded).
+    /// Later calls do nothing.
+    public func finish() {
+        guard !finished else { return }
+        finished = true
+        pending.append(contentsOf: repeatElement(0, count: frameLength))
+        while frameStart(nextFrame) < consumed {
+            transform(from: frameStart(nextFrame) - pendingStart)
+            nextFrame += 1
+        }
+        pending = []
+    }
+
+    private func processAvailableFrames() {
+        while true {
+            let start = frameStart(nextFrame)
+            guard start + frameLength <= consumed else { break }
+            transform(from: start - pendingStart)
+            nextFrame += 1
+        }
+        // Drop audio no future frame needs, in large steps to keep removal cheap.
+        let keepFrom = frameStart(nextFrame)
+        let droppable = keepFrom - pendingStart
+        if droppable > 16_384 {
+            pending.removeFirst(droppable)
+            pendingStart = keepFrom
+        }
+    }
+
+    /// Windows the frame starting at `pending[offset]`, transforms it and hands the spectrum
+    /// to the listeners.
+    private func transform(from offset: Int) {
+        let input = fft.samples.baseAddress!
+        let count = frameLength
+        pending.withUnsafeBufferPointer { buffer in
+            window.withUnsafeBufferPointer { window in
+                let source = UnsafeRawPointer(buffer.baseAddress! + offset), weights = UnsafeRawPointer(window.baseAddress!)
+                let target = UnsafeMutableRawPointer(input)
+                var index = 0
+                while index + 8 <= count {
+                    let product = source.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
+                        * weights.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
+                    target.storeBytes(of: product, toByteOffset: 4 * index, as: SIMD8<Float>.self)
+                    index += 8
+                }
+                while index < count {
+                    input[index] = buffer[offset + index] * window[index]
+                    index += 1
+                }
+            }
+        }
+        (input + count).update(repeating: 0, count: fft.size - count)
+        fft.forward()
+        fft.spectrum.withMemoryRebound(to: Float.self) { spectrum in
+            let floats = UnsafeBufferPointer(spectrum)
+            for listener in listeners { listener(floats) }
+        }
+    }
+}

@@ -1,0 +1,215 @@
+import Foundation
+import TactusModel
+import TactusProtocol
+
+/// The directories under which a server analyses files in place, and under which clients may
+/// name server-side files to submit. The coordinator opens songs through it, and so do the
+/// workers that share its host and roots.
+///
+/// A path must name, component by component, a file below one of the roots: the root is opened
+/// (it is the operator's, so a symbolic link there is followed), then every component below it
+/// is opened relative to the directory before it with `O_NOFOLLOW`, so a symbolic link or a
+/// `..` anywhere below the root is refused, and a directory swapped for a link while the path
+/// is being opened cannot lead outside. The song is then read only through the descriptor
+/// opened here (``LibraryFile``), never by name again. With no roots, submitting by path is refused.
+public struct LibraryRoots: Sendable {
+    /// A root as configured and as resolved: a client may name a file through either.
+    private struct Root: Sendable {
+        var directory: String
+        var prefixes: [[String]]
+    }
+
+    private let roots: [Root]
+
+    /// The roots as resolved (`realpath`), absolute: what locations are recorded against and
+    /// what a worker declares in READY.
+    public var directories: [String] { roots.map(\.directory) }
+
+    public var isEmpty: Bool { roots.isEmpty }
+
+    public init(_ roots: [String]) {
+        self.roots = roots.map { root in
+            let resolved = realpath(root, nil).map { pointer in
+                defer { free(pointer) }
+                return String(cString: pointer)
+            }
+            let prefixes = [root, resolved].compactMap { $0 }.map(Self.components)
+            return Root(directory: resolved ?? root, prefixes: prefixes)
+        }
+    }
+
+    /// The root (as resolved) and the relative path below it that `path` names, without
+    /// opening anything; a `forbidden` error when `path` is outside the roots or has `..`.
+    public func locate(_ path: String) throws(ErrorBody) -> (root: String, relative: String) {
+        guard !roots.isEmpty else {
+            throw ErrorBody(
+                code: .forbidden, message: "submitting by server-side path is disabled (start the server with --library-root DIR)")
+        }
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        let named = Self.components(absolute)
+        guard let (root, below) = roots.lazy.compactMap({ root in
+            root.prefixes.first { named.count >= $0.count && Array(named.prefix($0.count)) == $0 }
+                .map { (root, Array(named.dropFirst($0.count))) }
+        }).first else {
+            throw ErrorBody(code: .forbidden, message: "\(path): outside the server's library roots")
+        }
+        guard !below.contains("..") else {
+            throw ErrorBody(code: .forbidden, message: "\(path): `..` is not allowed below a library root")
+        }
+        return (root.directory, below.joined(separator: "/"))
+    }
+
+    /// The regular file `path` names below a root, open for reading; a `forbidden`,
+    /// `not-found` or `unreadable` error naming `path` otherwise.
+    public func open(_ path: String) throws(ErrorBody) -> LibraryFile {
+        let (root, relative) = try locate(path)
+        guard !relative.isEmpty else { throw ErrorBody(code: .unreadable, message: "\(path): not a regular file") }
+        return try open(root: root, relative: relative, named: path)
+    }
+
+    /// The regular file at `relative` below the root `root` (one of ``directories``), open for
+    /// reading: how a worker opens the file a JOB names by its location.
+    public func open(root: String, relative: String, named: String? = nil) throws(ErrorBody) -> LibraryFile {
+        let name = named ?? relative
+        guard roots.contains(where: { $0.directory == root }) else {
+            throw ErrorBody(code: .forbidden, message: "\(name): \(root) is not one of the library roots")
+        }
+        let below = relative.split(separator: "/").map(String.init).filter { $0 != "." }
+        guard !below.isEmpty, !below.contains("..") else {
+            throw ErrorBody(code: .forbidden, message: "\(name): not a path below the library root")
+        }
+        var directory = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else {
+            throw ErrorBody(code: .unavailable, message: "\(name): the library root \(root) cannot be opened (\(Self.reason()))")
+        }
+        for component in below.dropLast() {
+            let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let failure = next < 0 ? Self.openError(name, directory, component, errno) : nil
+            close(directory)
+            if let failure { throw failure }
+            directory = next
+        }
+        // O_NONBLOCK: a FIFO planted under the root must not block the intake thread on open.
+        let file = openat(directory, below[below.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        let failure = file < 0 ? Self.openError(name, directory, below[below.count - 1], errno) : nil
+        close(directory)
+        if let failure { throw failure }
+        var status = stat()
+        guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(file)
+            throw ErrorBody(code: .unreadable, message: "\(name): not a regular file")
+        }
+        return LibraryFile(
+            descriptor: file, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status), path: name, root: root,
+            relative: below.joined(separator: "/"))
+    }
+
+    /// The error for `component` of `directory` that could not be opened, by its `errno` (a
+    /// symbolic link opened as a directory with `O_NOFOLLOW` fails with `ENOTDIR`, so the
+    /// component itself is looked at, without following it).
+    static func openError(_ path: String, _ directory: Int32, _ component: String, _ failure: Int32) -> ErrorBody {
+        var status = stat()
+        let isLink = fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
+        if isLink || failure == ELOOP {
+            return ErrorBody(
+                code: .forbidden, message: "\(path): \(component) is a symbolic link, and links below a library root are not followed")
+        }
+        return switch failure {
+        case ENOENT, ENOTDIR:
+            ErrorBody(code: .notFound, message: "\(path): no such file on the server")
+        default:
+            ErrorBody(code: .unreadable, message: "\(path): cannot open \(component) (\(String(cString: strerror(failure))))")
+        }
+    }
+
+    private static func reason() -> String { String(cString: strerror(errno)) }
+
+    /// The names in `path`, without empty and `.` components (`..` is kept, to be refused).
+    private static func components(_ path: String) -> [String] {
+        path.split(separator: "/").map(String.init).filter { $0 != "." }
+    }
+}
+
+/// A regular file below a library root, open for reading, with its size and modification
+/// time when opened. It is closed when released.
+public final class LibraryFile: @unchecked Sendable {
+    /// The path as the client named it, for messages.
+    public let path: String
+    /// The library root (resolved) and the path below it.
+    public let root: String
+    public let relative: String
+    /// The size `fstat` gave for the open descriptor.
+    public let size: Int
+    /// The modification time `fstat` gave, in nanoseconds since 1970.
+    public let mtimeNs: Int64
+    /// The open descriptor; valid as long as this object lives.
+    public let descriptor: Int32
+
+    fileprivate init(descriptor: Int32, size: Int, mtimeNs: Int64, path: String, root: String, relative: String) {
+        self.descriptor = descriptor
+        self.size = size
+        self.mtimeNs = mtimeNs
+        self.path = path
+        self.root = root
+        self.relative = relative
+    }
+
+    deinit { close(descriptor) }
+
+    /// Where the file lies, as the library records it.
+    public var location: SongLocation { SongLocation(root: root, path: relative, byteSize: size, mtimeNs: mtimeNs) }
+
+    /// Calls `body` with the file's bytes in order, in pieces of at most `chunkBytes` read
+    /// through the open descriptor (one buffer, reused): at most ``size`` bytes are read, and a
+    /// file that shrinks meanwhile is an `unreadable` error.
+    public func forEachChunk(chunkBytes: Int = 1 << 20, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+        var buffer = [UInt8](repeating: 0, count: max(1, min(chunkBytes, size)))
+        var offset = 0
+        while offset < size {
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, min($0.count, size - offset), off_t(offset)) }
+            if count < 0, errno == EINTR || errno == EAGAIN { continue }
+            guard count > 0 else {
+                let reason = count == 0 ? "the file shrank while it was read" : String(cString: strerror(errno))
+                throw ErrorBody(code: .unreadable, message: "\(path): cannot read the file (\(reason))")
+            }
+            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            offset += count
+        }
+    }
+
+    /// The SHA-256 of the file's bytes, read in bounded pieces.
+    public func songID() throws(ErrorBody) -> SongID {
+        var hasher = SongID.Hasher()
+        do {
+            try forEachChunk { hasher.update($0) }
+        } catch let error as ErrorBody {
+            throw error
+        } catch {
+            throw ErrorBody(code: .unreadable, message: "\(path): \(error)")
+        }
+        return hasher.finalize()
+    }
+
+    /// The file's bytes, read through the open descriptor into a buffer of the size `fstat`
+    /// gave: a file that grows meanwhile is read no further, one that shrinks is an
+    /// `unreadable` error. For a worker that does not share the root (the bytes go in its JOB).
+    public func read(chunkBytes: Int = 1 << 20) throws(ErrorBody) -> [UInt8] {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(size)
+        do {
+            try forEachChunk(chunkBytes: chunkBytes) { bytes.append(contentsOf: $0) }
+        } catch let error as ErrorBody {
+            throw error
+        } catch {
+            throw ErrorBody(code: .unreadable, message: "\(path): \(error)")
+        }
+        return bytes
+    }
+}
+
+/// Times from `stat`.
+enum FileStatus {
+    static func mtimeNs(_ status: stat) -> Int64 {
+        Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+    }
+}

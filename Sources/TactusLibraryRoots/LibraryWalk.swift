@@ -1,0 +1,104 @@
+import Foundation
+import TactusProtocol
+
+/// The regular files below a directory of a library root, found without following symbolic
+/// links: every directory is opened relative to its parent with `O_NOFOLLOW` and listed
+/// through that descriptor, so a link swapped in while the tree is walked cannot lead outside
+/// the root. Links, devices, FIFOs and sockets are reported as skipped, with the reason.
+public struct LibraryWalk: Sendable {
+    /// A regular file found, by its path below the root, with what `fstatat` said of it.
+    public struct Entry: Sendable, Hashable {
+        public var relative: String
+        public var size: Int
+        public var mtimeNs: Int64
+    }
+
+    /// Something found that is not walked into or listed, and why.
+    public struct Skipped: Sendable, Hashable, Codable {
+        public var path: String
+        public var reason: String
+
+        public init(path: String, reason: String) {
+            self.path = path
+            self.reason = reason
+        }
+    }
+
+    public var files: [Entry] = []
+    public var skipped: [Skipped] = []
+
+    /// Walks `relative` (a directory or a file; empty for the whole root) below `root`, one of
+    /// `roots`' ``LibraryRoots/directories``. Names starting with `.` (hidden files, partial
+    /// downloads) are left out silently.
+    public init(roots: LibraryRoots, root: String, relative: String) throws(ErrorBody) {
+        guard roots.directories.contains(root) else {
+            throw ErrorBody(code: .forbidden, message: "\(root) is not one of the library roots")
+        }
+        var directory = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else {
+            throw ErrorBody(code: .unavailable, message: "the library root \(root) cannot be opened (\(String(cString: strerror(errno))))")
+        }
+        let names = relative.split(separator: "/").map(String.init)
+        // Every directory on the way down to `relative`, refusing links.
+        for (index, name) in names.enumerated() {
+            var status = stat()
+            guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
+                let failure = errno
+                close(directory)
+                throw ErrorBody(
+                    code: failure == ENOENT ? .notFound : .unreadable,
+                    message: "\(root)/\(relative): \(String(cString: strerror(failure)))")
+            }
+            if index == names.count - 1, status.st_mode & S_IFMT == S_IFREG {
+                files.append(Entry(relative: relative, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
+                close(directory)
+                return
+            }
+            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let failure = next < 0 ? LibraryRoots.openError("\(root)/\(relative)", directory, name, errno) : nil
+            close(directory)
+            if let failure { throw failure }
+            directory = next
+        }
+        walk(directory, prefix: names.joined(separator: "/"))
+        files.sort { $0.relative < $1.relative }
+    }
+
+    /// Lists `directory` (closing it) and everything below it.
+    private mutating func walk(_ directory: Int32, prefix: String) {
+        guard let stream = fdopendir(directory) else {
+            skipped.append(Skipped(path: prefix, reason: "cannot list the directory (\(String(cString: strerror(errno))))"))
+            close(directory)
+            return
+        }
+        defer { closedir(stream) }
+        var subdirectories = [String]()
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard !name.hasPrefix(".") else { continue }
+            let path = prefix.isEmpty ? name : prefix + "/" + name
+            var status = stat()
+            guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
+                skipped.append(Skipped(path: path, reason: "cannot stat (\(String(cString: strerror(errno))))"))
+                continue
+            }
+            switch status.st_mode & S_IFMT {
+            case S_IFREG: files.append(Entry(relative: path, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
+            case S_IFDIR: subdirectories.append(name)
+            case S_IFLNK: skipped.append(Skipped(path: path, reason: "a symbolic link (links below a library root are not followed)"))
+            default: skipped.append(Skipped(path: path, reason: "not a regular file"))
+            }
+        }
+        for name in subdirectories.sorted() {
+            let path = prefix.isEmpty ? name : prefix + "/" + name
+            let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard next >= 0 else {
+                skipped.append(Skipped(path: path, reason: "cannot open the directory (\(String(cString: strerror(errno))))"))
+                continue
+            }
+            walk(next, prefix: path)
+        }
+    }
+}

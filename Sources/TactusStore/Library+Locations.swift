@@ -1,0 +1,149 @@
+import Foundation
+import GRDB
+import TactusModel
+
+extension Library {
+    /// Where `song` lies under the library roots (present and missing files), by root and path.
+    public func locations(of song: SongID) throws(StoreError) -> [SongLocation] {
+        try read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT l.* FROM song_locations l JOIN songs s ON s.id = l.song_id
+                    WHERE s.sha256 = ? ORDER BY l.root, l.path
+                    """,
+                arguments: [song.hex]
+            ).map(Self.location)
+        }
+    }
+
+    /// The absolute paths of the files of `song` that are present (missing ones left out).
+    public func paths(of song: SongID) throws(StoreError) -> [String] {
+        try locations(of: song).filter { !$0.missing }.map(\.absolutePath)
+    }
+
+    /// The song stored at `path` below `root`, with what was last seen of the file, or nil.
+    public func song(atRoot root: String, path: String) throws(StoreError) -> (song: SongID, location: SongLocation)? {
+        try read { db in
+            try Row.fetchOne(
+                db,
+                sql: "SELECT l.*, s.sha256 FROM song_locations l JOIN songs s ON s.id = l.song_id WHERE l.root = ? AND l.path = ?",
+                arguments: [root, path]
+            ).map { (try SongID.stored($0["sha256"]), Self.location($0)) }
+        }
+    }
+
+    /// Every location below `root` whose path is `prefix` or lies under it (every location of
+    /// the root when `prefix` is empty), with its song: what a scan compares the disk with.
+    public func locations(underRoot root: String, prefix: String = "") throws(StoreError) -> [(song: SongID, location: SongLocation)] {
+        try read { db in
+            let rows: [Row]
+            if prefix.isEmpty {
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT l.*, s.sha256 FROM song_locations l JOIN songs s ON s.id = l.song_id WHERE l.root = ?",
+                    arguments: [root])
+            } else {
+                // `path = prefix` or `path` starts with `prefix/` (a range on the unique index; `0` follows `/`).
+                rows = try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT l.*, s.sha256 FROM song_locations l JOIN songs s ON s.id = l.song_id
+                        WHERE l.root = ? AND (l.path = ? OR (l.path >= ? AND l.path < ?))
+                        """,
+                    arguments: [root, prefix, prefix + "/", prefix + "0"])
+            }
+            return try rows.map { (try SongID.stored($0["sha256"]), Self.location($0)) }
+        }
+    }
+
+    /// Records that `song` lies at `location` (present, seen now), replacing what was stored at
+    /// that root and path (another song, when the file changed), and clears the song's `missing`.
+    public func recordLocation(_ location: SongLocation, of song: SongID) throws(StoreError) {
+        try Self.checkLocation(location)
+        try write { db in try Self.record(location, songKey: try Self.songKey(song, db), db) }
+    }
+
+    /// Records `location` for the song `key`. A song whose file at that place was replaced by
+    /// other bytes is left with no present file: it leaves query results (it is `missing`).
+    static func record(_ location: SongLocation, songKey key: Int64, _ db: Database) throws {
+        let previous = try Int64.fetchOne(
+            db, sql: "SELECT song_id FROM song_locations WHERE root = ? AND path = ?", arguments: [location.root, location.path])
+        try db.execute(
+            sql: """
+                INSERT INTO song_locations (song_id, root, path, byte_size, mtime_ns, seen_at, missing_since)
+                VALUES (?, ?, ?, ?, ?, ?, NULL)
+                ON CONFLICT (root, path) DO UPDATE SET
+                    song_id = excluded.song_id, byte_size = excluded.byte_size, mtime_ns = excluded.mtime_ns,
+                    seen_at = excluded.seen_at, missing_since = NULL
+                """,
+            arguments: [key, location.root, location.path, location.byteSize, location.mtimeNs, Date()])
+        try refreshMissing(songKey: key, db)
+        if let previous, previous != key {
+            try db.execute(
+                sql: """
+                    UPDATE songs SET missing = NOT EXISTS (
+                        SELECT 1 FROM song_locations WHERE song_id = :key AND missing_since IS NULL)
+                    WHERE id = :key
+                    """,
+                arguments: ["key": previous])
+        }
+    }
+
+    /// Marks the file at `path` below `root` missing (a scan found it gone); the song leaves
+    /// query results when none of its files is left. Returns false when nothing was stored there.
+    @discardableResult
+    public func markMissing(root: String, path: String) throws(StoreError) -> Bool {
+        try write { db in
+            guard let key = try Int64.fetchOne(
+                db, sql: "SELECT song_id FROM song_locations WHERE root = ? AND path = ?", arguments: [root, path])
+            else { return false }
+            try db.execute(
+                sql: "UPDATE song_locations SET missing_since = coalesce(missing_since, ?) WHERE root = ? AND path = ?",
+                arguments: [Date(), root, path])
+            try Self.refreshMissing(songKey: key, db)
+            return true
+        }
+    }
+
+    /// Forgets the location at `path` below `root` (the file moved: its song has another one).
+    public func removeLocation(root: String, path: String) throws(StoreError) {
+        try write { db in
+            guard let key = try Int64.fetchOne(
+                db, sql: "SELECT song_id FROM song_locations WHERE root = ? AND path = ?", arguments: [root, path])
+            else { return }
+            try db.execute(sql: "DELETE FROM song_locations WHERE root = ? AND path = ?", arguments: [root, path])
+            try Self.refreshMissing(songKey: key, db)
+        }
+    }
+
+    /// `songs.missing` of one song: 1 when it has locations and all are missing.
+    static func refreshMissing(songKey: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                UPDATE songs SET missing = (
+                    EXISTS (SELECT 1 FROM song_locations WHERE song_id = :key)
+                    AND NOT EXISTS (SELECT 1 FROM song_locations WHERE song_id = :key AND missing_since IS NULL))
+                WHERE id = :key
+                """,
+            arguments: ["key": songKey])
+    }
+
+    static func location(_ row: Row) -> SongLocation {
+        SongLocation(
+            root: row["root"], path: row["path"], byteSize: row["byte_size"], mtimeNs: row["mtime_ns"],
+            missing: (row["missing_since"] as DatabaseValue).isNull == false)
+    }
+
+    static func checkLocation(_ location: SongLocation) throws(StoreError) {
+        guard location.root.hasPrefix("/") else {
+            throw .invalidValue(field: "root", value: location.root, accepted: "an absolute directory")
+        }
+        let names = location.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard !location.path.isEmpty, !location.path.hasPrefix("/"), names.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." }) else {
+            throw .invalidValue(field: "path", value: location.path, accepted: "a relative path without empty, `.` or `..` names")
+        }
+        guard location.byteSize >= 0 else {
+            throw .invalidValue(field: "byte_size", value: "\(location.byteSize)", accepted: "a size >= 0")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import TactusModel
+import TactusTestSupport
+import Testing
+
+/// Songs analysed in place under a server's library root, named by their stored file names, and
+/// their BPM tags written and read by the server (checked by mutagen): only files below the
+/// roots, every other tag and the audio kept.
+@Suite(.enabled(if: Mutagen.isAvailable, "python3 cannot import mutagen (make deps installs python3-mutagen)"))
+struct TagsOverServerTests {
+    /// Polls the server's library until `count` songs have a consensus tempo (60 s at most).
+    static func waitForSongs(_ count: Int, server: String) throws -> [[String: Any]] {
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            let songs = try CLI.run(["query", "--bpm", "1..1000", "--json", "--server", server]).jsonLines
+            if songs.count >= count { return songs }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        Issue.record("the server did not analyse \(count) songs within 60 s")
+        return []
+    }
+
+    @Test func theServerWritesAndReadsTheTagsOfFilesBelowItsRoots() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-tags-server")
+        let music = directory.file("music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        let mp3 = music + "/run.mp3", flac = music + "/walk.flac", uploaded = directory.file("elsewhere.flac")
+        let tags = AudioTags(title: "Tempo Song", artist: "Tactus")
+        try AudioFileWriter(.mp3(.constant), tags: tags)
+            .write([Synth.drumPattern(bpm: 120, seconds: 10, sampleRate: 44_100)], sampleRate: 44_100, to: mp3)
+        try AudioFileWriter(.flac, tags: tags).write([Synth.drumPattern(bpm: 100, seconds: 10, sampleRate: 22_050)], sampleRate: 22_050, to: flac)
+        try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 90, seconds: 8, sampleRate: 22_050)], sampleRate: 22_050, to: uploaded)
+        let audioBefore = try Mutagen.tags(of: mp3)
+
+        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", music])
+        defer { _ = server.stop() }
+        let frontend = server.endpoints.frontend
+        let scan = try CLI.run(["scan", "--server", frontend])
+        try #require(scan.status == 0, "\(scan.standardError)")
+        let submitted = try CLI.run(["submit", uploaded, "--wait", "--server", frontend])
+        try #require(submitted.status == 0, "\(submitted.standardError)")
+        let songs = try Self.waitForSongs(3, server: frontend)
+        try #require(songs.count == 3)
+
+        // Stored file names name songs over the wire (`resolve`), and so do stored paths.
+        let byName = try CLI.run(["result", "run.mp3", "--json", "--server", frontend])
+        #expect(byName.status == 0, "\(byName.standardError)")
+        let mp3Song = try #require(byName.jsonLines.first?["song"] as? String)
+        #expect(mp3Song == SongID(hashing: try Data(contentsOf: URL(fileURLWithPath: mp3))).hex)
+        #expect(try CLI.run(["compare", "walk.flac", "--json", "--server", frontend]).status == 0)
+
+        let dryRun = try CLI.run(["tags", "write", "--all", "--dry-run", "--json", "--server", frontend])
+        #expect(dryRun.status == 0, "\(dryRun.standardError)")
+        #expect(Set(dryRun.jsonLines.map { $0["outcome"] as? String }) == ["would-write", "skipped"])
+        #expect(try Mutagen.tags(of: mp3) == audioBefore)
+
+        let written = try CLI.run(["tags", "write", "--all", "--json", "--server", frontend])
+        #expect(written.status == 0, "\(written.standardError)")
+        let reports = Dictionary(written.jsonLines.map { ($0["song"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
+        let mp3Report = try #require(reports[mp3Song])
+        #expect(mp3Report["outcome"] as? String == "written")
+        #expect(mp3Report["file"] as? String == mp3)
+        let bpm = try #require(mp3Report["bpm"] as? Double)
+        let mp3Tags = try Mutagen.tags(of: mp3)
+        #expect(mp3Tags["TBPM"] == [String(Int(bpm.rounded()))])
+        #expect(mp3Tags["TXXX:BPM"] == [String(format: "%.1f", bpm)])
+        #expect(mp3Tags["TIT2"] == ["Tempo Song"] && mp3Tags["TPE1"] == ["Tactus"])
+        #expect(mp3Report["new_song"] as? String == SongID(hashing: try Data(contentsOf: URL(fileURLWithPath: mp3))).hex)
+        let flacTags = try Mutagen.tags(of: flac)
+        #expect(flacTags["BPM"]?.count == 1 && flacTags["TITLE"] == ["Tempo Song"])
+        // The uploaded song has no file below the root: the server does not write it.
+        let skipped = written.jsonLines.filter { $0["outcome"] as? String == "skipped" }
+        #expect(skipped.count == 1)
+        #expect((skipped.first?["reason"] as? String)?.contains("below the server's library roots") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: uploaded)).count > 0)
+
+        // The rewritten files keep their analyses under their new ids, found again by name.
+        let again = try CLI.run(["result", "run.mp3", "--json", "--server", frontend])
+        #expect(again.jsonLines.first?["song"] as? String == mp3Report["new_song"] as? String)
+        #expect((again.jsonLines.first?["analyses"] as? [Any])?.isEmpty == false)
+
+        // Read back: the tags become the songs' reference tempi, compared with the detectors.
+        let read = try CLI.run(["tags", "read", "run.mp3", "walk.flac", "--json", "--server", frontend])
+        #expect(read.status == 0, "\(read.standardError)")
+        #expect(read.jsonLines.map { $0["outcome"] as? String } == ["imported", "imported"])
+        let compare = try CLI.run(["compare", "--json", "--server", frontend])
+        let tagSection = try #require(compare.jsonLines.first?["tags"] as? [String: Any])
+        #expect(tagSection["songs"] as? Int == 2)
+        #expect(tagSection["suspects_total"] as? Int == 0)
+
+        // A scan afterwards sees the rewritten files as they are recorded: nothing new or changed.
+        let rescan = try CLI.run(["scan", "--json", "--server", frontend])
+        #expect(rescan.status == 0, "\(rescan.standardError)")
+        let summary = rescan.jsonLines.last ?? [:]
+        #expect(summary["new"] as? Int == 0 && summary["changed"] as? Int == 0, "\(rescan.standardOutput)")
+    }
+}
