@@ -12,7 +12,26 @@ let builtinDetectors = [
     "CombFilter",
     "StatisticalEnergy",
     "Autocorrelation",
+    "BeatNet",
 ]
+
+/// What a built-in detector needs beyond the detector interface, the DSP blocks and the vote.
+let builtinDetectorDependencies: [String: [Target.Dependency]] = [
+    "BeatNet": ["COpenBLAS", "CBeatNetWeights"],
+]
+
+/// Files in a detector's folder that are not its sources: its tools and its notes.
+func detectorExcludes(_ name: String) -> [String] {
+    ["tools", "README.md"].filter { FileManager.default.fileExists(atPath: Context.packageDirectory + "/Plugins/\(name)/\($0)") }
+}
+
+/// The built-in detectors' targets.
+let builtinDetectorTargets: [Target] = builtinDetectors.map { name in
+    let common: [Target.Dependency] = ["TactusDetector", "TactusDSP", "TactusVote"]
+    return .target(
+        name: "\(name)Detector", dependencies: common + (builtinDetectorDependencies[name] ?? []),
+        path: "Plugins/\(name)", exclude: detectorExcludes(name))
+}
 
 /// The test targets of the built-in detectors that have a folder `Tests/NAMETests`.
 let builtinDetectorTests: [Target] = builtinDetectors
@@ -43,6 +62,13 @@ let package = Package(
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
+        .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        // BeatNet's trained weights (CC BY 4.0, see its README.md), embedded in the binary by the assembler.
+        .target(
+            name: "CBeatNetWeights", exclude: ["beatnet-model-1.f32", "README.md"],
+            cSettings: [
+                .define("BEATNET_WEIGHTS_PATH", to: "\"\(Context.packageDirectory)/Sources/CBeatNetWeights/beatnet-model-1.f32\"")
+            ]),
 
         // The library's value types that cross the wire (song ids and tags, queries, matches,
         // comparisons, playlists and profiles, reference tempi, the library's errors): Codable
@@ -66,9 +92,7 @@ let package = Package(
         // The mechanics the default presets share: the windowed vote over a song, its parameter
         // declarations, the metrical-level decision, and the detector output it produces.
         .target(name: "TactusVote", dependencies: ["TactusDSP", "TactusDetector"]),
-    ] + builtinDetectors.map { name in
-        .target(name: "\(name)Detector", dependencies: ["TactusDetector", "TactusDSP", "TactusVote"], path: "Plugins/\(name)")
-    } + [
+    ] + builtinDetectorTargets + [
         // The registry of built-in detectors, whole-song analysis of a decoded song.
         .target(
             name: "TactusAnalysis",

@@ -43,6 +43,26 @@ public struct AnalysisWindow: Sendable, Hashable, Codable {
     }
 }
 
+/// Where the beats of a song fall, for a detector that tracks them (a beat grid for DJs, beat
+/// times for researchers).
+public struct BeatPositions: Sendable, Hashable, Codable {
+    /// Beat times in seconds from the start of the song, ascending.
+    public var times: [Double]
+    /// The beats that begin a bar (a subset of `times`), when the detector tells them.
+    public var downbeats: [Double]?
+
+    public init(times: [Double], downbeats: [Double]? = nil) {
+        self.times = times
+        self.downbeats = downbeats
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(times, forKey: .times)
+        try container.encodeIfPresent(downbeats, forKey: .downbeats)
+    }
+}
+
 /// What a detector session finds in one song.
 public struct DetectorOutput: Sendable, Hashable {
     /// The song's tempo, or nil when the audio has no detectable tempo (see `reason`).
@@ -55,13 +75,19 @@ public struct DetectorOutput: Sendable, Hashable {
     public var candidates: [TempoCandidate]
     /// The per-window record, in time order.
     public var windows: [AnalysisWindow]
+    /// The beats, from detectors that track them; nil otherwise.
+    public var beats: BeatPositions?
 
-    public init(bpm: Double?, reason: String? = nil, confidence: Double, candidates: [TempoCandidate], windows: [AnalysisWindow]) {
+    public init(
+        bpm: Double?, reason: String? = nil, confidence: Double, candidates: [TempoCandidate], windows: [AnalysisWindow],
+        beats: BeatPositions? = nil
+    ) {
         self.bpm = bpm
         self.reason = reason
         self.confidence = confidence
         self.candidates = candidates
         self.windows = windows
+        self.beats = beats
     }
 }
 
@@ -76,6 +102,8 @@ public struct TempoAnalysis: Sendable, Hashable, Codable {
     public var confidence: Double
     public var candidates: [TempoCandidate]
     public var windows: [AnalysisWindow]
+    /// The beats, from detectors that track them (optional: absent on the wire otherwise).
+    public var beats: BeatPositions?
     /// Wall-clock seconds the detector took (decoding excluded).
     public var seconds: Double
 
@@ -88,6 +116,7 @@ public struct TempoAnalysis: Sendable, Hashable, Codable {
         self.confidence = output.confidence
         self.candidates = output.candidates
         self.windows = output.windows
+        self.beats = output.beats
         self.seconds = seconds
     }
 
@@ -101,6 +130,7 @@ public struct TempoAnalysis: Sendable, Hashable, Codable {
         try container.encode(confidence, forKey: .confidence)
         try container.encode(candidates, forKey: .candidates)
         try container.encode(windows, forKey: .windows)
+        try container.encodeIfPresent(beats, forKey: .beats)
         try container.encode(seconds, forKey: .seconds)
     }
 }

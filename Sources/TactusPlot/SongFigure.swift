@@ -3,7 +3,8 @@ import TactusDetector
 
 /// Draws a ``SongPlot`` as one figure of three charts sharing what they can:
 ///
-/// 1. the energy envelope in dB over time (the peak and the mean of each pixel column);
+/// 1. the energy envelope in dB over time (the peak and the mean of each pixel column), with
+///    the beats of the detectors that track them as ticks along its foot (downbeats taller);
 /// 2. each detector's per-window tempo over the same time axis, dots sized and shaded by
 ///    the window's strength, with the consensus and the reference tempo as dashed lines;
 /// 3. each detector's tempo candidates as bars (BPM across, strength up), side by side.
@@ -134,7 +135,22 @@ public struct SongFigure: Sendable {
             SVGElement.polygon(outline).fill(Palette.envelopeFill).opacity(0.8),
             SVGElement.polyline(mean).stroke(Palette.envelopeLine, width: 1.2),
         ]))
-        return elements
+        return elements + beatTicks(area)
+    }
+
+    /// Each beat-tracking detector's beats as ticks rising from the envelope chart's foot, in
+    /// the detector's colour (`<g class="beats" data-detector=...>`), downbeats twice as tall.
+    private func beatTicks(_ area: PlotArea) -> [SVGElement] {
+        plot.traces.enumerated().compactMap { index, trace in
+            guard let beats = trace.beats, !beats.times.isEmpty else { return nil }
+            let downbeats = Set(beats.downbeats ?? [])
+            let ticks = beats.times.filter { area.x.domain.contains($0) }.map { time in
+                let x = area.x(time)
+                let height = downbeats.contains(time) ? 16.0 : 8.0
+                return SVGElement.line(from: (x, area.bottom), to: (x, area.bottom - height)).stroke(Palette.color(index), width: 1)
+            }
+            return SVGElement.group(class: "beats", ticks).attribute("data-detector", trace.label)
+        }
     }
 
     // MARK: - Per-window tempo

@@ -14,6 +14,8 @@ public struct SongPlot: Sendable, Hashable {
         public var candidates: [TempoCandidate]
         /// In time order.
         public var windows: [AnalysisWindow]
+        /// The beats, for detectors that track them.
+        public var beats: BeatPositions? = nil
     }
 
     /// The headline: `Artist – Title`, the title alone, or the file name.
@@ -44,7 +46,7 @@ public struct SongPlot: Sendable, Hashable {
             let shared = labels.filter { $0 == label }.count > 1
             return Trace(
                 label: shared ? "\(label) v\(analysis.version)" : label, bpm: analysis.bpm, confidence: analysis.confidence,
-                candidates: analysis.candidates, windows: analysis.windows)
+                candidates: analysis.candidates, windows: analysis.windows, beats: analysis.beats)
         }
         let envelopeEnd = envelope.map { Double($0.values.count) * $0.hopS } ?? 0
         let windowsEnd = analyses.flatMap(\.windows).map { $0.startS + $0.durationS }.max() ?? 0

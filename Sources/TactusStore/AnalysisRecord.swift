@@ -131,7 +131,31 @@ public struct AnalysisRecord: Sendable, Hashable {
                 throw .invalidValue(field: field("strength"), value: "\(window.strength)", accepted: "a finite number")
             }
         }
+        if let beats = a.beats {
+            try Self.checkBeatTimes(beats.times, field: "\(a.detector).beats.times")
+            if let downbeats = beats.downbeats {
+                try Self.checkBeatTimes(downbeats, field: "\(a.detector).beats.downbeats")
+            }
+        }
     }
+
+    /// At most ``maximumBeats`` times, each finite, >= 0 and not before the one before it.
+    private static func checkBeatTimes(_ times: [Double], field: String) throws(StoreError) {
+        if times.count > maximumBeats {
+            throw .invalidValue(field: field, value: "\(times.count) times", accepted: "at most \(maximumBeats) times")
+        }
+        var previous = 0.0
+        for (index, time) in times.enumerated() {
+            if !(time.isFinite && time >= previous) {
+                throw .invalidValue(
+                    field: "\(field)[\(index)]", value: "\(time)", accepted: "a time >= 0 seconds, not before the one before it")
+            }
+            previous = time
+        }
+    }
+
+    /// Beats a stored analysis may carry: 24 hours at 300 BPM.
+    static let maximumBeats = 432_000
 }
 
 /// An analysis read back from the library, with the song it belongs to.

@@ -204,7 +204,8 @@ extension Library {
             name: row["detector"], version: row["detector_version"], summary: "", presets: [], specific: [])
         let output = DetectorOutput(
             bpm: row["bpm"], reason: row["reason"], confidence: row["confidence"],
-            candidates: CandidatesJSON.decode(row["candidates_json"]), windows: series)
+            candidates: CandidatesJSON.decode(row["candidates_json"]), windows: series,
+            beats: windows ? BeatsJSON.decode(row["beats_json"]) : nil)
         let status = AnalysisStatus(rawValue: row["status"]) ?? .failed
         let failure: AnalysisFailure? = (row["error_code"] as String?).map {
             AnalysisFailure(code: $0, message: row["error_message"] ?? "")

@@ -137,14 +137,14 @@ extension Library {
             sql: """
                 INSERT INTO analyses (song_id, detector, detector_version, params_json, params_hash, status, bpm,
                                       confidence, candidates_json, windows, seconds, worker, analyzed_at, reason,
-                                      error_code, error_message)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                      error_code, error_message, beats_json)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (song_id, detector, detector_version, params_hash) DO UPDATE SET
                     params_json = excluded.params_json, status = excluded.status, bpm = excluded.bpm,
                     confidence = excluded.confidence, candidates_json = excluded.candidates_json,
                     windows = excluded.windows, seconds = excluded.seconds, worker = excluded.worker,
                     analyzed_at = excluded.analyzed_at, reason = excluded.reason, error_code = excluded.error_code,
-                    error_message = excluded.error_message
+                    error_message = excluded.error_message, beats_json = excluded.beats_json
                 """)
         let a = record.analysis
         let (paramsJSON, paramsHash) = params(a.params)
@@ -152,7 +152,7 @@ extension Library {
             songKey, a.detector, a.version, paramsJSON, paramsHash,
             record.status.rawValue, a.bpm, a.confidence, CandidatesJSON.encode(a.candidates),
             PackedWindows.encode(a.windows), a.seconds, record.worker, record.analyzedAt, a.reason,
-            record.failure?.code, record.failure?.message,
+            record.failure?.code, record.failure?.message, BeatsJSON.encode(a.beats),
         ]
         try statement.execute(arguments: arguments)
     }
@@ -203,6 +203,19 @@ extension Library {
 ///
 /// Candidates are written and read on every insert (the consensus needs them), so the
 /// store writes this fixed form itself; reading accepts any JSON of that shape.
+/// A stored analysis' beat positions as JSON text (nil: none).
+enum BeatsJSON {
+    static func encode(_ beats: BeatPositions?) -> String? {
+        guard let beats else { return nil }
+        return (try? JSONEncoder().encode(beats)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func decode(_ text: String?) -> BeatPositions? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode(BeatPositions.self, from: Data(text.utf8))
+    }
+}
+
 enum CandidatesJSON {
     /// Numbers are validated finite, and Swift's shortest round-trip form of a finite
     /// Double (`120.0`, `1e-05`) is valid JSON.

@@ -162,6 +162,12 @@ enum Schema {
                     ALTER TABLE songs ADD COLUMN missing INTEGER NOT NULL DEFAULT 0 CHECK (missing IN (0, 1));
                     """)
         }
+        // Detectors that track beats (beatnet) store the beat and downbeat times: the JSON of
+        // BeatPositions, {"times": [...], "downbeats": [...]}. NULL for the others and for rows
+        // written before.
+        migrator.registerMigration("v5: beat positions") { db in
+            try db.execute(sql: "ALTER TABLE analyses ADD COLUMN beats_json TEXT")
+        }
         return migrator
     }
 }

@@ -16,7 +16,7 @@ struct AccuracyBench: ParsableCommand {
             Accuracy: every song of the corpus (truth.csv: file, bpm, ..., style) is decoded \
             once and analysed by every detector in every preset. Acc1: within 4 % of the \
             reference tempo; Acc2: also accepting 2x, 1/2x, 3x and 1/3x. The consensus is that of \
-            the default presets. Targets: on ../shared/corpus/real, consensus Acc1 >= 89 % and \
+            the default presets (advisory detectors do not vote; also printed with every default detector voting, and without each in turn). Targets: on ../shared/corpus/real, consensus Acc1 >= 89 % and \
             Acc2 >= 96 %, every default detector Acc2 >= 92 %; on ../shared/corpus/dev, consensus \
             92.5 % / 100 %, every default detector Acc2 >= 95 %. Also printed: how often every \
             default detector is wrong together (what no consensus can fix) and, per detector and \
@@ -25,7 +25,7 @@ struct AccuracyBench: ParsableCommand {
             Speed: a synthesised 3-minute 44.1 kHz stereo MP3, decoded alone, each detector's \
             default preset on the decoded song (CPU time of its thread, so a busy machine does not \
             count; best of three) and the whole analysis with decoding (wall time). Target: each \
-            detector under 0.05 s of CPU, decoding excluded.
+            detector under 0.05 s of CPU (beatnet, a neural network: 0.5 s), decoding excluded.
 
             Memory: the peak resident memory (VmHWM) of a fresh process analysing a \
             synthesised 20-minute song as `tactus analyze` does. Target: under 150 MB.
@@ -114,7 +114,12 @@ struct AccuracyBench: ParsableCommand {
         let configurations = try configurations()
         let analyzer = SongAnalyzer(detectors: configurations.map(\.detector))
         let consensusLabel = "consensus (default presets)"
-        let labels = configurations.map(\.label) + [consensusLabel]
+        // The consensus of every default detector, advisory ones included, and without each in
+        // turn: what each detector adds to it (Consensus.advisoryDetectors do not vote).
+        let everyLabel = "consensus, every detector voting"
+        let defaultNames = configurations.filter(\.isDefault).map(\.detector.descriptor.name)
+        let withoutLabels = defaultNames.map { "consensus without \($0)" }
+        let labels = configurations.map(\.label) + [consensusLabel, everyLabel] + withoutLabels
         var overall = [String: Score]()
         var byStyle = [String: [String: Score]]()
         var failures: [String] = []
@@ -133,6 +138,11 @@ struct AccuracyBench: ParsableCommand {
             }
             let consensus = Consensus.of(defaults)
             found[consensusLabel] = result.error == nil ? consensus.bpm : nil
+            found[everyLabel] = result.error == nil ? Consensus.of(defaults, includingAdvisory: true).bpm : nil
+            for (name, label) in zip(defaultNames, withoutLabels) {
+                let others = defaults.filter { $0.detector != name }
+                found[label] = result.error == nil ? Consensus.of(others, includingAdvisory: true).bpm : nil
+            }
             if result.error == nil {
                 for analysis in defaults {
                     calibration[analysis.detector, default: Calibration()].add(
@@ -210,11 +220,16 @@ struct AccuracyBench: ParsableCommand {
                 let result = analyzer.analyze(.file(path))
                 if let error = result.error { throw error }
             }
-            let verdict = detectorCPU < 0.05 ? "meets" : "misses"
-            print("  \(name) default: detector \(String(format: "%.3f", detectorCPU)) s of CPU (\(verdict) the 0.05 s target); "
+            let target = Self.cpuTargets[name] ?? 0.05
+            let verdict = detectorCPU < target ? "meets" : "misses"
+            print("  \(name) default: detector \(String(format: "%.3f", detectorCPU)) s of CPU (\(verdict) the \(target) s target); "
                   + "with decode \(format(total, seconds)) wall")
         }
     }
+
+    /// CPU targets on a 3-minute song other than the DSP detectors' 0.05 s: a neural network's
+    /// is 0.5 s (issue 18).
+    static let cpuTargets = ["beatnet": 0.5]
 
     /// CPU seconds this thread has used.
     private static func threadCPUSeconds() -> Double {

@@ -51,7 +51,7 @@ private func edgeCaseChecks<D: TempoDetector>(_ type: D.Type) throws {
 
 @Suite struct DetectorConformanceTests {
     @Test func everyBuiltinDetectorIsChecked() {
-        #expect(names.sorted() == ["autocorrelation", "comb-filter", "statistical-energy"])
+        #expect(names.sorted() == ["autocorrelation", "beatnet", "comb-filter", "statistical-energy"])
     }
 
     @Test(arguments: names)

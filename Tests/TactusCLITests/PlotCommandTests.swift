@@ -1,4 +1,5 @@
 import Foundation
+import TactusAnalysis
 import TactusAudio
 import TactusModel
 import TactusPlot
@@ -51,7 +52,7 @@ import Testing
         #expect(run.status == 0, "\(run.standardError)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
         #expect(summary["source"] as? String == "analysis")
-        #expect((summary["detectors"] as? [String])?.count == 3)
+        #expect((summary["detectors"] as? [String])?.count == BuiltinDetectors.registry.names.count)
         #expect(FileManager.default.fileExists(atPath: directory.file(output)))
     }
 

@@ -34,7 +34,9 @@ enum Examples {
                 windows: [
                     AnalysisWindow(startS: 0, durationS: 5.9, energy: 0.012, bpm: 127.9, strength: 0.7),
                     AnalysisWindow(startS: 2.95, durationS: 5.9, energy: 0.0004, bpm: nil, strength: 0),
-                ]),
+                ],
+                // As a beat-tracking detector gives them: the schema's `beats` is checked too.
+                beats: BeatPositions(times: [0.47, 0.938, 1.407, 1.876], downbeats: [0.47, 1.876])),
             seconds: 0.41)
     }
 

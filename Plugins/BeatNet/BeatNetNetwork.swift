@@ -1,0 +1,213 @@
+import CBeatNetWeights
+import COpenBLAS
+import Foundation
+
+/// BeatNet's network (`BDA` in BeatNet's `model.py`) with the trained weights of its model 1,
+/// run on the CPU through OpenBLAS.
+///
+/// Per frame of 272 features: a 1-D convolution (2 channels, kernel 10) along the feature
+/// axis, ReLU, max-pooling by 2, a fully connected layer to 150, then two unidirectional LSTM
+/// layers of 150 cells over the frames, and a fully connected layer to 3 outputs whose softmax
+/// is P(beat), P(downbeat), P(no beat). The network is causal: ``run(_:frames:into:)`` carries
+/// the LSTM state from one call to the next, so a song can be fed in chunks; the products over
+/// a chunk are matrix products (`cblas_sgemm`), the recurrences one `cblas_sgemv` per frame.
+///
+/// Every buffer is allocated once, for chunks of at most ``chunkFrames`` frames.
+final class BeatNetNetwork {
+    static let inputWidth = 272
+    static let outputWidth = 3
+    static let cells = 150
+    private static let kernel = 10
+    private static let channels = 2
+    /// Convolution outputs per channel after pooling: (272 - 10 + 1) / 2.
+    private static let pooled = (inputWidth - kernel + 1) / 2
+    private static let hiddenIn = channels * pooled  // 262
+    private static let gates = 4 * cells
+
+    let chunkFrames: Int
+    private let weights: Weights
+    /// Working memory, allocated once: the pooled convolution (chunk x 262), the first fully
+    /// connected layer (chunk x 150), the gate pre-activations (chunk x 600), each LSTM layer's
+    /// output (chunk x 150) and state (h and c, 150 each).
+    private let pooledInput: UnsafeMutablePointer<Float>
+    private let hidden0: UnsafeMutablePointer<Float>
+    private let gateInput: UnsafeMutablePointer<Float>
+    private let layerOutput: [UnsafeMutablePointer<Float>]
+    private let hState: [UnsafeMutablePointer<Float>]
+    private let cState: [UnsafeMutablePointer<Float>]
+
+    /// The weights, views into the embedded float32 data (see Sources/CBeatNetWeights/README.md).
+    /// Sendable although it holds pointers: they point into the binary's read-only data.
+    struct Weights: @unchecked Sendable {
+        let convWeight: UnsafePointer<Float>
+        let convBias: UnsafePointer<Float>
+        let linear0Weight: UnsafePointer<Float>
+        let linear0Bias: UnsafePointer<Float>
+        let lstm: [(inputWeight: UnsafePointer<Float>, hiddenWeight: UnsafePointer<Float>, bias: [Float])]
+        let outputWeight: UnsafePointer<Float>
+        let outputBias: UnsafePointer<Float>
+
+        /// Slices the embedded data in the converter's order; stops the process if the
+        /// embedded file does not have the expected size (a broken build, not bad input).
+        static let embedded: Weights = {
+            let count = tactus_beatnet_weight_count()
+            var cursor = tactus_beatnet_weights()!
+            func take(_ n: Int) -> UnsafePointer<Float> {
+                defer { cursor += n }
+                return cursor
+            }
+            let convWeight = take(channels * kernel), convBias = take(channels)
+            let linear0Weight = take(cells * hiddenIn), linear0Bias = take(cells)
+            var lstm: [(UnsafePointer<Float>, UnsafePointer<Float>, [Float])] = []
+            for _ in 0..<2 {
+                let inputWeight = take(gates * cells), hiddenWeight = take(gates * cells)
+                let inputBias = take(gates), hiddenBias = take(gates)
+                // PyTorch adds both biases; so does every frame here, once.
+                lstm.append((inputWeight, hiddenWeight, (0..<gates).map { inputBias[$0] + hiddenBias[$0] }))
+            }
+            let outputWeight = take(outputWidth * cells), outputBias = take(outputWidth)
+            let used = cursor - tactus_beatnet_weights()!
+            precondition(used == count, "the embedded BeatNet weights hold \(count) values, the network needs \(used)")
+            return Weights(
+                convWeight: convWeight, convBias: convBias, linear0Weight: linear0Weight, linear0Bias: linear0Bias,
+                lstm: lstm.map { (inputWeight: $0.0, hiddenWeight: $0.1, bias: $0.2) },
+                outputWeight: outputWeight, outputBias: outputBias)
+        }()
+    }
+
+    init(chunkFrames: Int = 256) {
+        precondition(chunkFrames > 0)
+        self.chunkFrames = chunkFrames
+        weights = .embedded
+        func zeros(_ count: Int) -> UnsafeMutablePointer<Float> {
+            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: count)
+            pointer.initialize(repeating: 0, count: count)
+            return pointer
+        }
+        pooledInput = zeros(chunkFrames * Self.hiddenIn)
+        hidden0 = zeros(chunkFrames * Self.cells)
+        gateInput = zeros(chunkFrames * Self.gates)
+        layerOutput = [zeros(chunkFrames * Self.cells), zeros(chunkFrames * Self.cells)]
+        hState = [zeros(Self.cells), zeros(Self.cells)]
+        cState = [zeros(Self.cells), zeros(Self.cells)]
+        // The matrices are small and the worker runs one song per core: OpenBLAS's threads
+        // would only add overhead.
+        openblas_set_num_threads(1)
+    }
+
+    deinit {
+        for pointer in [pooledInput, hidden0, gateInput] + layerOutput + hState + cState {
+            pointer.deallocate()
+        }
+    }
+
+    /// Starts a new song: the LSTM state back to zeros.
+    func reset() {
+        for pointer in hState + cState {
+            pointer.update(repeating: 0, count: Self.cells)
+        }
+    }
+
+    /// Runs `frames` frames of ``inputWidth`` features (row-major) through the network and
+    /// writes ``outputWidth`` probabilities per frame into `output`. `frames` is at most
+    /// ``chunkFrames``.
+    func run(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>) {
+        precondition(frames >= 0 && frames <= chunkFrames)
+        guard frames > 0 else { return }
+        convolve(input, frames: frames)
+        let n = Int32(frames)
+        // linear0: hidden0 = pooled · W0ᵀ + b0
+        for frame in 0..<frames {
+            (hidden0 + frame * Self.cells).update(from: weights.linear0Bias, count: Self.cells)
+        }
+        cblas_sgemm(
+            CblasRowMajor, CblasNoTrans, CblasTrans, n, Int32(Self.cells), Int32(Self.hiddenIn),
+            1, pooledInput, Int32(Self.hiddenIn), weights.linear0Weight, Int32(Self.hiddenIn), 1, hidden0, Int32(Self.cells))
+        lstm(layer: 0, input: hidden0, frames: frames)
+        lstm(layer: 1, input: layerOutput[0], frames: frames)
+        // The output layer and the softmax over the three classes.
+        for frame in 0..<frames {
+            (output + frame * Self.outputWidth).update(from: weights.outputBias, count: Self.outputWidth)
+        }
+        cblas_sgemm(
+            CblasRowMajor, CblasNoTrans, CblasTrans, n, Int32(Self.outputWidth), Int32(Self.cells),
+            1, layerOutput[1], Int32(Self.cells), weights.outputWeight, Int32(Self.cells), 1, output, Int32(Self.outputWidth))
+        for frame in 0..<frames {
+            let row = output + frame * Self.outputWidth
+            let largest = max(row[0], row[1], row[2])
+            var total: Float = 0
+            for k in 0..<Self.outputWidth {
+                row[k] = exp(row[k] - largest)
+                total += row[k]
+            }
+            for k in 0..<Self.outputWidth {
+                row[k] /= total
+            }
+        }
+    }
+
+    /// conv1 (1 → 2 channels, kernel 10, no padding), ReLU and max-pooling by 2 of each frame,
+    /// flattened channel by channel into ``pooledInput``.
+    private func convolve(_ input: UnsafePointer<Float>, frames: Int) {
+        do {
+            for frame in 0..<frames {
+                let x = input + frame * Self.inputWidth
+                let out = pooledInput + frame * Self.hiddenIn
+                for channel in 0..<Self.channels {
+                    let w = weights.convWeight + channel * Self.kernel
+                    let bias = weights.convBias[channel]
+                    for position in 0..<Self.pooled {
+                        var best: Float = 0  // ReLU: max(0, a, b) = max over ReLU(a), ReLU(b)
+                        for step in 0..<2 {
+                            let base = x + 2 * position + step
+                            var sum = bias
+                            for k in 0..<Self.kernel {
+                                sum += w[k] * base[k]
+                            }
+                            best = max(best, sum)
+                        }
+                        out[channel * Self.pooled + position] = best
+                    }
+                }
+            }
+        }
+    }
+
+    /// One LSTM layer over `frames` frames of ``cells`` inputs: the input projections of all
+    /// frames in one product, then the recurrence frame by frame (PyTorch's gate order: input,
+    /// forget, cell, output).
+    private func lstm(layer: Int, input: UnsafePointer<Float>, frames: Int) {
+        let parameters = weights.lstm[layer]
+        let cells = Self.cells, gates = Self.gates
+        let h = hState[layer], c = cState[layer], out = layerOutput[layer], g = gateInput
+        parameters.bias.withUnsafeBufferPointer { bias in
+            for frame in 0..<frames {
+                (g + frame * gates).update(from: bias.baseAddress!, count: gates)
+            }
+        }
+        cblas_sgemm(
+            CblasRowMajor, CblasNoTrans, CblasTrans, Int32(frames), Int32(gates), Int32(cells),
+            1, input, Int32(cells), parameters.inputWeight, Int32(cells), 1, g, Int32(gates))
+        for frame in 0..<frames {
+            let z = g + frame * gates
+            cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(gates), Int32(cells), 1, parameters.hiddenWeight, Int32(cells), h, 1, 1, z, 1)
+            for cell in 0..<cells {
+                let inputGate = Self.sigmoid(z[cell])
+                let forgetGate = Self.sigmoid(z[cells + cell])
+                let candidate = Self.tanh(z[2 * cells + cell])
+                let outputGate = Self.sigmoid(z[3 * cells + cell])
+                c[cell] = forgetGate * c[cell] + inputGate * candidate
+                h[cell] = outputGate * Self.tanh(c[cell])
+            }
+            (out + frame * cells).update(from: h, count: cells)
+        }
+    }
+
+    @inline(__always)
+    private static func sigmoid(_ x: Float) -> Float { 1 / (1 + exp(-x)) }
+
+    /// tanh through one `exp` (2 sigmoid(2x) - 1): libm's `tanhf` costs several times more,
+    /// and the difference (a few 1e-7) is far inside the port's 1e-4.
+    @inline(__always)
+    private static func tanh(_ x: Float) -> Float { 2 / (1 + exp(-2 * x)) - 1 }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import TactusDSP
+import TactusDetector
+import TactusVote
+
+/// The settings of a BeatNet analysis, read from a resolved parameter set.
+struct BeatNetSettings {
+    var levelDBFS: Double
+    var spectralExponent: Float
+    var vote: TempoVoteConfiguration
+
+    init(_ parameters: ParameterSet) {
+        levelDBFS = parameters.number("level_dbfs")
+        spectralExponent = Float(parameters.number("spectral_exponent"))
+        vote = TempoVoteConfiguration(parameters)
+    }
+}
+
+/// One song through BeatNet: resampling to 22,050 Hz, the filtered spectrogram while the song
+/// streams in, then at the end the level normalisation, the features and the network, and the
+/// windowed vote on the beat activation.
+///
+/// The state that grows with the song is the filtered spectrogram (136 values per 20 ms frame,
+/// 27 kB per second of audio) and the activation.
+final class BeatNetSession: DetectorSession {
+    /// The network's frame rate: 50 per second.
+    static let frameRate = Double(BeatNetDetector.sampleRate) / Double(FilteredSpectrogram.hop)
+    /// The vote reads the activation at four times the network's rate: at 50 frames per second
+    /// a lag of one frame is 2 % of the tempo, and an autocorrelation read between whole lags
+    /// would pull every tempo to 60 * 50 / n.
+    static let upsampling = 4
+    static let envelopeRate = frameRate * Double(upsampling)
+
+    private let settings: BeatNetSettings
+    private let sampleRate: Double
+    private var finite = FiniteSamples()
+    private let resampler: SincResampler?
+    private let spectrogram: FilteredSpectrogram
+    private var magnitudes: [Float] = []
+    /// Sums of squared input samples before the start of each 20 ms frame (at the input rate).
+    private var energyPrefix: [Double] = [0]
+    private var energy = 0.0
+    private var sampleCount = 0
+
+    init(settings: BeatNetSettings, sampleRate: Double, expectedFrames: Int?) {
+        self.settings = settings
+        self.sampleRate = sampleRate
+        let inputRate = Int(sampleRate.rounded())
+        resampler = inputRate == BeatNetDetector.sampleRate
+            ? nil : SincResampler(inputRate: inputRate, outputRate: BeatNetDetector.sampleRate)
+        spectrogram = FilteredSpectrogram(sampleRate: Double(BeatNetDetector.sampleRate))
+        if let expectedFrames {
+            let frames = Int(Double(expectedFrames) / sampleRate * Self.frameRate) + 2
+            magnitudes.reserveCapacity(min(frames, 1 << 20) * spectrogram.bandCount)
+            energyPrefix.reserveCapacity(min(frames, 1 << 20) + 2)
+        }
+    }
+
+    func consume(_ samples: UnsafeBufferPointer<Float>) {
+        finite.process(samples) { clean in
+            accumulateEnergy(clean)
+            if let resampler {
+                resampler.consume(clean) { resampled in spectrogram.consume(resampled, frame: keep) }
+            } else {
+                spectrogram.consume(clean, frame: keep)
+            }
+        }
+    }
+
+    private func keep(_ bands: UnsafeBufferPointer<Float>) {
+        magnitudes.append(contentsOf: bands)
+    }
+
+    private func frameStart(_ frame: Int) -> Int {
+        Int((Double(frame) * sampleRate / Self.envelopeRate).rounded())
+    }
+
+    private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {
+        var index = 0
+        while index < samples.count {
+            let boundary = frameStart(energyPrefix.count)
+            let stop = min(samples.count, index + max(boundary - sampleCount, 0))
+            for sample in samples[index..<stop] {
+                energy += Double(sample) * Double(sample)
+            }
+            sampleCount += stop - index
+            index = stop
+            if sampleCount == boundary {
+                energyPrefix.append(energy)
+            }
+        }
+    }
+
+    func finish() -> DetectorOutput {
+        if let resampler {
+            resampler.finish { resampled in spectrogram.consume(resampled, frame: keep) }
+        }
+        spectrogram.finish(frame: keep)
+        let bands = spectrogram.bandCount
+        let frames = magnitudes.count / bands
+        let gain = levelGain()
+        let network = BeatNetActivation(bandCount: bands)
+        let activation = magnitudes.withUnsafeBufferPointer { network.activation(magnitudes: $0, gain: gain) }
+        let beat = (0..<frames).map { activation[3 * $0] + activation[3 * $0 + 1] }
+        let upsampler = BeatActivationUpsampler(factor: Self.upsampling)
+        let upsampled = upsampler.upsample(beat)
+        let envelope = OnsetStrengthEnvelope(
+            frameRate: Self.envelopeRate, sampleRate: sampleRate, bands: [upsampled, upsampler.upsample(network.flux)],
+            sampleCount: sampleCount, energyPrefix: prefix(frames: upsampled.count))
+        var output = withOctaveRelatives(decide(envelope), activation: upsampled)
+        if let bpm = output.bpm {
+            output.beats = beatPositions(beat: beat, downbeat: (0..<frames).map { activation[3 * $0 + 1] }, bpm: bpm)
+        }
+        return output
+    }
+
+    /// The beats at the decided tempo and the downbeats among them, in seconds (frame `k` is
+    /// centred on `k / 50` s).
+    private func beatPositions(beat: [Float], downbeat: [Float], bpm: Double) -> BeatPositions {
+        let tracker = BeatTracker()
+        let frames = tracker.beats(beat, period: 60 * Self.frameRate / bpm)
+        let bars = tracker.downbeats(frames, downbeatProbability: downbeat)
+        let seconds = { (frame: Int) in Double(frame) / Self.frameRate }
+        return BeatPositions(times: frames.map(seconds), downbeats: bars.isEmpty ? nil : bars.map { seconds(frames[$0]) })
+    }
+
+    /// The output with the tempo's double and half (inside the tempo range) among the
+    /// candidates. The vote lists the relatives its metrical decision scored; on a clean beat
+    /// activation the double tempo often scores nothing (no pulse between the beats), yet a
+    /// user comparing candidates expects the octaves listed. A missing relative is added with
+    /// the song's activation autocorrelation at its lag relative to the tempo's, and takes the
+    /// place of the weakest other candidate when there are five.
+    private func withOctaveRelatives(_ output: DetectorOutput, activation: [Float]) -> DetectorOutput {
+        guard let bpm = output.bpm else { return output }
+        let range = settings.vote.minBPM...settings.vote.maxBPM
+        let relatives = [bpm * 2, bpm / 2].filter { range.contains($0) }
+        let missing = relatives.filter { relative in !output.candidates.contains { TempoRelation.matches($0.bpm, relative) } }
+        guard !missing.isEmpty else { return output }
+        let r = EnvelopeAutocorrelation().of(activation[...])
+        let lag = { (tempo: Double) in 60 * Self.envelopeRate / tempo }
+        let reference = EnvelopeAutocorrelation.value(r, atLag: lag(bpm))
+        guard reference > 0 else { return output }
+        var candidates = output.candidates
+        for relative in missing {
+            let strength = min(max(EnvelopeAutocorrelation.value(r, atLag: lag(relative)) / reference, 0), 1)
+            if candidates.count >= 5, let weakest = candidates.indices.last(where: { index in
+                !relatives.contains { TempoRelation.matches(candidates[index].bpm, $0) } && abs(candidates[index].bpm - bpm) > 1e-9
+            }) {
+                candidates.remove(at: weakest)
+            }
+            candidates.append(TempoCandidate(bpm: relative, strength: strength))
+        }
+        var result = output
+        let best = candidates.filter { abs($0.bpm - bpm) < 1e-9 }
+        result.candidates = best + candidates.filter { abs($0.bpm - bpm) >= 1e-9 }.sorted { $0.strength > $1.strength }
+        return result
+    }
+
+    /// The gain that brings the song's RMS level to `level_dbfs` (1 for silence).
+    private func levelGain() -> Float {
+        guard sampleCount > 0, energy > 0 else { return 1 }
+        let rms = (energy / Double(sampleCount)).squareRoot()
+        let target = pow(10, settings.levelDBFS / 20)
+        return Float(min(max(target / rms, 1e-3), 1e6))
+    }
+
+    /// ``energyPrefix`` with one entry per frame plus the total, as the envelope wants it.
+    private func prefix(frames: Int) -> [Double] {
+        var entries = Array(energyPrefix.prefix(frames))
+        while entries.count < frames {
+            entries.append(energy)
+        }
+        entries.append(energy)
+        return entries
+    }
+
+    /// The windowed vote on the beat activation (band 0): each window's generalised
+    /// autocorrelation at the grid's tempi. The window's strength is the product of two
+    /// periodicity contrasts at the chosen lag, the activation's and the spectral flux's
+    /// (band 1): a network fed a steady tone or noise can still pulse on its own, but the
+    /// signal's onsets then do not repeat at that period.
+    private func decide(_ envelope: OnsetStrengthEnvelope) -> DetectorOutput {
+        let autocorrelation = EnvelopeAutocorrelation(spectralExponent: settings.spectralExponent)
+        let ordinary = EnvelopeAutocorrelation()
+        let vote = TempoVote(configuration: settings.vote)
+        let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
+        return vote.decide(envelope) { window, grid in
+            let r = autocorrelation.of(window.bands[0])
+            guard r[0] > 0 else { return .none(count: grid.count) }
+            let zeroLag = Double(r[0])
+            let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / zeroLag }
+            guard let best = beatIndices.max(by: { curve[$0] < curve[$1] }) else { return .none(count: grid.count) }
+            let lags = window.lag(ofBPM: grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: grid.bpms[beatIndices.lowerBound])
+            let lag = window.lag(ofBPM: grid.bpms[best])
+            let beat = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
+            let onsets = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[1]), frames: window.frameCount, lags: lags)
+            return PeriodicityEvidence(strength: beat.strength(atLag: lag) * onsets.strength(atLag: lag), curve: curve)
+        }
+    }
+}

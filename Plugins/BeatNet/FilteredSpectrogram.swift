@@ -1,0 +1,101 @@
+import Foundation
+import TactusDSP
+
+/// BeatNet's spectrogram front end, streamed: madmom's `FramedSignal` (frames of
+/// ``frameSize`` samples centred every ``hop`` samples, the first centred on sample 0, zeros
+/// outside the signal, `ceil(length / hop)` frames), its `ShortTimeFourierTransform` (a Hann
+/// window as numpy's `hanning`, the first `frameSize / 2` bins, no Nyquist bin) and its
+/// `FilteredSpectrogram` (magnitudes through the ``LogFilterbank``).
+///
+/// The output is the filtered magnitudes, ``bandCount`` per frame, before the logarithm: a
+/// gain on the audio is a gain on them, which ``BeatNetFeatures`` uses to normalise the level.
+/// The buffers are allocated once; the samples kept are one frame's worth.
+final class FilteredSpectrogram {
+    /// BeatNet's settings at 22,050 Hz: 20 ms hop, 64 ms frames (`int(0.064 * 22050)`).
+    static let hop = 441
+    static let frameSize = 1411
+
+    let filterbank: LogFilterbank
+    var bandCount: Int { filterbank.bands.count }
+
+    private let fft = RealFFT(size: FilteredSpectrogram.frameSize)
+    private let window: [Float]
+    /// Samples from ``bufferStart`` on (the signal's sample index of `buffer[0]`).
+    private var buffer: [Float] = []
+    private var bufferStart = 0
+    /// Samples received so far.
+    private var received = 0
+    /// The next frame to compute.
+    private var nextFrame = 0
+    private var power: [Float]
+    private var magnitudes: [Float]
+    private var bands: [Float]
+
+    init(sampleRate: Double) {
+        let size = Self.frameSize
+        window = (0..<size).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(size - 1))) }
+        filterbank = LogFilterbank(binCount: size / 2, sampleRate: sampleRate)
+        power = [Float](repeating: 0, count: size / 2 + 1)
+        magnitudes = [Float](repeating: 0, count: size / 2)
+        bands = [Float](repeating: 0, count: filterbank.bands.count)
+        buffer.reserveCapacity(4 * size)
+    }
+
+    /// Appends samples; calls `frame` with each frame's ``bandCount`` filtered magnitudes as
+    /// soon as its samples are all there.
+    func consume(_ samples: UnsafeBufferPointer<Float>, frame: (UnsafeBufferPointer<Float>) -> Void) {
+        var offset = 0
+        while offset < samples.count {
+            // Take only what fits beside one frame, so the buffer never grows past its capacity.
+            let take = min(samples.count - offset, max(1, buffer.capacity - buffer.count))
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: samples[offset..<(offset + take)]))
+            received += take
+            offset += take
+            while frameEnd(nextFrame) <= received {
+                emit(frame)
+            }
+            discardConsumed()
+        }
+    }
+
+    /// Ends the signal: computes the remaining frames (zero beyond the end).
+    func finish(frame: (UnsafeBufferPointer<Float>) -> Void) {
+        let total = (received + Self.hop - 1) / Self.hop
+        while nextFrame < total {
+            emit(frame)
+        }
+    }
+
+    private func frameStart(_ index: Int) -> Int { index * Self.hop - Self.frameSize / 2 }
+    private func frameEnd(_ index: Int) -> Int { frameStart(index) + Self.frameSize }
+
+    private func emit(_ frame: (UnsafeBufferPointer<Float>) -> Void) {
+        let start = frameStart(nextFrame)
+        let samples = fft.samples
+        for index in 0..<Self.frameSize {
+            let position = start + index
+            let value: Float = position >= 0 && position < received ? buffer[position - bufferStart] : 0
+            samples[index] = value * window[index]
+        }
+        fft.forward()
+        power.withUnsafeMutableBufferPointer { fft.powerSpectrum(into: $0) }
+        for bin in 0..<magnitudes.count {
+            magnitudes[bin] = power[bin].squareRoot()
+        }
+        bands.withUnsafeMutableBufferPointer { bands in
+            magnitudes.withUnsafeBufferPointer { filterbank.apply($0.baseAddress!, into: bands.baseAddress!) }
+            frame(UnsafeBufferPointer(bands))
+        }
+        nextFrame += 1
+    }
+
+    /// Drops the samples no later frame needs.
+    private func discardConsumed() {
+        let needed = max(frameStart(nextFrame), 0)
+        let drop = needed - bufferStart
+        if drop > 0 && drop <= buffer.count && (drop >= Self.frameSize || buffer.count == buffer.capacity) {
+            buffer.removeFirst(drop)
+            bufferStart += drop
+        }
+    }
+}
