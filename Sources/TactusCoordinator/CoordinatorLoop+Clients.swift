@@ -143,7 +143,7 @@ extension CoordinatorLoop {
                 uploaded = SubmissionIntake.UploadedFile(path: upload.path, size: Int(upload.size), sha256: upload.sha256)
             }
             guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
-            let names = request.detectors ?? allDetectorNames
+            let names = request.detectors ?? defaultDetectorNames
             guard !names.isEmpty else {
                 throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
             }
@@ -220,6 +220,10 @@ extension CoordinatorLoop {
     var allDetectorNames: [String] {
         Array(Set(configuration.knownDetectors.map(\.name) + workers.offered.map(\.descriptor.name))).sorted()
     }
+
+    /// The detectors a submission that names none asks for: every known detector that votes in
+    /// the consensus (an advisory one runs only when named).
+    var defaultDetectorNames: [String] { Consensus.runByDefault(allDetectorNames) }
 
     /// How long a client told `busy` should wait: roughly the time to drain a tenth of the queue.
     private var retryHintMs: Int {

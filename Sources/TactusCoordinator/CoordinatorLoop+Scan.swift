@@ -77,7 +77,7 @@ extension CoordinatorLoop {
         let pending = waitingScans.removeFirst()
         let detectors: [SubmissionIntake.Detector]
         do {
-            let names = allDetectorNames
+            let names = defaultDetectorNames
             guard !names.isEmpty else {
                 throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
             }

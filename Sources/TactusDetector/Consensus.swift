@@ -32,6 +32,13 @@ public enum Consensus {
     /// stayed 92.6 % on the real one.
     public static let advisoryDetectors: Set<String> = ["beatnet"]
 
+    /// The detectors of `names` that run when a request names none: every detector that votes.
+    /// An advisory detector runs only when it is named: it costs analysis time and adds nothing
+    /// to the consensus.
+    public static func runByDefault(_ names: [String]) -> [String] {
+        names.filter { !advisoryDetectors.contains($0) }
+    }
+
     /// How much a detector's candidate (rather than its own tempo) counts, at full strength.
     public static let candidateVote = 0.5
 

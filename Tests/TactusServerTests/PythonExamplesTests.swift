@@ -15,7 +15,7 @@ import Testing
 @Suite(.serialized, .enabled(if: CLI.pythonHasZMQ, "needs python3 with pyzmq and numpy: run `make deps`"))
 struct PythonExamplesTests {
     private static let examples = URL(fileURLWithPath: CLI.repositoryRoot).appendingPathComponent("protocol/examples")
-    private static let builtins = Set(BuiltinDetectors.registry.names)
+    private static let builtins = Set(Consensus.runByDefault(BuiltinDetectors.registry.names))
 
     @Test func theExampleWorkerAndClientWorkWithTheRealServer() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-python-examples")

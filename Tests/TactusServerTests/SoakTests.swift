@@ -1,5 +1,6 @@
 import Foundation
 import TactusAnalysis
+import TactusDetector
 import TactusAudio
 import TactusCoordinator
 import TactusModel
@@ -13,7 +14,7 @@ import Testing
 /// `TACTUS_SOAK_SONGS` sets the batch size (default 300 and 100).
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_SOAK"] == "1", "set TACTUS_SOAK=1 (make soak)"))
 struct SoakTests {
-    private static let detectorCount = BuiltinDetectors.registry.names.count
+    private static let detectorCount = Consensus.runByDefault(BuiltinDetectors.registry.names).count
 
     private static func songCount(default value: Int) -> Int {
         ProcessInfo.processInfo.environment["TACTUS_SOAK_SONGS"].flatMap(Int.init) ?? value

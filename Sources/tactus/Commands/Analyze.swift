@@ -45,7 +45,7 @@ extension Tactus {
         var files: [String]
 
         @Option(name: .customLong("detector"), help: ArgumentHelp(
-            "Run this detector (repeatable; all detectors by default).", valueName: "name"))
+            "Run this detector (repeatable; by default every detector that votes in the consensus, so beatnet runs only when named).", valueName: "name"))
         var detectorNames: [String] = []
 
         @Option(name: .customLong("param"), help: ArgumentHelp(
@@ -166,14 +166,15 @@ enum StoredSong {
 struct DetectorChoice {
     let detectors: [any TempoDetector]
 
-    /// `names` are `--detector` values (all registered detectors when empty); `parameters` are
+    /// `names` are `--detector` values (when empty, every registered detector that votes in the
+    /// consensus: advisory ones run only when named); `parameters` are
     /// `--param NAME.KEY=VALUE` values. Every problem is a usage error naming the culprit.
     init(names: [String], parameters: [String], registry: DetectorRegistry = BuiltinDetectors.registry) throws {
         for name in names where registry.descriptor(named: name) == nil {
             throw ValidationError(ParameterError.unknownDetector(name: name, known: registry.names).description)
         }
         var chosen: [String] = []
-        for name in names.isEmpty ? registry.names : names where !chosen.contains(name) {
+        for name in names.isEmpty ? Consensus.runByDefault(registry.names) : names where !chosen.contains(name) {
             chosen.append(name)
         }
         var assignments: [String: [String]] = [:]
