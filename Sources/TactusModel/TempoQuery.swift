@@ -23,6 +23,8 @@ public enum TempoOrder: String, Sendable, Hashable, CaseIterable {
     case closeness
     /// Slowest first (by the matched tempo).
     case bpm
+    /// The songs that entered the library last first.
+    case newest
 }
 
 /// Songs whose tempo lies in a BPM range.

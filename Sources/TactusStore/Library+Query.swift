@@ -105,8 +105,14 @@ extension Library {
         ]
         let branches: [Branch] = query.octave ? [.direct, .half, .double] : [.direct]
         func orderKey(bpm: String, factor: String) -> String {
-            query.order == .closeness ? "abs(\(bpm) / \(factor) - :centre)" : "\(bpm) / \(factor)"
+            switch query.order {
+            case .closeness: "abs(\(bpm) / \(factor) - :centre)"
+            case .bpm: "\(bpm) / \(factor)"
+            case .newest: "0"  // by song id alone, below
+            }
         }
+        // Ties (and every row, for `newest`) go by the order songs entered the library.
+        let songOrder = query.order == .newest ? " DESC" : ""
 
         let table: String
         var filter = "1"
@@ -146,6 +152,8 @@ extension Library {
                 """
             if query.limit == nil {
                 scans.append(base)
+            } else if query.order == .newest {
+                scans.append("SELECT * FROM (\(base) ORDER BY a.song_id DESC LIMIT :limit + :offset)")
             } else if query.order == .bpm {
                 scans.append("SELECT * FROM (\(base) ORDER BY a.bpm, a.song_id LIMIT :limit + :offset)")
             } else {
@@ -157,7 +165,7 @@ extension Library {
             SELECT song_id, bpm, factor FROM (
             \(scans.joined(separator: "\nUNION ALL\n"))
             )
-            ORDER BY \(orderKey(bpm: "bpm", factor: "factor")), song_id LIMIT :limit OFFSET :offset
+            ORDER BY \(orderKey(bpm: "bpm", factor: "factor")), song_id\(songOrder) LIMIT :limit OFFSET :offset
             """
         let fromConsensus = table == "consensus"
         let detectors = fromConsensus ? "c.detectors" : "''"
@@ -165,7 +173,7 @@ extension Library {
         let sql = """
             SELECT m.bpm, m.factor, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
             FROM (\(inner)) AS m JOIN songs s ON s.id = m.song_id \(join)
-            ORDER BY \(orderKey(bpm: "m.bpm", factor: "m.factor")), m.song_id
+            ORDER BY \(orderKey(bpm: "m.bpm", factor: "m.factor")), m.song_id\(songOrder)
             """
         return (sql, StatementArguments(arguments))
     }
