@@ -108,7 +108,7 @@ extension Library {
             switch query.order {
             case .closeness: "abs(\(bpm) / \(factor) - :centre)"
             case .bpm: "\(bpm) / \(factor)"
-            case .newest: "0"  // by song id alone, below
+            case .newest: "0.0"  // by song id alone, below (not "0": a whole number in ORDER BY names a column)
             }
         }
         // Ties (and every row, for `newest`) go by the order songs entered the library.

@@ -193,10 +193,10 @@ struct APIRoutes: Sendable {
 }
 
 /// Runs a handler, answering its failure as the protocol's JSON error.
-func handle(_ body: () async throws(HTTPFailure) -> Response) async -> Response {
+func handle(_ body: () async throws -> Response) async -> Response {
     do {
         return try await body()
     } catch {
-        return error.response()
+        return HTTPFailure.from(error).response()
     }
 }

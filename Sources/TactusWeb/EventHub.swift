@@ -58,8 +58,9 @@ public final class EventHub: @unchecked Sendable {
 
     /// Starts reading events (subscribed to everything) on a thread of its own.
     public func start() throws(ClientError) {
-        let subscriber = try EventSubscriber(endpoint: endpoint, topics: [""], context: connections.context, curve: connections.curve)
-        let thread = Thread { [self] in read(subscriber) }
+        let subscriber = SubscriberBox(
+            try EventSubscriber(endpoint: endpoint, topics: [""], context: connections.context, curve: connections.curve))
+        let thread = Thread { [self] in read(subscriber.subscriber) }
         thread.name = "tactus-web-events"
         self.thread = thread
         thread.start()
@@ -102,4 +103,10 @@ public final class EventHub: @unchecked Sendable {
         }
         return Message(event: event, name: event.name.rawValue, json: String(decoding: frames[3], as: UTF8.self), song: song)
     }
+}
+
+/// The subscriber handed to the reading thread, which alone uses it from then on.
+private final class SubscriberBox: @unchecked Sendable {
+    let subscriber: EventSubscriber
+    init(_ subscriber: EventSubscriber) { self.subscriber = subscriber }
 }

@@ -32,7 +32,7 @@ public final class GatewayMetrics: @unchecked Sendable {
     ]
 
     public init() {
-        gauge("tactus_up").set(0)
+        gauge("tactus_up").set(to: 0.0)
     }
 
     private func gauge(_ name: String, _ labels: [(String, String)] = []) -> Gauge {
@@ -47,7 +47,7 @@ public final class GatewayMetrics: @unchecked Sendable {
     public func update(status: ServerStatus?, detectors: DetectorsResponse?) {
         lock.lock()
         defer { lock.unlock() }
-        gauge("tactus_up").set(status == nil ? 0 : 1)
+        gauge("tactus_up").set(to: status == nil ? 0.0 : 1.0)
         guard let status else { return }
         var queued: [String: Int] = status.queue
         var running: [String: Int] = [:]
@@ -69,7 +69,7 @@ public final class GatewayMetrics: @unchecked Sendable {
         knownDetectors = names
         gauge("tactus_jobs_per_second").set(status.jobsPerSecond)
         gauge("tactus_uptime_seconds").set(status.uptimeS)
-        gauge("tactus_accepting").set(status.accepting ? 1 : 0)
+        gauge("tactus_accepting").set(to: status.accepting ? 1.0 : 0.0)
     }
 
     /// Counts an event.

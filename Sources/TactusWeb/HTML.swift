@@ -132,7 +132,7 @@ enum Page {
     static let style = """
         :root{--fg:#1d2330;--muted:#5b6475;--line:#d9dee7;--bg:#fff;--panel:#f5f7fa;--accent:#1f5fbf;--bad:#b3261e;--good:#1b7f3b;
         font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;color:var(--fg);background:var(--bg);line-height:1.45}
-        body{margin:0}
+        body{margin:0}[hidden]{display:none!important}
         .skip{position:absolute;left:-999px}.skip:focus{left:8px;top:8px;background:#fff;padding:4px 8px;z-index:9}
         header{background:#17253d;color:#fff}
         nav{display:flex;flex-wrap:wrap;gap:2px 4px;align-items:center;max-width:1200px;margin:0 auto;padding:6px 16px}
@@ -172,7 +172,7 @@ enum Page {
         .stat{background:var(--panel);border:1px solid var(--line);border-radius:8px;padding:8px 12px;min-width:110px}
         .stat b{display:block;font-size:1.35rem}.stat span{color:var(--muted);font-size:.85rem}
         .figure svg{width:100%;height:auto;max-width:1100px;border:1px solid var(--line);border-radius:8px;background:#fff}
-        .histogram svg{width:100%;height:auto;max-height:220px}
+        figure.histogram{margin:14px 0}.histogram svg{width:100%;height:auto;max-height:200px;display:block}
         .histogram a rect{fill:#5b8fd8}.histogram a:hover rect,.histogram a:focus rect{fill:#1f5fbf}
         .pill{display:inline-block;padding:1px 8px;border-radius:999px;font-size:.8rem;background:#e8edf5;margin:1px 2px 1px 0}
         .pill.match,.pill.done{background:#dcf2e3;color:#14572a}.pill.wrong,.pill.failed{background:#fbe0de;color:#8c1d18}
@@ -189,10 +189,14 @@ enum Page {
         nav a{padding:8px 8px}
         table.cards thead{display:none}
         table.cards tr{display:block;border-bottom:1px solid var(--line);padding:6px 0}
-        table.cards td{display:flex;justify-content:space-between;gap:12px;border:0;padding:3px 10px;text-align:right}
-        table.cards td::before{content:attr(data-label);color:var(--muted);text-align:left;font-size:.85rem}
-        table.cards td.lead{display:block;text-align:left}table.cards td.lead::before{content:none}
+        table.cards td{display:block;border:0;padding:3px 10px;text-align:right;overflow-wrap:anywhere}
+        table.cards td::before{content:attr(data-label);color:var(--muted);float:left;text-align:left;font-size:.85rem;margin-right:12px}
+        table.cards td.lead{text-align:left;padding-top:6px}table.cards td.lead::before{content:none}
+        table.cards td.empty{display:none}
         form.filters{padding:10px}input[type=number]{width:5.5em}
+        .stat{flex:1 1 40%;min-width:0}
+        .figure{overflow-x:auto}.figure svg{min-width:760px}.figure .hint{display:block}
+        .histogram{overflow-x:auto}.histogram svg{min-width:600px}
         }
         """
 }

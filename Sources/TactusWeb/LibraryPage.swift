@@ -74,7 +74,7 @@ struct LibraryPage {
             <thead><tr>
             <th scope="col"><button class="sort" type="button" data-key="title">Title</button></th>
             <th scope="col"><button class="sort" type="button" data-key="artist">Artist</button></th>
-            <th scope="col" class="num"><button class="sort" type="button" data-key="bpm" data-type="number">Tempo</button></th>
+            <th scope="col" class="num"><button class="sort" type="button" data-key="bpm" data-type="number">Tempo (BPM)</button></th>
             <th scope="col" class="num"><button class="sort" type="button" data-key="agreement" data-type="number">Agreement</button></th>
             <th scope="col" class="num"><button class="sort" type="button" data-key="duration" data-type="number">Duration</button></th>
             </tr></thead>
@@ -88,7 +88,7 @@ struct LibraryPage {
             <label>From BPM<input type="number" name="min_bpm" min="1" max="1000" step="any" value="\(HTML.escape(minBpm))" placeholder="1"></label>
             <label>To BPM<input type="number" name="max_bpm" min="1" max="1000" step="any" value="\(HTML.escape(maxBpm))" placeholder="1000"></label>
             <label>Tempo of<select name="source">\(sourceOptions)</select></label>
-            <label>At least N agree<input type="number" name="agree" min="1" max="64" value="\(query.agree.map(String.init) ?? "2")"></label>
+            <label id="agree-field">Detectors agreeing, at least<input type="number" name="agree" min="1" max="64" value="\(query.agree.map(String.init) ?? "2")"></label>
             <label class="check"><input type="checkbox" name="octave" value="true"\(query.octave == true ? " checked" : "")> Half or double tempo too</label>
             <label>Order<select name="order">\(orders)</select></label>
             <button type="submit">Search</button>
@@ -113,7 +113,7 @@ struct LibraryPage {
             <tr data-title="\(HTML.escape(title.lowercased()))" data-artist="\(HTML.escape((match.artist ?? "").lowercased()))" \
             data-bpm="\(match.bpm)" data-agreement="\(match.detectors.count)" data-duration="\(match.durationS)">
             <td class="lead"><a class="title" href="/songs/\(id)">\(HTML.escape(title))</a>\(match.title == nil ? "" : "<div class=\"file\">\(HTML.escape(match.file))</div>")</td>
-            <td data-label="Artist">\(HTML.escape(match.artist ?? "–"))</td>
+            <td data-label="Artist"\(match.artist?.isEmpty == false ? "" : " class=\"empty\"")>\(HTML.escape(match.artist ?? "–"))</td>
             <td class="num" data-label="Tempo (BPM)">\(tempo)</td>
             <td class="num" data-label="Detectors agreeing">\(agreement)</td>
             <td class="num" data-label="Duration">\(Clock.text(match.durationS))</td>
@@ -133,12 +133,12 @@ struct LibraryPage {
         var bins = [Int](repeating: 0, count: count)
         for bpm in tempi { bins[min(count - 1, Int((bpm / width).rounded(.down) - first))] += 1 }
         let peak = Double(bins.max() ?? 1)
-        let (chartWidth, chartHeight, left, bottom) = (800.0, 180.0, 44.0, 26.0)
+        let (chartWidth, chartHeight, left, bottom) = (800.0, 150.0, 44.0, 24.0)
         let barWidth = (chartWidth - left - 8) / Double(count)
         var bars = ""
         for (index, binCount) in bins.enumerated() where binCount > 0 {
             let lower = (first + Double(index)) * width
-            let height = (chartHeight - bottom - 10) * Double(binCount) / peak
+            let height = max((chartHeight - bottom - 10) * Double(binCount) / peak, 2)
             let x = left + Double(index) * barWidth
             var values = parameters.values
             values["min_bpm"] = HTML.number(lower, digits: 2)
@@ -149,21 +149,30 @@ struct LibraryPage {
             let label = "\(HTML.number(lower))–\(HTML.number(lower + width)) BPM: \(binCount) song\(binCount == 1 ? "" : "s")"
             bars += "<a href=\"\(HTML.escape(link))\" aria-label=\"\(label)\"><title>\(label)</title>"
                 + "<rect x=\"\(SVGNumber.format(x + 1))\" y=\"\(SVGNumber.format(chartHeight - bottom - height))\" "
-                + "width=\"\(SVGNumber.format(max(barWidth - 2, 1)))\" height=\"\(SVGNumber.format(height))\"/></a>"
+                + "width=\"\(SVGNumber.format(max(barWidth - 2, 1)))\" height=\"\(SVGNumber.format(height))\" rx=\"2\"/></a>"
         }
+        // Ticks at round tempi: every 10 BPM, or 20, 50, 100 when the range is wide.
         var ticks = ""
-        let step = max(1, Int((Double(count) / 8).rounded(.up)))
-        for index in stride(from: 0, through: count, by: step) {
-            let x = left + Double(index) * barWidth
-            ticks += "<text x=\"\(SVGNumber.format(x))\" y=\"\(SVGNumber.format(chartHeight - 8))\" font-size=\"12\" text-anchor=\"middle\" "
-                + "fill=\"#5b6475\">\(HTML.number((first + Double(index)) * width))</text>"
+        let lowestEdge = first * width
+        let highestEdge = (first + Double(count)) * width
+        let tickStep = [5.0, 10, 20, 50, 100, 200].first { (highestEdge - lowestEdge) / $0 <= 10 } ?? 200
+        var tick = (lowestEdge / tickStep).rounded(.up) * tickStep
+        while tick <= highestEdge {
+            let x = left + (tick - lowestEdge) / width * barWidth
+            ticks += "<line x1=\"\(SVGNumber.format(x))\" y1=\"\(chartHeight - bottom)\" x2=\"\(SVGNumber.format(x))\" "
+                + "y2=\"\(chartHeight - bottom + 4)\" stroke=\"#9aa3b2\"/>"
+                + "<text x=\"\(SVGNumber.format(x))\" y=\"\(SVGNumber.format(chartHeight - 6))\" font-size=\"12\" text-anchor=\"middle\" "
+                + "fill=\"#5b6475\">\(HTML.number(tick))</text>"
+            tick += tickStep
         }
+        let peakLabel = "<text x=\"\(left - 6)\" y=\"20\" font-size=\"12\" text-anchor=\"end\" fill=\"#5b6475\">\(Int(peak))</text>"
+            + "<line x1=\"\(left - 3)\" y1=\"16\" x2=\"\(chartWidth - 8)\" y2=\"16\" stroke=\"#e3e7ee\" stroke-dasharray=\"3 3\"/>"
         let capped = histogram.count >= Self.histogramLimit ? " (the first \(Self.histogramLimit) songs by tempo)" : ""
         return """
             <figure class="histogram" aria-label="Tempo histogram">
             <svg viewBox="0 0 \(Int(chartWidth)) \(Int(chartHeight))" role="img" aria-labelledby="histogram-caption">
+            \(peakLabel)
             <line x1="\(left)" y1="\(chartHeight - bottom)" x2="\(chartWidth - 8)" y2="\(chartHeight - bottom)" stroke="#9aa3b2"/>
-            <text x="\(left - 6)" y="16" font-size="12" text-anchor="end" fill="#5b6475">\(Int(peak))</text>
             \(bars)\(ticks)</svg>
             <figcaption id="histogram-caption" class="hint">Tempo histogram of \(tempi.count) song\(tempi.count == 1 ? "" : "s")\(capped), \
             bins of \(HTML.number(width)) BPM\(query.octave == true ? " (tempi as matched: half or double counted at the range's tempo)" : ""). \
@@ -172,8 +181,15 @@ struct LibraryPage {
             """
     }
 
-    /// Sorts the rows of a table by the column whose button is pressed (again: the other way).
+    /// Sorts the rows of a table by the column whose button is pressed (again: the other way);
+    /// shows the agreement field only when the tempo source is the detectors' agreement.
     static let sortScript = """
+        (function(){
+          var source = document.querySelector('select[name=source]'), agree = document.getElementById('agree-field');
+          if (!source || !agree) return;
+          function show(){ var on = source.value === 'agree'; agree.hidden = !on; agree.querySelector('input').disabled = !on; }
+          source.addEventListener('change', show); show();
+        })();
         document.querySelectorAll('table.sortable').forEach(function(table){
           table.querySelectorAll('button.sort').forEach(function(button){
             button.addEventListener('click', function(){

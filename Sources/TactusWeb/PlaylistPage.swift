@@ -53,7 +53,7 @@ struct PlaylistPage {
                 ? "<h2>\(heading)</h2><p class=\"muted\">No song of the library fits: try a wider tolerance, or half or double the cadence is counted already.</p>"
                 : """
                 <h2>\(heading)</h2>
-                <p>\(playlist.entries.count) songs, \(Clock.text(total)). \
+                <p>\(playlist.entries.count) song\(playlist.entries.count == 1 ? "" : "s"), \(Clock.text(total)). \
                 <a class="button" href="\(HTML.escape(link))" download>Download M3U8</a> \
                 <a class="button secondary" href="\(HTML.escape(json))">JSON</a></p>
                 <ul class="hint">\(fills)</ul>
@@ -67,7 +67,7 @@ struct PlaylistPage {
             <form class="filters" method="get" action="/playlist" aria-label="Cadence">
             <label>Cadence (steps/min)<input type="number" name="cadence" min="1" max="1000" step="any" value="\(HTML.escape(cadence))"></label>
             <label>Minutes<input type="number" name="minutes" min="0.01" step="any" value="\(HTML.escape(minutes))"></label>
-            <label>or a profile<input type="text" name="profile" value="\(HTML.escape(profile))" placeholder="10m@150,5m@170,90s@160" size="24"></label>
+            <label>or a profile<input type="text" name="profile" value="\(HTML.escape(profile))" placeholder="10m@150,5m@170" size="18"></label>
             <label>Tolerance<input type="number" name="tolerance" min="0.001" max="0.49" step="0.001" value="\(HTML.escape(tolerance))"></label>
             <label>Tempo of<select name="detector">\(detectorOptions)</select></label>
             <button type="submit">Build the playlist</button>

@@ -19,10 +19,10 @@ struct SongFigureSource: Sendable {
 
     func figure(song: String) async throws(HTTPFailure) -> Figure {
         let comparison = try await gateway.ask { client in
-            guard let song = try client.compare(CompareRequest(song: song)).song else {
+            guard let found = try client.compare(CompareRequest(song: song)).song else {
                 throw ClientErrorReply.notFound(song)
             }
-            return song
+            return found
         }
         let full = comparison.song.hex
         let (result, values) = try await gateway.ask { try $0.result(ResultRequest(song: full, windows: true, envelope: true)) }

@@ -33,7 +33,7 @@ struct SongPage {
                 <tr><td class="lead"><b>\(HTML.escape(result.label))</b> <span class="muted">v\(HTML.escape(result.version))</span></td>
                 <td class="num" data-label="Tempo (BPM)">\(HTML.number(result.bpm))\(result.relation.map { " " + relation($0) } ?? "")</td>
                 <td class="num" data-label="Confidence">\(HTML.percent(result.confidence))</td>
-                <td data-label="Other candidates">\(candidates.isEmpty ? "–" : candidates)</td>
+                <td data-label="Candidates">\(candidates.isEmpty ? "–" : candidates)</td>
                 <td data-label="Status">\(status)</td>
                 <td class="num" data-label="Analysis time">\(HTML.number(result.seconds, digits: 2)) s</td></tr>
                 """
@@ -55,18 +55,18 @@ struct SongPage {
         let body = """
             <p class="muted"><a href="/">Library</a> › song \(id.prefix(12))</p>
             <h1>\(HTML.escape(title))</h1>
-            <p class="file">\(HTML.escape(song.file)) · <span class="code">\(id)</span></p>
+            <p class="file">\(title == song.file ? "" : HTML.escape(song.file) + " · ")<span class="code">\(id)</span></p>
             \(stats)
             \(pending)
             <h2>Detectors</h2>
             <div class="table-wrap"><table class="cards">
-            <thead><tr><th>Detector</th><th class="num">Tempo (BPM)</th><th class="num">Confidence</th><th>Other candidates (strength)</th><th>Status</th><th class="num">Time</th></tr></thead>
+            <thead><tr><th>Detector</th><th class="num">Tempo (BPM)</th><th class="num">Confidence</th><th>Candidates (strength)</th><th>Status</th><th class="num">Time</th></tr></thead>
             <tbody>\(rows)</tbody></table></div>
             <h2>Figure</h2>
             <p class="hint">The energy envelope, each detector's tempo per analysis window and its candidates. \
             <a href="/api/v1/songs/\(id)/figure.svg" download="\(id.prefix(12)).svg">Download the SVG</a> · \
             <a href="/api/v1/songs/\(id)">JSON</a></p>
-            <div class="figure">\(svg)</div>
+            <div class="figure" tabindex="0" aria-label="Song figure (scrolls sideways on a narrow screen)">\(svg)</div>
             <h2>Per-window tempi</h2>
             \(windows.isEmpty ? "<p class=\"muted\">No analysis stored yet.</p>" : windows)
             """

@@ -101,7 +101,7 @@ extension Tactus {
                         } else {
                             print("tactus web: \(url)  (pages, /api/v1, /metrics; stop with Ctrl-C)")
                         }
-                        fflush(stdout)
+                        fflush(nil)
                     }
                 } catch {
                     failure.set("\(error)")
