@@ -121,3 +121,37 @@ def test_curve_keys_come_from_certificate_files(tmp_path: Path) -> None:
     assert len(keys.public) == 40 and len(keys.secret) == 40 and keys.server_public == keys.public
     with pytest.raises(ValueError, match="not a secret certificate"):
         tactus.CurveKeys.from_files(public_file, public_file)
+
+
+def test_a_curve_server_answers_an_authorized_key_only(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    import zmq.auth
+    from conftest import tactus_binary
+
+    keys, authorized = tmp_path / "keys", tmp_path / "authorized"
+    authorized.mkdir()
+    binary = tactus_binary()
+    subprocess.run([binary, "keys", "generate", "server", "--out", str(keys)], check=True, capture_output=True)
+    alice_public, alice_secret = zmq.auth.create_certificates(str(keys), "alice")
+    _, mallory_secret = zmq.auth.create_certificates(str(keys), "mallory")
+    (authorized / "alice.key").write_text(Path(alice_public).read_text())
+    process = subprocess.Popen(
+        [binary, "serve", "--data", str(tmp_path / "data"), "--no-local-workers", "--no-web", "--json",
+         "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
+         "--curve-secret-key", str(keys / "server.key_secret"), "--authorized-clients", str(authorized),
+         "--log-level", "error"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        endpoints = json.loads(process.stdout.readline())
+        alice = tactus.CurveKeys.from_files(str(keys / "server.key"), alice_secret)
+        with Client(endpoints["frontend"], curve=alice, timeout=5) as client:
+            assert client.status()["server"]["accepting"] is True
+        mallory = tactus.CurveKeys.from_files(str(keys / "server.key"), mallory_secret)
+        with Client(endpoints["frontend"], curve=mallory, timeout=0.5) as client:
+            with pytest.raises(tactus.NoAnswer):
+                client.status()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
