@@ -80,6 +80,9 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// The detectors behind the tempo: the one detector, or the detectors that agree on the
     /// consensus.
     public var detectors: [String]
+    /// How sure the source is of the tempo (0...1): the consensus confidence, or the detector's
+    /// own; nil when the library holds none (a consensus stored before confidences were).
+    public var confidence: Double?
     public var title: String?
     public var artist: String?
     /// The song's file name.
@@ -90,7 +93,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     public var matchedBPM: Double { bpm / factor }
 
     enum CodingKeys: String, CodingKey {
-        case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, title, artist, file
+        case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, confidence, title, artist, file
         case durationS = "duration_s"
     }
 
@@ -101,6 +104,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         factor = try container.decode(Double.self, forKey: .factor)
         detector = try container.decode(String.self, forKey: .detector)
         detectors = try container.decode([String].self, forKey: .detectors)
+        confidence = try container.decodeIfPresent(Double.self, forKey: .confidence)
         title = try container.decodeIfPresent(String.self, forKey: .title)
         artist = try container.decodeIfPresent(String.self, forKey: .artist)
         file = try container.decode(String.self, forKey: .file)
@@ -110,13 +114,14 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// Every field (``matchedBPM`` is derived).
     public init(
         song: SongID, bpm: Double, factor: Double, detector: String, detectors: [String], title: String?,
-        artist: String?, file: String, durationS: Double
+        artist: String?, file: String, durationS: Double, confidence: Double? = nil
     ) {
         self.song = song
         self.bpm = bpm
         self.factor = factor
         self.detector = detector
         self.detectors = detectors
+        self.confidence = confidence
         self.title = title
         self.artist = artist
         self.file = file
@@ -131,6 +136,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         try container.encode(matchedBPM, forKey: .matchedBPM)
         try container.encode(detector, forKey: .detector)
         try container.encode(detectors, forKey: .detectors)
+        try container.encodeIfPresent(confidence, forKey: .confidence)
         try container.encode(title, forKey: .title)
         try container.encode(artist, forKey: .artist)
         try container.encode(file, forKey: .file)

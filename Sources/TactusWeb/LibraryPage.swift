@@ -75,6 +75,7 @@ struct LibraryPage {
             <th scope="col"><button class="sort" type="button" data-key="title">Title</button></th>
             <th scope="col"><button class="sort" type="button" data-key="artist">Artist</button></th>
             <th scope="col" class="num"><button class="sort" type="button" data-key="bpm" data-type="number">Tempo (BPM)</button></th>
+            <th scope="col" class="num"><button class="sort" type="button" data-key="confidence" data-type="number">Confidence</button></th>
             <th scope="col" class="num"><button class="sort" type="button" data-key="agreement" data-type="number">Agreement</button></th>
             <th scope="col" class="num"><button class="sort" type="button" data-key="duration" data-type="number">Duration</button></th>
             </tr></thead>
@@ -111,10 +112,12 @@ struct LibraryPage {
             ? "<span title=\"\(HTML.escape(match.detectors.joined(separator: ", ")))\">\(match.detectors.count)</span>" : "–"
         return """
             <tr data-title="\(HTML.escape(title.lowercased()))" data-artist="\(HTML.escape((match.artist ?? "").lowercased()))" \
-            data-bpm="\(match.bpm)" data-agreement="\(match.detectors.count)" data-duration="\(match.durationS)">
+            data-bpm="\(match.bpm)" data-confidence="\(match.confidence ?? -1)" data-agreement="\(match.detectors.count)" \
+            data-duration="\(match.durationS)">
             <td class="lead"><a class="title" href="/songs/\(id)">\(HTML.escape(title))</a>\(match.title == nil ? "" : "<div class=\"file\">\(HTML.escape(match.file))</div>")</td>
             <td data-label="Artist"\(match.artist?.isEmpty == false ? "" : " class=\"empty\"")>\(HTML.escape(match.artist ?? "–"))</td>
             <td class="num" data-label="Tempo (BPM)">\(tempo)</td>
+            <td class="num" data-label="Confidence">\(HTML.percent(match.confidence))</td>
             <td class="num" data-label="Detectors agreeing">\(agreement)</td>
             <td class="num" data-label="Duration">\(Clock.text(match.durationS))</td>
             </tr>

@@ -707,6 +707,12 @@ components:
           type: array
           items:
             $ref: '#/components/schemas/detector_name'
+        confidence:
+          description: 'How sure the source is of the tempo (0 to 1): the consensus confidence, or the detector''s own; absent
+            when the library holds none.'
+          type: number
+          minimum: 0
+          maximum: 1
         title:
           description: From the song's tags, or null.
           type:
