@@ -80,8 +80,8 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// The detectors behind the tempo: the one detector, or the detectors that agree on the
     /// consensus.
     public var detectors: [String]
-    /// How sure the source is of the tempo (0...1): the consensus confidence, or the detector's
-    /// own; nil when the library holds none (a consensus stored before confidences were).
+    /// How sure the consensus is of the tempo (0...1), for the `consensus` and `agree` sources;
+    /// nil for a detector's tempo and for a consensus stored before confidences were.
     public var confidence: Double?
     public var title: String?
     public var artist: String?

@@ -147,7 +147,7 @@ extension Library {
         var scans = [String]()
         for branch in branches {
             let base = """
-                SELECT a.song_id AS song_id, a.bpm AS bpm, \(branch.factor) AS factor, a.confidence AS confidence FROM \(table) a
+                SELECT a.song_id AS song_id, a.bpm AS bpm, \(branch.factor) AS factor FROM \(table) a
                 WHERE \(filter) AND \(branch.matches("a.bpm"))\(dedupe.replacingOccurrences(of: "FACTOR", with: branch.factor))
                 """
             if query.limit == nil {
@@ -162,7 +162,7 @@ extension Library {
             }
         }
         let inner = """
-            SELECT song_id, bpm, factor, confidence FROM (
+            SELECT song_id, bpm, factor FROM (
             \(scans.joined(separator: "\nUNION ALL\n"))
             )
             ORDER BY \(orderKey(bpm: "bpm", factor: "factor")), song_id\(songOrder) LIMIT :limit OFFSET :offset
@@ -171,7 +171,7 @@ extension Library {
         let detectors = fromConsensus ? "c.detectors" : "''"
         let join = fromConsensus ? "JOIN consensus c ON c.song_id = m.song_id" : ""
         let sql = """
-            SELECT m.bpm, m.factor, m.confidence, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
+            SELECT m.bpm, m.factor, \(fromConsensus ? "c.confidence" : "NULL") AS confidence, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
             FROM (\(inner)) AS m JOIN songs s ON s.id = m.song_id \(join)
             ORDER BY \(orderKey(bpm: "m.bpm", factor: "m.factor")), m.song_id\(songOrder)
             """

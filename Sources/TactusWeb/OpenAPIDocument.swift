@@ -708,8 +708,8 @@ components:
           items:
             $ref: '#/components/schemas/detector_name'
         confidence:
-          description: 'How sure the source is of the tempo (0 to 1): the consensus confidence, or the detector''s own; absent
-            when the library holds none.'
+          description: How sure the consensus is of the tempo (0 to 1), for the consensus and agree sources; absent for a
+            detector's tempo, and for a consensus stored before confidences were.
           type: number
           minimum: 0
           maximum: 1

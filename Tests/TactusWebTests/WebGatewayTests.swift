@@ -60,6 +60,7 @@ struct WebGatewayTests {
         #expect(all.status == 200)
         let listed = (all.json["songs"] as? [[String: Any]] ?? []).compactMap { $0["song"] as? String }
         #expect(listed == [fast, slow])
+        #expect((all.json["songs"] as? [[String: Any]] ?? []).allSatisfy { ($0["confidence"] as? Double).map { (0...1).contains($0) } ?? false })
         let ranged = (http.get("/api/v1/songs?min_bpm=140&max_bpm=160").json["songs"] as? [[String: Any]] ?? [])
         #expect(ranged.compactMap { $0["song"] as? String } == [fast])
         #expect(ranged.first?["file"] as? String == "fast.wav")
