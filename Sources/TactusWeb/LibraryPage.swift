@@ -170,7 +170,8 @@ struct LibraryPage {
         }
         let peakLabel = "<text x=\"\(left - 6)\" y=\"20\" font-size=\"12\" text-anchor=\"end\" fill=\"#5b6475\">\(Int(peak))</text>"
             + "<line x1=\"\(left - 3)\" y1=\"16\" x2=\"\(chartWidth - 8)\" y2=\"16\" stroke=\"#e3e7ee\" stroke-dasharray=\"3 3\"/>"
-        let capped = histogram.count >= Self.histogramLimit ? " (the first \(Self.histogramLimit) songs by tempo)" : ""
+        let capped = histogram.count >= Self.histogramLimit
+            ? " (only the \(Self.histogramLimit) slowest matches: narrow the range to see all of it)" : ""
         return """
             <figure class="histogram" aria-label="Tempo histogram">
             <svg viewBox="0 0 \(Int(chartWidth)) \(Int(chartHeight))" role="img" aria-labelledby="histogram-caption">
