@@ -178,7 +178,7 @@ enum Page {
         .pill.match,.pill.done{background:#dcf2e3;color:#14572a}.pill.wrong,.pill.failed{background:#fbe0de;color:#8c1d18}
         .pill.octave,.pill.triple,.pill.no-tempo,.pill.queued,.pill.running{background:#fff1cc;color:#6b4a00}
         .drop{border:2px dashed #9aa3b2;border-radius:10px;padding:22px;text-align:center;background:var(--panel)}
-        .drop.over{border-color:var(--accent);background:#e9f0fb}
+        .drop.over{border-color:var(--accent);background:#e9f0fb}.drop input{max-width:100%}
         ul.log{list-style:none;padding:0;margin:0;max-height:320px;overflow:auto;font-size:.9rem;border:1px solid var(--line);border-radius:8px}
         ul.log li{padding:5px 10px;border-bottom:1px solid var(--line)}
         .live{font-size:.85rem;color:var(--muted)}.live.on::before{content:"● ";color:var(--good)}.live.off::before{content:"● ";color:var(--bad)}
