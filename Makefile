@@ -1,8 +1,9 @@
 # Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
 SHELL := /bin/bash
 SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 \
-	librubberband-dev libtag1-dev libopenblas-dev
-PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen
+	librubberband-dev libtag1-dev libopenblas-dev chromium chromium-driver python3-selenium
+PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen python3-pytest python3-yaml python3-jsonschema \
+	python3-openapi-spec-validator
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
@@ -10,7 +11,8 @@ DATA := tactus-data
 
 .PHONY: run test build release bench loadtest fuzz soak multihost deps docker-check clean
 
-## Install the missing system packages (apt-get, through sudo when not root), and pyzmq, numpy and mutagen.
+## Install the missing system packages (apt-get, through sudo when not root, Chromium and Selenium for the
+## browser tests among them), and pyzmq, numpy, mutagen, pytest, PyYAML, jsonschema and openapi-spec-validator.
 deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -19,14 +21,14 @@ deps:
 	fi
 	@# The protocol's Python examples (and the tests that run them) need pyzmq and numpy, the tag tests
 	@# mutagen: from apt for the system's python3 (or when there is none), from pip for another python3 (pyenv).
-	@if ! python3 -c 'import zmq, numpy, mutagen' 2>/dev/null; then \
+	@if ! python3 -c 'import zmq, numpy, mutagen, pytest, yaml, jsonschema, openapi_spec_validator' 2>/dev/null; then \
 		python=$$(command -v python3); \
 		if [ -z "$$python" ] || [ "$$python" = /usr/bin/python3 ]; then \
 			echo "Installing system packages: $(PYTHON_PACKAGES)"; \
 			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $(PYTHON_PACKAGES); \
 		else \
-			echo "Installing pyzmq, numpy and mutagen for $$python"; \
-			python3 -m pip install --quiet pyzmq numpy mutagen; \
+			echo "Installing pyzmq, numpy, mutagen, pytest, PyYAML, jsonschema and openapi-spec-validator for $$python"; \
+			python3 -m pip install --quiet pyzmq numpy mutagen pytest pyyaml jsonschema openapi-spec-validator; \
 		fi; \
 	fi
 
@@ -37,15 +39,26 @@ release: deps
 	swift build -c release $(SWIFT_BUILD_FLAGS)
 
 ## Build the release binary and start the server: a coordinator on 127.0.0.1:5555 (clients),
-## 5556 (workers) and 5557 (events), local workers, and the library under ./tactus-data.
+## 5556 (workers) and 5557 (events), local workers, the web pages on http://127.0.0.1:8080/
+## (WEB=HOST:PORT to change it), and the library under ./tactus-data.
+WEB ?= 127.0.0.1:8080
 run: release
-	$(RELEASE_BIN) serve --data $(DATA)
+	@echo "Web pages: http://$(WEB)/ (the HTTP API under /api/v1, metrics on /metrics)"
+	$(RELEASE_BIN) serve --data $(DATA) --web $(WEB)
 
-## Check the module graph (.ci/check-module-deps.py), build and run every test.
+## Check the module graph (.ci/check-module-deps.py) and that the OpenAPI document is generated
+## from the protocol's schemas, build and run every test: the Swift tests, the Python client's
+## tests (python/tests), the OpenAPI check and the browser tests (Tests/Web; the browser tests
+## run with a python3 that has Selenium, and are skipped, saying why, where Chromium cannot start).
+WEB_PYTHON = $(shell for p in python3 /usr/bin/python3; do $$p -c 'import selenium' 2>/dev/null && { echo $$p; break; }; done)
 test: deps
 	python3 .ci/check-module-deps.py
+	python3 protocol/openapi/generate.py --check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
+	python3 -m pytest -q python/tests
+	cd Tests/Web && python3 -m unittest -v test_openapi
+	cd Tests/Web && $(or $(WEB_PYTHON),python3) -m unittest -v test_browser
 
 ## Benchmarks: decode throughput, detector accuracy and speed (see tactus-bench --help).
 ## Each name is a tactus-bench subcommand; `make bench BENCHES=decode` runs one.

@@ -54,6 +54,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // C libraries, found through pkg-config.
@@ -159,7 +162,19 @@ let package = Package(
         // the client workflows (submitting while the server is busy, batches of songs followed
         // to the end, several connections submitting at once).
         .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusModel", "TactusCadence"]),
-        // Songs rendered at another tempo, pitch kept (Rubber Band), written as WAV.
+        // `tactus web`: the HTTP gateway (pages, the /api/v1 HTTP API, /metrics), a client of the
+        // coordinator like any other over TactusClient; it never opens the library file.
+        .target(
+            name: "TactusWeb",
+            dependencies: [
+                "TactusClient", "TactusProtocol", "TactusModel", "TactusDetector", "TactusPlot", "TactusZMQ",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Songs rendered at another tempo (Rubber Band), written as WAV.
         .target(
             name: "TactusStretch", dependencies: ["CRubberBand", "CSndFile", "TactusAudio", "TactusAnalysis", "TactusDSP", "TactusModel"]),
         // BPM tags read and written through TagLib's C++ API (libtag1-dev), behind a plain C header.
@@ -175,7 +190,7 @@ let package = Package(
             dependencies: [
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusLibraryService",
                 "TactusProtocol", "TactusCoordinator", "TactusAudioProbe", "TactusLocalWorkers", "TactusWorker", "TactusClient",
-                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags", "TactusLibraryRoots",
+                "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags", "TactusLibraryRoots", "TactusWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -254,6 +269,7 @@ let package = Package(
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
         .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
         .testTarget(name: "TactusTagsTests", dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusTestSupport"]),
+        .testTarget(name: "TactusWebTests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
     ] + builtinDetectorTests
 )

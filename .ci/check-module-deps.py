@@ -4,7 +4,7 @@
 Reads `swift package dump-package` (or the JSON file given as the first argument), walks each
 target's dependencies transitively (targets and products of other packages), and fails when a
 module reaches one that it must not: SQLite (GRDB) under the wire protocol, the client, the
-worker and the plots; audio decoding (TactusAudio) under the coordinator. `--graph` prints
+worker, the plots and the web gateway (which is a client of the coordinator, never opening the library); audio decoding (TactusAudio) under the coordinator. `--graph` prints
 every target with its direct dependencies instead.
 """
 import json
@@ -17,6 +17,7 @@ FORBIDDEN = {
     "TactusClient": ["GRDB", "TactusStore"],
     "TactusWorker": ["GRDB", "TactusStore"],
     "TactusPlot": ["GRDB", "TactusStore"],
+    "TactusWeb": ["GRDB", "TactusStore", "TactusLibraryService", "TactusCoordinator", "TactusAudio"],
     "TactusCoordinator": ["TactusAudio", "CMPG123", "CSndFile"],
     "TactusLibraryRoots": ["GRDB", "TactusStore", "TactusAudio"],
 }

@@ -73,21 +73,24 @@ public struct CoordinatorSecurity: Sendable {
     public var authorizedWorkersDirectory: String?
     /// Worker keys admitted besides those of the directory (the local workers' key of `tactus serve`).
     public var extraWorkerKeys: Set<CurveKey>
+    /// Client keys admitted besides those of the directory (the web gateway's key of `tactus serve`).
+    public var extraClientKeys: Set<CurveKey>
 
     public init(
         keyPair: CurveKeyPair, authorizedClientsDirectory: String, authorizedWorkersDirectory: String?,
-        extraWorkerKeys: Set<CurveKey> = []
+        extraWorkerKeys: Set<CurveKey> = [], extraClientKeys: Set<CurveKey> = []
     ) {
         self.keyPair = keyPair
         self.authorizedClientsDirectory = authorizedClientsDirectory
         self.authorizedWorkersDirectory = authorizedWorkersDirectory
         self.extraWorkerKeys = extraWorkerKeys
+        self.extraClientKeys = extraClientKeys
     }
 
     func serverKeys(for role: Role) -> CurveServerKeys { CurveServerKeys(keyPair: keyPair, zapDomain: role.zapDomain) }
 
     func loadAuthorizedKeys() throws(CertificateError) -> [Role: AuthorizedKeys] {
-        var keys = [Role.client: try AuthorizedKeys(directory: authorizedClientsDirectory)]
+        var keys = [Role.client: try AuthorizedKeys(directory: authorizedClientsDirectory, adding: extraClientKeys)]
         if let authorizedWorkersDirectory {
             keys[.worker] = try AuthorizedKeys(directory: authorizedWorkersDirectory, adding: extraWorkerKeys)
         } else {

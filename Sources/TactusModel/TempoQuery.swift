@@ -23,6 +23,8 @@ public enum TempoOrder: String, Sendable, Hashable, CaseIterable {
     case closeness
     /// Slowest first (by the matched tempo).
     case bpm
+    /// The songs that entered the library last first.
+    case newest
 }
 
 /// Songs whose tempo lies in a BPM range.
@@ -78,6 +80,9 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// The detectors behind the tempo: the one detector, or the detectors that agree on the
     /// consensus.
     public var detectors: [String]
+    /// How sure the consensus is of the tempo (0...1), for the `consensus` and `agree` sources;
+    /// nil for a detector's tempo and for a consensus stored before confidences were.
+    public var confidence: Double?
     public var title: String?
     public var artist: String?
     /// The song's file name.
@@ -91,7 +96,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     public var matchedBPM: Double { bpm / factor }
 
     enum CodingKeys: String, CodingKey {
-        case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, title, artist, file, paths
+        case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, confidence, title, artist, file, paths
         case durationS = "duration_s"
     }
 
@@ -102,6 +107,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         factor = try container.decode(Double.self, forKey: .factor)
         detector = try container.decode(String.self, forKey: .detector)
         detectors = try container.decode([String].self, forKey: .detectors)
+        confidence = try container.decodeIfPresent(Double.self, forKey: .confidence)
         title = try container.decodeIfPresent(String.self, forKey: .title)
         artist = try container.decodeIfPresent(String.self, forKey: .artist)
         file = try container.decode(String.self, forKey: .file)
@@ -112,13 +118,14 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// Every field (``matchedBPM`` is derived).
     public init(
         song: SongID, bpm: Double, factor: Double, detector: String, detectors: [String], title: String?,
-        artist: String?, file: String, durationS: Double, paths: [String] = []
+        artist: String?, file: String, durationS: Double, confidence: Double? = nil, paths: [String] = []
     ) {
         self.song = song
         self.bpm = bpm
         self.factor = factor
         self.detector = detector
         self.detectors = detectors
+        self.confidence = confidence
         self.title = title
         self.artist = artist
         self.file = file
@@ -134,6 +141,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         try container.encode(matchedBPM, forKey: .matchedBPM)
         try container.encode(detector, forKey: .detector)
         try container.encode(detectors, forKey: .detectors)
+        try container.encodeIfPresent(confidence, forKey: .confidence)
         try container.encode(title, forKey: .title)
         try container.encode(artist, forKey: .artist)
         try container.encode(file, forKey: .file)

@@ -50,9 +50,10 @@ public struct LibraryFigure: Sendable {
         return SVGDocument(width: width, height: height, title: title, elements: elements)
     }
 
-    /// Every detector label of the comparison, sorted.
+    /// Every detector label of the comparison, sorted (the consensus' accuracy row is not a detector).
     var detectors: [String] {
-        Array(Set(comparison.agreements.flatMap { [$0.first, $0.second] } + comparison.accuracy.map(\.detector))).sorted()
+        Array(Set(comparison.agreements.flatMap { [$0.first, $0.second] } + comparison.accuracy.map(\.detector)))
+            .filter { $0 != "consensus" }.sorted()
     }
 
     // MARK: - Agreement matrix

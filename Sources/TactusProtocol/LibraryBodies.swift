@@ -15,7 +15,7 @@ public struct QueryRequest: WireBody {
     public var detector: String?
     public var agree: Int?
     public var octave: Bool?
-    /// `closeness` (to the range's centre, the default) or `bpm`.
+    /// `closeness` (to the range's centre, the default), `bpm` or `newest`.
     public var order: String?
     public var limit: Int?
     public var offset: Int?

@@ -128,6 +128,26 @@ extension Library {
                         detector: name, count: count, acc1: Self.share(acc1, of: count), acc2: Self.share(acc2, of: count),
                         meanAbsoluteError: errors.isEmpty ? nil : errors.reduce(0, +) / Double(errors.count)))
             }
+            // The consensus, measured as the detectors are: last, under the label `consensus`.
+            let consensusOfReferenced = try Row.fetchAll(
+                db, sql: "SELECT c.song_id, c.bpm FROM consensus c JOIN reference_tempi r ON r.song_id = c.song_id"
+            ).map { ($0[0] as Int64, $0[1] as Double?) }
+            if !consensusOfReferenced.isEmpty {
+                var acc1 = 0
+                var acc2 = 0
+                var errors = [Double]()
+                for (song, bpm) in consensusOfReferenced {
+                    guard let reference = references[song] else { continue }
+                    if TempoRelation.acc1(bpm, reference) { acc1 += 1 }
+                    if TempoRelation.acc2(bpm, reference) { acc2 += 1 }
+                    if let bpm { errors.append(abs(bpm - reference)) }
+                }
+                let count = consensusOfReferenced.count
+                accuracy.append(
+                    LibraryComparison.Accuracy(
+                        detector: "consensus", count: count, acc1: Self.share(acc1, of: count), acc2: Self.share(acc2, of: count),
+                        meanAbsoluteError: errors.isEmpty ? nil : errors.reduce(0, +) / Double(errors.count)))
+            }
             var histogram = [LibraryComparison.Bin]()
             if let lowest = consensus.first, let highest = consensus.last {
                 let first = (lowest / binWidth).rounded(.down)

@@ -52,7 +52,7 @@ extension Library {
                 return TempoMatch(
                     song: try SongID.stored(row["sha256"]), bpm: row["bpm"], factor: row["factor"],
                     detector: Self.sourceName(query.source), detectors: detectors, title: row["title"],
-                    artist: row["artist"], file: row["file_name"], durationS: row["duration_s"],
+                    artist: row["artist"], file: row["file_name"], durationS: row["duration_s"], confidence: row["confidence"],
                     paths: paths[row["song_id"] as Int64] ?? [])
             }
         }
@@ -130,8 +130,14 @@ extension Library {
         ]
         let branches: [Branch] = query.octave ? [.direct, .half, .double] : [.direct]
         func orderKey(bpm: String, factor: String) -> String {
-            query.order == .closeness ? "abs(\(bpm) / \(factor) - :centre)" : "\(bpm) / \(factor)"
+            switch query.order {
+            case .closeness: "abs(\(bpm) / \(factor) - :centre)"
+            case .bpm: "\(bpm) / \(factor)"
+            case .newest: "0.0"  // by song id alone, below (not "0": a whole number in ORDER BY names a column)
+            }
         }
+        // Ties (and every row, for `newest`) go by the order songs entered the library.
+        let songOrder = query.order == .newest ? " DESC" : ""
 
         let table: String
         var filter = "1"
@@ -171,6 +177,8 @@ extension Library {
                 """
             if query.limit == nil {
                 scans.append(base)
+            } else if query.order == .newest {
+                scans.append("SELECT * FROM (\(base) ORDER BY a.song_id DESC LIMIT :limit + :offset)")
             } else if query.order == .bpm {
                 scans.append("SELECT * FROM (\(base) ORDER BY a.bpm, a.song_id LIMIT :limit + :offset)")
             } else {
@@ -182,15 +190,15 @@ extension Library {
             SELECT song_id, bpm, factor FROM (
             \(scans.joined(separator: "\nUNION ALL\n"))
             )
-            ORDER BY \(orderKey(bpm: "bpm", factor: "factor")), song_id LIMIT :limit OFFSET :offset
+            ORDER BY \(orderKey(bpm: "bpm", factor: "factor")), song_id\(songOrder) LIMIT :limit OFFSET :offset
             """
         let fromConsensus = table == "consensus"
         let detectors = fromConsensus ? "c.detectors" : "''"
         let join = fromConsensus ? "JOIN consensus c ON c.song_id = m.song_id" : ""
         let sql = """
-            SELECT m.song_id, m.bpm, m.factor, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
+            SELECT m.song_id, m.bpm, m.factor, \(fromConsensus ? "c.confidence" : "NULL") AS confidence, \(detectors) AS detectors, s.sha256, s.title, s.artist, s.file_name, s.duration_s
             FROM (\(inner)) AS m JOIN songs s ON s.id = m.song_id \(join)
-            ORDER BY \(orderKey(bpm: "m.bpm", factor: "m.factor")), m.song_id
+            ORDER BY \(orderKey(bpm: "m.bpm", factor: "m.factor")), m.song_id\(songOrder)
             """
         return (sql, StatementArguments(arguments))
     }

@@ -28,7 +28,7 @@ public final class ServeProcess {
 
     /// Starts `executable serve` with `workersPerDetector` local workers (each offers every
     /// built-in detector, so that is also the number of workers per detector) and
-    /// `extraArguments` added; with `captureErrors`, its standard error is kept for ``errors``
+    /// `extraArguments` added (without `--web` among them, no web gateway: `--no-web`); with `captureErrors`, its standard error is kept for ``errors``
     /// (only for servers that log little: the pipe is read once the server has stopped).
     /// `launcher` runs the command line `tactus serve ...` it is given (in another network
     /// namespace, say) and must exec it, so that the process started is the server.
@@ -42,7 +42,7 @@ public final class ServeProcess {
                 "serve", "--data", dataDirectory, "--workers", String(workersPerDetector), "--json",
                 "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
                 "--log-level", "error",
-            ] + extraArguments
+            ] + (extraArguments.contains("--web") ? [] : ["--no-web"]) + extraArguments
         let (launched, launchedArguments) = launcher?([executable] + arguments) ?? (executable, arguments)
         process.executableURL = URL(fileURLWithPath: launched)
         process.arguments = launchedArguments
@@ -67,6 +67,23 @@ public final class ServeProcess {
             throw Failure(description: "\(executable) serve printed no endpoints")
         }
         self.endpoints = endpoints
+    }
+
+    /// The web gateway's URL (`http://127.0.0.1:PORT/`) once it listens, from DATA/web.json, for a
+    /// server started with `--web` in its extra arguments (the others get `--no-web`); nil when
+    /// it did not listen within `timeout` seconds.
+    public func webURL(timeout: TimeInterval = 30) -> String? {
+        struct Announcement: Decodable { var url: String }
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let data = FileManager.default.contents(atPath: dataDirectory + "/web.json"),
+                let announcement = try? JSONDecoder().decode(Announcement.self, from: data)
+            {
+                return announcement.url
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return nil
     }
 
     /// The server's process id.

@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 
-/// Ends a local worker when the `tactus serve` that started it is gone, so that no worker
+/// Ends a local worker (or the web gateway) when the `tactus serve` that started it is gone, so that no worker
 /// outlives its coordinator (after a `kill -9`, say) and joins the next one as a stray.
 ///
 /// The parent is checked at start (a worker whose parent died before it ran exits at once)
@@ -19,7 +19,7 @@ struct ParentWatch {
     /// ``CommandFailure`` when `parent` is already not this process's parent.
     init(parent: Int32, gone: @escaping @Sendable () -> Void) throws {
         guard getppid() == parent else {
-            throw CommandFailure("the tactus serve (pid \(parent)) that started this worker has exited; not starting")
+            throw CommandFailure("the tactus serve (pid \(parent)) that started this process has exited; not starting")
         }
         timer = DispatchSource.makeTimerSource(queue: .global())
         timer.schedule(deadline: .now() + Self.interval, repeating: Self.interval)

@@ -23,7 +23,8 @@ import Testing
         #expect(betaAlpha.allText.contains("100 %"), "beta is alpha or twice alpha: they agree up to an octave")
 
         let accuracy = root.all(class: "series")
-        #expect(accuracy.compactMap { $0.attributes["data-detector"] } == ["alpha", "beta", "gamma"])
+        // The detectors, then the consensus measured the same way.
+        #expect(accuracy.compactMap { $0.attributes["data-detector"] } == ["alpha", "beta", "gamma", "consensus"])
         for group in accuracy {
             #expect(group.children.filter { $0.name == "rect" }.count == 2, "an Acc1 and an Acc2 bar")
         }

@@ -119,7 +119,7 @@ import Testing
     @Test func listeningBeyondLoopbackWithoutCurveNeedsInsecure() throws {
         let directory = try TemporaryDirectory()
         let arguments = [
-            "serve", "--data", directory.path, "--no-local-workers", "--json", "--frontend", "tcp://0.0.0.0:*",
+            "serve", "--data", directory.path, "--no-local-workers", "--no-web", "--json", "--frontend", "tcp://0.0.0.0:*",
             "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
         ]
         let refused = try run(arguments)

@@ -87,6 +87,13 @@ import Testing
         #expect(accuracy["beta"]?.meanAbsoluteError == 17.5)
 
         let consensus = try (0..<5).compactMap { try library.consensus(of: Fixture.songID($0))?.bpm }
+        // The consensus is measured against the references as the detectors are, last.
+        #expect(comparison.accuracy.last?.detector == "consensus")
+        let references = [100.0, 120, 140, 160]
+        let consensusOfReferenced = try (0..<4).map { try library.consensus(of: Fixture.songID($0))?.bpm }
+        #expect(accuracy["consensus"]?.count == 4)
+        #expect(accuracy["consensus"]?.acc1 == Double(zip(consensusOfReferenced, references).filter { bpm, reference in
+            bpm.map { abs($0 - reference) <= 0.04 * reference } ?? false }.count) / 4)
         #expect(comparison.histogram.map(\.count).reduce(0, +) == consensus.count)
         for bin in comparison.histogram {
             #expect(bin.width == 20)

@@ -52,7 +52,7 @@ extension Tactus {
         @Flag(help: "Also match half and double tempi.")
         var octave = false
 
-        @Option(help: "closeness (to the centre of the range) or bpm.")
+        @Option(help: "closeness (to the centre of the range), bpm (slowest first) or newest (last added first).")
         var order: TempoOrder = .closeness
 
         @Option(help: "At most this many songs.")

@@ -8,6 +8,7 @@ import TactusAudioProbe
 import TactusCoordinator
 import TactusLocalWorkers
 import TactusStore
+import TactusWeb
 import TactusWorker
 import TactusZMQ
 
@@ -47,6 +48,11 @@ extension Tactus {
                 naming the song, the signal and the limit. An analysis over its time limit fails its \
                 job at once with the code timeout. --job-time-limit is the coordinator's own \
                 backstop for any worker, local or not: past it the worker is taken for dead.
+
+                Web: a `tactus web` gateway (pages, the HTTP API under /api/v1, /metrics) is started \
+                on --web (127.0.0.1:8080; port 0: any free port, written to DATA/web.json) unless \
+                --no-web. It is a client of the coordinator (with CURVE, it gets a key made at each \
+                start). Listening beyond loopback needs --web-token-file or --insecure.
                 """
         )
 
@@ -150,8 +156,18 @@ extension Tactus {
         @Option(help: .hidden)
         var authorizedKeys: String?
 
-        @Flag(help: "Allow binding beyond loopback without CURVE (a warning is logged at every start).")
+        @Flag(help: "Allow binding beyond loopback without CURVE, and the web gateway without a token (a warning is logged).")
         var insecure = false
+
+        @Option(help: ArgumentHelp("Where the web gateway listens: HOST:PORT (port 0: any free port).", valueName: "addr"))
+        var web = "127.0.0.1:8080"
+
+        @Flag(help: "Start no web gateway.")
+        var noWeb = false
+
+        @Option(help: ArgumentHelp(
+            "A file whose first line is the token every web request must carry (bearer or login cookie).", valueName: "file"))
+        var webTokenFile: String?
 
         @Option(help: "Seconds one attempt of a job may take before its worker is treated as dead.")
         var jobTimeLimit = 600.0
@@ -219,6 +235,7 @@ extension Tactus {
         func run() throws {
             let logger = CommandLogging.logger("tactus.serve", level: logLevel)
             let descriptors = BuiltinDetectors.registry.descriptors
+            let webAddress = try checkedWebAddress()
             let curve = try curveSetup()
             let coordinator: Coordinator
             do {
@@ -244,8 +261,13 @@ extension Tactus {
             let reloadSignal = ReloadSignal { coordinator.reloadAuthorizedKeys() }
             var pool: LocalWorkerPool?
             var watcher: LibraryWatcher?
+            var webPool: LocalWorkerPool?
             try coordinator.run { endpoints in
                 announce(endpoints)
+                if webAddress != nil {
+                    webPool = LocalWorkerPool(slots: [webSlot(endpoints, curveArguments: curve?.webArguments ?? [])], logger: logger)
+                    webPool?.start()
+                }
                 if watch {
                     do {
                         watcher = try LibraryWatcher(roots: libraryRoots, coordinator: coordinator, logger: logger)
@@ -289,33 +311,77 @@ extension Tactus {
             }
             watcher?.stop()
             pool?.stop(grace: 2)
+            webPool?.stop(grace: 2)
             withExtendedLifetime((stopSignals, reloadSignal)) {}
+        }
+
+        /// The web gateway's address, checked (loopback, a token or --insecure; free now), nil with --no-web.
+        private func checkedWebAddress() throws -> WebAddress? {
+            unlink(data + "/web.json")
+            guard !noWeb else { return nil }
+            let address = try WebAddress(web, option: "--web")
+            if let webTokenFile {
+                do { _ = try WebConfiguration.readToken(file: webTokenFile) } catch { throw CommandFailure("\(error)") }
+            }
+            try address.checkAccess(token: webTokenFile != nil, insecure: insecure, option: "--web")
+            if address.port != 0, let problem = address.probe() {
+                throw CommandFailure("cannot listen on \(web) for the web gateway: \(problem) (choose another with --web HOST:PORT, or --no-web)")
+            }
+            return address
+        }
+
+        /// The `tactus web` process serve supervises: a client of `endpoints`, ending with this process.
+        private func webSlot(_ endpoints: BoundEndpoints, curveArguments: [String]) -> LocalWorkerPool.Slot {
+            var arguments = [
+                "web", "--server", endpoints.frontend, "--events", endpoints.events, "--listen", web,
+                "--announce-file", data + "/web.json", "--parent-pid", String(getpid()), "--max-upload-bytes", String(maxSongBytes),
+                "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
+            ]
+            if let webTokenFile { arguments += ["--web-token-file", webTokenFile] }
+            if insecure { arguments.append("--insecure") }
+            if json { arguments.append("--json") }
+            return LocalWorkerPool.Slot(executable: CommandLogging.executablePath, arguments: arguments + curveArguments, label: "web")
         }
 
         /// The coordinator's CURVE security, and the key files of the local workers (if any): a
         /// key pair made at each start, admitted besides the directory's keys, its secret certificate
         /// written (mode 0600) under DATA/local-worker-keys with the server's public certificate.
-        private func curveSetup() throws -> (security: CoordinatorSecurity, localWorkerArguments: [String])? {
+        private func curveSetup() throws -> (security: CoordinatorSecurity, localWorkerArguments: [String], webArguments: [String])? {
             guard let curveSecretKey, let authorizedClients else { return nil }
             do {
                 let serverKeys = try CurveCertificate(contentsOf: curveSecretKey).keyPair
-                guard !noLocalWorkers else {
+                guard !noLocalWorkers || !noWeb else {
                     let security = CoordinatorSecurity(
                         keyPair: serverKeys, authorizedClientsDirectory: authorizedClients, authorizedWorkersDirectory: authorizedWorkers)
-                    return (security, [])
+                    return (security, [], [])
                 }
                 let directory = (data as NSString).appendingPathComponent("local-worker-keys")
-                for name in ["server.key", "local-worker.key", "local-worker.key_secret"] {
+                for name in ["server.key", "local-worker.key", "local-worker.key_secret", "web.key", "web.key_secret"] {
                     unlink((directory as NSString).appendingPathComponent(name))
                 }
-                let workerKeys = try CurveKeyPair.generate()
-                let files = try CurveCertificate(keyPair: workerKeys).save(name: "local-worker", in: directory)
                 let serverPublic = (directory as NSString).appendingPathComponent("server.key")
+                var workerArguments: [String] = []
+                var webArguments: [String] = []
+                var extraWorkerKeys: Set<CurveKey> = []
+                var extraClientKeys: Set<CurveKey> = []
+                if !noLocalWorkers {
+                    let workerKeys = try CurveKeyPair.generate()
+                    let files = try CurveCertificate(keyPair: workerKeys).save(name: "local-worker", in: directory)
+                    extraWorkerKeys.insert(workerKeys.publicKey)
+                    workerArguments = ["--curve-server-key", serverPublic, "--curve-secret-key", files.secretPath]
+                }
+                if !noWeb {
+                    // The gateway is a client: its key is admitted on the frontend and the events only.
+                    let webKeys = try CurveKeyPair.generate()
+                    let files = try CurveCertificate(keyPair: webKeys).save(name: "web", in: directory)
+                    extraClientKeys.insert(webKeys.publicKey)
+                    webArguments = ["--curve-server-key", serverPublic, "--curve-secret-key", files.secretPath]
+                }
                 try Data(CurveCertificate(publicKey: serverKeys.publicKey).publicText().utf8).write(to: URL(fileURLWithPath: serverPublic))
                 let security = CoordinatorSecurity(
                     keyPair: serverKeys, authorizedClientsDirectory: authorizedClients, authorizedWorkersDirectory: authorizedWorkers,
-                    extraWorkerKeys: [workerKeys.publicKey])
-                return (security, ["--curve-server-key", serverPublic, "--curve-secret-key", files.secretPath])
+                    extraWorkerKeys: extraWorkerKeys, extraClientKeys: extraClientKeys)
+                return (security, workerArguments, webArguments)
             } catch {
                 throw CommandFailure("cannot set up CURVE: \(error)")
             }

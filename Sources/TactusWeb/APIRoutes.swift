@@ -1,0 +1,202 @@
+import Foundation
+import Hummingbird
+import NIOCore
+import TactusClient
+import TactusDetector
+import TactusModel
+import TactusPlot
+import TactusProtocol
+
+/// The HTTP API under `/api/v1`: each endpoint one client request of the wire protocol, with
+/// its wire names in query strings and bodies, its replies as the protocol's JSON bodies, its
+/// errors as the protocol's `error` body with a fitting HTTP status. `openapi.yaml` describes it.
+struct APIRoutes: Sendable {
+    let gateway: WebGateway
+
+    func register(on router: Router<BasicRequestContext>) {
+        let api = router.group("api/v1")
+        api.get("openapi.yaml") { _, _ in
+            Response(
+                status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+        }
+        api.get("songs") { request, _ in await handle { try await songs(request) } }
+        api.post("songs") { request, context in await handle { try await upload(request, context: context) } }
+        api.get("songs/:song") { request, context in
+            await handle {
+                let song = try LibraryRequests.song(context.parameters.get("song") ?? "")
+                let compare = try await gateway.ask { try $0.compare(CompareRequest(song: song)) }
+                return JSONText.response(compare)
+            }
+        }
+        api.get("songs/:song/result") { request, context in
+            await handle {
+                let song = try LibraryRequests.song(context.parameters.get("song") ?? "")
+                let parameters = QueryParameters(request)
+                let windows = try parameters.flag("windows")
+                let result = try await gateway.ask { try $0.result(ResultRequest(song: song, windows: windows)).response }
+                return JSONText.response(result)
+            }
+        }
+        api.get("songs/:song/figure.svg") { request, context in
+            await handle {
+                let song = try LibraryRequests.song(context.parameters.get("song") ?? "")
+                let figure = try await SongFigureSource(gateway: gateway).figure(song: song)
+                return Response(
+                    status: .ok, headers: [.contentType: "image/svg+xml; charset=utf-8"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: figure.svg)))
+            }
+        }
+        api.get("compare") { request, _ in
+            await handle {
+                let compare = try LibraryRequests.compare(QueryParameters(request))
+                return JSONText.response(try await gateway.ask { try $0.compare(compare) })
+            }
+        }
+        api.get("playlist") { request, _ in await handle { try await playlist(request) } }
+        api.get("status") { request, _ in
+            await handle {
+                let status = try LibraryRequests.status(QueryParameters(request))
+                return JSONText.response(try await gateway.ask { try $0.status(job: status.job, song: status.song) })
+            }
+        }
+        api.get("detectors") { _, _ in
+            await handle { JSONText.response(try await gateway.ask { try $0.detectors() }) }
+        }
+        api.get("events") { request, _ in
+            await handle { try events(request) }
+        }
+        router.get("metrics") { _, _ in
+            let status = try? await gateway.ask { try $0.status() }
+            let detectors = try? await gateway.ask { try $0.detectors() }
+            gateway.metrics.update(status: status?.server, detectors: detectors)
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: gateway.metrics.text())))
+        }
+        api.get("**") { request, _ in
+            HTTPFailure(.notFound, .notFound, "no such endpoint: \(request.uri.path) (see /api/v1/openapi.yaml)").response()
+        }
+    }
+
+    /// `GET /api/v1/songs`: the songs whose tempo lies in a range (all of them by default).
+    private func songs(_ request: Request) async throws(HTTPFailure) -> Response {
+        let query = try LibraryRequests.query(QueryParameters(request))
+        let songs = try await gateway.ask { try $0.query(query) }
+        return JSONText.response(SongList(songs: songs))
+    }
+
+    /// `POST /api/v1/songs?name=FILE`: a song's bytes as the body, submitted for analysis.
+    private func upload(_ request: Request, context: BasicRequestContext) async throws(HTTPFailure) -> Response {
+        let parameters = QueryParameters(request)
+        let name = parameters.text("name") ?? request.headers[.contentDisposition].flatMap(Self.fileName(disposition:))
+        let detectors = parameters.text("detectors").map { $0.split(separator: ",").map(String.init) }
+        let submit = SubmitRequest(name: name, detectors: detectors, force: try parameters.flag("force"))
+        try LibraryRequests.check(submit, command: "submit")
+        let limit = gateway.configuration.maxUploadBytes
+        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
+            gateway.metrics.recordRefusal(code: ErrorCode.tooLarge.rawValue)
+            throw HTTPFailure(.contentTooLarge, .tooLarge, "\(name ?? "the upload"): \(length) bytes, over the limit of \(limit) bytes")
+        }
+        var request = request
+        let bytes: [UInt8]
+        do {
+            var buffer = try await request.collectBody(upTo: limit)
+            bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
+        } catch {
+            gateway.metrics.recordRefusal(code: ErrorCode.tooLarge.rawValue)
+            throw HTTPFailure(.contentTooLarge, .tooLarge, "\(name ?? "the upload"): over the limit of \(limit) bytes")
+        }
+        guard !bytes.isEmpty else {
+            throw HTTPFailure(.badRequest, .empty, "\(name ?? "the upload"): no bytes (send the song's file as the request body)")
+        }
+        do {
+            let response = try await gateway.connections.run { client in
+                try client.submitWhileBusy(submit, audio: bytes) { _, wait in
+                    // The gateway waits out `busy` a few times, then lets its client retry.
+                    guard wait <= .seconds(5) else { throw ClientError.rejected(ErrorBody(code: .busy, message: "busy")) }
+                    Thread.sleep(forTimeInterval: wait.seconds)
+                }
+            }
+            return JSONText.response(response, status: .accepted)
+        } catch {
+            let failure = HTTPFailure.from(error)
+            gateway.metrics.recordRefusal(code: failure.body.code.rawValue)
+            throw failure
+        }
+    }
+
+    /// The file name of a `Content-Disposition: attachment; filename="x.flac"` header.
+    static func fileName(disposition: String) -> String? {
+        guard let range = disposition.range(of: "filename=") else { return nil }
+        var name = disposition[range.upperBound...].split(separator: ";").first.map(String.init) ?? ""
+        name = name.trimmingCharacters(in: .whitespaces)
+        if name.hasPrefix("\"") && name.hasSuffix("\"") && name.count >= 2 { name = String(name.dropFirst().dropLast()) }
+        return name.isEmpty ? nil : name
+    }
+
+    /// `GET /api/v1/playlist`: songs for a cadence or a profile, as JSON or M3U8.
+    private func playlist(_ request: Request) async throws(HTTPFailure) -> Response {
+        let parameters = QueryParameters(request)
+        let format = parameters.text("format") ?? "json"
+        guard format == "json" || format == "m3u8" else {
+            throw HTTPFailure(.badRequest, .badRequest, "format: '\(QueryParameters.shown(format))' is not json or m3u8")
+        }
+        let query = try LibraryRequests.playlist(parameters)
+        let playlist = try await gateway.ask { try $0.playlist(query) }
+        guard format == "m3u8" else { return JSONText.response(PlaylistResponse(playlist: playlist)) }
+        let title = query.profile.map { "Tactus run \($0)" } ?? "Tactus run at \(SVGNumber.format(query.cadence ?? 0)) steps per minute"
+        let file = "tactus-" + (query.profile ?? "\(SVGNumber.format(query.cadence ?? 0))spm")
+            .map { $0.isLetter || $0.isNumber || $0 == "@" || $0 == "." ? String($0) : "-" }.joined() + ".m3u8"
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "audio/x-mpegurl; charset=utf-8", .contentDisposition: "attachment; filename=\"\(file)\"",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: PlaylistM3U8(playlist, title: title).text())))
+    }
+
+    /// `GET /api/v1/events`: the coordinator's events as Server-Sent Events (`event:` its
+    /// name, `data:` its JSON body), optionally only those of one `song`.
+    private func events(_ request: Request) throws(HTTPFailure) -> Response {
+        let song = QueryParameters(request).text("song")
+        if let song { _ = try LibraryRequests.song(song) }
+        let stream = gateway.events.stream()
+        let body = AsyncStream<ByteBuffer> { continuation in
+            let task = Task {
+                continuation.yield(ByteBuffer(string: "retry: 2000\n: connected to \(gateway.configuration.events)\n\n"))
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        for await message in stream where song == nil || message.song?.hasPrefix(song!) == true {
+                            continuation.yield(ByteBuffer(string: "event: \(message.name)\ndata: \(message.json)\n\n"))
+                        }
+                    }
+                    group.addTask {
+                        // A comment every 15 s keeps proxies from closing a quiet stream.
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .seconds(15))
+                            continuation.yield(ByteBuffer(string: ": keep-alive\n\n"))
+                        }
+                    }
+                    await group.next()
+                    group.cancelAll()
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache"],
+            body: ResponseBody(asyncSequence: body))
+    }
+}
+
+/// Runs a handler, answering its failure as the protocol's JSON error.
+func handle(_ body: () async throws -> Response) async -> Response {
+    do {
+        return try await body()
+    } catch {
+        return HTTPFailure.from(error).response()
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import TactusClient
+import TactusModel
+import TactusProtocol
+
+/// `tactus web`: the HTTP gateway. Pages, the HTTP API under `/api/v1` and `/metrics`, each
+/// request answered by asking the coordinator over the wire protocol (``CoordinatorConnections``),
+/// live updates from its events (``EventHub``). It never opens the library file.
+///
+/// ```swift
+/// let gateway = try WebGateway(configuration: WebConfiguration(frontend: f, events: e), logger: logger)
+/// try await gateway.run()
+/// ```
+public final class WebGateway: Sendable {
+    public let configuration: WebConfiguration
+    public let connections: CoordinatorConnections
+    public let events: EventHub
+    public let metrics: GatewayMetrics
+    let logger: Logger
+
+    public init(configuration: WebConfiguration, logger: Logger) throws(ClientError) {
+        self.configuration = configuration
+        self.logger = logger
+        connections = try CoordinatorConnections(server: configuration.frontend, curve: configuration.curve, timeout: configuration.timeout)
+        events = EventHub(endpoint: configuration.events, connections: connections, logger: logger)
+        metrics = GatewayMetrics()
+        let metrics = metrics
+        let connections = connections
+        events.observe { message in
+            metrics.record(message.event)
+            // The analysis seconds of a finished song come with its stored analyses.
+            if case .songDone(let done) = message.event, done.jobs.contains(where: { $0.state == .done }) {
+                Task {
+                    guard let result = try? await connections.run({ try $0.result(ResultRequest(song: done.song)).response }) else { return }
+                    let finished = Set(done.jobs.filter { $0.state == .done && $0.job != 0 }.map(\.detector))
+                    for analysis in result.analyses where finished.contains(analysis.detector) {
+                        metrics.recordAnalysis(detector: analysis.detector, seconds: analysis.seconds)
+                    }
+                }
+            }
+        }
+    }
+
+    /// The router of every page and endpoint.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: AccessMiddleware(token: configuration.token))
+        APIRoutes(gateway: self).register(on: router)
+        PageRoutes(gateway: self).register(on: router)
+        LoginRoutes(token: configuration.token).register(on: router)
+        return router
+    }
+
+    /// Serves until the task is cancelled or the process gets SIGINT/SIGTERM; `onListening` gets the bound URL.
+    public func run(onListening: @escaping @Sendable (String) -> Void = { _ in }) async throws {
+        try events.start()
+        defer { events.stop() }
+        let announceFile = configuration.announceFile
+        let host = configuration.host
+        let app = Application(
+            router: router(),
+            configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "tactus"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                let shownHost = host.contains(":") ? "[\(host)]" : host
+                let url = "http://\(shownHost):\(port)/"
+                if let announceFile {
+                    let json = "{\"url\":\"\(url)\"}\n"
+                    FileManager.default.createFile(atPath: announceFile + ".tmp", contents: Data(json.utf8))
+                    _ = rename(announceFile + ".tmp", announceFile)
+                }
+                onListening(url)
+            },
+            logger: logger)
+        try await app.runService()
+    }
+
+    /// The coordinator's answer to `body`, or the HTTP failure it amounts to.
+    func ask<T: Sendable>(_ body: @escaping @Sendable (TactusClient) throws -> T) async throws(HTTPFailure) -> T {
+        do {
+            return try await connections.run(body)
+        } catch {
+            throw HTTPFailure.from(error)
+        }
+    }
+}

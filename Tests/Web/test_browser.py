@@ -1,0 +1,171 @@
+"""The pages in a real browser: Debian's chromium, driven through chromium-driver by Selenium
+(python3-selenium), against a real `tactus serve` with its web gateway.
+
+Load the library, filter a BPM range, open a song and see its figure, build a playlist and
+download its M3U8, upload a file and see it finish, watch the queue page update. With
+TACTUS_SCREENSHOTS=DIR, every page is also saved at desktop (1280) and phone (390) widths.
+
+Run by `make test`; skipped, saying why, where Selenium is missing or Chromium cannot start.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import webserver
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError as missing:  # pragma: no cover - reported as a skip
+    webdriver = None
+    NO_SELENIUM = f"Selenium is not installed for {os.sys.executable} ({missing}): make deps installs python3-selenium"
+else:
+    NO_SELENIUM = None
+
+
+def chromium():
+    """A headless Chromium, or the reason it cannot start."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    if binary is None or driver is None:
+        return None, "chromium and chromium-driver are not installed (make deps installs them)"
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"):
+        options.add_argument(argument)
+    downloads = tempfile.mkdtemp(prefix="tactus-downloads-")
+    options.add_experimental_option("prefs", {"download.default_directory": downloads, "download.prompt_for_download": False})
+    try:
+        browser = webdriver.Chrome(service=Service(driver), options=options)
+    except Exception as error:  # noqa: BLE001 - any failure to start is the reason to skip
+        return None, f"Chromium cannot start here: {str(error).splitlines()[0]}"
+    browser.downloads = downloads
+    return browser, None
+
+
+@unittest.skipIf(NO_SELENIUM is not None, NO_SELENIUM or "")
+@unittest.skipIf(webserver.binary() is None, "no tactus binary: build it (swift build) or set TACTUS_BINARY")
+class BrowserTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.browser, reason = chromium()
+        if cls.browser is None:
+            raise unittest.SkipTest(reason)
+        cls.server = webserver.WebServer()
+        cls.songs = Path(tempfile.mkdtemp(prefix="tactus-browser-songs-"))
+        cls.ids = {}
+        for bpm in (96, 150):
+            answer = cls.server.upload(webserver.click_track(cls.songs / f"click-{bpm}.wav", bpm))
+            cls.ids[bpm] = answer["song"]
+        for song in cls.ids.values():
+            cls.server.wait(song)
+        cls.screenshots = os.environ.get("TACTUS_SCREENSHOTS")
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.browser.quit()
+        cls.server.stop()
+
+    def open(self, path: str):
+        self.browser.get(self.server.url + path)
+        return self.browser
+
+    def wait(self, condition, seconds: float = 30):
+        return WebDriverWait(self.browser, seconds).until(condition)
+
+    def shoot(self, name: str) -> None:
+        """Saves the page at desktop and phone widths, whole height, when TACTUS_SCREENSHOTS is set."""
+        if not self.screenshots:
+            return
+        os.makedirs(self.screenshots, exist_ok=True)
+        for label, width in (("desktop", 1280), ("phone", 390)):
+            self.browser.set_window_size(width, 900)
+            height = self.browser.execute_script("return document.documentElement.scrollHeight")
+            self.browser.set_window_size(width, min(max(height + 100, 600), 6000))
+            time.sleep(0.2)
+            self.browser.save_screenshot(os.path.join(self.screenshots, f"{name}-{label}.png"))
+        self.browser.set_window_size(1280, 900)
+
+    def test_1_library_filter_and_song_figure(self) -> None:
+        browser = self.open("/")
+        rows = browser.find_elements(By.CSS_SELECTOR, "#songs tbody tr")
+        self.assertEqual(2, len(rows))
+        self.assertIn("Tempo histogram of 2 songs", browser.page_source)
+        self.shoot("library")
+        # Filter a BPM range with the form, by keyboard.
+        browser.find_element(By.NAME, "min_bpm").send_keys("140")
+        maximum = browser.find_element(By.NAME, "max_bpm")
+        maximum.send_keys("160")
+        maximum.submit()
+        self.wait(conditions.title_contains("140"))
+        rows = browser.find_elements(By.CSS_SELECTOR, "#songs tbody tr")
+        self.assertEqual(1, len(rows))
+        self.assertIn("click-150.wav", rows[0].text)
+        self.shoot("library-range")
+        # Sort by a column (this page's rows), then open the song.
+        browser.find_element(By.CSS_SELECTOR, "button.sort[data-key=title]").click()
+        self.assertEqual("ascending", browser.find_element(By.XPATH, "//th[button[@data-key='title']]").get_attribute("aria-sort"))
+        rows[0].find_element(By.CSS_SELECTOR, "a.title").click()
+        self.wait(conditions.url_contains("/songs/" + self.ids[150]))
+        figure = browser.find_element(By.CSS_SELECTOR, ".figure svg")
+        self.assertGreater(figure.size["width"], 300)
+        self.assertIn("comb-filter", browser.find_element(By.TAG_NAME, "table").text)
+        self.shoot("song")
+
+    def test_2_playlist_and_its_m3u8(self) -> None:
+        browser = self.open("/playlist")
+        cadence = browser.find_element(By.NAME, "cadence")
+        cadence.clear()
+        cadence.send_keys("150")
+        minutes = browser.find_element(By.NAME, "minutes")
+        minutes.clear()
+        minutes.send_keys("0.2")
+        minutes.submit()
+        link = self.wait(conditions.presence_of_element_located((By.LINK_TEXT, "Download M3U8")))
+        self.assertIn("click-150.wav", browser.find_element(By.CSS_SELECTOR, "table").text)
+        self.shoot("playlist")
+        link.click()
+        deadline = time.monotonic() + 20
+        files = []
+        while time.monotonic() < deadline:
+            files = [name for name in os.listdir(browser.downloads) if name.endswith(".m3u8")]
+            if files:
+                break
+            time.sleep(0.2)
+        self.assertEqual(1, len(files), os.listdir(browser.downloads))
+        text = Path(browser.downloads, files[0]).read_text(encoding="utf-8")
+        self.assertTrue(text.startswith("#EXTM3U\n"))
+        self.assertIn("click-150.wav\n", text)
+
+    def test_3_upload_and_watch_the_queue(self) -> None:
+        browser = self.open("/queue")
+        self.wait(lambda b: "on" in b.find_element(By.ID, "live").get_attribute("class"))
+        self.shoot("queue")
+        song = webserver.click_track(self.songs / "click-132.wav", 132)
+        browser.find_element(By.ID, "files").send_keys(str(song))
+        finished = self.wait(conditions.presence_of_element_located((By.CSS_SELECTOR, "#uploads .finished")), 180)
+        self.assertIn("BPM", finished.text)
+        # The queue updated from the events: jobs finished here, and the events list.
+        finished_cells = browser.find_elements(By.CSS_SELECTOR, "#detectors td[data-field=done]")
+        self.assertGreater(sum(int(cell.text or 0) for cell in finished_cells), 0)
+        self.assertIn("song", browser.find_element(By.ID, "events").text)
+        self.shoot("queue-after-upload")
+        browser.find_element(By.CSS_SELECTOR, "#uploads a").click()
+        self.wait(conditions.presence_of_element_located((By.CSS_SELECTOR, ".figure svg")))
+
+    def test_4_compare_page(self) -> None:
+        browser = self.open("/compare")
+        self.assertIn("Agreement between detectors", browser.page_source)
+        self.shoot("compare")
+
+
+if __name__ == "__main__":
+    unittest.main()

