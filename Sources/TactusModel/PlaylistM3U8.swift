@@ -1,7 +1,8 @@
 /// A playlist as an extended M3U file in UTF-8 (M3U8): `#EXTM3U`, then for each entry an
 /// `#EXTINF:SECONDS,ARTIST - TITLE` line and the song's location.
 ///
-/// The location of an entry is what `location` gives for its match (by default the file name
+/// The location of an entry is what `location` gives for its match (the gateway: its first path
+/// under a library root, else the file name; by default the file name
 /// the library stored, which players resolve next to the playlist file). Control characters in
 /// titles and locations (a line break would start a new entry) are replaced by spaces.
 ///

@@ -153,7 +153,7 @@ struct APIRoutes: Sendable {
             headers: [
                 .contentType: "audio/x-mpegurl; charset=utf-8", .contentDisposition: "attachment; filename=\"\(file)\"",
             ],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: PlaylistM3U8(playlist, title: title).text())))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: PlaylistM3U8(playlist, title: title).text(location: { $0.paths.first ?? $0.file }))))
     }
 
     /// `GET /api/v1/events`: the coordinator's events as Server-Sent Events (`event:` its

@@ -99,7 +99,7 @@ public final class EventHub: @unchecked Sendable {
         case .jobDone(let body): song = body.song
         case .jobFailed(let body): song = body.song
         case .songDone(let body): song = body.song
-        case .workerJoined, .workerLost: song = nil
+        case .workerJoined, .workerLost, .scanProgress: song = nil
         }
         return Message(event: event, name: event.name.rawValue, json: String(decoding: frames[3], as: UTF8.self), song: song)
     }

@@ -81,7 +81,7 @@ public final class GatewayMetrics: @unchecked Sendable {
             counter("tactus_jobs_finished_total", [("detector", done.detector)]).increment()
         case .jobFailed(let failed):
             counter("tactus_jobs_failed_total", [("detector", failed.detector), ("code", failed.error.code.rawValue)]).increment()
-        case .songDone, .workerJoined, .workerLost:
+        case .songDone, .workerJoined, .workerLost, .scanProgress:
             break
         }
     }

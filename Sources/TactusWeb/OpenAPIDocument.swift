@@ -612,6 +612,26 @@ components:
       - bpm
       - strength
       additionalProperties: false
+    beats:
+      description: Beat positions, only from detectors that track beats (beatnet); absent otherwise, and in 'result' replies
+        unless windows were asked for.
+      type: object
+      properties:
+        times:
+          description: Beat times in seconds from the start of the song, ascending.
+          type: array
+          items:
+            type: number
+            minimum: 0
+        downbeats:
+          description: The beats that begin a bar (a subset of times), when the detector tells them.
+          type: array
+          items:
+            type: number
+            minimum: 0
+      required:
+      - times
+      additionalProperties: false
     analysis:
       description: One detector's analysis of one song, as `tactus analyze --json` prints it.
       type: object
@@ -645,6 +665,8 @@ components:
           type: array
           items:
             $ref: '#/components/schemas/window'
+        beats:
+          $ref: '#/components/schemas/beats'
         seconds:
           description: Wall-clock seconds of analysis, decoding excluded.
           type: number
@@ -680,6 +702,34 @@ components:
       required:
       - bpm
       - detectors
+      additionalProperties: false
+    song_location:
+      description: 'Where a song analysed in place lies: a file below one of the server''s library roots, as last seen.'
+      type: object
+      properties:
+        root:
+          description: The library root, absolute.
+          type: string
+          minLength: 1
+        path:
+          description: 'The file''s path below the root: ''/''-separated names, never ''.'' or ''..''.'
+          type: string
+          minLength: 1
+        byte_size:
+          type: integer
+          minimum: 0
+        mtime_ns:
+          description: Modification time when last seen, in nanoseconds since 1970.
+          type: integer
+        missing:
+          description: True when a scan found the file gone.
+          type: boolean
+      required:
+      - root
+      - path
+      - byte_size
+      - mtime_ns
+      - missing
       additionalProperties: false
     tempo_match:
       description: A song found by query or chosen by playlist, as `tactus query --json` prints it.
@@ -728,6 +778,12 @@ components:
           type: string
         duration_s:
           type: number
+        paths:
+          description: The absolute paths of the song's files under the server's library roots that were present at the last
+            scan; empty for an uploaded song.
+          type: array
+          items:
+            type: string
       required:
       - song
       - bpm
@@ -771,7 +827,9 @@ components:
       - triple
       - wrong
     worker_info:
-      description: A connected worker; job is absent when it is idle.
+      description: A connected worker; job is absent when it is idle. A worker offering several detectors (protocol version
+        2) lists them in detectors (detector and version name the first), and one running several jobs of a song lists them
+        in jobs (job is the first).
       type: object
       properties:
         worker_id:
@@ -782,6 +840,16 @@ components:
           type: string
         job:
           $ref: '#/components/schemas/job_id'
+        detectors:
+          type: array
+          items:
+            $ref: '#/components/schemas/detector_name'
+          minItems: 2
+        jobs:
+          type: array
+          items:
+            $ref: '#/components/schemas/job_id'
+          minItems: 2
       required:
       - worker_id
       - detector
@@ -806,6 +874,10 @@ components:
       - sample_rate
       - channels
       additionalProperties: false
+    upload_id:
+      description: An upload of a song in chunks, named by the coordinator (SPEC.md, section 3.9).
+      type: string
+      pattern: ^[a-z0-9-]{1,64}$
     render_id:
       description: 'A render of a stretch request: the song''s first 16 hex digits and the target tempo to 0.001 BPM (3f9a3f9a3f9a3f9a-170.5).'
       type: string
@@ -971,6 +1043,78 @@ components:
       - detector
       - attempts
       - error
+      additionalProperties: false
+    event.scan.progress:
+      title: scan.progress event body (topic `scan`)
+      description: 'A running scan''s counts so far, published after each batch of files it looked at: files found, looked
+        (files looked at so far), and the counts as in the scan reply.'
+      type: object
+      properties:
+        files:
+          description: Files looked at.
+          type: integer
+          minimum: 0
+        looked:
+          description: Files looked at so far.
+          type: integer
+          minimum: 0
+        new:
+          description: 'New paths with bytes the library did not know: queued.'
+          type: integer
+          minimum: 0
+        changed:
+          description: 'Known paths whose bytes changed: the new bytes queued.'
+          type: integer
+          minimum: 0
+        moved:
+          description: 'Songs found at a new path whose old path is gone: they keep their analyses.'
+          type: integer
+          minimum: 0
+        missing:
+          description: 'Recorded files that are gone: their songs leave query results.'
+          type: integer
+          minimum: 0
+        unchanged:
+          description: Files with the recorded size and modification time (or bytes).
+          type: integer
+          minimum: 0
+        copies:
+          description: Bytes the library knows at a new path while the old path is still present.
+          type: integer
+          minimum: 0
+        skipped:
+          type: array
+          items:
+            type: object
+            properties:
+              path:
+                type: string
+              reason:
+                type: string
+              code:
+                $ref: '#/components/schemas/error_code'
+            required:
+            - path
+            - reason
+            additionalProperties: false
+        queued_jobs:
+          type: integer
+          minimum: 0
+        seconds:
+          type: number
+          minimum: 0
+      required:
+      - files
+      - new
+      - changed
+      - moved
+      - missing
+      - unchanged
+      - copies
+      - skipped
+      - queued_jobs
+      - seconds
+      - looked
       additionalProperties: false
     event.song.done:
       title: song.done event body
@@ -1398,6 +1542,90 @@ components:
           description: How many songs there are to check in all.
           type: integer
           minimum: 0
+        tags:
+          description: How the files' BPM tags (reference tempi of source tag, read by `tactus tags read`) agree with the
+            detectors, and the tags that look wrong; absent when no song has a tag.
+          type: object
+          properties:
+            songs:
+              description: Songs whose reference tempo is their tag.
+              type: integer
+              minimum: 1
+            detectors:
+              description: 'Each current default detector, then `consensus`: shares of its tagged songs within 4 % of the
+                tag (match), at double or half (octave), at three times or a third (triple), or none of these (unrelated,
+                no tempo included).'
+              type: array
+              items:
+                type: object
+                properties:
+                  detector:
+                    type: string
+                  songs:
+                    type: integer
+                    minimum: 1
+                  match:
+                    type: number
+                    minimum: 0
+                    maximum: 1
+                  octave:
+                    type: number
+                    minimum: 0
+                    maximum: 1
+                  triple:
+                    type: number
+                    minimum: 0
+                    maximum: 1
+                  unrelated:
+                    type: number
+                    minimum: 0
+                    maximum: 1
+                required:
+                - detector
+                - songs
+                - match
+                - octave
+                - triple
+                - unrelated
+                additionalProperties: false
+            suspects:
+              description: The tags that disagree with their song's consensus tempo, the most confident consensus first (at
+                most 100).
+              type: array
+              maxItems: 100
+              items:
+                type: object
+                properties:
+                  song:
+                    type: string
+                    pattern: ^[0-9a-f]{64}$
+                  file:
+                    type: string
+                  tag:
+                    type: number
+                  consensus:
+                    $ref: '#/components/schemas/consensus'
+                  looks:
+                    enum:
+                    - octave
+                    - triple
+                    - unrelated
+                required:
+                - song
+                - file
+                - tag
+                - consensus
+                - looks
+                additionalProperties: false
+            suspects_total:
+              type: integer
+              minimum: 0
+          required:
+          - songs
+          - detectors
+          - suspects
+          - suspects_total
+          additionalProperties: false
       required:
       - songs
       - agreements
@@ -1476,11 +1704,20 @@ components:
                     type: number
                   match:
                     $ref: '#/components/schemas/tempo_match'
+                  off_pct:
+                    description: 'How far the song''s matched tempo is from the cadence, in percent (negative: slower).'
+                    type: number
+                  fits:
+                    description: 'Whether the song is within the tolerance (false: taken to fill its segment when the fitting
+                      songs ran out).'
+                    type: boolean
                 required:
                 - position
                 - start_s
                 - cadence
                 - match
+                - off_pct
+                - fits
                 additionalProperties: false
             fills:
               description: One per segment of the profile, in order.
@@ -1500,16 +1737,42 @@ components:
                     - duration_s
                     additionalProperties: false
                   filled_s:
-                    description: Seconds of music chosen for it (the last song may run past the segment's end).
+                    description: 'Seconds of music chosen for it: within about half a song of the segment''s duration unless
+                      short.'
                     type: number
                     minimum: 0
                   short:
-                    description: True when the library ran out of matching songs before the segment was full.
+                    description: True when the library ran out of songs (with strict, of songs within the tolerance) before
+                      the segment was full.
                     type: boolean
+                  start_s:
+                    description: When the segment's first song starts, in seconds from the start of the run.
+                    type: number
+                    minimum: 0
+                  planned_start_s:
+                    description: When the profile starts the segment (the durations of the segments before it, summed).
+                    type: number
+                    minimum: 0
+                  beyond_tolerance_s:
+                    description: Seconds of songs beyond the tolerance in the segment.
+                    type: number
+                    minimum: 0
+                  mean_off_pct:
+                    description: The mean distance of the segment's songs from its cadence, in percent (absent without songs).
+                    type: number
+                    minimum: 0
+                  max_off_pct:
+                    description: The largest distance of the segment's songs from its cadence, in percent (absent without
+                      songs).
+                    type: number
+                    minimum: 0
                 required:
                 - segment
                 - filled_s
                 - short
+                - start_s
+                - planned_start_s
+                - beyond_tolerance_s
                 additionalProperties: false
           required:
           - entries
@@ -1517,6 +1780,28 @@ components:
           additionalProperties: false
       required:
       - playlist
+      additionalProperties: false
+    reply.prune:
+      title: prune reply body
+      type: object
+      properties:
+        removed:
+          type: integer
+          minimum: 0
+        removed_bytes:
+          type: integer
+          minimum: 0
+        kept:
+          description: Blobs kept because a queued or running job needs them.
+          type: integer
+          minimum: 0
+        dry_run:
+          type: boolean
+      required:
+      - removed
+      - removed_bytes
+      - kept
+      - dry_run
       additionalProperties: false
     reply.query:
       title: query reply body
@@ -1534,6 +1819,96 @@ components:
       title: render reply body
       description: The render's state; with done, the rendered WAV file follows in the next frame (bytes long).
       $ref: '#/components/schemas/render_status'
+    reply.resolve:
+      title: resolve reply body
+      description: 'One resolution per name, in the request''s order: a name names one song (song, file, by) or none (problem,
+        and for a file name several songs have, candidates).'
+      type: object
+      properties:
+        songs:
+          type: array
+          items:
+            type: object
+            properties:
+              name:
+                description: The name as sent.
+                type: string
+              song:
+                type: string
+                pattern: ^[0-9a-f]{64}$
+                description: The song's id.
+              file:
+                description: The song's stored file name.
+                type: string
+              by:
+                description: 'How the name was recognised: id (a full SHA-256), prefix, content (the SHA-256 of a file, hashed
+                  by the client), path (a stored path) or file-name.'
+                enum:
+                - id
+                - prefix
+                - content
+                - path
+                - file-name
+              problem:
+                type: object
+                properties:
+                  code:
+                    description: 'not-found, ambiguous (several songs have that file name, or that prefix), unreadable (a
+                      file the client could not hash) or bad-request (not a name: a prefix shorter than 8 digits).'
+                    enum:
+                    - not-found
+                    - ambiguous
+                    - unreadable
+                    - bad-request
+                  message:
+                    type: string
+                required:
+                - code
+                - message
+                additionalProperties: false
+              candidates:
+                description: 'With an ambiguous file name: the songs it could mean (at most 20).'
+                type: array
+                maxItems: 20
+                items:
+                  type: object
+                  properties:
+                    song:
+                      type: string
+                      pattern: ^[0-9a-f]{64}$
+                    file:
+                      type: string
+                  required:
+                  - song
+                  - file
+                  additionalProperties: false
+            required:
+            - name
+            oneOf:
+            - required:
+              - song
+              - file
+              - by
+              not:
+                anyOf:
+                - required:
+                  - problem
+                - required:
+                  - candidates
+            - required:
+              - problem
+              not:
+                anyOf:
+                - required:
+                  - song
+                - required:
+                  - file
+                - required:
+                  - by
+            additionalProperties: false
+      required:
+      - songs
+      additionalProperties: false
     reply.result:
       title: result reply body
       type: object
@@ -1559,11 +1934,83 @@ components:
           description: Present exactly when one float32 frame with the envelope follows the body.
           type: number
           exclusiveMinimum: 0
+        locations:
+          description: Where the song's files lie under the server's library roots (present and missing); absent or empty
+            for an uploaded song.
+          type: array
+          items:
+            $ref: '#/components/schemas/song_location'
       required:
       - song
       - analyses
       - pending
       - consensus
+      additionalProperties: false
+    reply.scan:
+      title: scan reply body
+      description: What the scan found, by kind; the same JSON as `tactus scan --json`.
+      type: object
+      properties:
+        files:
+          description: Files looked at.
+          type: integer
+          minimum: 0
+        new:
+          description: 'New paths with bytes the library did not know: queued.'
+          type: integer
+          minimum: 0
+        changed:
+          description: 'Known paths whose bytes changed: the new bytes queued.'
+          type: integer
+          minimum: 0
+        moved:
+          description: 'Songs found at a new path whose old path is gone: they keep their analyses.'
+          type: integer
+          minimum: 0
+        missing:
+          description: 'Recorded files that are gone: their songs leave query results.'
+          type: integer
+          minimum: 0
+        unchanged:
+          description: Files with the recorded size and modification time (or bytes).
+          type: integer
+          minimum: 0
+        copies:
+          description: Bytes the library knows at a new path while the old path is still present.
+          type: integer
+          minimum: 0
+        skipped:
+          type: array
+          items:
+            type: object
+            properties:
+              path:
+                type: string
+              reason:
+                type: string
+              code:
+                $ref: '#/components/schemas/error_code'
+            required:
+            - path
+            - reason
+            additionalProperties: false
+        queued_jobs:
+          type: integer
+          minimum: 0
+        seconds:
+          type: number
+          minimum: 0
+      required:
+      - files
+      - new
+      - changed
+      - moved
+      - missing
+      - unchanged
+      - copies
+      - skipped
+      - queued_jobs
+      - seconds
       additionalProperties: false
     reply.status:
       title: status reply body
@@ -1622,6 +2069,77 @@ components:
       - song
       - jobs
       additionalProperties: false
+    reply.tags:
+      title: tags reply body
+      description: One report per song, in order (each a line of `tactus tags read|write --json`); with all, total counts
+        the library's songs.
+      type: object
+      properties:
+        files:
+          type: array
+          items:
+            type: object
+            properties:
+              file:
+                description: The file read or written (absent for a song without a file below the roots, or a name that names
+                  no song).
+                type: string
+              song:
+                type: string
+                pattern: ^[0-9a-f]{64}$
+              outcome:
+                enum:
+                - imported
+                - written
+                - would-write
+                - skipped
+                - failed
+              tag:
+                description: 'read: the BPM tag as found.'
+                type: string
+              bpm:
+                type: number
+              confidence:
+                type: number
+              from:
+                description: 'write: consensus, or the detector whose tempo is written.'
+                type: string
+              fields:
+                description: 'write: the tag fields written (TBPM and TXXX:BPM for MP3, BPM for FLAC, Ogg Vorbis and Opus,
+                  tmpo for MP4).'
+                type: array
+                items:
+                  type: object
+                  properties:
+                    name:
+                      type: string
+                    value:
+                      type: string
+                  required:
+                  - name
+                  - value
+                  additionalProperties: false
+              backup:
+                type: string
+              new_song:
+                type: string
+                pattern: ^[0-9a-f]{64}$
+                description: 'write: the song''s new id (the SHA-256 of the rewritten file).'
+              reason:
+                description: Why the file was skipped or failed.
+                type: string
+              code:
+                description: 'failed: the error''s code.'
+                type: string
+            required:
+            - outcome
+            additionalProperties: false
+        total:
+          type: integer
+          minimum: 0
+      required:
+      - files
+      additionalProperties: false
     reply.truth:
       title: truth reply body
       type: object
@@ -1634,6 +2152,32 @@ components:
           $ref: '#/components/schemas/reference_tempo'
       required:
       - song
+      additionalProperties: false
+    reply.upload:
+      title: upload reply body
+      description: 'Where an upload stands: send the next chunk from ''received'', or submit the upload once ''received''
+        equals ''size'' (SPEC.md, section 3.9).'
+      type: object
+      properties:
+        upload:
+          $ref: '#/components/schemas/upload_id'
+        size:
+          description: The song's size, as the upload began.
+          type: integer
+          minimum: 1
+        received:
+          description: The bytes the server has, from the start.
+          type: integer
+          minimum: 0
+        chunk_bytes:
+          description: The largest chunk the server takes.
+          type: integer
+          minimum: 1
+      required:
+      - upload
+      - size
+      - received
+      - chunk_bytes
       additionalProperties: false
     request.cadence:
       title: cadence request body
@@ -1711,11 +2255,25 @@ components:
         detector:
           description: Whose tempo counts; absent means each song's consensus.
           $ref: '#/components/schemas/detector_name'
+        strict:
+          description: 'True: only songs within the tolerance (a segment whose songs run out stays short). Absent or false:
+            such a segment is filled from the songs nearest its cadence beyond the tolerance, so that every segment starts
+            when the profile says.'
+          type: boolean
       oneOf:
       - required:
         - cadence
       - required:
         - profile
+      additionalProperties: false
+    request.prune:
+      title: prune request body
+      description: Remove the song blobs no queued or running job needs (SPEC section 3.8).
+      type: object
+      properties:
+        dry_run:
+          description: Only count what would be removed.
+          type: boolean
       additionalProperties: false
     request.query:
       title: query request body
@@ -1776,6 +2334,24 @@ components:
       required:
       - render
       additionalProperties: false
+    request.resolve:
+      title: resolve request body
+      description: 'The songs that names stand for. A name is a SHA-256 or a prefix of at least 8 hex digits, a path the library
+        stores, or a stored file name that only one song has. The server never reads a file a client names: a client hashes
+        its own files and sends their SHA-256.'
+      type: object
+      properties:
+        names:
+          type: array
+          minItems: 1
+          maxItems: 1000
+          items:
+            type: string
+            minLength: 1
+            description: 1 to 4096 bytes of UTF-8.
+      required:
+      - names
+      additionalProperties: false
     request.result:
       title: result request body
       type: object
@@ -1795,6 +2371,21 @@ components:
           type: boolean
       required:
       - song
+      additionalProperties: false
+    request.scan:
+      title: scan request body
+      description: Compare the server's library roots (or paths below them) with the library and queue new and changed files
+        (SPEC section 3.8).
+      type: object
+      properties:
+        paths:
+          description: 'Files or folders below the library roots, as the server sees them; absent or empty: every root.'
+          type: array
+          maxItems: 1024
+          items:
+            type: string
+            minLength: 1
+            maxLength: 4096
       additionalProperties: false
     request.status:
       title: status request body
@@ -1854,13 +2445,17 @@ components:
       additionalProperties: false
     request.submit:
       title: submit request body
-      description: 'Exactly one of: ''path'' here, or one binary frame after the body with the song''s bytes.'
+      description: 'Exactly one of: ''path'' here, ''upload'' here, or one binary frame after the body with the song''s bytes
+        (at most 16 MiB; larger songs come as an upload, SPEC.md section 3.9).'
       type: object
       properties:
         path:
           description: A file on the server instead of the bytes frame (only under the server's library roots).
           type: string
           minLength: 1
+        upload:
+          description: A finished upload's id (SPEC.md, section 3.9) instead of the bytes frame.
+          $ref: '#/components/schemas/upload_id'
         name:
           description: The file name, for people and as a format hint.
           type: string
@@ -1880,6 +2475,95 @@ components:
           type: boolean
       required: []
       additionalProperties: false
+    request.tags:
+      title: tags request body
+      description: 'BPM tags of the files of the server''s library below its library roots: read (imported as reference tempi
+        of source tag) or written (the library''s tempo, checked: the decoded audio stays identical). Exactly one of songs
+        and all.'
+      type: object
+      properties:
+        action:
+          enum:
+          - read
+          - write
+        songs:
+          description: Song ids or prefixes of at least 8 hex digits (resolve other names first).
+          type: array
+          minItems: 1
+          maxItems: 16
+          items:
+            $ref: '#/components/schemas/song_id'
+        all:
+          description: The library's songs in the order they entered it, limit of them from offset.
+          const: true
+        offset:
+          type: integer
+          minimum: 0
+          maximum: 1000000000
+        limit:
+          type: integer
+          minimum: 1
+          maximum: 16
+        replace:
+          description: 'read: replace reference tempi set by hand or from a CSV file.'
+          type: boolean
+        detector:
+          description: 'write: the detector whose newest tempo is written; absent: the consensus.'
+          $ref: '#/components/schemas/detector_name'
+        min_confidence:
+          description: 'write: skip songs whose tempo has a lower confidence.'
+          type: number
+          minimum: 0
+          maximum: 1
+        dry_run:
+          description: 'write: check each file and report what would be written, write nothing.'
+          type: boolean
+        backup:
+          description: 'write: keep each original as FILE.bak.'
+          type: boolean
+      required:
+      - action
+      oneOf:
+      - required:
+        - songs
+        not:
+          anyOf:
+          - required:
+            - all
+          - required:
+            - offset
+          - required:
+            - limit
+      - required:
+        - all
+        not:
+          required:
+          - songs
+      allOf:
+      - if:
+          properties:
+            action:
+              const: read
+        then:
+          not:
+            anyOf:
+            - required:
+              - detector
+            - required:
+              - min_confidence
+            - required:
+              - dry_run
+            - required:
+              - backup
+      - if:
+          properties:
+            action:
+              const: write
+        then:
+          not:
+            required:
+            - replace
+      additionalProperties: false
     request.truth:
       title: truth request body
       type: object
@@ -1895,5 +2579,37 @@ components:
       required:
       - song
       additionalProperties: false
+    request.upload:
+      title: upload request body
+      description: Begins an upload (size and sha256; no binary frame) or carries one chunk of it (upload and offset; the
+        chunk's 1 to chunk_bytes bytes follow as one binary frame). SPEC.md, section 3.9.
+      type: object
+      oneOf:
+      - properties:
+          size:
+            description: The song's size in bytes.
+            type: integer
+            minimum: 1
+            maximum: 1125899906842624
+          sha256:
+            description: The SHA-256 of the song's bytes (its song id).
+            type: string
+            pattern: ^[0-9a-f]{64}$
+        required:
+        - size
+        - sha256
+        additionalProperties: false
+      - properties:
+          upload:
+            $ref: '#/components/schemas/upload_id'
+          offset:
+            description: 'Where the chunk starts: the ''received'' of the last answer.'
+            type: integer
+            minimum: 0
+            maximum: 1125899906842624
+        required:
+        - upload
+        - offset
+        additionalProperties: false
 """#
 }

@@ -6,7 +6,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
 
 import zmq
 
@@ -14,6 +14,10 @@ from .curve import CurveKeys
 from .errors import InvalidReply, NoAnswer, Rejected
 
 PROTOCOL = b"TACTUS1"
+#: The largest song sent in one ``submit`` message; larger ones go as an upload in chunks
+#: (the server's ``--max-inline-song-bytes`` is 16 MiB by default; SPEC.md section 3.9).
+INLINE_SONG_BYTES = 8 << 20
+T = TypeVar("T")
 DEFAULT_SERVER = "tcp://127.0.0.1:5555"
 
 #: File extensions submitted from a folder (the formats the server decodes).
@@ -185,9 +189,29 @@ class Client:
             body["params"] = params
         if force:
             body["force"] = True
+        if len(audio) > INLINE_SONG_BYTES:
+            body["upload"] = self._retrying_busy(lambda: self.upload(audio), wait_busy)
+            return self._retrying_busy(lambda: self.request("submit", body), wait_busy)
+        return self._retrying_busy(lambda: self.request("submit", body, audio), wait_busy)
+
+    def upload(self, audio: bytes) -> str:
+        """Sends a song's bytes in the chunks the server asks for (SPEC.md section 3.9) and
+        returns the upload's id, for a ``submit`` with ``upload``. :meth:`submit` uploads songs
+        over ``INLINE_SONG_BYTES`` by itself."""
+        status = self.request("upload", {"size": len(audio), "sha256": _song_id(audio)})
+        while status["received"] < status["size"]:
+            start = status["received"]
+            status = self.request("upload", {"upload": status["upload"], "offset": start},
+                                  audio[start:start + status["chunk_bytes"]])
+        return status["upload"]
+
+    @staticmethod
+    def _retrying_busy(ask: "Callable[[], T]", wait_busy: bool) -> "T":
+        """``ask()``; while the server answers ``busy``, waits the ``retry_after_ms`` it asks for
+        and asks again (unless ``wait_busy`` is False)."""
         while True:
             try:
-                return self.request("submit", body, audio)
+                return ask()
             except Rejected as refusal:
                 if refusal.code != "busy" or not wait_busy:
                     raise
