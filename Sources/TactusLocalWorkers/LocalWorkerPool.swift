@@ -124,6 +124,15 @@ public final class LocalWorkerPool: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: slot.executable)
         process.arguments = slot.arguments
+        // A worker's memory limit (--max-worker-memory-mb) caps its address space, which counts
+        // reservations as well as memory in use: OpenBLAS (linked for the beatnet detector) starts
+        // a thread pool with its buffers when it loads, and glibc reserves 64 MiB per malloc arena
+        // (one per thread that allocates). One OpenBLAS thread (the detector asks for no more) and
+        // two arenas keep the limit about the memory the analysis really uses.
+        var environment = ProcessInfo.processInfo.environment
+        environment["OPENBLAS_NUM_THREADS"] = "1"
+        environment["MALLOC_ARENA_MAX"] = "2"
+        process.environment = environment
         process.terminationHandler = { [weak self] finished in
             self?.exited(
                 index,
