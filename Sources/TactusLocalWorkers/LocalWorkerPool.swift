@@ -125,13 +125,11 @@ public final class LocalWorkerPool: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: slot.executable)
         process.arguments = slot.arguments
         // A worker's memory limit (--max-worker-memory-mb) caps its address space, which counts
-        // reservations as well as memory in use: OpenBLAS (linked for the beatnet detector) starts
-        // a thread pool with its buffers when it loads, and glibc reserves 64 MiB per malloc arena
-        // (one per thread that allocates). One OpenBLAS thread (the detector asks for no more) and
-        // two arenas keep the limit about the memory the analysis really uses.
+        // reservations too: OpenBLAS (linked for the beatnet detector) starts a thread pool with
+        // its buffers when it loads, enough to hang a process under 256 MiB. One thread: the
+        // detector asks for no more.
         var environment = ProcessInfo.processInfo.environment
         environment["OPENBLAS_NUM_THREADS"] = "1"
-        environment["MALLOC_ARENA_MAX"] = "2"
         process.environment = environment
         process.terminationHandler = { [weak self] finished in
             self?.exited(
