@@ -124,10 +124,9 @@ public final class LocalWorkerPool: @unchecked Sendable {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: slot.executable)
         process.arguments = slot.arguments
-        // A worker's memory limit (--max-worker-memory-mb) caps its address space, which counts
-        // reservations too: OpenBLAS (linked for the beatnet detector) starts a thread pool with
-        // its buffers when it loads, enough to hang a process under 256 MiB. One thread: the
-        // detector asks for no more.
+        // OpenBLAS (linked for the beatnet detector) starts a thread pool with its buffers when it
+        // loads, one thread per core, in every worker. One thread: the detector asks for no more,
+        // and the workers are the parallelism.
         var environment = ProcessInfo.processInfo.environment
         environment["OPENBLAS_NUM_THREADS"] = "1"
         process.environment = environment

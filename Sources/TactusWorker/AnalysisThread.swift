@@ -36,6 +36,7 @@ enum AnalysisThread {
             } catch where error.isTerminated {
                 // The worker is stopping.
             } catch {
+                ResourceLimits.abortIfOutOfMemory(error, logger: logger)
                 logger.critical("the analysis thread stopped: \(error)")
             }
         }

@@ -88,6 +88,15 @@ public final class Worker: Sendable {
         let network = try ZMQContext(socketLinger: .zero)
         let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)
         try link.connect()
+        if let megabytes = configuration.jobMemoryMegabytes {
+            // Now that the threads and sockets exist: the limit is what jobs may add to them.
+            do {
+                let limit = try ResourceLimits.limitMemory(toCurrentSizePlus: megabytes)
+                logger.debug("memory limited", metadata: ["bytes": "\(limit)", "jobs": "\(megabytes) MiB"])
+            } catch {
+                logger.error("\(error); running without a memory limit")
+            }
+        }
         while true {
             switch stopState.withLock({ $0 }) {
             case .running:
@@ -107,6 +116,7 @@ public final class Worker: Sendable {
             } catch where error.isTerminated {
                 return
             } catch {
+                ResourceLimits.abortIfOutOfMemory(error, logger: logger)
                 logger.error("\(error)")
                 link.dropConnection(reason: "socket error")
             }
@@ -428,6 +438,7 @@ private final class CoordinatorLink {
                 logger.warning("could not send \(what): the coordinator does not take messages")
             }
         } catch {
+            ResourceLimits.abortIfOutOfMemory(error, logger: logger)
             logger.error("could not send \(what): \(error)")
         }
     }

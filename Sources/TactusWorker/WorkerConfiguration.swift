@@ -45,6 +45,9 @@ public struct WorkerConfiguration: Sendable {
     /// 0 to 19). Only the analysis is lowered: the thread that heartbeats, and ZeroMQ's, keep
     /// the process's priority, so that heartbeats are not starved on a loaded machine.
     public var analysisNiceness: Int32 = 0
+    /// The memory, in MiB, this process may take for jobs beyond its own size once it is
+    /// ready (``ResourceLimits/limitMemory(toCurrentSizePlus:)``); nil for no limit.
+    public var jobMemoryMegabytes: Int?
     /// CURVE keys for a coordinator whose sockets are CURVE servers; nil for plain TCP.
     public var curve: CurveClientKeys?
     /// A file touched at every message from the coordinator and removed when the worker

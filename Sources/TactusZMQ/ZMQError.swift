@@ -35,6 +35,9 @@ public struct ZMQError: Error, Sendable, Hashable, CustomStringConvertible {
     /// that owns it should stop.
     public var isTerminated: Bool { code == Self.terminated }
 
+    /// libzmq could not allocate memory (`ENOMEM`), for a message or its own buffers.
+    public var isOutOfMemory: Bool { code == ENOMEM }
+
     /// `ETERM`: the socket's context was shut down (``ZMQContext/shutdown()``).
     public static let terminated = Int32(ETERM)
     /// `EAGAIN`: the operation would block.

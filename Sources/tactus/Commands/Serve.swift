@@ -40,9 +40,9 @@ extension Tactus {
                 Binding anything but loopback (127.0.0.0/8, ::1, localhost, ipc, inproc) without \
                 CURVE is refused unless --insecure is given.
 
-                Resource limits of the local workers: each runs under --max-worker-memory-mb of \
-                address space (a job needs about 2.5 times its song's bytes besides the worker's \
-                own 140 MiB) and stops any analysis still running after --max-analysis-seconds. A \
+                Resource limits of the local workers: each may take --max-worker-memory-mb for its \
+                jobs beyond its own size once ready (a job needs about 2.5 times its song's bytes) \
+                and stops any analysis still running after --max-analysis-seconds. A \
                 worker that runs out of memory ends; it is started again at once, its job is tried \
                 again on a new worker and, after the third attempt, fails worker-lost with a message \
                 naming the song, the signal and the limit. An analysis over its time limit fails its \
@@ -127,7 +127,8 @@ extension Tactus {
         var maxResultBytes = 32 << 20
 
         @Option(help: ArgumentHelp(
-            "Address-space limit of each local worker process, in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
+            "Memory each local worker may take for its jobs, in MiB, beyond its own size once ready (setrlimit "
+                + "RLIMIT_AS; 0: none).", valueName: "MiB"))
         var maxWorkerMemoryMb = 4096
 
         @Option(help: ArgumentHelp(
@@ -210,10 +211,10 @@ extension Tactus {
             if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
             if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
-            if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumMemoryMegabytes {
+            if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumJobMegabytes {
                 throw ValidationError(
-                    "--max-worker-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB: "
-                        + "an idle worker takes about 140 MiB of address space")
+                    "--max-worker-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumJobMegabytes) MiB: "
+                        + "less would not hold a short song")
             }
             if !(maxAnalysisSeconds >= 0) || !maxAnalysisSeconds.isFinite {
                 throw ValidationError("--max-analysis-seconds must not be negative")
@@ -299,7 +300,7 @@ extension Tactus {
                         // A worker past its address-space limit is aborted by the Swift runtime (SIGABRT)
                         // when an allocation fails; any death by signal may be that.
                         let hint = exit.killedBySignal && memoryLimit > 0
-                            ? " under its \(memoryLimit) MiB memory limit (out of memory?)" : ""
+                            ? " under its \(memoryLimit) MiB memory limit for jobs (out of memory?)" : ""
                         coordinator.workerProcessEnded(
                             workerID: WorkerConfiguration.defaultWorkerID(processID: exit.processID), reason: "\(exit)\(hint)")
                     },

@@ -77,7 +77,10 @@ extension Tactus {
         @Option(help: ArgumentHelp("Seconds the current job may take after SIGINT or SIGTERM.", valueName: "seconds"))
         var grace = 60.0
 
-        @Option(help: ArgumentHelp("Address-space limit of this process in MiB (setrlimit RLIMIT_AS; 0: none).", valueName: "MiB"))
+        @Option(help: ArgumentHelp(
+            "Memory this worker may take for jobs, in MiB, beyond its own size once it is ready (setrlimit RLIMIT_AS at "
+                + "that size plus this; 0: none). Past it the worker ends, and its job is tried again elsewhere.",
+            valueName: "MiB"))
         var maxMemoryMb = 0
 
         @Option(help: ArgumentHelp(
@@ -120,7 +123,11 @@ extension Tactus {
         func run() throws {
             var (configuration, level) = try setup()
             configuration.analysisNiceness = nice
-            if maxMemoryMb > 0 { try ResourceLimits.limitMemory(megabytes: maxMemoryMb) }
+            if maxMemoryMb > 0 {
+                // Before any thread starts; the limit itself is set once the worker is ready.
+                try ResourceLimits.useOneMallocArena()
+                configuration.jobMemoryMegabytes = maxMemoryMb
+            }
             configuration.curve = try curve.keys()
             var logger = Logger(label: "tactus.worker")
             logger.logLevel = level
@@ -181,10 +188,10 @@ extension Tactus {
             guard heartbeatInterval > 0, heartbeatInterval <= Liveness.heartbeatInterval.seconds else {
                 throw ValidationError("--heartbeat-interval must be above 0 and at most 2.5 seconds (got \(heartbeatInterval)).")
             }
-            guard maxMemoryMb == 0 || maxMemoryMb >= ResourceLimits.minimumMemoryMegabytes else {
+            guard maxMemoryMb == 0 || maxMemoryMb >= ResourceLimits.minimumJobMegabytes else {
                 throw ValidationError(
-                    "--max-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumMemoryMegabytes) MiB (got \(maxMemoryMb)): "
-                        + "an idle worker takes about 140 MiB of address space, and each of its threads 8 MiB more.")
+                    "--max-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumJobMegabytes) MiB (got \(maxMemoryMb)): "
+                        + "less would not hold a short song.")
             }
             guard maxAnalysisSeconds >= 0, maxAnalysisSeconds.isFinite else {
                 throw ValidationError("--max-analysis-seconds must not be negative (got \(maxAnalysisSeconds)).")
