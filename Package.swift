@@ -66,6 +66,7 @@ let package = Package(
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
         .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         // BeatNet's trained weights (CC BY 4.0, see its README.md), embedded in the binary by the assembler.
         .target(
             name: "CBeatNetWeights", exclude: ["beatnet-model-1.f32", "README.md"],
@@ -88,8 +89,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // DSP building blocks shared by the detectors (FFTW-backed): pure signal processing.
-        .target(name: "TactusDSP", dependencies: ["CFFTW", "TactusDetector"]),
+        // DSP building blocks shared by the detectors (FFTW-backed, libsoxr for resampling): pure signal processing.
+        .target(name: "TactusDSP", dependencies: ["CFFTW", "CSoxr", "TactusDetector"]),
         // What a detector is: descriptor, parameters, streaming session, analysis result, consensus.
         .target(name: "TactusDetector"),
         // The mechanics the default presets share: the windowed vote over a song, its parameter
@@ -221,7 +222,7 @@ let package = Package(
         .target(name: "TactusDetectorTestSupport", dependencies: ["TactusTestSupport", "TactusAudio", "TactusDetector"]),
 
         .testTarget(name: "TactusDetectorTests", dependencies: ["TactusDetector"]),
-        .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP"]),
+        .testTarget(name: "TactusDSPTests", dependencies: ["TactusDSP", "TactusDetector"]),
         .testTarget(name: "TactusVoteTests", dependencies: ["TactusVote", "TactusDSP", "TactusDetector", "TactusTestSupport"]),
         // The behaviour every registered detector's default preset shares.
         .testTarget(

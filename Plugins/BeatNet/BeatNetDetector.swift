@@ -5,7 +5,8 @@ import TactusVote
 /// Tempo from a learned beat activation: BeatNet's convolutional-recurrent network (Heydari,
 /// Cwitkowitz & Duan, ISMIR 2021; weights CC BY 4.0, model 1) run in Swift.
 ///
-/// The song is resampled to 22,050 Hz mono (the rate the network was trained at), turned into
+/// The song is resampled to 22,050 Hz mono (the rate the network was trained at, declared as
+/// the descriptor's `analysisSampleRate`: libsoxr through the song's shared front ends), turned into
 /// BeatNet's features (a log-frequency filtered spectrogram, 24 bands per octave from 30 Hz to
 /// 17 kHz, 50 frames per second, and its positive difference, exactly as BeatNet's madmom
 /// pipeline computes them), and the network gives each frame P(beat), P(downbeat) and
@@ -20,7 +21,7 @@ public struct BeatNetDetector: TempoDetector {
     static let name = "beatnet"
 
     /// The sample rate BeatNet's features and network expect: the session resamples to it.
-    public static let sampleRate = 22_050
+    public static let sampleRate = 22_050.0
 
     public static let descriptor = DetectorDescriptor(
         name: name,
@@ -36,7 +37,8 @@ public struct BeatNetDetector: TempoDetector {
                 summary: "k of the generalised autocorrelation of the beat activation, the inverse transform of |X|^k (2: the ordinary one)"),
         ] + TempoVote.windowParameters()
             + TempoVote.metricalParameters(
-                MetricalDecision(groupingWeight: 0.5, subdivisionWeight: 1, priorBPM: 160, priorOctaves: 1)))
+                MetricalDecision(groupingWeight: 0.5, subdivisionWeight: 1, priorBPM: 160, priorOctaves: 1)),
+        analysisSampleRate: sampleRate)
 
     public let parameters: ParameterSet
 
@@ -46,6 +48,12 @@ public struct BeatNetDetector: TempoDetector {
     }
 
     public func makeSession(format: SignalFormat) -> any DetectorSession {
-        BeatNetSession(settings: BeatNetSettings(parameters), sampleRate: format.sampleRate, expectedFrames: format.expectedFrames)
+        makeSession(format: format, frontEnds: SharedFrontEnds())
+    }
+
+    /// The song resampled to 22,050 Hz comes from `frontEnds`, shared with any other detector
+    /// working at that rate.
+    public func makeSession(format: SignalFormat, frontEnds: SharedFrontEnds) -> any DetectorSession {
+        BeatNetSession(settings: BeatNetSettings(parameters), format: format, frontEnds: frontEnds)
     }
 }

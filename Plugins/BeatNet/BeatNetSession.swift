@@ -16,7 +16,8 @@ struct BeatNetSettings {
     }
 }
 
-/// One song through BeatNet: resampling to 22,050 Hz, the filtered spectrogram while the song
+/// One song through BeatNet: resampling to 22,050 Hz (``ResampledSignal``, shared with other
+/// detectors at that rate), the filtered spectrogram while the song
 /// streams in, then at the end the level normalisation, the features and the network, and the
 /// windowed vote on the beat activation.
 ///
@@ -24,7 +25,7 @@ struct BeatNetSettings {
 /// 27 kB per second of audio) and the activation.
 final class BeatNetSession: DetectorSession {
     /// The network's frame rate: 50 per second.
-    static let frameRate = Double(BeatNetDetector.sampleRate) / Double(FilteredSpectrogram.hop)
+    static let frameRate = BeatNetDetector.sampleRate / Double(FilteredSpectrogram.hop)
     /// The vote reads the activation at four times the network's rate: at 50 frames per second
     /// a lag of one frame is 2 % of the tempo, and an autocorrelation read between whole lags
     /// would pull every tempo to 60 * 50 / n.
@@ -34,7 +35,8 @@ final class BeatNetSession: DetectorSession {
     private let settings: BeatNetSettings
     private let sampleRate: Double
     private var finite = FiniteSamples()
-    private let resampler: SincResampler?
+    /// The song at 22,050 Hz, feeding ``spectrogram``.
+    private let resampled: ResampledSignal
     private let spectrogram: FilteredSpectrogram
     private var magnitudes: [Float] = []
     /// Sums of squared input samples before the start of each 20 ms frame (at the input rate).
@@ -42,14 +44,14 @@ final class BeatNetSession: DetectorSession {
     private var energy = 0.0
     private var sampleCount = 0
 
-    init(settings: BeatNetSettings, sampleRate: Double, expectedFrames: Int?) {
+    init(settings: BeatNetSettings, format: SignalFormat, frontEnds: SharedFrontEnds) {
         self.settings = settings
-        self.sampleRate = sampleRate
-        let inputRate = Int(sampleRate.rounded())
-        resampler = inputRate == BeatNetDetector.sampleRate
-            ? nil : SincResampler(inputRate: inputRate, outputRate: BeatNetDetector.sampleRate)
-        spectrogram = FilteredSpectrogram(sampleRate: Double(BeatNetDetector.sampleRate))
-        if let expectedFrames {
+        sampleRate = format.sampleRate
+        let key = ResampledSignal.Key(inputRate: format.sampleRate, outputRate: BeatNetDetector.sampleRate)
+        resampled = frontEnds.shared(key) { ResampledSignal(key: key) }
+        spectrogram = FilteredSpectrogram(sampleRate: BeatNetDetector.sampleRate)
+        resampled.listen { [weak self] block in self?.take(block) }
+        if let expectedFrames = format.expectedFrames {
             let frames = Int(Double(expectedFrames) / sampleRate * Self.frameRate) + 2
             magnitudes.reserveCapacity(min(frames, 1 << 20) * spectrogram.bandCount)
             energyPrefix.reserveCapacity(min(frames, 1 << 20) + 2)
@@ -58,13 +60,15 @@ final class BeatNetSession: DetectorSession {
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {
         finite.process(samples) { clean in
+            let position = sampleCount
             accumulateEnergy(clean)
-            if let resampler {
-                resampler.consume(clean) { resampled in spectrogram.consume(resampled, frame: keep) }
-            } else {
-                spectrogram.consume(clean, frame: keep)
-            }
+            resampled.consume(clean, at: position)
         }
+    }
+
+    /// A block of the song at 22,050 Hz.
+    private func take(_ block: UnsafeBufferPointer<Float>) {
+        spectrogram.consume(block, frame: keep)
     }
 
     private func keep(_ bands: UnsafeBufferPointer<Float>) {
@@ -92,8 +96,9 @@ final class BeatNetSession: DetectorSession {
     }
 
     func finish() -> DetectorOutput {
-        if let resampler {
-            resampler.finish { resampled in spectrogram.consume(resampled, frame: keep) }
+        resampled.finish()
+        if let failure = resampled.failure {
+            return DetectorOutput(bpm: nil, reason: failure.description, confidence: 0, candidates: [], windows: [])
         }
         spectrogram.finish(frame: keep)
         let bands = spectrogram.bandCount

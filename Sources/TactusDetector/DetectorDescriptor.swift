@@ -8,15 +8,26 @@ public struct DetectorDescriptor: Sendable, Hashable {
     public let summary: String
     /// Every parameter, the common ones (``DetectorDescriptor/commonParameters``) first.
     public let parameters: [ParameterSpec]
+    /// The sample rate the detector's front end works at, when it works at one rate whatever
+    /// the song's (a network trained at 22,050 Hz): its sessions take any rate and resample
+    /// to it, once per song for every detector that declares the same rate (``SharedFrontEnds``),
+    /// and a decoder may deliver any rate at or above it. Nil: the detector works at the
+    /// song's own rate and reads its whole band.
+    public let analysisSampleRate: Double?
 
     /// Declares a detector. `specific` lists the detector's own parameters; the common ones
     /// (`preset`, `min_bpm`, `max_bpm`) are added in front. `presets` names the presets in
     /// addition to `default` (for example `classic`).
-    public init(name: String, version: String, summary: String, presets: [String] = ["classic"], specific: [ParameterSpec]) {
+    /// `analysisSampleRate` is the rate the detector's front end works at, nil for the song's own.
+    public init(
+        name: String, version: String, summary: String, presets: [String] = ["classic"], specific: [ParameterSpec],
+        analysisSampleRate: Double? = nil
+    ) {
         self.name = name
         self.version = version
         self.summary = summary
         self.parameters = Self.commonParameters(presets: ["default"] + presets) + specific
+        self.analysisSampleRate = analysisSampleRate
     }
 
     /// Parameters every detector has.
