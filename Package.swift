@@ -39,7 +39,7 @@ let builtinDetectorTests: [Target] = builtinDetectors
     .map { name in
         .testTarget(
             name: "\(name)Tests",
-            dependencies: [.target(name: "\(name)Detector"), "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"])
+            dependencies: [.target(name: "\(name)Detector"), "TactusDetector", "TactusDSP", "TactusDetectorTestSupport", "TactusTestSupport"])
     }
 
 let package = Package(

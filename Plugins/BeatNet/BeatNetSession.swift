@@ -38,7 +38,8 @@ final class BeatNetSession: DetectorSession {
     /// The song at 22,050 Hz, feeding ``spectrogram``.
     private let resampled: ResampledSignal
     private let spectrogram: FilteredSpectrogram
-    private var magnitudes: [Float] = []
+    /// The filtered magnitudes of the frames so far, ``FilteredSpectrogram/bandCount`` per frame.
+    private(set) var magnitudes: [Float] = []
     /// Sums of squared input samples before the start of each 20 ms frame (at the input rate).
     private var energyPrefix: [Double] = [0]
     private var energy = 0.0
