@@ -228,7 +228,7 @@ let package = Package(
         .testTarget(
             name: "DetectorConformanceTests",
             dependencies: ["TactusAnalysis", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
-        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusModel", "TactusTestSupport"]),
+        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusDSP", "TactusModel", "TactusTestSupport"]),
         // The tests that run the `tactus` binary (its commands, `tactus worker` against a fake
         // coordinator); `tactus serve`'s end-to-end tests are TactusServerTests.
         .testTarget(

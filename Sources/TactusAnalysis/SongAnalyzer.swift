@@ -20,7 +20,9 @@ import TactusModel
 /// A song that cannot be decoded gives a ``SongAnalysis`` with its error, never
 /// a thrown error or a crash, so one bad file never stops a batch. Detectors see mono blocks at
 /// the file's own sample rate; they are written so that results do not depend on the rate or
-/// the channel count.
+/// the channel count. When every detector works at a declared rate
+/// (``DetectorDescriptor/analysisSampleRate``), the decoder may deliver a lower rate, at or
+/// above the highest of them, where it can do so natively (``DecodingOptions/minimumSampleRate``).
 public struct SongAnalyzer: Sendable {
     public let detectors: [any TempoDetector]
     public let decoding: DecodingOptions
@@ -30,10 +32,21 @@ public struct SongAnalyzer: Sendable {
     /// (their `finish`) is not interrupted.
     public let timeLimit: Duration?
 
+    /// `decoding`'s minimum sample rate, when it has none, is the one the detectors need.
     public init(detectors: [any TempoDetector], decoding: DecodingOptions = .standard, timeLimit: Duration? = nil) {
         self.detectors = detectors
+        var decoding = decoding
+        decoding.minimumSampleRate = decoding.minimumSampleRate ?? Self.neededSampleRate(detectors)
         self.decoding = decoding
         self.timeLimit = timeLimit
+    }
+
+    /// The lowest sample rate that loses nothing `detectors` read: the highest rate they
+    /// declare, or nil (the song's own rate) when one of them works at the song's rate.
+    public static func neededSampleRate(_ detectors: [any TempoDetector]) -> Double? {
+        let rates = detectors.map(\.descriptor.analysisSampleRate)
+        guard !rates.isEmpty, !rates.contains(where: { $0 == nil }) else { return nil }
+        return rates.compactMap { $0 }.max()
     }
 
     /// Every built-in detector with its default parameters.
@@ -55,14 +68,14 @@ public struct SongAnalyzer: Sendable {
         } catch {
             return SongAnalysis(file: source.name, error: AnalysisProblem(error))
         }
-        guard stream.metadata.sampleRate > 0 else {
+        guard stream.sampleRate > 0 else {
             return SongAnalysis(
                 file: source.name, song: song, metadata: stream.metadata,
                 error: AnalysisProblem(code: "corrupt", message: "\(source.name): the stream has no sample rate"))
         }
         let start = DispatchTime.now().uptimeNanoseconds
         let run = Run(detectors: detectors, format: SignalFormat(
-            sampleRate: Double(stream.metadata.sampleRate), expectedFrames: stream.expectedFrames))
+            sampleRate: Double(stream.sampleRate), expectedFrames: stream.expectedFrames))
         do throws(AudioError) {
             while try stream.readBlock({ run.consume($0) }) {
                 if let timeLimit, clock.now - began >= timeLimit {

@@ -79,11 +79,19 @@ public struct DecodingOptions: Hashable, Sendable {
     /// The preferred number of samples per block delivered by ``AudioStream`` (blocks may be
     /// shorter; MP3 blocks follow the MPEG frames). Default 4096; kept within 64...65536.
     public var blockFrames: Int
+    /// The lowest sample rate the analysis needs, or nil for the file's own rate. When it is
+    /// set, a decoder that lowers the rate natively and cheaply delivers the lowest such rate
+    /// at or above it: libmpg123 synthesises MPEG audio at 1/2 or 1/4 of its rate, leaving out
+    /// the sub-bands above the new Nyquist frequency. Other formats keep their rate (a
+    /// detector resamples what it needs with libsoxr). ``AudioStream/sampleRate`` is the rate
+    /// delivered; ``AudioMetadata/sampleRate`` stays the file's.
+    public var minimumSampleRate: Double?
 
-    public init(minimumSeconds: Double = 5, maximumSeconds: Double = 7200, blockFrames: Int = 4096) {
+    public init(minimumSeconds: Double = 5, maximumSeconds: Double = 7200, blockFrames: Int = 4096, minimumSampleRate: Double? = nil) {
         self.minimumSeconds = minimumSeconds
         self.maximumSeconds = maximumSeconds
         self.blockFrames = min(max(blockFrames, 64), 65536)
+        self.minimumSampleRate = minimumSampleRate
     }
 
     /// 5 s to 2 hours, blocks of 4096 samples.

@@ -1,4 +1,5 @@
-/// A song being decoded: pull mono float blocks in [-1, 1] at the file's sample rate until
+/// A song being decoded: pull mono float blocks in [-1, 1] at ``sampleRate`` (the file's
+/// sample rate unless ``DecodingOptions/minimumSampleRate`` lets the decoder lower it) until
 /// the end, in bounded memory whatever the song's length.
 ///
 /// Opening reads the header: the format is recognised from the content (never the file
@@ -10,7 +11,7 @@
 /// ```swift
 /// let stream = try AudioStream(.file(path))
 /// let session = detector.makeSession(format: SignalFormat(
-///     sampleRate: Double(stream.metadata.sampleRate), expectedFrames: stream.expectedFrames))
+///     sampleRate: Double(stream.sampleRate), expectedFrames: stream.expectedFrames))
 /// while try stream.readBlock({ session.consume($0) }) {}
 /// print(stream.metadata.duration, stream.warnings)
 /// ```
@@ -19,7 +20,10 @@
 public final class AudioStream {
     /// What is known about the song; the duration is exact once the stream has ended.
     public private(set) var metadata: AudioMetadata
-    /// The number of samples the song should have, when known (and plausible for the file's
+    /// The rate of the samples delivered: ``AudioMetadata/sampleRate``, or less when the
+    /// options let the decoder lower it natively (``DecodingOptions/minimumSampleRate``).
+    public let sampleRate: Int
+    /// The number of samples (at ``sampleRate``) the song should have, when known (and plausible for the file's
     /// size): from the header (WAV, FLAC, Xing/Info), the last Ogg page, or a scan of the MPEG
     /// frame headers. Detectors use it to find the song's middle; the true count can differ
     /// a little (see ``framesDecoded``).
@@ -50,12 +54,13 @@ public final class AudioStream {
         let recognized = FormatRecognizer.recognize(reader)
         switch recognized {
         case .mpeg(let hasFrameCount):
-            decoder = try MPG123Decoder(reader: reader, hasFrameCount: hasFrameCount)
+            decoder = try MPG123Decoder(reader: reader, hasFrameCount: hasFrameCount, minimumRate: options.minimumSampleRate)
         default:
             decoder = try SndFileDecoder(reader: reader, recognized: recognized, blockFrames: options.blockFrames)
         }
         let stream = decoder.stream
-        let rate = Double(stream.sampleRate)
+        sampleRate = stream.outputRate
+        let rate = Double(stream.outputRate)
         let estimatedSeconds = stream.estimatedFrames.map { Double($0) / rate }
         if let estimatedSeconds, estimatedSeconds > options.maximumSeconds {
             throw .tooLong(file: name, seconds: estimatedSeconds, maximumSeconds: options.maximumSeconds, estimated: true)
@@ -111,7 +116,7 @@ public final class AudioStream {
         var samples: [Float] = []
         if let expectedFrames { samples.reserveCapacity(min(expectedFrames, maximumFrames) + 4096) }
         while try readBlock({ samples.append(contentsOf: $0) }) {}
-        return DecodedAudio(samples: samples, metadata: metadata, warnings: warnings)
+        return DecodedAudio(samples: samples, metadata: metadata, warnings: warnings, sampleRate: sampleRate)
     }
 
     /// Decodes the rest of the song without keeping the samples: afterwards ``metadata``
@@ -148,7 +153,7 @@ public final class AudioStream {
     }
 
     private func seconds(_ frames: Int) -> Double {
-        Double(frames) / Double(metadata.sampleRate)
+        Double(frames) / Double(sampleRate)
     }
 
     /// Averages the channels of each frame and clamps to [-1, 1] (NaN becomes 0).
@@ -177,20 +182,25 @@ public final class AudioStream {
 
 /// A whole decoded song: the mono signal, its metadata (exact duration) and any warnings.
 public struct DecodedAudio: Sendable {
-    /// Mono samples in [-1, 1] at ``AudioMetadata/sampleRate``.
+    /// Mono samples in [-1, 1] at ``sampleRate``.
     public var samples: [Float]
     public var metadata: AudioMetadata
     public var warnings: [AudioWarning]
+    /// The samples' rate: ``AudioMetadata/sampleRate`` unless the decoding options let the
+    /// decoder lower it.
+    public var sampleRate: Int
 
     /// Decodes the whole of `source` into memory.
     public init(decoding source: AudioSource, options: DecodingOptions = .standard) throws(AudioError) {
         self = try AudioStream(source, options: options).readAll()
     }
 
-    /// A decoded song from its parts (a synthesised signal, for example).
-    public init(samples: [Float], metadata: AudioMetadata, warnings: [AudioWarning] = []) {
+    /// A decoded song from its parts (a synthesised signal, for example); `sampleRate`
+    /// defaults to the metadata's.
+    public init(samples: [Float], metadata: AudioMetadata, warnings: [AudioWarning] = [], sampleRate: Int? = nil) {
         self.samples = samples
         self.metadata = metadata
         self.warnings = warnings
+        self.sampleRate = sampleRate ?? metadata.sampleRate
     }
 }

@@ -4,12 +4,17 @@ import TactusModel
 struct StreamDescription {
     var format: AudioFormat
     var codec: String
+    /// The file's sample rate.
     var sampleRate: Int
+    /// The rate of the samples the decoder delivers: ``sampleRate``, or less when the decoder
+    /// lowers it natively (``DecodingOptions/minimumSampleRate``).
+    var outputRate: Int
     var channels: Int
-    /// The number of frames the header announces, when it is plausible for the file size.
+    /// The number of frames the header announces (at ``outputRate``), when it is plausible for
+    /// the file size.
     var estimatedFrames: Int64?
     /// The number of frames the header promises exactly (Xing/Info, FLAC STREAMINFO, WAV data
-    /// chunk): decoding fewer means the data was cut short.
+    /// chunk; at ``outputRate``): decoding fewer means the data was cut short.
     var promisedFrames: Int64?
     /// Set when the header shows the stream was cut (an Ogg stream without its last page).
     var truncation: String?

@@ -6,7 +6,10 @@ import TactusModel
 /// replaced reader so files and memory are decoded alike. Output is 32-bit float straight
 /// from the synthesis filter, mono: libmpg123 mixes the channels (their average, the same as
 /// ``AudioStream``'s down-mix to within float rounding) and so synthesises one channel
-/// instead of two; gapless trimming (LAME/Xing) is on.
+/// instead of two; gapless trimming (LAME/Xing) is on. Given a minimum rate, it synthesises
+/// at 1/2 or 1/4 of the stream's rate when that is still at or above it (libmpg123's own
+/// down-sampling: the sub-bands above the new Nyquist frequency are left out, and the
+/// synthesis does half or a quarter of the work).
 final class MPG123Decoder: FrameDecoder {
     private let handle: OpaquePointer
     /// Kept alive for libmpg123's callbacks, which receive it unretained.
@@ -21,7 +24,7 @@ final class MPG123Decoder: FrameDecoder {
 
     private static let libraryReady: Bool = mpg123_init() == MPG123_OK.rawValue
 
-    init(reader: ByteReader, hasFrameCount: Bool) throws(AudioError) {
+    init(reader: ByteReader, hasFrameCount: Bool, minimumRate: Double? = nil) throws(AudioError) {
         self.reader = reader
         var error: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &error) else {
@@ -29,7 +32,7 @@ final class MPG123Decoder: FrameDecoder {
         }
         self.handle = handle
         do throws(AudioError) {
-            try Self.configure(handle, reader: reader)
+            try Self.configure(handle, reader: reader, minimumRate: minimumRate)
             var rate = 0, channelCount: Int32 = 0, encoding: Int32 = 0
             guard mpg123_getformat(handle, &rate, &channelCount, &encoding) == MPG123_OK.rawValue else {
                 throw .corrupt(file: reader.name, decoderMessage: String(cString: mpg123_strerror(handle)))
@@ -57,7 +60,7 @@ final class MPG123Decoder: FrameDecoder {
                 bitrate = Int(Double(reader.length) * 8 / (Double(estimated) / Double(rate)))
             }
             stream = StreamDescription(
-                format: .mpeg, codec: codec, sampleRate: rate, channels: streamChannels,
+                format: .mpeg, codec: codec, sampleRate: info.rate > 0 ? info.rate : rate, outputRate: rate, channels: streamChannels,
                 estimatedFrames: estimated, promisedFrames: hasFrameCount ? estimated : nil, truncation: nil,
                 bitrate: bitrate, tags: Self.tags(handle))
         } catch {
@@ -71,15 +74,28 @@ final class MPG123Decoder: FrameDecoder {
         mpg123_delete(handle)
     }
 
-    private static func configure(_ handle: OpaquePointer, reader: ByteReader) throws(AudioError) {
-        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_MONO_MIX.rawValue)
+    /// The output rates libmpg123 may choose. It takes the stream's rate if allowed, else half,
+    /// else a quarter of it (`MPG123_AUTO_RESAMPLE`; the MPEG rates' halves and quarters are
+    /// MPEG rates). With a minimum rate, the rates from twice the minimum up are refused, so it
+    /// takes the lowest of the three at or above the minimum, or the stream's own rate when
+    /// that is below. Nil for every rate, and for minimums below 6 kHz, where a quarter of
+    /// 48 kHz is still at twice the minimum and libmpg123 would resample by its own
+    /// interpolation instead.
+    static func allowedRates(minimum: Double?) -> ((Int) -> Bool)? {
+        guard let minimum, minimum >= 6000 else { return nil }
+        return { Double($0) < 2 * minimum }
+    }
+
+    private static func configure(_ handle: OpaquePointer, reader: ByteReader, minimumRate: Double?) throws(AudioError) {
+        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_MONO_MIX.rawValue | MPG123_AUTO_RESAMPLE.rawValue)
         var ok = mpg123_param2(handle, Int32(MPG123_ADD_FLAGS.rawValue), flags, 0) == MPG123_OK.rawValue
         ok = ok && mpg123_param2(handle, Int32(MPG123_RESYNC_LIMIT.rawValue), resyncLimit, 0) == MPG123_OK.rawValue
         ok = ok && mpg123_format_none(handle) == MPG123_OK.rawValue
         var rates: UnsafePointer<Int>?
         var rateCount = 0
         mpg123_rates(&rates, &rateCount)
-        for index in 0..<rateCount where ok {
+        let allowed = allowedRates(minimum: minimumRate)
+        for index in 0..<rateCount where ok && allowed?(rates![index]) ?? true {
             let channels = Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue)
             ok = mpg123_format(handle, rates![index], channels, Int32(MPG123_ENC_FLOAT_32.rawValue)) == MPG123_OK.rawValue
         }

@@ -73,7 +73,7 @@ final class SndFileDecoder: FrameDecoder {
         // Without its last page, libsndfile cannot tell an Ogg stream's length.
         let truncation = format == .ogg && knownFrames == nil ? "the end of the Ogg stream is missing" : nil
         stream = StreamDescription(
-            format: format, codec: codec, sampleRate: rate, channels: channels,
+            format: format, codec: codec, sampleRate: rate, outputRate: rate, channels: channels,
             estimatedFrames: estimated, promisedFrames: promised, truncation: truncation,
             bitrate: Self.bitrate(subtype: subtype, rate: rate, channels: channels, frames: estimated, byteCount: reader.length),
             tags: Self.tags(file))
