@@ -9,7 +9,9 @@ import TactusDSP
 ///
 /// The output is the filtered magnitudes, ``bandCount`` per frame, before the logarithm: a
 /// gain on the audio is a gain on them, which ``BeatNetFeatures`` uses to normalise the level.
-/// The buffers are allocated once; the samples kept are one frame's worth.
+/// Frames are transformed two at a time (``PairedSpectrum``), so a frame is handed on when
+/// the next one is complete (or at the end). The buffers are allocated once; the samples
+/// kept are one frame's worth.
 final class FilteredSpectrogram {
     /// BeatNet's settings at 22,050 Hz: 20 ms hop, 64 ms frames (`int(0.064 * 22050)`).
     static let hop = 441
@@ -18,7 +20,9 @@ final class FilteredSpectrogram {
     let filterbank: LogFilterbank
     var bandCount: Int { filterbank.bands.count }
 
-    private let fft = RealFFT(size: FilteredSpectrogram.frameSize)
+    private let spectra = PairedSpectrum(size: FilteredSpectrogram.frameSize)
+    /// Whether ``spectra``'s first frame holds a windowed frame waiting for its pair.
+    private var waiting = false
     private let window: [Float]
     /// Samples from ``bufferStart`` on (the signal's sample index of `buffer[0]`).
     private var buffer: [Float] = []
@@ -27,16 +31,16 @@ final class FilteredSpectrogram {
     private var received = 0
     /// The next frame to compute.
     private var nextFrame = 0
-    private var power: [Float]
     private var magnitudes: [Float]
+    private var pairedMagnitudes: [Float]
     private var bands: [Float]
 
     init(sampleRate: Double) {
         let size = Self.frameSize
         window = (0..<size).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(size - 1))) }
         filterbank = LogFilterbank(binCount: size / 2, sampleRate: sampleRate)
-        power = [Float](repeating: 0, count: size / 2 + 1)
         magnitudes = [Float](repeating: 0, count: size / 2)
+        pairedMagnitudes = [Float](repeating: 0, count: size / 2)
         bands = [Float](repeating: 0, count: filterbank.bands.count)
         buffer.reserveCapacity(4 * size)
     }
@@ -64,29 +68,55 @@ final class FilteredSpectrogram {
         while nextFrame < total {
             emit(frame)
         }
+        if waiting {
+            spectra.second.update(repeating: 0, count: Self.frameSize)
+            magnitudes.withUnsafeMutableBufferPointer { first in
+                pairedMagnitudes.withUnsafeMutableBufferPointer { spectra.transform(first: first.baseAddress!, second: $0.baseAddress!) }
+            }
+            filter(magnitudes, frame)
+            waiting = false
+        }
     }
 
     private func frameStart(_ index: Int) -> Int { index * Self.hop - Self.frameSize / 2 }
     private func frameEnd(_ index: Int) -> Int { frameStart(index) + Self.frameSize }
 
+    /// Windows the next frame into ``spectra``; every second frame, transforms the pair and
+    /// hands both on.
     private func emit(_ frame: (UnsafeBufferPointer<Float>) -> Void) {
         let start = frameStart(nextFrame)
-        let samples = fft.samples
-        for index in 0..<Self.frameSize {
-            let position = start + index
-            let value: Float = position >= 0 && position < received ? buffer[position - bufferStart] : 0
-            samples[index] = value * window[index]
-        }
-        fft.forward()
-        power.withUnsafeMutableBufferPointer { fft.powerSpectrum(into: $0) }
-        for bin in 0..<magnitudes.count {
-            magnitudes[bin] = power[bin].squareRoot()
-        }
-        bands.withUnsafeMutableBufferPointer { bands in
-            magnitudes.withUnsafeBufferPointer { filterbank.apply($0.baseAddress!, into: bands.baseAddress!) }
-            frame(UnsafeBufferPointer(bands))
+        let target = waiting ? spectra.second : spectra.first
+        let size = Self.frameSize
+        let available = max(0, min(start + size, received) - max(start, 0))  // samples inside the signal
+        let first = max(-start, 0)  // index of the first of them in the frame
+        target.update(repeating: 0, count: size)
+        buffer.withUnsafeBufferPointer { buffer in
+            window.withUnsafeBufferPointer { window in
+                let source = buffer.baseAddress! + (start + first - bufferStart)
+                for index in 0..<available {
+                    target[first + index] = source[index] * window[first + index]
+                }
+            }
         }
         nextFrame += 1
+        if !waiting {
+            waiting = true
+            return
+        }
+        waiting = false
+        magnitudes.withUnsafeMutableBufferPointer { first in
+            pairedMagnitudes.withUnsafeMutableBufferPointer { spectra.transform(first: first.baseAddress!, second: $0.baseAddress!) }
+        }
+        filter(magnitudes, frame)
+        filter(pairedMagnitudes, frame)
+    }
+
+    /// The filtered magnitudes of one frame's spectrum, handed to `frame`.
+    private func filter(_ spectrum: [Float], _ frame: (UnsafeBufferPointer<Float>) -> Void) {
+        bands.withUnsafeMutableBufferPointer { bands in
+            spectrum.withUnsafeBufferPointer { filterbank.apply($0.baseAddress!, into: bands.baseAddress!) }
+            frame(UnsafeBufferPointer(bands))
+        }
     }
 
     /// Drops the samples no later frame needs.

@@ -8,8 +8,12 @@
 enum VectorMath {
     @inline(__always)
     static func exp(_ x: SIMD8<Float>) -> SIMD8<Float> {
-        let clamped = x.clamped(lowerBound: SIMD8(repeating: -87), upperBound: SIMD8(repeating: 87))
-        let n = (clamped * 1.442_695_04 + 0.5).rounded(.down)
+        let clamped = pointwiseMin(pointwiseMax(x, SIMD8(repeating: -87)), SIMD8(repeating: 87))
+        // n = round(x / ln 2) without a float-to-integer conversion (which Swift's SIMD does
+        // one lane at a time): adding 1.5 * 2^23 leaves n in the low bits of the float.
+        let magic = SIMD8<Float>(repeating: 12_582_912)
+        let shifted = clamped * 1.442_695_04 + magic
+        let n = shifted - magic
         let r = clamped - n * 0.693_359_375 + n * 2.121_944_4e-4
         var p = SIMD8<Float>(repeating: 1.0 / 720)
         p = p * r + 1.0 / 120
@@ -18,8 +22,8 @@ enum VectorMath {
         p = p * r + 0.5
         p = p * r + 1
         p = p * r + 1
-        let exponent = (SIMD8<Int32>(truncatingIfNeeded: SIMD8<Int32>(n, rounding: .towardZero)) &+ 127) &<< 23
-        return p * unsafeBitCast(exponent, to: SIMD8<Float>.self)
+        let bits = unsafeBitCast(shifted, to: SIMD8<Int32>.self) &- 0x4B40_0000
+        return p * unsafeBitCast((bits &+ 127) &<< 23, to: SIMD8<Float>.self)
     }
 
     @inline(__always)

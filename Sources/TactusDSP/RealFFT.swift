@@ -3,7 +3,7 @@ import Foundation
 
 /// FFTW's planner is not thread-safe; executing a finished plan is. Every plan is made and
 /// destroyed under this lock.
-private let plannerLock = NSLock()
+let plannerLock = NSLock()
 
 /// A real-input FFT of one fixed size, backed by FFTW (single precision).
 ///
