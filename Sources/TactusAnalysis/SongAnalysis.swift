@@ -21,7 +21,8 @@ public struct SongAnalysis: Sendable, Encodable {
     public var analyses: [TempoAnalysis]
     /// Mean squared amplitude per 23.2 ms block, the same for every detector.
     public var envelope: EnergyEnvelope?
-    /// The detectors' agreement (``Consensus/of(_:tolerance:)`` of ``analyses``).
+    /// The detectors' agreement (``Consensus/of(_:tolerance:advisory:)`` of ``analyses``, the
+    /// advisory detectors' not voting).
     public var consensus: ConsensusTempo
     /// Things worth knowing about a song that was analysed (a truncated file, for example).
     public var warnings: [AnalysisProblem]
@@ -34,14 +35,15 @@ public struct SongAnalysis: Sendable, Encodable {
 
     public init(
         file: String, song: String? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
-        envelope: EnergyEnvelope? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0
+        envelope: EnergyEnvelope? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0,
+        advisory: Set<String> = []
     ) {
         self.file = file
         self.song = song
         self.metadata = metadata
         self.analyses = analyses
         self.envelope = envelope
-        self.consensus = Consensus.of(analyses)
+        self.consensus = Consensus.of(analyses, advisory: advisory)
         self.warnings = warnings
         self.error = error
         self.decodeSeconds = decodeSeconds

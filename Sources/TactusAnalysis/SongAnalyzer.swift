@@ -92,7 +92,8 @@ public struct SongAnalyzer: Sendable {
         return SongAnalysis(
             file: source.name, song: song, metadata: stream.metadata, analyses: analyses, envelope: envelope,
             warnings: stream.warnings.map(AnalysisProblem.init),
-            decodeSeconds: max(elapsed - analyses.reduce(0) { $0 + $1.seconds }, 0))
+            decodeSeconds: max(elapsed - analyses.reduce(0) { $0 + $1.seconds }, 0),
+            advisory: Set(detectors.map(\.descriptor).filter(\.advisory).map(\.name)))
     }
 
     /// Runs the detectors over samples already in memory (mono, in [-1, 1]), in blocks of

@@ -96,7 +96,8 @@ public final class Coordinator: Sendable {
         library = try Library(
             path: configuration.libraryPath,
             options: .init(
-                durability: configuration.durability, busyTimeout: configuration.databaseBusyTimeoutS, automaticCheckpoints: false))
+                durability: configuration.durability, busyTimeout: configuration.databaseBusyTimeoutS, automaticCheckpoints: false,
+                advisoryDetectors: Set(configuration.knownDetectors.filter(\.advisory).map(\.name))))
         blobs = try SongBlobs(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
         // Renders are forgotten when the coordinator stops: their files with them.
         try? FileManager.default.removeItem(atPath: configuration.renderDirectory)

@@ -222,8 +222,11 @@ extension CoordinatorLoop {
     }
 
     /// The detectors a submission that names none asks for: every known detector that votes in
-    /// the consensus (an advisory one runs only when named).
-    var defaultDetectorNames: [String] { Consensus.runByDefault(allDetectorNames) }
+    /// the consensus (an advisory one, ``DetectorDescriptor/advisory``, runs only when named).
+    var defaultDetectorNames: [String] {
+        let advisory = Set((configuration.knownDetectors + workers.offered.map(\.descriptor)).filter(\.advisory).map(\.name))
+        return allDetectorNames.filter { !advisory.contains($0) }
+    }
 
     /// How long a client told `busy` should wait: roughly the time to drain a tenth of the queue.
     private var retryHintMs: Int {

@@ -25,20 +25,6 @@ public struct ConsensusTempo: Sendable, Hashable, Codable {
 /// Octave- and 3:2-aware agreement between detectors' candidate lists, weighted by their
 /// confidence.
 public enum Consensus {
-    /// Detectors whose analyses are shown, stored and compared but do not vote: a detector joins
-    /// the consensus only when that makes the consensus more accurate on both shared corpora
-    /// (`tactus-bench accuracy` prints the consensus with and without each detector).
-    /// `beatnet` does not yet: with it, Acc1 fell from 92.5 % to 90.0 % on the dev corpus and
-    /// stayed 92.6 % on the real one.
-    public static let advisoryDetectors: Set<String> = ["beatnet"]
-
-    /// The detectors of `names` that run when a request names none: every detector that votes.
-    /// An advisory detector runs only when it is named: it costs analysis time and adds nothing
-    /// to the consensus.
-    public static func runByDefault(_ names: [String]) -> [String] {
-        names.filter { !advisoryDetectors.contains($0) }
-    }
-
     /// How much a detector's candidate (rather than its own tempo) counts, at full strength.
     public static let candidateVote = 0.5
 
@@ -57,11 +43,11 @@ public enum Consensus {
     /// the confidence is the winner's support times the detectors' confidences, over the
     /// number of detectors that found a tempo (1: all agree, each fully confident).
     ///
-    /// The analyses of ``advisoryDetectors`` do not vote unless `includingAdvisory` is true.
+    /// The analyses of the `advisory` detectors (``DetectorDescriptor/advisory``) do not vote.
     public static func of(
-        _ analyses: [TempoAnalysis], tolerance: Double = TempoRelation.defaultTolerance, includingAdvisory: Bool = false
+        _ analyses: [TempoAnalysis], tolerance: Double = TempoRelation.defaultTolerance, advisory: Set<String> = []
     ) -> ConsensusTempo {
-        let found = analyses.filter { $0.bpm != nil && (includingAdvisory || !advisoryDetectors.contains($0.detector)) }
+        let found = analyses.filter { $0.bpm != nil && !advisory.contains($0.detector) }
         guard !found.isEmpty else { return ConsensusTempo(bpm: nil, detectors: []) }
 
         func confidence(_ analysis: TempoAnalysis) -> Double { min(max(analysis.confidence, 0), 1) }

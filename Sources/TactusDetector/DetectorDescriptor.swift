@@ -14,20 +14,28 @@ public struct DetectorDescriptor: Sendable, Hashable {
     /// and a decoder may deliver any rate at or above it. Nil: the detector works at the
     /// song's own rate and reads its whole band.
     public let analysisSampleRate: Double?
+    /// Whether the detector is advisory: its analyses are stored, shown and compared, but do
+    /// not vote in the consensus, and it runs only when a request names it (it would cost
+    /// analysis time and add nothing to the consensus). A detector joins the consensus only
+    /// when that makes the consensus more accurate on both shared corpora (`tactus-bench
+    /// accuracy` prints the consensus with and without each detector).
+    public let advisory: Bool
 
     /// Declares a detector. `specific` lists the detector's own parameters; the common ones
     /// (`preset`, `min_bpm`, `max_bpm`) are added in front. `presets` names the presets in
     /// addition to `default` (for example `classic`).
-    /// `analysisSampleRate` is the rate the detector's front end works at, nil for the song's own.
+    /// `analysisSampleRate` is the rate the detector's front end works at, nil for the song's
+    /// own; `advisory`, whether it stays out of the consensus and runs only when named.
     public init(
         name: String, version: String, summary: String, presets: [String] = ["classic"], specific: [ParameterSpec],
-        analysisSampleRate: Double? = nil
+        analysisSampleRate: Double? = nil, advisory: Bool = false
     ) {
         self.name = name
         self.version = version
         self.summary = summary
         self.parameters = Self.commonParameters(presets: ["default"] + presets) + specific
         self.analysisSampleRate = analysisSampleRate
+        self.advisory = advisory
     }
 
     /// Parameters every detector has.

@@ -11,6 +11,10 @@ public struct DetectorRegistry: Sendable {
 
     public var descriptors: [DetectorDescriptor] { detectorTypes.map { $0.descriptor } }
     public var names: [String] { descriptors.map(\.name) }
+    /// The detectors that run when a request names none: every one that is not advisory.
+    public var defaultNames: [String] { descriptors.filter { !$0.advisory }.map(\.name) }
+    /// The advisory detectors' names (``DetectorDescriptor/advisory``): they do not vote in the consensus.
+    public var advisoryNames: Set<String> { Set(descriptors.filter(\.advisory).map(\.name)) }
 
     public func descriptor(named name: String) -> DetectorDescriptor? {
         descriptors.first { $0.name == name }

@@ -9,19 +9,23 @@ public struct DetectorInfo: WireBody {
     /// Every parameter, the common ones (`preset`, `min_bpm`, `max_bpm`) first, as
     /// ``TactusDetector/DetectorDescriptor/parameters`` lists them.
     public var parameters: [ParameterDeclaration]
+    /// True for an advisory detector (``TactusDetector/DetectorDescriptor/advisory``): its
+    /// analyses do not vote in the consensus and it runs only when named. Absent otherwise.
+    public var advisory: Bool?
 
-    public init(name: String, version: String, summary: String, parameters: [ParameterDeclaration]) {
+    public init(name: String, version: String, summary: String, parameters: [ParameterDeclaration], advisory: Bool? = nil) {
         self.name = name
         self.version = version
         self.summary = summary
         self.parameters = parameters
+        self.advisory = advisory
     }
 
     /// The wire form of a descriptor.
     public init(_ descriptor: DetectorDescriptor) {
         self.init(
             name: descriptor.name, version: descriptor.version, summary: descriptor.summary,
-            parameters: descriptor.parameters.map(ParameterDeclaration.init))
+            parameters: descriptor.parameters.map(ParameterDeclaration.init), advisory: descriptor.advisory ? true : nil)
     }
 
     /// The descriptor this announces, so the coordinator can resolve and validate a client's
@@ -45,7 +49,7 @@ public struct DetectorInfo: WireBody {
         }
         let descriptor = DetectorDescriptor(
             name: name, version: version, summary: summary, presets: Array(presets.dropFirst()),
-            specific: Array(specs.dropFirst(commonNames.count)))
+            specific: Array(specs.dropFirst(commonNames.count)), advisory: advisory ?? false)
         // The common parameters must mean what they mean everywhere; their summaries may differ.
         let standard = { (spec: ParameterSpec) -> [AnyHashable] in [spec.name, spec.kind, spec.defaultValue, spec.presetValues] }
         guard descriptor.parameters.map(standard) == specs.map(standard) else {

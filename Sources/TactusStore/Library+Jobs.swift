@@ -147,7 +147,7 @@ extension Library {
             try db.executeCached(
                 sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",
                 arguments: [Date(), id])
-            let consensus = try Self.refreshConsensus(songKey: key, db)
+            let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
             return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
         }
     }
@@ -172,7 +172,7 @@ extension Library {
             try db.executeCached(
                 sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
                 arguments: [state.rawValue, failure.code, failure.message, Date(), id])
-            let consensus = try Self.refreshConsensus(songKey: key, db)
+            let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
             return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
         }
     }

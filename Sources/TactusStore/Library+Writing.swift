@@ -41,7 +41,7 @@ extension Library {
             for entry in batch {
                 let key = try Self.upsert(entry.song, db)
                 for analysis in entry.analyses { try Self.upsert(analysis, songKey: key, params: &params, db) }
-                consensus.append(try Self.refreshConsensus(songKey: key, db))
+                consensus.append(try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db))
             }
             return consensus
         }
@@ -78,7 +78,7 @@ extension Library {
                 try Self.upsert(analysis, songKey: key, params: &params, db)
             }
             var consensus = [SongID: ConsensusTempo]()
-            for song in order { consensus[song] = try Self.refreshConsensus(songKey: keys[song]!, db) }
+            for song in order { consensus[song] = try Self.refreshConsensus(songKey: keys[song]!, advisory: advisoryDetectors, db) }
             return consensus
         }
     }
@@ -157,13 +157,14 @@ extension Library {
         try statement.execute(arguments: arguments)
     }
 
-    /// Recomputes a song's consensus from its stored analyses with ``Consensus/of(_:tolerance:)``.
+    /// Recomputes a song's consensus from its stored analyses with
+    /// ``Consensus/of(_:tolerance:advisory:)``: the `advisory` detectors' analyses do not vote.
     ///
     /// Each detector votes once, with its current analysis: the `default` preset's (or any
     /// preset's when it has no default analysis), the most recent one first; an older version
     /// or another preset of the same detector does not vote again. A detector whose current
     /// analysis found no tempo or failed does not vote.
-    static func refreshConsensus(songKey: Int64, _ db: Database) throws -> ConsensusTempo {
+    static func refreshConsensus(songKey: Int64, advisory: Set<String>, _ db: Database) throws -> ConsensusTempo {
         let select = try db.cachedStatement(
             sql: """
                 SELECT detector, detector_version, bpm, confidence, candidates_json, status FROM analyses
@@ -183,7 +184,7 @@ extension Library {
                 bpm: row[2], confidence: row[3], candidates: CandidatesJSON.decode(row[4]), windows: [])
             analyses.append(TempoAnalysis(descriptor: descriptor, params: ParameterSet(), output: output, seconds: 0))
         }
-        let consensus = Consensus.of(analyses)
+        let consensus = Consensus.of(analyses, advisory: advisory)
         let upsert = try db.cachedStatement(
             sql: """
                 INSERT INTO consensus (song_id, bpm, detectors, detector_count, confidence) VALUES (?, ?, ?, ?, ?)

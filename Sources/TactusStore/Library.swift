@@ -59,14 +59,19 @@ public final class Library: Sendable {
         /// thread). A program whose writes must stay quick turns it off and calls
         /// ``Library/checkpointInBackground()`` from another thread instead.
         public var automaticCheckpoints: Bool
+        /// The advisory detectors (``TactusDetector/DetectorDescriptor/advisory``, the registry's
+        /// `advisoryNames`): their stored analyses do not vote in the songs' consensus.
+        public var advisoryDetectors: Set<String>
 
         public init(
-            mode: Mode = .create, durability: Durability = .processCrash, busyTimeout: Double = 10, automaticCheckpoints: Bool = true
+            mode: Mode = .create, durability: Durability = .processCrash, busyTimeout: Double = 10, automaticCheckpoints: Bool = true,
+            advisoryDetectors: Set<String> = []
         ) {
             self.mode = mode
             self.durability = durability
             self.busyTimeout = busyTimeout
             self.automaticCheckpoints = automaticCheckpoints
+            self.advisoryDetectors = advisoryDetectors
         }
     }
 
@@ -74,6 +79,8 @@ public final class Library: Sendable {
     public let path: String
     /// How long a statement waits for another connection's lock, in seconds.
     public let busyTimeout: Double
+    /// The detectors whose analyses do not vote in the consensus (``Options/advisoryDetectors``).
+    public let advisoryDetectors: Set<String>
     let pool: DatabasePool
     /// The connection of ``checkpointInBackground()``, apart from the pool's writer.
     private let checkpointer: DatabaseQueue?
@@ -82,6 +89,7 @@ public final class Library: Sendable {
     public init(path: String, options: Options = Options()) throws(StoreError) {
         self.path = path
         self.busyTimeout = options.busyTimeout
+        self.advisoryDetectors = options.advisoryDetectors
         if options.mode != .create, !FileManager.default.fileExists(atPath: path) {
             throw .cannotOpen(path: path, reason: "no such file")
         }

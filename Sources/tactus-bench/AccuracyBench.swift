@@ -115,7 +115,7 @@ struct AccuracyBench: ParsableCommand {
         let analyzer = SongAnalyzer(detectors: configurations.map(\.detector))
         let consensusLabel = "consensus (default presets)"
         // The consensus of every default detector, advisory ones included, and without each in
-        // turn: what each detector adds to it (Consensus.advisoryDetectors do not vote).
+        // turn: what each detector adds to it (advisory detectors do not vote in the consensus).
         let everyLabel = "consensus, every detector voting"
         let defaultNames = configurations.filter(\.isDefault).map(\.detector.descriptor.name)
         let withoutLabels = defaultNames.map { "consensus without \($0)" }
@@ -136,12 +136,12 @@ struct AccuracyBench: ParsableCommand {
             for (configuration, analysis) in zip(configurations, result.analyses) {
                 found[configuration.label] = analysis.bpm
             }
-            let consensus = Consensus.of(defaults)
+            let consensus = Consensus.of(defaults, advisory: BuiltinDetectors.registry.advisoryNames)
             found[consensusLabel] = result.error == nil ? consensus.bpm : nil
-            found[everyLabel] = result.error == nil ? Consensus.of(defaults, includingAdvisory: true).bpm : nil
+            found[everyLabel] = result.error == nil ? Consensus.of(defaults).bpm : nil
             for (name, label) in zip(defaultNames, withoutLabels) {
                 let others = defaults.filter { $0.detector != name }
-                found[label] = result.error == nil ? Consensus.of(others, includingAdvisory: true).bpm : nil
+                found[label] = result.error == nil ? Consensus.of(others).bpm : nil
             }
             if result.error == nil {
                 for analysis in defaults {

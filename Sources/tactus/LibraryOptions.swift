@@ -1,4 +1,5 @@
 import ArgumentParser
+import TactusAnalysis
 import TactusStore
 
 /// `--db PATH`: the library file the commands read and write themselves. Without it, the
@@ -10,7 +11,9 @@ struct LibraryOptions: ParsableArguments {
 
     /// Opens the library at `path`; a missing or unreadable file is a failure (exit 1) with a message.
     static func open(_ path: String, _ mode: Library.Mode) throws -> Library {
-        try reportingFailures { try Library(path: path, options: Library.Options(mode: mode)) }
+        // The built-in advisory detectors' analyses do not vote in the consensus it recomputes.
+        let options = Library.Options(mode: mode, advisoryDetectors: BuiltinDetectors.registry.advisoryNames)
+        return try reportingFailures { try Library(path: path, options: options) }
     }
 }
 

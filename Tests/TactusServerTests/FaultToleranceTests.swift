@@ -13,7 +13,7 @@ import Testing
 /// garbage, a client that vanishes mid-request, a full blob disk, a locked database. Each
 /// gets a clear answer, and the server keeps serving afterwards.
 @Suite(.serialized) struct FaultToleranceTests {
-    private static let detectorCount = Consensus.runByDefault(BuiltinDetectors.registry.names).count
+    private static let detectorCount = BuiltinDetectors.registry.defaultNames.count
 
     /// Files left in the blob directory that are not complete blobs (temporary `.partial` files).
     private func partialBlobs(_ dataDirectory: String) -> [String] {

@@ -21,7 +21,7 @@ import Testing
 /// ```
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_MULTIHOST"] == "1", "set TACTUS_MULTIHOST=1 (make multihost)"))
 struct MultiHostTests {
-    private static let detectors = Consensus.runByDefault(BuiltinDetectors.registry.names)
+    private static let detectors = BuiltinDetectors.registry.defaultNames
     private static let songCount = ProcessInfo.processInfo.environment["TACTUS_MULTIHOST_SONGS"].flatMap(Int.init) ?? 40
     private static let songSeconds = 45.0
     /// The coordinator purges a worker silent for the liveness (7.5 s since its last message,

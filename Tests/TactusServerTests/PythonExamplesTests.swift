@@ -16,7 +16,7 @@ import Testing
 struct PythonExamplesTests {
     private static let examples = URL(fileURLWithPath: CLI.repositoryRoot).appendingPathComponent("protocol/examples")
     /// The built-in detectors a submission that names none asks for (every one votes).
-    private static let builtins = Set(Consensus.runByDefault(BuiltinDetectors.registry.names))
+    private static let builtins = Set(BuiltinDetectors.registry.defaultNames)
     /// The built-in detectors the server's workers offer (advisory ones too).
     private static let offeredBuiltins = Set(BuiltinDetectors.registry.names)
 

@@ -10,7 +10,7 @@ import Testing
 
 /// `tactus serve` with its real worker processes, driven over the real protocol.
 @Suite(.serialized) struct ServerEndToEndTests {
-    private static let detectorCount = Consensus.runByDefault(BuiltinDetectors.registry.names).count
+    private static let detectorCount = BuiltinDetectors.registry.defaultNames.count
 
     @Test func songsInSeveralFormatsAreAnalysedStoredAndQueryable() throws {
         let directory = try TemporaryDirectory()

@@ -14,7 +14,7 @@ import Testing
 /// `TACTUS_SOAK_SONGS` sets the batch size (default 300 and 100).
 @Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["TACTUS_SOAK"] == "1", "set TACTUS_SOAK=1 (make soak)"))
 struct SoakTests {
-    private static let detectorCount = Consensus.runByDefault(BuiltinDetectors.registry.names).count
+    private static let detectorCount = BuiltinDetectors.registry.defaultNames.count
 
     private static func songCount(default value: Int) -> Int {
         ProcessInfo.processInfo.environment["TACTUS_SOAK_SONGS"].flatMap(Int.init) ?? value

@@ -174,7 +174,7 @@ struct DetectorChoice {
             throw ValidationError(ParameterError.unknownDetector(name: name, known: registry.names).description)
         }
         var chosen: [String] = []
-        for name in names.isEmpty ? Consensus.runByDefault(registry.names) : names where !chosen.contains(name) {
+        for name in names.isEmpty ? registry.defaultNames : names where !chosen.contains(name) {
             chosen.append(name)
         }
         var assignments: [String: [String]] = [:]

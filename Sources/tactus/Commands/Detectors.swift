@@ -22,7 +22,8 @@ extension Tactus {
 
                 With --json, one JSON object per detector and per line, with the fields name, \
                 version, summary and parameters (array of {name, accepts, default, presets, \
-                summary}), and with --server also workers and queued.
+                summary}), advisory (true for a detector that does not vote in the consensus and \
+                runs only when named), and with --server also workers and queued.
                 """
         )
 
@@ -65,6 +66,8 @@ struct DetectorListing: Encodable {
     var version: String
     var summary: String
     var parameters: [Parameter]
+    /// True for an advisory detector (no vote in the consensus, runs only when named); absent otherwise.
+    var advisory: Bool?
     /// With `--server`: the connected workers offering the detector.
     var workers: Int?
     /// With `--server`: the jobs waiting for it.
@@ -83,6 +86,7 @@ struct DetectorListing: Encodable {
                 name: declaration.name, accepts: accepts, default: declaration.default, presets: declaration.presets,
                 summary: declaration.summary)
         }
+        advisory = info.advisory == true ? true : nil
         workers = offered.workers
         queued = offered.queued
     }
@@ -96,6 +100,7 @@ struct DetectorListing: Encodable {
                 name: $0.name, accepts: $0.kind.acceptedValues, default: $0.defaultValue, presets: $0.presetValues,
                 summary: $0.summary)
         }
+        advisory = descriptor.advisory ? true : nil
     }
 
     func jsonLine() -> String {
@@ -106,7 +111,7 @@ struct DetectorListing: Encodable {
     }
 
     func text() -> String {
-        var lines = ["\(name) \(version): \(summary)"]
+        var lines = ["\(name) \(version)\(advisory == true ? " (advisory: no vote in the consensus, runs when named)" : ""): \(summary)"]
         if let workers, let queued { lines[0] += "  [\(workers) worker\(workers == 1 ? "" : "s"), \(queued) queued]" }
         let width = parameters.map(\.name.count).max() ?? 0
         for parameter in parameters {
