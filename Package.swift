@@ -267,7 +267,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "TactusAnalysisTests",
-            dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusTestSupport"]),
+            dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusDSP", "TactusTestSupport"]),
         .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
         .testTarget(name: "TactusTagsTests", dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusTestSupport"]),
         .testTarget(name: "TactusWebTests", dependencies: ["TactusTestSupport"]),
