@@ -535,6 +535,10 @@ components:
           items:
             $ref: '#/components/schemas/parameter_declaration'
           minItems: 3
+        advisory:
+          description: 'True for an advisory detector: its analyses are stored, shown and compared but do not vote in the
+            consensus, and it runs only when a request names it. Absent (or false) for a detector that votes.'
+          type: boolean
       required:
       - name
       - version
