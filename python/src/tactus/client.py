@@ -152,8 +152,15 @@ class Client:
         forced = command == "submit" and body.get("force") is True
         attempts = 1 if forced else self.retries + 1
         for _ in range(attempts):
-            self._socket.send_multipart(frames)
             deadline = time.monotonic() + wait
+            # A DEALER with no peer blocks in send: with no connection (a server that refused
+            # the CURVE handshake drops it) the request waits for one until the deadline.
+            if not self._socket.poll(int(wait * 1000), zmq.POLLOUT):
+                continue
+            try:
+                self._socket.send_multipart(frames, flags=zmq.DONTWAIT)
+            except zmq.Again:
+                continue
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self._socket.poll(int(remaining * 1000)):
