@@ -45,6 +45,10 @@ import Testing
         TempoQuery(range: 120...130), TempoQuery(range: 120...130, octave: true, limit: 20),
         TempoQuery(range: 120...130, source: .detector("alpha"), octave: true, order: .bpm, limit: 5),
         TempoQuery(range: 120...130, source: .agreement(minimum: 2), limit: 5),
+        TempoQuery(range: 120...130, source: .detector("alpha"), order: .newest, descending: true, limit: 5),
+        TempoQuery(range: 1...1000, octave: true, order: .title, limit: 50, offset: 50),
+        TempoQuery(range: 120...130, source: .detector("alpha"), octave: true, order: .confidence, descending: true, limit: 5),
+        TempoQuery(range: 120...130, source: .agreement(minimum: 2), order: .agreement, limit: 5),
     ])
     func queriesSearchTheIndexes(_ query: TempoQuery) throws {
         let directory = try TemporaryDirectory()
@@ -53,6 +57,8 @@ import Testing
         let plan = try library.queryPlan(query)
         #expect(plan.contains { $0.contains("USING COVERING INDEX analyses_by_detector_bpm") || $0.contains("USING COVERING INDEX consensus_by_bpm") })
         #expect(!plan.contains { $0.contains("SCAN a") || $0.contains("SCAN analyses") || $0.contains("SCAN consensus") }, "\(plan)")
+        // Missing songs are listed from their partial index, not looked up in (or scanned from) songs.
+        #expect(plan.contains { $0.contains("USING INDEX songs_missing") } && !plan.contains { $0.contains("SCAN songs") && !$0.contains("songs_missing") }, "\(plan)")
     }
 }
 

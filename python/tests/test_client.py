@@ -61,6 +61,38 @@ def test_query_result_compare_and_playlist_answer_from_the_library(server, songs
         assert playlist["entries"] and playlist["entries"][0]["match"]["song"] == song
 
 
+def test_the_server_sorts_every_match_before_paging_and_counts_them_all(server, songs: Path) -> None:
+    with Client(server.frontend, events=server.events, timeout=10) as client:
+        client.submit_files([songs], timeout=240)
+        clicks = {match["song"]: match["file"] for match in client.query() if match["file"].startswith("click-")}
+        assert len(clicks) == 3
+
+        def files(**options) -> list:
+            return [match["file"] for match in client.query(**options) if match["song"] in clicks]
+
+        assert files(order="title") == ["click-100.wav", "click-120.wav", "click-150.wav"]
+        assert files(order="title", descending=True) == ["click-150.wav", "click-120.wav", "click-100.wav"]
+        # One song a page: the pages are slices of the whole sorted answer.
+        pages = [files(order="duration", descending=True, limit=1, offset=n) for n in range(len(clicks))]
+        assert [page for page in pages if page] == [[name] for name in files(order="duration", descending=True)]
+        by_detector = client.query(detector="comb-filter", order="confidence", descending=True)
+        assert all(0 <= match["confidence"] <= 1 for match in by_detector)
+        confidences = [match["confidence"] for match in by_detector]
+        assert confidences == sorted(confidences, reverse=True)
+        everything = client.query()
+        histogram = client.histogram(bin_width=10)
+        assert histogram["total"] == len(everything) == sum(bin["count"] for bin in histogram["bins"])
+        assert all(bin["width"] == 10 and bin["lower"] % 10 == 0 for bin in histogram["bins"])
+        fast = client.histogram(140, 160, bin_width=5)
+        assert fast["total"] == len(client.query(140, 160))
+        with pytest.raises(Rejected) as refused:
+            client.query(detector="comb-filter", order="agreement")
+        assert refused.value.code == "bad-request" and "order" in refused.value.message
+        with pytest.raises(Rejected) as refused:
+            client.histogram(bin_width=0)
+        assert refused.value.code == "bad-request" and "histogram" in refused.value.message
+
+
 def test_errors_carry_the_protocol_code(server) -> None:
     with Client(server.frontend, timeout=5) as client:
         with pytest.raises(Rejected) as unknown:
