@@ -200,12 +200,14 @@ enum Page {
         @media (max-width:640px){
         main{padding:8px 10px 40px}nav{padding:4px 8px}nav .brand{width:100%;margin:4px 0}
         nav a{padding:8px 8px}
-        table.cards thead{display:none}
+        table.cards thead{display:none}.wide{display:none}
         table.cards tr{display:block;border-bottom:1px solid var(--line);padding:6px 0}
         table.cards td{display:block;border:0;padding:3px 10px;text-align:right;overflow-wrap:anywhere}
         table.cards td::before{content:attr(data-label);color:var(--muted);float:left;text-align:left;font-size:.85rem;margin-right:12px}
         table.cards td.lead{text-align:left;padding-top:6px}table.cards td.lead::before{content:none}
         table.cards td.empty{display:none}
+        table.compact td:not(.lead){display:inline-block;width:20%;text-align:center;padding:2px 0}
+        table.compact td:not(.lead)::before{float:none;display:block;margin:0;font-size:.75rem}
         form.filters{padding:10px}input[type=number]{width:5.5em}
         .stat{flex:1 1 40%;min-width:0}
         .figure{overflow-x:auto}.figure svg{min-width:760px}.figure .hint{display:block}

@@ -131,7 +131,7 @@ struct LibraryPage {
             : """
             <div class="table-wrap"><table class="cards sortable" id="songs">
             <caption class="muted">Songs \(first)–\(last)\(counted), \(Self.describe(order, descending: descending, centre: (query.minBpm + query.maxBpm) / 2)). \
-            Select a column's name to sort them all by it.</caption>
+            <span class="wide">Select a column's name to sort them all by it.</span></caption>
             <thead><tr>
             \(headers)
             </tr></thead>

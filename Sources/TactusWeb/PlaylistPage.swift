@@ -85,6 +85,13 @@ struct PlaylistPage {
     static func withoutPath(_ playlist: Playlist) -> String {
         let songs = playlist.entries.map(\.match).filter(\.paths.isEmpty)
         guard !songs.isEmpty else { return "" }
+        if songs.count == playlist.entries.count {
+            return """
+                <p class="note">None of these songs has a file under the server's library roots (uploaded songs are kept by \
+                their content only), so the M3U8 lists none of them: analyse your music in place (<code>tactus serve \
+                --library-root DIR</code>, then <code>tactus scan</code>) to make playlists a player can open.</p>
+                """
+        }
         let names = songs.prefix(5).map { HTML.escape($0.title.flatMap { $0.isEmpty ? nil : $0 } ?? $0.file) }.joined(separator: ", ")
         let more = songs.count > 5 ? " and \(songs.count - 5) more" : ""
         return """

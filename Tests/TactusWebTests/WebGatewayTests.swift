@@ -195,6 +195,11 @@ struct WebGatewayTests {
         let metrics = http.get("/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.text.contains("tactus_workers{detector=\"comb-filter\"} 1"))
+        // The one worker offers every detector (protocol version 2): it counts for each.
+        #expect(metrics.text.contains("tactus_workers{detector=\"autocorrelation\"} 1"))
+        #expect(metrics.text.contains("tactus_workers{detector=\"statistical-energy\"} 1"))
+        let queuePage = http.get("/queue").text
+        #expect(queuePage.contains("data-detector=\"autocorrelation\"><td class=\"lead\"><b>autocorrelation</b></td>\n<td class=\"num\" data-label=\"Workers\" data-field=\"workers\">1</td>"))
         #expect(metrics.text.contains("tactus_jobs_finished_total{detector=\"autocorrelation\"} 2"))
         #expect(metrics.text.contains("tactus_queue_jobs{detector=\"statistical-energy\"} 0"))
         #expect(metrics.text.contains("tactus_analysis_seconds_count{detector=\"comb-filter\"}"))

@@ -182,7 +182,7 @@ class BrowserTests(unittest.TestCase):
         omitted = [line for line in text.splitlines() if line.startswith("# not listed: song " + self.ids[150][:8])]
         self.assertEqual(1, len(omitted), text)
         self.assertIn("(click-150.wav)", omitted[0])
-        self.assertIn("no file under the server's library roots", browser.page_source)
+        self.assertIn("None of these songs has a file under the server's library roots", browser.page_source)
 
     def test_3_upload_and_watch_the_queue(self) -> None:
         browser = self.open("/queue")
