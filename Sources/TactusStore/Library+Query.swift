@@ -229,20 +229,30 @@ extension Library {
         return (parts.branches.map(parts.base).joined(separator: "\nUNION ALL\n"), parts.arguments)
     }
 
-    /// The song indexes that give the orders by title and duration of the consensus's tempo.
-    private static let songIndexes: [TempoOrder: (index: String, key: String)] = [
-        .title: ("songs_by_title", "COALESCE(NULLIF(s.title, ''), s.file_name) COLLATE NOCASE"),
-        .duration: ("songs_by_duration", "s.duration_s"),
-    ]
+    /// The song index that gives an order by title, artist or duration (each way), and the
+    /// `ORDER BY` that walks it: the same order as sorting the matches gives (artists: songs
+    /// without one last either way, so one index each way).
+    private static func songIndex(_ order: TempoOrder, descending: Bool) -> (index: String, orderBy: String)? {
+        let down = descending ? " DESC" : ""
+        switch order {
+        case .title: return ("songs_by_title", "COALESCE(NULLIF(s.title, ''), s.file_name) COLLATE NOCASE\(down), s.id\(down)")
+        case .duration: return ("songs_by_duration", "s.duration_s\(down), s.id\(down)")
+        case .artist where !descending:
+            return ("songs_by_artist", "(NULLIF(s.artist, '') IS NULL), NULLIF(s.artist, '') COLLATE NOCASE, s.id")
+        case .artist:
+            return ("songs_by_artist_descending", "(NULLIF(s.artist, '') IS NOT NULL) DESC, NULLIF(s.artist, '') COLLATE NOCASE DESC, s.id DESC")
+        default: return nil
+        }
+    }
 
-    /// Whether a page by title or duration of the consensus's tempo is found faster by walking
+    /// Whether a page by title, artist or duration of the consensus's tempo is found faster by walking
     /// the songs in that order (their index), keeping those in the range, than by sorting every
     /// match of the range: when the matches are dense. Walking reads about
     /// `(offset + limit) × songs / matches` songs, sorting reads every match, so the walk wins
     /// when `matches² > (offset + limit) × songs` (both counted from covering indexes, a few
     /// milliseconds over 100,000 songs).
     static func walksSongs(_ query: TempoQuery, _ db: Database) throws -> Bool {
-        guard let limit = query.limit, songIndexes[query.order] != nil else { return false }
+        guard let limit = query.limit, songIndex(query.order, descending: query.descending) != nil else { return false }
         if case .detector = query.source { return false }
         let parts = parts(for: query)
         let counted = parts.branches.map { branch in
@@ -253,15 +263,15 @@ extension Library {
         return Double(matches) * Double(matches) > Double(query.offset + limit) * Double(songs)
     }
 
-    /// The page of a query by title or duration of the consensus's tempo, walking the songs in
+    /// The page of a query by title, artist or duration of the consensus's tempo, walking the songs in
     /// that order (``walksSongs(_:_:)``): `song_id`, `bpm`, `factor`, `confidence`.
-    private static func walkingSQL(_ query: TempoQuery, parts: Parts, index: String, key: String, down: String) -> String {
+    private static func walkingSQL(_ query: TempoQuery, parts: Parts, index: String, orderBy: String) -> String {
         let factor = "CASE " + parts.branches.map { "WHEN \($0.matches("a.bpm")) THEN \($0.factor)" }.joined(separator: " ") + " END"
         return """
             SELECT s.id AS song_id, a.bpm AS bpm, \(factor) AS factor, a.confidence AS confidence
             FROM songs s INDEXED BY \(index) JOIN consensus a ON a.song_id = s.id
             WHERE \(parts.filter) AND (\(factor)) IS NOT NULL AND s.id NOT IN (SELECT id FROM songs WHERE missing = 1)
-            ORDER BY \(key)\(down), s.id\(down) LIMIT :limit OFFSET :offset
+            ORDER BY \(orderBy) LIMIT :limit OFFSET :offset
             """
     }
 
@@ -318,9 +328,8 @@ extension Library {
         case .agreement: key = "m.agreement\(down)"
         }
         // The page first, over the few columns of the matches (and the song's, to sort by them).
-        let page = walkingSongs
-            ? walkingSQL(query, parts: parts, index: songIndexes[query.order]!.index, key: songIndexes[query.order]!.key, down: down)
-            : """
+        let walk = walkingSongs ? songIndex(query.order, descending: query.descending) : nil
+        let page = walk.map { walkingSQL(query, parts: parts, index: $0.index, orderBy: $0.orderBy) } ?? """
             SELECT m.song_id AS song_id, m.bpm AS bpm, m.factor AS factor, m.confidence AS confidence FROM (
             \(union)
             ) AS m\(needsSong ? " JOIN songs s ON s.id = m.song_id" : "")

@@ -51,8 +51,9 @@ import GRDB
 /// - `analyses_by_detector_bpm` on `(detector, bpm, song_id, confidence)` and `consensus_by_bpm`
 ///   on `(bpm, detector_count, song_id, confidence)`: the tempo indexes hold the confidence.
 /// - `songs_missing`: the ids of the missing songs (a partial index).
-/// - `songs_by_title` (the title, else the file name, ignoring ASCII case) and `songs_by_duration`:
-///   whole-library pages by title or duration walk the songs in order (see `Library.walksSongs`).
+/// - `songs_by_title` (the title, else the file name, ignoring ASCII case), `songs_by_duration`,
+///   `songs_by_artist` and `songs_by_artist_descending` (songs without an artist last, each way):
+///   whole-library pages by title, duration or artist walk the songs in order (`Library.walksSongs`).
 ///
 /// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
 /// date functions).
@@ -178,7 +179,7 @@ enum Schema {
         }
         // Queries sorted by confidence or agreement, and every match's confidence, read from the
         // tempo indexes alone: they now hold the confidence too (rebuilt once, from the table).
-        // Pages by title or duration of a dense range walk the songs in that order.
+        // Pages by title, artist or duration of a dense range walk the songs in that order.
         // Queries leave out the missing songs by listing them once from a partial index (there
         // are few) instead of looking each match up in `songs`, which cost a whole-library range
         // or histogram most of its time (0.15 s of 0.18 s over 100,000 songs).
@@ -192,6 +193,8 @@ enum Schema {
                     CREATE INDEX songs_missing ON songs(id) WHERE missing = 1;
                     CREATE INDEX songs_by_title ON songs(COALESCE(NULLIF(title, ''), file_name) COLLATE NOCASE);
                     CREATE INDEX songs_by_duration ON songs(duration_s);
+                    CREATE INDEX songs_by_artist ON songs((NULLIF(artist, '') IS NULL), NULLIF(artist, '') COLLATE NOCASE);
+                    CREATE INDEX songs_by_artist_descending ON songs((NULLIF(artist, '') IS NOT NULL), NULLIF(artist, '') COLLATE NOCASE);
                     """)
         }
         return migrator

@@ -67,7 +67,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
         try Fixture.populate(library, count: 200) { n in (100 + Double(n % 50), 101 + Double(n % 50), 60) }
-        for (order, index) in [(TempoOrder.title, "songs_by_title"), (.duration, "songs_by_duration")] {
+        for (order, index) in [(TempoOrder.title, "songs_by_title"), (.duration, "songs_by_duration"), (.artist, "songs_by_artist")] {
             for descending in [false, true] {
                 let dense = try library.queryPlan(TempoQuery(range: 1...1000, order: order, descending: descending, limit: 20))
                 #expect(dense.contains { $0.contains(index) }, "\(dense)")
@@ -81,11 +81,23 @@ import Testing
     @Test(arguments: [
         TempoQuery(range: 1...1000, order: .title, limit: 20), TempoQuery(range: 1...1000, order: .duration, descending: true, limit: 20, offset: 7),
         TempoQuery(range: 100...130, source: .agreement(minimum: 2), octave: true, order: .title, descending: true, limit: 5, offset: 3),
+        TempoQuery(range: 1...1000, order: .artist, limit: 30, offset: 20), TempoQuery(range: 1...1000, order: .artist, descending: true, limit: 30, offset: 20),
     ])
     func aWalkOverTheSongsGivesTheSamePageAsSortingEveryMatch(_ query: TempoQuery) throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
-        try Fixture.populate(library, count: 200) { n in (50 + Double(n % 90), 51 + Double(n % 90), n % 5 == 0 ? nil : 200) }
+        try library.record(
+            (0..<200).map { n in
+                var song = Fixture.song(n, duration: Double(100 + n % 13))
+                song.tags.title = n % 6 == 0 ? nil : "Title \(n % 17)"
+                song.tags.artist = n % 4 == 0 ? nil : n % 4 == 1 ? "" : "artist \(n % 11)"
+                return SongAnalyses(
+                    song: song,
+                    analyses: [
+                        Fixture.record("alpha", bpm: 50 + Double(n % 90)), Fixture.record("beta", bpm: 51 + Double(n % 90)),
+                        Fixture.record("gamma", bpm: n % 5 == 0 ? nil : 200),
+                    ])
+            })
         let plan = try library.queryPlan(query)
         #expect(plan.contains { $0.contains("songs_by_") }, "\(plan)")
         var everything = query
