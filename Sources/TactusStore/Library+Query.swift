@@ -157,6 +157,10 @@ extension Library {
         /// consensus's number of agreeing detectors, 1 for a detector's tempo), without order or
         /// limit, read from the covering tempo index.
         var base: (Branch) -> String
+        /// Every match of every branch, each song once, unordered: the same rows as the union of
+        /// ``base`` over the branches, with a detector's several analyses of a song told apart
+        /// by one window over all of them instead of a search for each row.
+        var every: String
 
         var fromConsensus: Bool { table == "consensus" }
     }
@@ -171,6 +175,7 @@ extension Library {
         let table: String
         var filter = "1"
         var dedupe = ""
+        var bestFirst = ""
         switch query.source {
         case .consensus:
             table = "consensus"
@@ -188,6 +193,7 @@ extension Library {
             // order runs, so a song shows the same tempo both ways.
             let dedupeOrder: TempoOrder = [.closeness, .bpm, .newest].contains(query.order) ? query.order : .closeness
             let key = { (bpm: String, factor: String) in tempoKey(dedupeOrder, bpm: bpm, factor: factor) }
+            bestFirst = "factor <> 1, \(key("bpm", "factor")), analysis"
             let factorOfOther = "CASE " + branches.map { "WHEN \($0.matches("b.bpm")) THEN \($0.factor)" }.joined(separator: " ")
                 + " END"
             dedupe = """
@@ -211,7 +217,24 @@ extension Library {
             WHERE \(filter) AND \(branch.matches("a.bpm")) AND a.song_id NOT IN (SELECT id FROM songs WHERE missing = 1)\(dedupe.replacingOccurrences(of: "FACTOR", with: branch.factor))
             """
         }
-        return Parts(arguments: arguments, branches: branches, table: table, filter: filter, base: base)
+        let rows = { (branch: Branch) in
+            """
+            SELECT a.song_id AS song_id, a.bpm AS bpm, \(branch.factor) AS factor, a.confidence AS confidence, \(agreement) AS agreement, \
+            \(table == "analyses" ? "a.id" : "NULL") AS analysis
+            FROM \(table) a
+            WHERE \(filter) AND \(branch.matches("a.bpm")) AND a.song_id NOT IN (SELECT id FROM songs WHERE missing = 1)
+            """
+        }
+        let every = bestFirst.isEmpty
+            ? branches.map(base).joined(separator: "\nUNION ALL\n")
+            : """
+            SELECT song_id, bpm, factor, confidence, agreement FROM (
+                SELECT *, row_number() OVER (PARTITION BY song_id ORDER BY \(bestFirst)) AS pick FROM (
+                \(branches.map(rows).joined(separator: "\nUNION ALL\n"))
+                )
+            ) WHERE pick = 1
+            """
+        return Parts(arguments: arguments, branches: branches, table: table, filter: filter, base: base, every: every)
     }
 
     /// The sort key of the orders by tempo (closeness, bpm) of a row; `newest` goes by song alone.
@@ -226,7 +249,7 @@ extension Library {
     /// Every song a query finds (`song_id`, `bpm`, `factor`, `confidence`, `agreement`), unordered and unlimited.
     static func matchesSQL(for query: TempoQuery) -> (String, [String: (any DatabaseValueConvertible)?]) {
         let parts = parts(for: query)
-        return (parts.branches.map(parts.base).joined(separator: "\nUNION ALL\n"), parts.arguments)
+        return (parts.every, parts.arguments)
     }
 
     /// The song index that gives an order by title, artist or duration (each way), and the
@@ -295,11 +318,9 @@ extension Library {
         let songOrder = query.order == .newest ? up : down
 
         var scans = [String]()
-        for branch in parts.branches {
+        for branch in parts.branches where query.limit != nil && byTempo {
             let base = parts.base(branch)
-            if query.limit == nil || !byTempo {
-                scans.append(base)
-            } else if query.order == .newest {
+            if query.order == .newest {
                 scans.append("SELECT * FROM (\(base) ORDER BY a.song_id\(songOrder) LIMIT :limit + :offset)")
             } else if query.order == .bpm {
                 scans.append("SELECT * FROM (\(base) ORDER BY a.bpm\(down), a.song_id\(down) LIMIT :limit + :offset)")
@@ -309,7 +330,8 @@ extension Library {
                 scans.append("SELECT * FROM (\(base) AND a.bpm < \(branch.centre) ORDER BY a.bpm\(up), a.song_id\(down) LIMIT :limit + :offset)")
             }
         }
-        let union = scans.joined(separator: "\nUNION ALL\n")
+        // Every match when the page needs them all; else the few each branch's scans read.
+        let union = scans.isEmpty ? parts.every : scans.joined(separator: "\nUNION ALL\n")
         // The sort key over a match `m` and its song `s`.
         let key: String
         var needsSong = false
