@@ -823,6 +823,22 @@ components:
       - file
       - duration_s
       additionalProperties: false
+    histogram_bin:
+      description: 'A bin of a histogram: the songs whose tempo lies in lower <= bpm < lower + width.'
+      type: object
+      properties:
+        lower:
+          type: number
+        width:
+          type: number
+        count:
+          type: integer
+          minimum: 0
+      required:
+      - lower
+      - width
+      - count
+      additionalProperties: false
     reference_tempo:
       description: 'A tempo a person asserts for a song: what detectors are measured against.'
       type: object
@@ -1506,20 +1522,7 @@ components:
             lowest first, empty bins included.
           type: array
           items:
-            type: object
-            properties:
-              lower:
-                type: number
-              width:
-                type: number
-              count:
-                type: integer
-                minimum: 0
-            required:
-            - lower
-            - width
-            - count
-            additionalProperties: false
+            $ref: '#/components/schemas/histogram_bin'
         to_check:
           description: 'Songs whose tempo a person should check, least confident first (at most 100): the current default
             analyses disagree with the consensus, or its confidence is under 0.25.'
@@ -1853,20 +1856,7 @@ components:
                 + width), lowest first, empty bins between included; empty when no song matches.
               type: array
               items:
-                type: object
-                properties:
-                  lower:
-                    type: number
-                  width:
-                    type: number
-                  count:
-                    type: integer
-                    minimum: 0
-                required:
-                - lower
-                - width
-                - count
-                additionalProperties: false
+                $ref: '#/components/schemas/histogram_bin'
           required:
           - total
           - bins
