@@ -27,7 +27,8 @@ extension TempoQuery {
         }
         if order == .agreement, case .detector = source {
             throw .invalidValue(
-                field: "order", value: "agreement", accepted: "another order for a detector's tempo (agreement is the consensus's)")
+                field: "order", value: "agreement",
+                accepted: "another order for a detector's tempo (agreement counts the detectors behind the consensus)")
         }
     }
 }
