@@ -56,6 +56,12 @@ extension Library {
         }
     }
 
+    /// The library roots the locations are recorded against, in order: what `tactus scan --db`
+    /// scans when it is given no root.
+    public func locationRoots() throws(StoreError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT DISTINCT root FROM song_locations ORDER BY root") }
+    }
+
     /// Records that `song` lies at `location` (present, seen now), replacing what was stored at
     /// that root and path (another song, when the file changed), and clears the song's `missing`.
     public func recordLocation(_ location: SongLocation, of song: SongID) throws(StoreError) {

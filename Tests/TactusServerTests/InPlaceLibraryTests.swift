@@ -320,4 +320,48 @@ import Testing
             #expect(result.status == 0 && result.standardOutput.contains("comb-filter"), "\(result.standardError)")
         }
     }
+
+    /// `prune --db DATA/library.sqlite` on a stopped server's data directory: the kept upload
+    /// whose jobs are done is removed (a dry run only counts it), the one whose job is still
+    /// queued is kept, and the analyses stay.
+    @Test func pruneWithDbRemovesTheBlobsAStoppedServerNoLongerNeeds() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-prune-db")
+        let data = directory.file("data")
+        let done = directory.file("done.wav")
+        let queued = directory.file("queued.wav")
+        try Self.writeSong(done, bpm: 118, seed: 42)
+        try Self.writeSong(queued, bpm: 96, seed: 43)
+        do {
+            let server = try ServeProcess(dataDirectory: data, extraArguments: ["--keep-uploads"])
+            defer { server.stop() }
+            let submitted = try CLI.run(["submit", done, "--wait", "--server", server.endpoints.frontend, "--timeout", "30", "--json"])
+            try #require(submitted.status == 0, "\(submitted.standardError)")
+        }
+        do {
+            // No workers: the second upload's jobs stay queued when the server stops.
+            let server = try ServeProcess(dataDirectory: data, extraArguments: ["--keep-uploads", "--no-local-workers"])
+            defer { server.stop() }
+            let submitted = try CLI.run(["submit", queued, "--server", server.endpoints.frontend, "--timeout", "30", "--json"])
+            try #require(submitted.status == 0, "\(submitted.standardError)")
+        }
+        let blobs = data + "/blobs"
+        let stored = Self.bytes(under: blobs)
+        #expect(stored > 0)
+        let database = data + "/library.sqlite"
+        let counted = try CLI.run(["prune", "--db", database, "--dry-run", "--json"])
+        #expect(counted.status == 0, "\(counted.standardError)")
+        #expect(counted.jsonLines.first?["removed"] as? Int == 1 && counted.jsonLines.first?["kept"] as? Int == 1)
+        #expect(counted.jsonLines.first?["dry_run"] as? Bool == true)
+        #expect(Self.bytes(under: blobs) == stored)
+        let pruned = try CLI.run(["prune", "--db", database, "--json"])
+        #expect(pruned.status == 0, "\(pruned.standardError)")
+        #expect(pruned.jsonLines.first?["removed"] as? Int == 1 && pruned.jsonLines.first?["kept"] as? Int == 1)
+        #expect(FileManager.default.fileExists(atPath: "\(blobs)/\(try Self.songID(done).prefix(2))/\(try Self.songID(done))") == false)
+        #expect(FileManager.default.fileExists(atPath: "\(blobs)/\(try Self.songID(queued).prefix(2))/\(try Self.songID(queued))"))
+        let result = try CLI.run(["result", "done.wav", "--json", "--db", database])
+        #expect(result.status == 0 && result.standardOutput.contains("comb-filter"), "\(result.standardError)")
+        // Text output.
+        let text = try CLI.run(["prune", "--db", database])
+        #expect(text.standardOutput.contains("removed 0 song blobs (0 bytes); kept 1"), "\(text.standardOutput)")
+    }
 }
