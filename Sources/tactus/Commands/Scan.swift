@@ -93,7 +93,7 @@ extension Tactus {
             } else {
                 Self.printSummary(summary, here: here)
             }
-            fflush(stdout)
+            fflush(nil)  // a watching scan prints each summary as it comes, to a pipe too
         }
 
         private func scanOnServer(_ absolute: [String]) throws -> ScanSummary {
