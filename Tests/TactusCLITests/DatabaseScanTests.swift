@@ -154,6 +154,84 @@ import Testing
         #expect(stored.allSatisfy { $0.record.failure?.message.contains("broken.flac") == true }, "\(stored.map(\.record.failure))")
     }
 
+    /// `scan --db --watch`: after its first scan the command keeps running and scans what
+    /// inotify reports: a file copied in is analysed and printed as a new summary within
+    /// seconds; a file deleted is missing.
+    @Test func watchingAnalysesAFileCopiedIn() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-db-watch")
+        let root = directory.file("music")
+        let database = directory.file("library.sqlite")
+        try Self.writeSong(root + "/first.wav", bpm: 100, seed: 11)
+        let incoming = directory.file("incoming.wav")
+        try Self.writeSong(incoming, bpm: 128, seed: 12)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["scan", "--db", database, "--library-root", root, "--watch", "--json"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        let lines = LineReader(output.fileHandleForReading)
+        let first = try #require(lines.next(within: 60))
+        #expect(first["new"] as? Int == 1 && first["queued_jobs"] as? Int == 3, "\(first)")
+
+        let copied = Date()
+        try FileManager.default.copyItem(atPath: incoming, toPath: root + "/incoming.wav")
+        let seen = try #require(lines.next(within: 60), "no scan after a file was copied in")
+        #expect(seen["new"] as? Int == 1 && seen["queued_jobs"] as? Int == 3, "\(seen)")
+        #expect(Date().timeIntervalSince(copied) < 30)
+        let songs = try Self.songs(database)
+        #expect(songs.values.contains { $0.first?.hasSuffix("/incoming.wav") == true }, "\(songs)")
+
+        try FileManager.default.removeItem(atPath: root + "/first.wav")
+        let gone = try #require(lines.next(within: 60), "no scan after a file was deleted")
+        #expect(gone["missing"] as? Int == 1, "\(gone)")
+        #expect(try Self.songs(database).count == 1)
+    }
+
+    /// The JSON lines a process prints, read on a thread of their own.
+    final class LineReader: @unchecked Sendable {
+        private var lines = [[String: Any]]()
+        private let lock = NSCondition()
+
+        init(_ handle: FileHandle) {
+            let thread = Thread { [self] in
+                var buffer = Data()
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { return }
+                    buffer.append(chunk)
+                    while let end = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                        let line = buffer[buffer.startIndex..<end]
+                        buffer = Data(buffer[buffer.index(after: end)...])
+                        if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
+                            lock.lock()
+                            lines.append(object)
+                            lock.broadcast()
+                            lock.unlock()
+                        }
+                    }
+                }
+            }
+            thread.start()
+        }
+
+        /// The next line, waiting up to `seconds` for it.
+        func next(within seconds: Double) -> [String: Any]? {
+            let deadline = Date().addingTimeInterval(seconds)
+            lock.lock()
+            defer { lock.unlock() }
+            while lines.isEmpty {
+                if !lock.wait(until: deadline) { return nil }
+            }
+            return lines.removeFirst()
+        }
+    }
+
     /// Usage: `--library-root` belongs to `--db`; a new library with no root says what to give.
     @Test func aScanWithoutRootsSaysWhatToGive() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-scan-db-usage")

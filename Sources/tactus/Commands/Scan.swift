@@ -128,6 +128,15 @@ extension Tactus {
             let scan = DatabaseScan(
                 library: library, roots: LibraryRoots(roots), detectors: try DetectorChoice(names: [], parameters: []).detectors,
                 maxSongBytes: maxSongBytes)
+            if watch {
+                // Ends on SIGINT or SIGTERM (the default action), even when started with them
+                // blocked (a child inherits its parent thread's signal mask).
+                var interrupting = sigset_t()
+                sigemptyset(&interrupting)
+                sigaddset(&interrupting, SIGINT)
+                sigaddset(&interrupting, SIGTERM)
+                pthread_sigmask(SIG_UNBLOCK, &interrupting, nil)
+            }
             // Watching starts before the first scan, so nothing changed during it is missed.
             let changes = WatchedChanges()
             let watcher = try watch ? reportingFailures {
