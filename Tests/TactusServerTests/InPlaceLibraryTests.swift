@@ -83,6 +83,31 @@ import Testing
         let again = try Self.scan(frontend)
         #expect(again["unchanged"] as? Int == 4 && again["new"] as? Int == 0 && again["queued_jobs"] as? Int == 0)
 
+        // Playlists a player can open, from the server's stored paths: `query` and a profiled
+        // `playlist` (with its entries' distances, as JSON) write M3U8 files whose every path
+        // (relative to the playlist's folder with --relative, else absolute) is one of the songs.
+        let lists = directory.file("lists")
+        try FileManager.default.createDirectory(atPath: lists, withIntermediateDirectories: true)
+        let exported = try CLI.run(["query", "--bpm", "20..400", "--m3u8", lists + "/all.m3u8", "--relative", "--server", frontend])
+        #expect(exported.status == 0, "\(exported.standardError)")
+        let playlist = try CLI.run([
+            "playlist", "--profile", "20s@100,20s@140", "--m3u8", lists + "/run.m3u8", "--json", "--server", frontend, "--timeout", "10",
+        ])
+        #expect(playlist.status == 0, "\(playlist.standardError)")
+        #expect(!playlist.jsonLines.isEmpty && playlist.jsonLines.allSatisfy { $0["off_pct"] is Double && $0["start_s"] is Double })
+        for (name, count) in [("all.m3u8", 4), ("run.m3u8", playlist.jsonLines.count)] {
+            let text = try String(contentsOfFile: lists + "/" + name, encoding: .utf8)
+            #expect(text.hasPrefix("#EXTM3U\n"))
+            let entries = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            #expect(entries.count == count, "\(name): \(text)")
+            #expect(text.components(separatedBy: "#EXTINF:").count - 1 == count)
+            for entry in entries {
+                let file = name == "all.m3u8" ? lists + "/" + entry : String(entry)
+                #expect(entry.hasPrefix(name == "all.m3u8" ? "../music/" : resolvedRoot + "/"), "\(name): \(entry)")
+                #expect(FileManager.default.fileExists(atPath: file), "\(name): \(entry)")
+            }
+        }
+
         try FileManager.default.moveItem(atPath: root + "/a.wav", toPath: root + "/a-renamed.wav")
         try FileManager.default.moveItem(atPath: root + "/b.flac", toPath: root + "/sub/b.flac")
         try FileManager.default.removeItem(atPath: root + "/d.wav")
