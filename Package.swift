@@ -122,9 +122,10 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
-        // The library's answers to the protocol's library requests, for the coordinator's read
-        // threads and for the `--db` commands.
-        .target(name: "TactusLibraryService", dependencies: ["TactusProtocol", "TactusStore", "TactusModel", "TactusDetector"]),
+        // The library's answers to the protocol's library requests, and the scan of the library
+        // roots against the library, for the coordinator and for the `--db` commands.
+        .target(
+            name: "TactusLibraryService", dependencies: ["TactusProtocol", "TactusStore", "TactusModel", "TactusDetector", "TactusLibraryRoots"]),
         // Files below the library roots, opened safely (component by component, no symbolic
         // links), hashed and read in bounded pieces, and walked: the coordinator and the workers
         // that share its host both open songs through it.

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TactusLibraryRoots
+import TactusLibraryService
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -19,10 +20,8 @@ final class ScanState {
     let answers: [(Result<ClientReply.Response, any Error>) -> Void]
     /// When the scan started (before its walk).
     let started: ContinuousClock.Instant
-    var summary = ScanSummary()
+    var tally: ScanTally
     var next = 0
-    /// Songs found at a new path whose bytes the library knew: moves or copies.
-    var known = [SongID]()
 
     init(
         scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void],
@@ -32,8 +31,7 @@ final class ScanState {
         self.started = started
         self.plan = plan
         self.answers = answers
-        summary.files = plan.files.count
-        summary.skipped = plan.skipped
+        tally = ScanTally(plan)
     }
 }
 
@@ -91,7 +89,9 @@ extension CoordinatorLoop {
             probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
             libraryRoots: configuration.libraryRoots, budget: intakeBudget)
         let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name in
-            try intake.prepare(file, name: name)
+            let prepared = try intake.prepare(file, name: name)
+            return LibraryScan.Preparation(
+                song: prepared.song, location: file.location, songWasKnown: prepared.songWasKnown, requests: prepared.requests)
         }
         scanRunning = true
         let paths = pending.paths
@@ -119,43 +119,25 @@ extension CoordinatorLoop {
             for (found, outcome) in zip(batch, outcomes) {
                 record(outcome, of: found, in: state)
             }
-            var progress = state.summary
-            progress.looked = state.next
-            progress.seconds = (ContinuousClock.now - state.started).seconds
-            publish(.scanProgress(progress))
+            publish(.scanProgress(state.tally.progress(looked: state.next, seconds: (ContinuousClock.now - state.started).seconds)))
             continueScan(state)
         }
     }
 
     private func record(_ outcome: LibraryScan.Outcome, of found: LibraryScan.Found, in state: ScanState) {
-        switch outcome {
-        case .unchanged: state.summary.unchanged += 1
-        case .known(let song): state.known.append(song)
-        case .recorded(let changed):
-            if changed { state.summary.changed += 1 } else { state.summary.new += 1 }
-        case .skipped(let skip): state.summary.skipped.append(skip)
-        case .queue(let prepared, let changed, let known):
-            do {
-                guard pending.count + prepared.requests.count <= configuration.maxQueuedJobs else {
-                    throw ErrorBody(code: .busy, message: "the queue is full (\(pending.count) jobs); scan again later")
-                }
-                let jobs = try library.enqueue(prepared.song, jobs: prepared.requests, location: prepared.location)
-                for job in jobs where job.state == .queued && !pending.contains(job.id) {
-                    pending.append(PendingJob(job))
-                    state.summary.queuedJobs += 1
-                }
-                if known {
-                    state.known.append(prepared.song.id)
-                } else if changed {
-                    state.summary.changed += 1
-                } else {
-                    state.summary.new += 1
-                }
-            } catch let error as ErrorBody {
-                state.summary.skipped.append(ScanSkip(path: found.absolutePath, reason: error.message, code: error.code))
-            } catch {
-                state.summary.skipped.append(ScanSkip(path: found.absolutePath, reason: "\(error)", code: .internal))
+        guard case .queue(let prepared, _, _) = outcome else { return state.tally.count(outcome) }
+        do {
+            guard pending.count + prepared.requests.count <= configuration.maxQueuedJobs else {
+                throw ErrorBody(code: .busy, message: "the queue is full (\(pending.count) jobs); scan again later")
             }
+            let jobs = try library.enqueue(prepared.song, jobs: prepared.requests, location: prepared.location)
+            for job in jobs where job.state == .queued && !pending.contains(job.id) {
+                pending.append(PendingJob(job))
+                state.tally.queued(1)
+            }
+            state.tally.count(outcome)
+        } catch {
+            state.tally.skip(found, error)
         }
     }
 
@@ -168,12 +150,7 @@ extension CoordinatorLoop {
             case .failure(let error):
                 state.answers.forEach { $0(.failure(error)) }
             case .success(let (moved, missing)):
-                state.summary.missing = missing
-                for song in state.known {
-                    if moved.contains(song) { state.summary.moved += 1 } else { state.summary.copies += 1 }
-                }
-                state.summary.seconds = (ContinuousClock.now - state.started).seconds
-                let summary = state.summary
+                let summary = state.tally.finished(moved: moved, missing: missing, seconds: (ContinuousClock.now - state.started).seconds)
                 logger.info(
                     "scan done",
                     metadata: [
@@ -192,10 +169,10 @@ extension CoordinatorLoop {
     /// Removes the blobs no queued or running job needs (uploads whose jobs are over, when the
     /// server keeps uploads, and anything left by an older version).
     func prune(_ request: PruneRequest) throws -> PruneSummary {
-        let needed = try library.songsWithActiveJobs()
-        let dryRun = request.dryRun ?? false
-        let result = coordinator.blobs.prune(keeping: needed, dryRun: dryRun)
-        logger.info("pruned song blobs", metadata: ["removed": "\(result.removed)", "bytes": "\(result.bytes)", "dry-run": "\(dryRun)"])
-        return PruneSummary(removed: result.removed, removedBytes: result.bytes, kept: result.kept, dryRun: dryRun)
+        let summary = try library.prune(coordinator.blobs, dryRun: request.dryRun ?? false)
+        logger.info(
+            "pruned song blobs",
+            metadata: ["removed": "\(summary.removed)", "bytes": "\(summary.removedBytes)", "dry-run": "\(summary.dryRun)"])
+        return summary
     }
 }

@@ -7,18 +7,19 @@ import TactusLibraryRoots
 import Glibc
 #endif
 
-/// Watches the library roots with inotify (`tactus serve --watch`) and asks the coordinator to
-/// scan what changed: a file closed after writing (`IN_CLOSE_WRITE`), moved in or out
+/// Watches the library roots with inotify (`tactus serve --watch`, `tactus scan --db --watch`)
+/// and asks for a scan of what changed: a file closed after writing (`IN_CLOSE_WRITE`), moved in or out
 /// (`IN_MOVED_TO`, `IN_MOVED_FROM`), deleted (`IN_DELETE`), and a directory created or moved
 /// in (watched at once, and scanned whole, since files may land in it before its watch exists).
 /// When the kernel's queue overflows (`IN_Q_OVERFLOW`), every root is scanned again.
 ///
-/// Events are gathered for ``settle`` after the last one before the coordinator is told, so a
+/// Events are gathered for ``settle`` after the last one before they are handed over, so a
 /// burst of changes (a folder copied in) becomes one scan. Directories are watched without
 /// following symbolic links (`IN_DONT_FOLLOW`, and only real directories are descended into).
 public final class LibraryWatcher: @unchecked Sendable {
     private let descriptor: Int32
-    private let coordinator: Coordinator
+    /// Called on the watcher's thread with the paths that changed (nil: every root).
+    private let changed: @Sendable ([String]?) -> Void
     private let logger: Logger
     /// How long after the last event the changes are handed over.
     let settle: Duration
@@ -31,13 +32,16 @@ public final class LibraryWatcher: @unchecked Sendable {
     private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
     private static let mask = fileEvents | UInt32(IN_DELETE_SELF) | UInt32(IN_ONLYDIR) | UInt32(IN_DONT_FOLLOW)
 
-    /// Starts watching every directory below `roots` (the coordinator's library roots).
-    public init(roots: [String], coordinator: Coordinator, logger: Logger, settle: Duration = .milliseconds(300)) throws {
+    /// Starts watching every directory below `roots`, calling `changed` (on the watcher's
+    /// thread) with the paths that changed once they settle, nil for every root.
+    public init(
+        roots: [String], logger: Logger, settle: Duration = .milliseconds(300), changed: @escaping @Sendable ([String]?) -> Void
+    ) throws {
         descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else {
             throw CoordinatorError(message: "cannot start watching the library roots: inotify: \(String(cString: strerror(errno)))")
         }
-        self.coordinator = coordinator
+        self.changed = changed
         self.logger = logger
         self.settle = settle
         for root in LibraryRoots(roots).directories {
@@ -90,7 +94,7 @@ public final class LibraryWatcher: @unchecked Sendable {
                 parse(buffer, count: count, changed: &changed, everything: &everything)
             }
             if let last = lastEvent, ContinuousClock.now - last >= settle {
-                coordinator.scanChanged(everything ? nil : Array(changed))
+                self.changed(everything ? nil : Array(changed))
                 changed.removeAll()
                 everything = false
                 lastEvent = nil

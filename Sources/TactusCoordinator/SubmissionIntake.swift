@@ -1,6 +1,7 @@
 import Foundation
 import TactusDetector
 import TactusLibraryRoots
+import TactusLibraryService
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -97,16 +98,12 @@ struct SubmissionIntake: Sendable {
     /// the descriptor in bounded pieces, and nothing is copied (the workers open the file, or
     /// get its bytes read from it when the job is sent). The song's location comes with it.
     func prepare(_ file: LibraryFile, name: String) throws -> PreparedSubmission {
-        let limit = min(maxSongBytes, maxAudioBytes)
-        guard file.size <= limit else {
-            throw ErrorBody(code: .tooLarge, message: "\(file.path): \(file.size) bytes is over the server's song size limit of \(limit) bytes")
+        let (record, known) = try library.identify(file, limit: min(maxSongBytes, maxAudioBytes)) { song in
+            try probeRecord(file, name: name, id: song)
         }
-        let song = try file.songID()
-        let known = try library.song(song)
-        let record = try known ?? probeRecord(file, name: name, id: song)
         var prepared = try jobs(for: record)
         prepared.location = file.location
-        prepared.songWasKnown = known != nil
+        prepared.songWasKnown = known
         return prepared
     }
 

@@ -58,6 +58,9 @@ public struct ScanSummary: WireBody {
     public var skipped: [ScanSkip]
     /// Jobs queued for new and changed files (and known songs missing an analysis).
     public var queuedJobs: Int
+    /// `tactus scan --db` only (never in a server's reply): the files whose analysis failed
+    /// during the scan (each failure is stored, as a server stores a failed job's).
+    public var failed: [ScanSkip]?
     /// Files found (looked at, once the scan is over).
     public var files: Int
     /// In `scan.progress` events: the files looked at so far (absent in the reply).
@@ -82,7 +85,7 @@ public struct ScanSummary: WireBody {
     }
 
     enum CodingKeys: String, CodingKey {
-        case new, changed, moved, missing, unchanged, copies, skipped, files, looked, seconds
+        case new, changed, moved, missing, unchanged, copies, skipped, files, looked, seconds, failed
         case queuedJobs = "queued_jobs"
     }
 }

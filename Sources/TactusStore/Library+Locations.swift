@@ -56,6 +56,12 @@ extension Library {
         }
     }
 
+    /// The library roots the locations are recorded against, in order: what `tactus scan --db`
+    /// scans when it is given no root.
+    public func locationRoots() throws(StoreError) -> [String] {
+        try read { db in try String.fetchAll(db, sql: "SELECT DISTINCT root FROM song_locations ORDER BY root") }
+    }
+
     /// Records that `song` lies at `location` (present, seen now), replacing what was stored at
     /// that root and path (another song, when the file changed), and clears the song's `missing`.
     public func recordLocation(_ location: SongLocation, of song: SongID) throws(StoreError) {
@@ -106,6 +112,8 @@ extension Library {
     }
 
     /// Forgets the location at `path` below `root` (the file moved: its song has another one).
+    /// A song whose file name was that file's takes the name of a file it still has, so a
+    /// renamed song is shown (and named) by its new name.
     public func removeLocation(root: String, path: String) throws(StoreError) {
         try write { db in
             guard let key = try Int64.fetchOne(
@@ -113,6 +121,14 @@ extension Library {
             else { return }
             try db.execute(sql: "DELETE FROM song_locations WHERE root = ? AND path = ?", arguments: [root, path])
             try Self.refreshMissing(songKey: key, db)
+            let present = try String.fetchOne(
+                db, sql: "SELECT path FROM song_locations WHERE song_id = ? AND missing_since IS NULL ORDER BY path LIMIT 1",
+                arguments: [key])
+            if let present {
+                try db.execute(
+                    sql: "UPDATE songs SET file_name = ? WHERE id = ? AND file_name = ?",
+                    arguments: [(present as NSString).lastPathComponent, key, (path as NSString).lastPathComponent])
+            }
         }
     }
 

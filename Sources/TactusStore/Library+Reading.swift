@@ -122,10 +122,20 @@ extension Library {
             if located.count == 1 { return (try SongID.stored(located[0]["sha256"]), located[0]["file_name"], .path) }
             if located.count > 1 { throw .ambiguousName(name, candidates: try Self.candidates(located)) }
         }
+        // A file name: the one the song was submitted or first found under, or the name of one
+        // of its present files (a song renamed on disk is found by its new name).
         let named = try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT sha256, file_name FROM songs WHERE file_name = ? ORDER BY sha256 LIMIT ?",
-                arguments: [name, SongResolution.maxCandidates + 1])
+                db,
+                sql: """
+                    SELECT sha256, file_name FROM songs
+                    WHERE file_name = :name
+                       OR id IN (
+                           SELECT song_id FROM song_locations WHERE missing_since IS NULL
+                           AND (path = :name OR substr(path, -length(:name) - 1) = '/' || :name))
+                    ORDER BY sha256 LIMIT :limit
+                    """,
+                arguments: ["name": name, "limit": SongResolution.maxCandidates + 1])
         }
         switch named.count {
         case 0:

@@ -2001,7 +2001,8 @@ components:
       additionalProperties: false
     reply.scan:
       title: scan reply body
-      description: What the scan found, by kind; the same JSON as `tactus scan --json`.
+      description: What the scan found, by kind; the same JSON as `tactus scan --json` (and `tactus scan --db --json`, which
+        may add `failed`).
       type: object
       properties:
         files:
@@ -2050,6 +2051,24 @@ components:
         queued_jobs:
           type: integer
           minimum: 0
+          description: Jobs queued for the server's workers; in `tactus scan --db --json`, the analyses the scan ran itself.
+        failed:
+          description: 'Only in `tactus scan --db --json` (never in a server''s reply): files whose analysis failed during
+            the scan; each failure is stored as a failed analysis, as a server stores a failed job''s.'
+          type: array
+          items:
+            type: object
+            properties:
+              path:
+                type: string
+              reason:
+                type: string
+              code:
+                $ref: '#/components/schemas/error_code'
+            required:
+            - path
+            - reason
+            additionalProperties: false
         seconds:
           type: number
           minimum: 0

@@ -159,6 +159,12 @@ struct TagsCommandTests {
         let byDetector = try CLI.run(["tags", "write", "--detector", "comb-filter", library.flac, "--db", library.database, "--json"])
         #expect(byDetector.jsonLines.first?["outcome"] as? String == "written", "\(byDetector.standardOutput)")
         #expect(byDetector.jsonLines.first?["from"] as? String == "comb-filter")
+        // --backup keeps the file as it was next to the rewritten one.
+        let flacBefore = try Mutagen.tags(of: library.flac)
+        let backedUp = try CLI.run(["tags", "write", "--consensus", "--backup", library.flac, "--db", library.database, "--json"])
+        #expect(backedUp.jsonLines.first?["outcome"] as? String == "written", "\(backedUp.standardOutput)")
+        #expect(backedUp.jsonLines.first?["backup"] as? String == library.flac + ".bak")
+        #expect(try Mutagen.tags(of: library.flac + ".bak") == flacBefore)
 
         let missing = library.directory.file("missing.mp3")
         let readOnly = library.mp3

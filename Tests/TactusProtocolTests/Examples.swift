@@ -157,6 +157,12 @@ enum Examples {
                     ScanSkip(path: "/music/latest", reason: "a symbolic link (links below a library root are not followed)"),
                 ],
                 queuedJobs: 39, files: 997, seconds: 1.25)),
+            // `tactus scan --db --json` prints the same body, with the analyses it ran and `failed`.
+            {
+                var here = ScanSummary(new: 2, unchanged: 40, queuedJobs: 6, files: 43, seconds: 9.5)
+                here.failed = [ScanSkip(path: "/music/broken.flac", reason: "/music/broken.flac: the FLAC stream is corrupt", code: ErrorCode(rawValue: "corrupt"))]
+                return .scan(here)
+            }(),
             .prune(PruneSummary(removed: 3, removedBytes: 25_000_000, kept: 1, dryRun: false)),
             .upload(UploadStatus(upload: upload, size: 52_428_800, received: 0, chunkBytes: 1 << 20)),
             .upload(UploadStatus(upload: upload, size: 52_428_800, received: 2 << 20, chunkBytes: 1 << 20)),

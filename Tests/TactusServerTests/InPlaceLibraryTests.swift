@@ -83,6 +83,31 @@ import Testing
         let again = try Self.scan(frontend)
         #expect(again["unchanged"] as? Int == 4 && again["new"] as? Int == 0 && again["queued_jobs"] as? Int == 0)
 
+        // Playlists a player can open, from the server's stored paths: `query` and a profiled
+        // `playlist` (with its entries' distances, as JSON) write M3U8 files whose every path
+        // (relative to the playlist's folder with --relative, else absolute) is one of the songs.
+        let lists = directory.file("lists")
+        try FileManager.default.createDirectory(atPath: lists, withIntermediateDirectories: true)
+        let exported = try CLI.run(["query", "--bpm", "20..400", "--m3u8", lists + "/all.m3u8", "--relative", "--server", frontend])
+        #expect(exported.status == 0, "\(exported.standardError)")
+        let playlist = try CLI.run([
+            "playlist", "--profile", "20s@100,20s@140", "--m3u8", lists + "/run.m3u8", "--json", "--server", frontend, "--timeout", "10",
+        ])
+        #expect(playlist.status == 0, "\(playlist.standardError)")
+        #expect(!playlist.jsonLines.isEmpty && playlist.jsonLines.allSatisfy { $0["off_pct"] is Double && $0["start_s"] is Double })
+        for (name, count) in [("all.m3u8", 4), ("run.m3u8", playlist.jsonLines.count)] {
+            let text = try String(contentsOfFile: lists + "/" + name, encoding: .utf8)
+            #expect(text.hasPrefix("#EXTM3U\n"))
+            let entries = text.split(separator: "\n").filter { !$0.hasPrefix("#") }
+            #expect(entries.count == count, "\(name): \(text)")
+            #expect(text.components(separatedBy: "#EXTINF:").count - 1 == count)
+            for entry in entries {
+                let file = name == "all.m3u8" ? lists + "/" + entry : String(entry)
+                #expect(entry.hasPrefix(name == "all.m3u8" ? "../music/" : resolvedRoot + "/"), "\(name): \(entry)")
+                #expect(FileManager.default.fileExists(atPath: file), "\(name): \(entry)")
+            }
+        }
+
         try FileManager.default.moveItem(atPath: root + "/a.wav", toPath: root + "/a-renamed.wav")
         try FileManager.default.moveItem(atPath: root + "/b.flac", toPath: root + "/sub/b.flac")
         try FileManager.default.removeItem(atPath: root + "/d.wav")
@@ -319,5 +344,49 @@ import Testing
             let result = try CLI.run(["result", Self.songID(song), "--json", "--server", frontend])
             #expect(result.status == 0 && result.standardOutput.contains("comb-filter"), "\(result.standardError)")
         }
+    }
+
+    /// `prune --db DATA/library.sqlite` on a stopped server's data directory: the kept upload
+    /// whose jobs are done is removed (a dry run only counts it), the one whose job is still
+    /// queued is kept, and the analyses stay.
+    @Test func pruneWithDbRemovesTheBlobsAStoppedServerNoLongerNeeds() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-prune-db")
+        let data = directory.file("data")
+        let done = directory.file("done.wav")
+        let queued = directory.file("queued.wav")
+        try Self.writeSong(done, bpm: 118, seed: 42)
+        try Self.writeSong(queued, bpm: 96, seed: 43)
+        do {
+            let server = try ServeProcess(dataDirectory: data, extraArguments: ["--keep-uploads"])
+            defer { server.stop() }
+            let submitted = try CLI.run(["submit", done, "--wait", "--server", server.endpoints.frontend, "--timeout", "30", "--json"])
+            try #require(submitted.status == 0, "\(submitted.standardError)")
+        }
+        do {
+            // No workers: the second upload's jobs stay queued when the server stops.
+            let server = try ServeProcess(dataDirectory: data, extraArguments: ["--keep-uploads", "--no-local-workers"])
+            defer { server.stop() }
+            let submitted = try CLI.run(["submit", queued, "--server", server.endpoints.frontend, "--timeout", "30", "--json"])
+            try #require(submitted.status == 0, "\(submitted.standardError)")
+        }
+        let blobs = data + "/blobs"
+        let stored = Self.bytes(under: blobs)
+        #expect(stored > 0)
+        let database = data + "/library.sqlite"
+        let counted = try CLI.run(["prune", "--db", database, "--dry-run", "--json"])
+        #expect(counted.status == 0, "\(counted.standardError)")
+        #expect(counted.jsonLines.first?["removed"] as? Int == 1 && counted.jsonLines.first?["kept"] as? Int == 1)
+        #expect(counted.jsonLines.first?["dry_run"] as? Bool == true)
+        #expect(Self.bytes(under: blobs) == stored)
+        let pruned = try CLI.run(["prune", "--db", database, "--json"])
+        #expect(pruned.status == 0, "\(pruned.standardError)")
+        #expect(pruned.jsonLines.first?["removed"] as? Int == 1 && pruned.jsonLines.first?["kept"] as? Int == 1)
+        #expect(FileManager.default.fileExists(atPath: "\(blobs)/\(try Self.songID(done).prefix(2))/\(try Self.songID(done))") == false)
+        #expect(FileManager.default.fileExists(atPath: "\(blobs)/\(try Self.songID(queued).prefix(2))/\(try Self.songID(queued))"))
+        let result = try CLI.run(["result", "done.wav", "--json", "--db", database])
+        #expect(result.status == 0 && result.standardOutput.contains("comb-filter"), "\(result.standardError)")
+        // Text output.
+        let text = try CLI.run(["prune", "--db", database])
+        #expect(text.standardOutput.contains("removed 0 song blobs (0 bytes); kept 1"), "\(text.standardOutput)")
     }
 }

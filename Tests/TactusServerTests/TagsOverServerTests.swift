@@ -93,5 +93,22 @@ struct TagsOverServerTests {
         #expect(rescan.status == 0, "\(rescan.standardError)")
         let summary = rescan.jsonLines.last ?? [:]
         #expect(summary["new"] as? Int == 0 && summary["changed"] as? Int == 0, "\(rescan.standardOutput)")
+
+        // The write options over the wire: a minimum confidence no analysis reaches skips the
+        // song; one detector's tempo with --backup keeps the file as it was next to it.
+        let strict = try CLI.run(["tags", "write", "walk.flac", "--min-confidence", "1", "--json", "--server", frontend])
+        #expect(strict.status == 0, "\(strict.standardError)")
+        #expect(strict.jsonLines.first?["outcome"] as? String == "skipped")
+        #expect((strict.jsonLines.first?["reason"] as? String)?.contains("below the minimum 1") == true, "\(strict.standardOutput)")
+        let flacBefore = try Mutagen.tags(of: flac)
+        let byDetector = try CLI.run(["tags", "write", "walk.flac", "--detector", "comb-filter", "--backup", "--json", "--server", frontend])
+        #expect(byDetector.status == 0, "\(byDetector.standardError)")
+        let report = try #require(byDetector.jsonLines.first)
+        #expect(report["outcome"] as? String == "written" && report["from"] as? String == "comb-filter", "\(report)")
+        #expect(report["backup"] as? String == flac + ".bak")
+        #expect(try Mutagen.tags(of: flac + ".bak") == flacBefore, "the backup is the file as it was")
+        let combBPM = try #require(report["bpm"] as? Double)
+        #expect(try Mutagen.tags(of: flac)["BPM"] == [String(format: "%.1f", combBPM)])
+        #expect(try Mutagen.tags(of: flac)["TITLE"] == ["Tempo Song"])
     }
 }

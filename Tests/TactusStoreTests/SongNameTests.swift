@@ -29,7 +29,30 @@ import Testing
         #expect(try library.resolveName("/music/Artist/Album/one.flac") == (song0, "song-0.flac", .path))
         #expect(try library.resolveName("Artist/Album/one.flac") == (song0, "song-0.flac", .path))
         #expect(throws: StoreError.unknownSong("/music/Artist/Album/two.flac")) { try library.resolveName("/music/Artist/Album/two.flac") }
+        // The name of a file the song is stored at names it too (a song renamed on disk keeps
+        // its first file name in `songs.file_name` unless a scan saw it move).
+        #expect(try library.resolveName("one.flac") == (song0, "song-0.flac", .fileName))
+        #expect(throws: StoreError.unknownSong("Album/two.flac")) { try library.resolveName("Album/two.flac") }
+        #expect(throws: StoreError.unknownSong("two.flac")) { try library.resolveName("two.flac") }
+        // A missing file's name no longer does; `ne.flac` is no file's name.
+        try library.markMissing(root: "/music", path: "Artist/Album/one.flac")
         #expect(throws: StoreError.unknownSong("one.flac")) { try library.resolveName("one.flac") }
+        #expect(throws: StoreError.unknownSong("ne.flac")) { try library.resolveName("ne.flac") }
+    }
+
+    /// A song moved by a scan (its old location removed while it has another) takes the new
+    /// file's name, and is named by it.
+    @Test func aMovedSongTakesItsNewFileName() throws {
+        let directory = try TemporaryDirectory()
+        let library = try library(directory)
+        let song1 = Fixture.songID(1)
+        try library.recordLocation(SongLocation(root: "/music", path: "old/intro.mp3", byteSize: 1000, mtimeNs: 1), of: song1)
+        try library.recordLocation(SongLocation(root: "/music", path: "new/Renamed.mp3", byteSize: 1000, mtimeNs: 2), of: song1)
+        try library.removeLocation(root: "/music", path: "old/intro.mp3")
+        #expect(try library.song(song1)?.fileName == "Renamed.mp3")
+        #expect(try library.resolveName("Renamed.mp3") == (song1, "Renamed.mp3", .fileName))
+        // Song 2 is the only `intro.mp3` left.
+        #expect(try library.resolveName("intro.mp3").song == Fixture.songID(2))
     }
 
     @Test func anAmbiguousFileNameListsItsSongs() throws {

@@ -271,7 +271,7 @@ extension Tactus {
                 }
                 if watch {
                     do {
-                        watcher = try LibraryWatcher(roots: libraryRoots, coordinator: coordinator, logger: logger)
+                        watcher = try LibraryWatcher(roots: libraryRoots, logger: logger) { coordinator.scanChanged($0) }
                         // What changed while the server was not watching.
                         coordinator.scanChanged(nil)
                     } catch {

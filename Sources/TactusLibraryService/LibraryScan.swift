@@ -1,0 +1,280 @@
+import Foundation
+import TactusLibraryRoots
+import TactusModel
+import TactusProtocol
+import TactusStore
+
+/// One scan of the library roots (or of paths below them) against what the library records:
+/// what a server's coordinator runs for `tactus scan` and `serve --watch` (off its poll loop,
+/// queuing jobs for its workers), and what `tactus scan --db` runs in its own process
+/// (analysing the songs itself), so both classify files the same way.
+///
+/// In three steps: ``plan(paths:)`` walks the directories (never following symbolic links)
+/// and reads the stored locations below them; ``look(at:)`` takes each file in turn: one whose
+/// size and modification time are those stored is unchanged without being read; any other is
+/// opened safely, hashed in bounded pieces and prepared (``Library/identify(_:limit:probe:)``, then
+/// the analyses still to do), its location recorded when no analysis is needed (the caller
+/// records it with the analyses or their jobs otherwise); ``finish(_:)`` then treats the
+/// stored locations that were not found: a song found at another path moved (its old location
+/// is forgotten, its analyses stay), any other is marked missing and leaves query results.
+/// ``ScanTally`` counts the outcomes into the ``ScanSummary`` both report.
+public struct LibraryScan: Sendable {
+    public let library: Library
+    public let roots: LibraryRoots
+    /// Prepares a file that must be looked at (hash, header, analyses still to do).
+    public let prepare: @Sendable (LibraryFile, String) throws -> Preparation
+
+    /// A file looked at: its song's record, where it lies, whether the library had the song,
+    /// and the analyses still to do (by detector and parameters).
+    public struct Preparation: Sendable {
+        public var song: SongRecord
+        public var location: SongLocation
+        public var songWasKnown: Bool
+        public var requests: [JobRequest]
+
+        public init(song: SongRecord, location: SongLocation, songWasKnown: Bool, requests: [JobRequest]) {
+            self.song = song
+            self.location = location
+            self.songWasKnown = songWasKnown
+            self.requests = requests
+        }
+    }
+
+    /// `prepare` prepares a file whose size or modification time is not the one stored.
+    public init(library: Library, roots: LibraryRoots, prepare: @escaping @Sendable (LibraryFile, String) throws -> Preparation) {
+        self.library = library
+        self.roots = roots
+        self.prepare = prepare
+    }
+
+
+    /// A file found on disk, below its root.
+    public struct Found: Sendable {
+        public var root: String
+        public var entry: LibraryWalk.Entry
+        public var stored: (song: SongID, location: SongLocation)?
+
+        public var absolutePath: String { root + "/" + entry.relative }
+    }
+
+    /// What the walk found: the files, what was skipped, and the stored locations below the
+    /// scanned directories that no file matched.
+    public struct Plan: Sendable {
+        public var files: [Found] = []
+        public var skipped: [ScanSkip] = []
+        public var unseen: [(song: SongID, location: SongLocation)] = []
+    }
+
+    /// What one file came to.
+    public enum Outcome: Sendable {
+        /// Size and modification time as stored (or the bytes as stored, the time changed).
+        case unchanged
+        /// Bytes the library knows at a new path (a move or a copy, told apart by ``finish(_:)``).
+        case known(SongID)
+        /// Analyses to do (a server queues their jobs), with the song's location: for bytes new
+        /// to the library (`changed` when the path held other bytes), or for a known song at a
+        /// new path (`known`) whose analyses are not all stored yet.
+        case queue(Preparation, changed: Bool, known: Bool)
+        /// The path is new and its song too, or the path held other bytes, and no job is needed
+        /// (every analysis is stored already).
+        case recorded(changed: Bool)
+        case skipped(ScanSkip)
+    }
+
+    /// Walks `paths` (every root when empty) and reads the stored locations below them.
+    public func plan(paths: [String]) throws -> Plan {
+        var targets = [(root: String, relative: String)]()
+        if paths.isEmpty {
+            targets = roots.directories.map { ($0, "") }
+        } else {
+            for path in paths { targets.append(try roots.locate(path)) }
+        }
+        var plan = Plan()
+        for target in targets {
+            var stored = [String: (song: SongID, location: SongLocation)]()
+            for item in try library.locations(underRoot: target.root, prefix: target.relative) {
+                stored[item.location.path] = item
+            }
+            guard let walk = try Self.walk(roots, target.root, target.relative) else {
+                // The directory (or file) asked for is gone: whatever was stored below it is missing.
+                plan.unseen += stored.values
+                continue
+            }
+            plan.skipped += walk.skipped.map { ScanSkip(path: target.root + "/" + $0.path, reason: $0.reason) }
+            for entry in walk.files {
+                plan.files.append(Found(root: target.root, entry: entry, stored: stored.removeValue(forKey: entry.relative)))
+            }
+            plan.unseen += stored.values
+        }
+        return plan
+    }
+
+    /// The walk of `relative` below `root`, or nil when it does not exist.
+    private static func walk(_ roots: LibraryRoots, _ root: String, _ relative: String) throws(ErrorBody) -> LibraryWalk? {
+        do {
+            return try LibraryWalk(roots: roots, root: root, relative: relative)
+        } catch {
+            if error.code == .notFound { return nil }
+            throw error
+        }
+    }
+
+    /// Looks at one file found by the walk.
+    public func look(at found: Found) -> Outcome {
+        if let stored = found.stored, !stored.location.missing, stored.location.byteSize == found.entry.size,
+            stored.location.mtimeNs == found.entry.mtimeNs
+        {
+            return .unchanged
+        }
+        do {
+            return try examine(found)
+        } catch {
+            return .skipped(ScanSkip(found.absolutePath, error))
+        }
+    }
+
+    /// Opens, hashes and prepares a file whose size or time is not the stored one.
+    private func examine(_ found: Found) throws -> Outcome {
+        let file = try roots.open(root: found.root, relative: found.entry.relative, named: found.absolutePath)
+        let prepared = try prepare(file, (found.entry.relative as NSString).lastPathComponent)
+        let song = prepared.song.id
+        if let stored = found.stored, stored.song == song {
+            // The same bytes (touched, or found again after being missing).
+            try library.recordLocation(file.location, of: song)
+            return .unchanged
+        }
+        let changed = found.stored != nil
+        let known = !changed && prepared.songWasKnown
+        if !prepared.requests.isEmpty { return .queue(prepared, changed: changed, known: known) }
+        if known {
+            try library.recordLocation(prepared.location, of: song)
+            return .known(song)
+        }
+        // Every analysis stored already, but the song itself may be new to the library
+        // (none of the requested detectors has a worker to declare it): enqueue records it.
+        _ = try library.enqueue(prepared.song, jobs: [], location: file.location)
+        return .recorded(changed: changed)
+    }
+
+    /// Treats the stored locations no file matched: a song present elsewhere moved (its old
+    /// location is forgotten), any other is marked missing. Returns (moved, missing) and the
+    /// songs that moved.
+    public func finish(_ unseen: [(song: SongID, location: SongLocation)]) throws(StoreError) -> (moved: Set<SongID>, missing: Int) {
+        var moved = Set<SongID>()
+        var missing = 0
+        for item in unseen {
+            let others = try library.locations(of: item.song).filter {
+                !$0.missing && !($0.root == item.location.root && $0.path == item.location.path)
+            }
+            if others.isEmpty {
+                if !item.location.missing {
+                    try library.markMissing(root: item.location.root, path: item.location.path)
+                    missing += 1
+                }
+            } else {
+                try library.removeLocation(root: item.location.root, path: item.location.path)
+                moved.insert(item.song)
+            }
+        }
+        return (moved, missing)
+    }
+}
+
+/// The counts of one scan as its files are looked at, into the ``ScanSummary`` it reports.
+public struct ScanTally: Sendable {
+    public private(set) var summary = ScanSummary()
+    /// Songs found at a new path whose bytes the library knew: moves or copies, told apart by
+    /// what ``LibraryScan/finish(_:)`` found.
+    private var known = [SongID]()
+
+    /// The tally of a scan whose walk found `plan`.
+    public init(_ plan: LibraryScan.Plan) {
+        summary.files = plan.files.count
+        summary.skipped = plan.skipped
+    }
+
+    /// Counts one file's outcome (a `queue` outcome once its analyses are queued or done).
+    public mutating func count(_ outcome: LibraryScan.Outcome) {
+        switch outcome {
+        case .unchanged: summary.unchanged += 1
+        case .known(let song): known.append(song)
+        case .recorded(let changed): if changed { summary.changed += 1 } else { summary.new += 1 }
+        case .skipped(let skip): summary.skipped.append(skip)
+        case .queue(let prepared, let changed, let isKnown):
+            if isKnown {
+                known.append(prepared.song.id)
+            } else if changed {
+                summary.changed += 1
+            } else {
+                summary.new += 1
+            }
+        }
+    }
+
+    /// Counts a file left alone because of `error` (its jobs could not be queued).
+    public mutating func skip(_ found: LibraryScan.Found, _ error: any Error) {
+        summary.skipped.append(ScanSkip(found.absolutePath, error))
+    }
+
+    /// Counts `count` jobs queued (by a server) or analyses run (by `scan --db`).
+    public mutating func queued(_ count: Int) { summary.queuedJobs += count }
+
+    /// Counts a file whose analysis failed in a `scan --db` (the failure is stored).
+    public mutating func failed(_ found: LibraryScan.Found, _ error: any Error) {
+        summary.failed = (summary.failed ?? []) + [ScanSkip(found.absolutePath, error)]
+    }
+
+    /// The summary so far, with the files looked at and the time taken.
+    public func progress(looked: Int, seconds: Double) -> ScanSummary {
+        var progress = summary
+        progress.looked = looked
+        progress.seconds = seconds
+        return progress
+    }
+
+    /// The summary once ``LibraryScan/finish(_:)`` found `moved` and `missing`.
+    public func finished(moved: Set<SongID>, missing: Int, seconds: Double) -> ScanSummary {
+        var summary = summary
+        summary.missing = missing
+        for song in known {
+            if moved.contains(song) { summary.moved += 1 } else { summary.copies += 1 }
+        }
+        summary.seconds = seconds
+        return summary
+    }
+}
+
+extension ScanSkip {
+    /// The file at `path`, left alone because of `error` (an ``ErrorBody``'s code and message,
+    /// or `internal`).
+    init(_ path: String, _ error: any Error) {
+        let body = error as? ErrorBody ?? ErrorBody(code: .internal, message: "\(error)")
+        self.init(path: path, reason: body.message, code: body.code)
+    }
+}
+
+extension Library {
+    /// The song the file below a library root holds: its size is checked against `limit` on
+    /// the open descriptor before anything is read, its bytes hashed in bounded pieces; its
+    /// record is the library's, or `probe`'s (which reads the header through the descriptor)
+    /// for bytes new to the library. How a server prepares a file submitted by path or found by
+    /// a scan, and how `tactus scan --db` does.
+    public func identify(
+        _ file: LibraryFile, limit: Int, probe: (SongID) throws -> SongRecord
+    ) throws -> (record: SongRecord, known: Bool) {
+        guard file.size <= limit else {
+            throw ErrorBody(code: .tooLarge, message: "\(file.path): \(file.size) bytes is over the song size limit of \(limit) bytes")
+        }
+        let song = try file.songID()
+        if let known = try self.song(song) { return (known, true) }
+        return (try probe(song), false)
+    }
+
+    /// Removes the song blobs in `blobs` that no queued or running job of this library needs
+    /// (kept uploads, blobs of older versions); with `dryRun`, only counts them. What a
+    /// server's `prune` does, and `tactus prune --db`.
+    public func prune(_ blobs: SongBlobs, dryRun: Bool) throws(StoreError) -> PruneSummary {
+        let result = blobs.prune(keeping: try songsWithActiveJobs(), dryRun: dryRun)
+        return PruneSummary(removed: result.removed, removedBytes: result.bytes, kept: result.kept, dryRun: dryRun)
+    }
+}
