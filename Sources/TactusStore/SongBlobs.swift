@@ -56,8 +56,13 @@ public struct SongBlobs: Sendable {
     /// Where the blob of `id` lives. `id` must be a SHA-256 in lowercase hex (64 characters),
     /// which also guarantees that the path stays inside `root`.
     public func path(for id: String) -> String {
-        precondition(Self.isValidID(id), "a blob id is a lowercase hex SHA-256")
-        return "\(root)/\(id.prefix(2))/\(id)"
+        "\(root)/\(Self.relativePath(for: id))"
+    }
+
+    /// Where the blob of `id` lives below ``root`` (`id`'s first two digits, then `id`).
+    public static func relativePath(for id: String) -> String {
+        precondition(isValidID(id), "a blob id is a lowercase hex SHA-256")
+        return "\(id.prefix(2))/\(id)"
     }
 
     /// True when `text` is a lowercase hex SHA-256.

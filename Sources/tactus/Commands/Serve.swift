@@ -290,7 +290,10 @@ extension Tactus {
                             "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                             "--max-analysis-seconds", String(maxAnalysisSeconds),
                             "--nice", String(workerNice), "--parent-pid", String(getpid()),
-                        ] + detectorArguments + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
+                        ] + detectorArguments
+                            // The blob directory too: a local worker opens an upload's blob instead of receiving its bytes.
+                            + (libraryRoots + [coordinator.blobRoot]).flatMap { ["--library-root", $0] }
+                            + (curve?.localWorkerArguments ?? []),
                         label: "worker#\(index)")
                 }
                 let memoryLimit = maxWorkerMemoryMb
