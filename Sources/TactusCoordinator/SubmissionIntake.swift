@@ -55,7 +55,9 @@ struct SubmissionIntake: Sendable {
 
     /// A song uploaded by the client: hashed, probed, and written to the blob store when some
     /// job remains to be done (until its jobs end).
-    private func prepareUpload(_ bytes: [UInt8], song: SongID, name: String) throws -> PreparedSubmission {
+    /// `file`, when given, is the path of a file holding `bytes`, which the blob store links
+    /// instead of writing the bytes again (an upload's finished file).
+    private func prepareUpload(_ bytes: [UInt8], song: SongID, name: String, file: String? = nil) throws -> PreparedSubmission {
         guard bytes.count <= maxSongBytes else {
             throw ErrorBody(
                 code: .tooLarge,
@@ -66,7 +68,11 @@ struct SubmissionIntake: Sendable {
         if !prepared.requests.isEmpty {
             prepared.createdBlob = !blobs.contains(song.hex)
             do {
-                try blobs.put(bytes, id: song.hex)
+                if let file {
+                    try blobs.put(linking: file, size: bytes.count, id: song.hex)
+                } else {
+                    try blobs.put(bytes, id: song.hex)
+                }
             } catch {
                 throw ErrorBody(
                     code: error.code == .diskFull ? .unavailable : .internal, message: "cannot store the song: \(error.message)",
@@ -89,7 +95,7 @@ struct SubmissionIntake: Sendable {
                 code: .badRequest,
                 message: "\(name): the \(bytes.count) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
         }
-        return try prepareUpload(bytes, song: song, name: name)
+        return try prepareUpload(bytes, song: song, name: name, file: uploaded.path)
     }
 
     /// A file below a library root, analysed in place: its size is checked on the open

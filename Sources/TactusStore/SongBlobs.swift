@@ -121,6 +121,46 @@ public struct SongBlobs: Sendable {
         }
     }
 
+    /// Stores the file at `path`, `size` bytes already checked to be the song `id`, as the blob
+    /// `id` without copying it: the blob is a second (hard) link to the file, which must not
+    /// change afterwards (an upload's finished file). A no-op when a blob of that id and size
+    /// exists.
+    public func put(linking path: String, size: Int, id: String) throws(SongBlobError) {
+        let finalPath = self.path(for: id)
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: finalPath),
+            (attributes[.size] as? NSNumber)?.intValue == size
+        {
+            return
+        }
+        let directory = "\(root)/\(id.prefix(2))"
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw .posix("mkdir", path: directory, errno: errno)
+        }
+        if syncsToDisk {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .posix("open", path: path, errno: errno) }
+            let synced = fsync(descriptor) == 0
+            let error = errno
+            close(descriptor)
+            guard synced else { throw .posix("fsync", path: path, errno: error) }
+        }
+        // Linked under a temporary name, then renamed into place: a blob of the same id put
+        // meanwhile is replaced, never half-written.
+        let temporary = "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+        guard link(path, temporary) == 0 else { throw .posix("link", path: temporary, errno: errno) }
+        guard rename(temporary, finalPath) == 0 else {
+            let error = SongBlobError.posix("rename", path: finalPath, errno: errno)
+            unlink(temporary)
+            throw error
+        }
+        guard syncsToDisk else { return }
+        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+
     /// The bytes of blob `id`.
     public func read(_ id: String) throws(SongBlobError) -> [UInt8] {
         let blobPath = path(for: id)

@@ -52,6 +52,9 @@ import Testing
         // The upload's file is gone once submitted; the song is in the blob store.
         #expect((try FileManager.default.contentsOfDirectory(atPath: directory.file("uploads"))).isEmpty)
         #expect(FileManager.default.fileExists(atPath: directory.file("blobs")))
+        // Linked from the upload's file, not written again: the same bytes.
+        let blob = directory.file("blobs/\(sha256.prefix(2))/\(sha256)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: blob))) == song)
     }
 
     @Test func uploadsThatBreakTheRulesAreRefusedWithTheirCode() throws {
