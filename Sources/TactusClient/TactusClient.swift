@@ -245,8 +245,14 @@ public final class TactusClient {
 
     /// The songs whose tempo lies in the request's range, as `tactus query` lists them.
     public func query(_ request: QueryRequest) throws(ClientError) -> [TempoMatch] {
+        try songList(request).songs
+    }
+
+    /// The whole answer to `query`: the songs, and the histogram of all matches when the
+    /// request asks for one (``QueryRequest/histogram``).
+    public func songList(_ request: QueryRequest) throws(ClientError) -> SongList {
         guard case .query(let response) = try send(.query(request)) else { throw mismatch(.query) }
-        return response.songs
+        return response
     }
 
     /// One song's results side by side, or (without a song) the detectors over the whole library.

@@ -60,7 +60,7 @@ public struct LibraryService: Sendable {
         case .result(let request):
             let (response, envelope) = try result(request)
             return .result(response, envelope: envelope)
-        case .query(let request): return .query(try query(request.tempoQuery))
+        case .query(let request): return .query(try query(request.tempoQuery, histogram: request.histogram))
         case .compare(let request): return .compare(try compare(request))
         case .playlist(let request): return .playlist(try playlist(request))
         case .truth(let request): return .truth(try truth(request))
@@ -96,9 +96,10 @@ public struct LibraryService: Sendable {
         return ResolveResponse(songs: songs)
     }
 
-    /// The songs whose tempo lies in the query's range (every one when it has no limit).
-    public func query(_ query: TempoQuery) throws(StoreError) -> SongList {
-        SongList(songs: try library.query(query))
+    /// The songs whose tempo lies in the query's range (every one when it has no limit), and
+    /// with `histogram` the histogram of all of them in bins of that many BPM.
+    public func query(_ query: TempoQuery, histogram: Double? = nil) throws(StoreError) -> SongList {
+        SongList(songs: try library.query(query), histogram: try histogram.map { width throws(StoreError) in try library.histogram(of: query, binWidth: width) })
     }
 
     /// One song's results side by side, or the whole library compared.

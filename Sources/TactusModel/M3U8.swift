@@ -95,15 +95,24 @@ public struct M3U8: Sendable, Hashable {
     }
 
     public var songs: [Song]
+    /// The playlist's name (`#PLAYLIST:`), if any.
+    public var title: String?
 
-    public init(_ songs: [Song]) {
+    public init(_ songs: [Song], title: String? = nil) {
         self.songs = songs
+        self.title = title
+    }
+
+    /// An M3U comment line (`# text`): players skip it. Control characters become spaces.
+    public static func comment(_ text: String) -> String {
+        "# " + (Song.oneLine(text) ?? "")
     }
 
     /// The playlist's text for a file in `folder` (an absolute path): paths relative to it
     /// when `relative`, absolute otherwise; and the songs left out.
     public func text(inFolder folder: String, relative: Bool) -> (text: String, omitted: [Omission]) {
         var lines = ["#EXTM3U"]
+        if let title = Song.oneLine(title) { lines.append("#PLAYLIST:" + title) }
         var omitted = [Omission]()
         for song in songs {
             guard let path = song.path else {

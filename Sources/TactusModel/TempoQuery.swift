@@ -17,7 +17,8 @@ public enum TempoSource: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// How query results are ordered.
+/// How query results are ordered (``TempoQuery/descending`` reverses any of them). Ties go
+/// by the order songs entered the library.
 public enum TempoOrder: String, Sendable, Hashable, CaseIterable {
     /// Closest to the centre of the range first (by the matched tempo).
     case closeness
@@ -25,6 +26,18 @@ public enum TempoOrder: String, Sendable, Hashable, CaseIterable {
     case bpm
     /// The songs that entered the library last first.
     case newest
+    /// By title (the file name for a song without one), A to Z, ignoring the case of ASCII letters.
+    case title
+    /// By artist, A to Z, ignoring the case of ASCII letters; songs without one last.
+    case artist
+    /// Shortest first.
+    case duration
+    /// Least sure first (the consensus's confidence, or the detector's for a detector's tempo);
+    /// songs without one last.
+    case confidence
+    /// Fewest agreeing detectors first (the detectors that agree on the consensus); only for
+    /// the consensus and agreement sources.
+    case agreement
 }
 
 /// Songs whose tempo lies in a BPM range.
@@ -45,6 +58,8 @@ public struct TempoQuery: Sendable, Hashable {
     /// matches with factor 1.
     public var octave: Bool
     public var order: TempoOrder
+    /// The reverse of ``order`` (ties too); songs without a title, artist or confidence stay last.
+    public var descending: Bool
     /// At most this many songs (nil: all).
     public var limit: Int?
     /// Skip this many songs first (for paging), at most ``maxOffset``.
@@ -56,12 +71,13 @@ public struct TempoQuery: Sendable, Hashable {
 
     public init(
         range: ClosedRange<Double>, source: TempoSource = .consensus, octave: Bool = false,
-        order: TempoOrder = .closeness, limit: Int? = nil, offset: Int = 0
+        order: TempoOrder = .closeness, descending: Bool = false, limit: Int? = nil, offset: Int = 0
     ) {
         self.range = range
         self.source = source
         self.octave = octave
         self.order = order
+        self.descending = descending
         self.limit = limit
         self.offset = offset
     }
@@ -80,8 +96,9 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// The detectors behind the tempo: the one detector, or the detectors that agree on the
     /// consensus.
     public var detectors: [String]
-    /// How sure the consensus is of the tempo (0...1), for the `consensus` and `agree` sources;
-    /// nil for a detector's tempo and for a consensus stored before confidences were.
+    /// How sure the source is of the tempo (0...1): the consensus's confidence for the
+    /// `consensus` and `agree` sources (nil for a consensus stored before confidences were),
+    /// the analysis's for a detector's tempo.
     public var confidence: Double?
     public var title: String?
     public var artist: String?
@@ -150,3 +167,34 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     }
 }
 
+
+/// How the matched tempi of every song a ``TempoQuery`` finds are spread (its limit and offset
+/// aside): the count in bins of a fixed width, lowest first, empty bins between included.
+public struct TempoHistogram: Sendable, Hashable, Codable {
+    /// Every song found, whatever the query's limit.
+    public var total: Int
+    /// Bins of the matched tempo (`lower <= matched_bpm < lower + width`).
+    public var bins: [LibraryComparison.Bin]
+
+    public init(total: Int, bins: [LibraryComparison.Bin]) {
+        self.total = total
+        self.bins = bins
+    }
+
+    /// The widths accepted, in BPM.
+    public static let binWidths: ClosedRange<Double> = 0.1...1000
+
+    /// Bins of `width` from counts by bin index (`floor(bpm / width)`), empty ones filled in.
+    public init(width: Double, counts: [(index: Int, count: Int)]) {
+        let sorted = counts.sorted { $0.index < $1.index }
+        var bins = [LibraryComparison.Bin]()
+        if let first = sorted.first?.index, let last = sorted.last?.index {
+            var byIndex = [Int: Int]()
+            for (index, count) in sorted { byIndex[index, default: 0] += count }
+            bins = (first...last).map { index in
+                LibraryComparison.Bin(lower: Double(index) * width, width: width, count: byIndex[index] ?? 0)
+            }
+        }
+        self.init(total: sorted.reduce(0) { $0 + $1.count }, bins: bins)
+    }
+}

@@ -15,14 +15,19 @@ public struct QueryRequest: WireBody {
     public var detector: String?
     public var agree: Int?
     public var octave: Bool?
-    /// `closeness` (to the range's centre, the default), `bpm` or `newest`.
+    /// A ``TempoOrder``: `closeness` (to the range's centre, the default), `bpm`, `newest`,
+    /// `title`, `artist`, `duration`, `confidence` or `agreement`.
     public var order: String?
+    /// The reverse of `order` (default false).
+    public var descending: Bool?
     public var limit: Int?
     public var offset: Int?
+    /// Also answer the histogram of every song found, in bins of this many BPM (0.1 to 1000).
+    public var histogram: Double?
 
     public init(
         minBpm: Double, maxBpm: Double, detector: String? = nil, agree: Int? = nil, octave: Bool? = nil,
-        order: String? = nil, limit: Int? = nil, offset: Int? = nil
+        order: String? = nil, descending: Bool? = nil, limit: Int? = nil, offset: Int? = nil, histogram: Double? = nil
     ) {
         self.minBpm = minBpm
         self.maxBpm = maxBpm
@@ -30,8 +35,10 @@ public struct QueryRequest: WireBody {
         self.agree = agree
         self.octave = octave
         self.order = order
+        self.descending = descending
         self.limit = limit
         self.offset = offset
+        self.histogram = histogram
     }
 
     /// The query the wire body stands for.
@@ -45,11 +52,12 @@ public struct QueryRequest: WireBody {
         }
         self.init(
             minBpm: query.range.lowerBound, maxBpm: query.range.upperBound, detector: detector, agree: agree,
-            octave: query.octave, order: query.order.rawValue, limit: query.limit, offset: query.offset)
+            octave: query.octave, order: query.order.rawValue, descending: query.descending ? true : nil, limit: query.limit,
+            offset: query.offset)
     }
 
     enum CodingKeys: String, CodingKey {
-        case detector, agree, octave, order, limit, offset
+        case detector, agree, octave, order, descending, limit, offset, histogram
         case minBpm = "min_bpm", maxBpm = "max_bpm"
     }
 
@@ -67,6 +75,11 @@ public struct QueryRequest: WireBody {
             throw .invalidBody(
                 command: command, field: "order", detail: "must be one of \(TempoOrder.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        if order == TempoOrder.agreement.rawValue && detector != nil {
+            throw .invalidBody(
+                command: command, field: "order", detail: "agreement is the consensus's: not with detector (give agree or neither)")
+        }
+        if let histogram { try Check.finite(histogram, field: "histogram", in: TempoHistogram.binWidths, command: command) }
         if let limit, !(0...10_000).contains(limit) {
             throw .invalidBody(command: command, field: "limit", detail: "must be 0 to 10000")
         }
@@ -81,16 +94,20 @@ public struct QueryRequest: WireBody {
         let source: TempoSource = detector.map { .detector($0) } ?? agree.map { .agreement(minimum: $0) } ?? .consensus
         return TempoQuery(
             range: minBpm...maxBpm, source: source, octave: octave ?? false,
-            order: order.flatMap(TempoOrder.init(rawValue:)) ?? .closeness, limit: limit ?? 100, offset: offset ?? 0)
+            order: order.flatMap(TempoOrder.init(rawValue:)) ?? .closeness, descending: descending ?? false, limit: limit ?? 100,
+            offset: offset ?? 0)
     }
 }
 
-/// The answer to `query`: the matching songs, in the requested order.
+/// The answer to `query`: the matching songs, in the requested order, and the histogram of
+/// all of them when the request asked for it.
 public struct SongList: WireBody {
     public var songs: [TempoMatch]
+    public var histogram: TempoHistogram?
 
-    public init(songs: [TempoMatch]) {
+    public init(songs: [TempoMatch], histogram: TempoHistogram? = nil) {
         self.songs = songs
+        self.histogram = histogram
     }
 }
 

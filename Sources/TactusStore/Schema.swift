@@ -46,6 +46,15 @@ import GRDB
 /// - `songs.missing`: 1 when the song has locations and every one is missing; such songs are
 ///   left out of queries and playlists until a scan finds them again.
 ///
+/// ## Indexes (after `v6`)
+///
+/// - `analyses_by_detector_bpm` on `(detector, bpm, song_id, confidence)` and `consensus_by_bpm`
+///   on `(bpm, detector_count, song_id, confidence)`: the tempo indexes hold the confidence.
+/// - `songs_missing`: the ids of the missing songs (a partial index).
+/// - `songs_by_title` (the title, else the file name, ignoring ASCII case), `songs_by_duration`,
+///   `songs_by_artist` and `songs_by_artist_descending` (songs without an artist last, each way):
+///   whole-library pages by title, duration or artist walk the songs in order (`Library.walksSongs`).
+///
 /// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
 /// date functions).
 enum Schema {
@@ -167,6 +176,26 @@ enum Schema {
         // written before.
         migrator.registerMigration("v5: beat positions") { db in
             try db.execute(sql: "ALTER TABLE analyses ADD COLUMN beats_json TEXT")
+        }
+        // Queries sorted by confidence or agreement, and every match's confidence, read from the
+        // tempo indexes alone: they now hold the confidence too (rebuilt once, from the table).
+        // Pages by title, artist or duration of a dense range walk the songs in that order.
+        // Queries leave out the missing songs by listing them once from a partial index (there
+        // are few) instead of looking each match up in `songs`, which cost a whole-library range
+        // or histogram most of its time (0.15 s of 0.18 s over 100,000 songs).
+        migrator.registerMigration("v6: confidence in the tempo indexes, missing songs index") { db in
+            try db.execute(
+                sql: """
+                    DROP INDEX analyses_by_detector_bpm;
+                    CREATE INDEX analyses_by_detector_bpm ON analyses(detector, bpm, song_id, confidence);
+                    DROP INDEX consensus_by_bpm;
+                    CREATE INDEX consensus_by_bpm ON consensus(bpm, detector_count, song_id, confidence);
+                    CREATE INDEX songs_missing ON songs(id) WHERE missing = 1;
+                    CREATE INDEX songs_by_title ON songs(COALESCE(NULLIF(title, ''), file_name) COLLATE NOCASE);
+                    CREATE INDEX songs_by_duration ON songs(duration_s);
+                    CREATE INDEX songs_by_artist ON songs((NULLIF(artist, '') IS NULL), NULLIF(artist, '') COLLATE NOCASE);
+                    CREATE INDEX songs_by_artist_descending ON songs((NULLIF(artist, '') IS NOT NULL), NULLIF(artist, '') COLLATE NOCASE);
+                    """)
         }
         return migrator
     }

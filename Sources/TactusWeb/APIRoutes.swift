@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 import TactusClient
@@ -82,8 +83,7 @@ struct APIRoutes: Sendable {
     /// `GET /api/v1/songs`: the songs whose tempo lies in a range (all of them by default).
     private func songs(_ request: Request) async throws(HTTPFailure) -> Response {
         let query = try LibraryRequests.query(QueryParameters(request))
-        let songs = try await gateway.ask { try $0.query(query) }
-        return JSONText.response(SongList(songs: songs))
+        return JSONText.response(try await gateway.ask { try $0.songList(query) })
     }
 
     /// `POST /api/v1/songs?name=FILE`: a song's bytes as the body, submitted for analysis.
@@ -148,12 +148,25 @@ struct APIRoutes: Sendable {
         let title = query.profile.map { "Tactus run \($0)" } ?? "Tactus run at \(SVGNumber.format(query.cadence ?? 0)) steps per minute"
         let file = "tactus-" + (query.profile ?? "\(SVGNumber.format(query.cadence ?? 0))spm")
             .map { $0.isLetter || $0.isNumber || $0 == "@" || $0 == "." ? String($0) : "-" }.joined() + ".m3u8"
-        return Response(
-            status: .ok,
-            headers: [
-                .contentType: "audio/x-mpegurl; charset=utf-8", .contentDisposition: "attachment; filename=\"\(file)\"",
-            ],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: PlaylistM3U8(playlist, title: title).text(location: { $0.paths.first ?? $0.file }))))
+        let (text, omitted) = Self.m3u8(playlist, title: title)
+        var headers: HTTPFields = [.contentType: "audio/x-mpegurl; charset=utf-8", .contentDisposition: "attachment; filename=\"\(file)\""]
+        headers[Self.omittedHeader] = String(omitted.count)
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
+
+    /// `Tactus-Omitted`: how many songs of a playlist its M3U8 leaves out.
+    static let omittedHeader = HTTPField.Name("Tactus-Omitted")!
+
+    /// A playlist's M3U8, each song at its first path under the server's library roots (absolute:
+    /// a download has no folder to be relative to). Songs without one (uploaded songs) are left
+    /// out, as `tactus playlist --m3u8` leaves them, and named in a comment each at the end.
+    static func m3u8(_ playlist: Playlist, title: String) -> (text: String, omitted: [M3U8.Omission]) {
+        let songs = playlist.entries.map { M3U8.Song($0.match, path: $0.match.paths.first) }
+        var (text, omitted) = M3U8(songs, title: title).text(inFolder: "/", relative: false)
+        for omission in omitted {
+            text += M3U8.comment("not listed: song \(omission.song.song.short) (\(omission.song.file)): \(omission.reason)") + "\n"
+        }
+        return (text, omitted)
     }
 
     /// `GET /api/v1/events`: the coordinator's events as Server-Sent Events (`event:` its

@@ -19,8 +19,8 @@ public final class GatewayMetrics: @unchecked Sendable {
     static let help: [String: String] = [
         "tactus_up": "1 when the coordinator answered the gateway's last status request, else 0",
         "tactus_queue_jobs": "Jobs queued (waiting for a worker) per detector",
-        "tactus_running_jobs": "Jobs being analysed per detector",
-        "tactus_workers": "Workers connected per detector",
+        "tactus_running_jobs": "Busy workers offering each detector (jobs being analysed per detector, for one-detector workers)",
+        "tactus_workers": "Workers connected offering each detector (a worker offering several counts for each)",
         "tactus_jobs_per_second": "Jobs finished per second over the last minute",
         "tactus_uptime_seconds": "Seconds since the coordinator started",
         "tactus_accepting": "1 when the coordinator accepts submissions",
@@ -52,9 +52,12 @@ public final class GatewayMetrics: @unchecked Sendable {
         var queued: [String: Int] = status.queue
         var running: [String: Int] = [:]
         var workers: [String: Int] = [:]
+        // A worker offering several detectors (protocol version 2) counts for each of them.
         for worker in status.workers {
-            workers[worker.detector, default: 0] += 1
-            if worker.job != nil { running[worker.detector, default: 0] += 1 }
+            for detector in worker.offered {
+                workers[detector, default: 0] += 1
+                if worker.runningJobs > 0 { running[detector, default: 0] += 1 }
+            }
         }
         for offered in detectors?.detectors ?? [] {
             queued[offered.detector.name, default: 0] += 0

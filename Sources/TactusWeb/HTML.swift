@@ -49,6 +49,17 @@ enum HTML {
         return trimmed
     }
 
+    /// A count with thousands separated (`12,345`).
+    static func count(_ value: Int) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { grouped += "," }
+            grouped.append(digit)
+        }
+        return (value < 0 ? "-" : "") + grouped
+    }
+
     static func percent(_ share: Double?) -> String {
         guard let share, share.isFinite else { return "–" }
         return String(format: "%.0f %%", share * 100)
@@ -145,6 +156,7 @@ enum Page {
         a{color:var(--accent)}
         :focus-visible{outline:3px solid #f0a500;outline-offset:2px}
         .muted,.hint{color:var(--muted)}.hint{font-size:.9rem;margin:.2em 0}
+        .note{background:#fff8e1;border:1px solid #f0d58a;border-radius:8px;padding:8px 12px}
         .error{color:var(--bad)}.code{font-family:ui-monospace,monospace;font-size:.9em}
         form.filters{display:flex;flex-wrap:wrap;gap:10px 14px;align-items:flex-end;background:var(--panel);border:1px solid var(--line);
         border-radius:8px;padding:12px}
@@ -162,10 +174,11 @@ enum Page {
         tbody tr:last-child td{border-bottom:0}
         th{background:var(--panel);font-weight:600;white-space:nowrap}
         td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-        th button.sort{background:none;border:0;color:inherit;font:inherit;font-weight:600;padding:0;cursor:pointer}
-        th button.sort::after{content:" ↕";color:#9aa3b2}
-        th[aria-sort=ascending] button.sort::after{content:" ▲";color:var(--fg)}
-        th[aria-sort=descending] button.sort::after{content:" ▼";color:var(--fg)}
+        caption{text-align:left;padding:6px 10px}
+        th a.sort{color:inherit;text-decoration:none;font-weight:600}th a.sort:hover{text-decoration:underline}
+        th a.sort::after{content:" ↕";color:#9aa3b2}
+        th[aria-sort=ascending] a.sort::after{content:" ▲";color:var(--fg)}
+        th[aria-sort=descending] a.sort::after{content:" ▼";color:var(--fg)}
         .title{font-weight:600}.file{color:var(--muted);font-size:.85rem;word-break:break-all}
         .pager{display:flex;gap:12px;align-items:center;margin:10px 0;flex-wrap:wrap}
         .summary{display:flex;flex-wrap:wrap;gap:10px;margin:10px 0}
@@ -187,12 +200,14 @@ enum Page {
         @media (max-width:640px){
         main{padding:8px 10px 40px}nav{padding:4px 8px}nav .brand{width:100%;margin:4px 0}
         nav a{padding:8px 8px}
-        table.cards thead{display:none}
+        table.cards thead{display:none}.wide{display:none}
         table.cards tr{display:block;border-bottom:1px solid var(--line);padding:6px 0}
         table.cards td{display:block;border:0;padding:3px 10px;text-align:right;overflow-wrap:anywhere}
         table.cards td::before{content:attr(data-label);color:var(--muted);float:left;text-align:left;font-size:.85rem;margin-right:12px}
         table.cards td.lead{text-align:left;padding-top:6px}table.cards td.lead::before{content:none}
         table.cards td.empty{display:none}
+        table.compact td:not(.lead){display:inline-block;width:20%;text-align:center;padding:2px 0}
+        table.compact td:not(.lead)::before{float:none;display:block;margin:0;font-size:.75rem}
         form.filters{padding:10px}input[type=number]{width:5.5em}
         .stat{flex:1 1 40%;min-width:0}
         .figure{overflow-x:auto}.figure svg{min-width:760px}.figure .hint{display:block}

@@ -4,19 +4,22 @@ import TactusPlot
 import TactusProtocol
 
 /// The library page (`/`): every song, newest first, or those in a tempo range; the
-/// histogram of their tempi; sortable columns; paging.
+/// histogram of all of them; columns sorted over the whole search by the store; paging.
 struct LibraryPage {
     var parameters: QueryParameters
     var query: QueryRequest
-    var songs: [TempoMatch]
-    /// The tempi of (up to ``histogramLimit``) songs of the search, for the histogram.
-    var histogram: [TempoMatch]
+    /// This page's songs, and the histogram of every song of the search in 1-BPM bins.
+    var answer: SongList
     var detectors: [String]
 
-    static let pageSize = 50
-    static let histogramLimit = 5000
+    var songs: [TempoMatch] { answer.songs }
 
-    /// The query of the page: the protocol's, `newest` first by default, 50 a page.
+    static let pageSize = 50
+    /// The histogram the page asks the store for; its bars merge these bins.
+    static let histogramBinWidth = 1.0
+
+    /// The query of the page: the protocol's, `newest` first by default, 50 a page, with the
+    /// histogram of every match.
     static func query(_ parameters: QueryParameters) throws(HTTPFailure) -> QueryRequest {
         var values = parameters.values
         if values["order"]?.isEmpty ?? true {
@@ -27,16 +30,40 @@ struct LibraryPage {
             values["agree"] = nil
             if let source = values["source"], source != "consensus" { values["detector"] = source }
         }
+        // A detector's tempo has no agreement to sort by: its column is not sortable then.
+        if values["detector"] != nil && values["order"] == TempoOrder.agreement.rawValue { values["order"] = "closeness" }
+        values["histogram"] = HTML.number(histogramBinWidth)
         return try LibraryRequests.query(QueryParameters(values: values), defaultLimit: pageSize)
     }
 
-    /// The histogram's query: the same songs, slowest first, up to ``histogramLimit``.
-    static func histogramQuery(_ query: QueryRequest) -> QueryRequest {
-        var histogram = query
-        histogram.order = "bpm"
-        histogram.offset = 0
-        histogram.limit = histogramLimit
-        return histogram
+    /// The columns sorted by the store, with the order each stands for; the first press sorts
+    /// confidence and agreement highest first, the others lowest (A) first.
+    static let columns: [(key: String, label: String, order: TempoOrder, numeric: Bool)] = [
+        ("title", "Title", .title, false), ("artist", "Artist", .artist, false), ("bpm", "Tempo (BPM)", .bpm, true),
+        ("confidence", "Confidence", .confidence, true), ("agreement", "Agreement", .agreement, true),
+        ("duration", "Duration", .duration, true),
+    ]
+
+    /// How an order reads in the caption, each way.
+    static func describe(_ order: TempoOrder, descending: Bool, centre: Double) -> String {
+        switch (order, descending) {
+        case (.newest, false): "newest first"
+        case (.newest, true): "oldest first"
+        case (.closeness, false): "closest to \(HTML.number(centre)) BPM first"
+        case (.closeness, true): "farthest from \(HTML.number(centre)) BPM first"
+        case (.bpm, false): "slowest first"
+        case (.bpm, true): "fastest first"
+        case (.title, false): "by title, A to Z"
+        case (.title, true): "by title, Z to A"
+        case (.artist, false): "by artist, A to Z"
+        case (.artist, true): "by artist, Z to A"
+        case (.duration, false): "shortest first"
+        case (.duration, true): "longest first"
+        case (.confidence, false): "least sure first"
+        case (.confidence, true): "surest first"
+        case (.agreement, false): "fewest detectors agreeing first"
+        case (.agreement, true): "most detectors agreeing first"
+        }
     }
 
     func html() -> String {
@@ -47,9 +74,19 @@ struct LibraryPage {
             let label = value == "consensus" ? "Consensus of the detectors" : value == "agree" ? "Songs the detectors agree on" : value
             return "<option value=\"\(HTML.escape(value))\"\(value == source ? " selected" : "")>\(HTML.escape(label))</option>"
         }.joined()
-        let order = query.order ?? "newest"
-        let orders = [("newest", "Newest first"), ("closeness", "Closest to the range's centre"), ("bpm", "Slowest first")]
-            .map { "<option value=\"\($0.0)\"\($0.0 == order ? " selected" : "")>\($0.1)</option>" }.joined()
+        let order = query.order.flatMap(TempoOrder.init(rawValue:)) ?? .newest
+        let descending = query.descending ?? false
+        let fromDetector = query.detector != nil
+        let orders = TempoOrder.allCases.filter { !(fromDetector && $0 == .agreement) }.map { value in
+            let label: String = switch value {
+            case .closeness: "Closeness to the range's centre"
+            case .bpm: "Tempo"
+            case .newest: "Newest"
+            case .agreement: "Detectors agreeing"
+            default: value.rawValue.prefix(1).uppercased() + value.rawValue.dropFirst()
+            }
+            return "<option value=\"\(value.rawValue)\"\(value == order ? " selected" : "")>\(label)</option>"
+        }.joined()
         let offset = query.offset ?? 0
         let limit = query.limit ?? Self.pageSize
         let ranged = query.minBpm > LibraryRequests.allBPM.lowerBound || query.maxBpm < LibraryRequests.allBPM.upperBound
@@ -59,25 +96,44 @@ struct LibraryPage {
         let rows = songs.map(row).joined(separator: "\n")
         let first = songs.isEmpty ? 0 : offset + 1
         let last = offset + songs.count
-        func page(_ newOffset: Int) -> String {
+        let total = answer.histogram?.total
+        /// This search with other values (nil removes one), as a link.
+        func link(_ changes: [String: String?]) -> String {
             var values = parameters.values
-            values["offset"] = String(newOffset)
+            for (name, value) in changes { values[name] = value }
+            values = values.filter { !$0.value.isEmpty }
             return "/" + HTML.query(values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
         }
+        func page(_ newOffset: Int) -> String { link(["offset": newOffset == 0 ? nil : String(newOffset)]) }
+        let hasNext = total.map { offset + limit < $0 } ?? (songs.count == limit)
         let previous = offset > 0 ? "<a class=\"button secondary\" href=\"\(HTML.escape(page(max(0, offset - limit))))\" rel=\"prev\">← Previous</a>" : ""
-        let next = songs.count == limit ? "<a class=\"button secondary\" href=\"\(HTML.escape(page(offset + limit)))\" rel=\"next\">Next →</a>" : ""
+        let next = hasNext ? "<a class=\"button secondary\" href=\"\(HTML.escape(page(offset + limit)))\" rel=\"next\">Next →</a>" : ""
+        let firstPage = offset > limit ? "<a class=\"button secondary\" href=\"\(HTML.escape(page(0)))\">First</a>" : ""
+        let lastOffset = total.map { max(0, ($0 - 1) / limit * limit) }
+        let lastPage = lastOffset.map { $0 > offset + limit ? "<a class=\"button secondary\" href=\"\(HTML.escape(page($0)))\">Last</a>" : "" } ?? ""
+        let pageNumber = total.map { total in
+            "<span class=\"muted\">Page \(offset / max(limit, 1) + 1) of \(max(1, (total + limit - 1) / max(limit, 1)))</span>"
+        } ?? ""
+        let headers = Self.columns.map { column -> String in
+            let numeric = column.numeric ? " class=\"num\"" : ""
+            if fromDetector && column.order == .agreement { return "<th scope=\"col\"\(numeric)>\(column.label)</th>" }
+            let current = column.order == order
+            // Pressed again, a column sorts the other way; first, the surest and most agreed come first.
+            let nextDescending = current ? !descending : [.confidence, .agreement].contains(column.order)
+            let href = link(["order": column.order.rawValue, "descending": nextDescending ? "true" : nil, "offset": nil])
+            let sort = current ? " aria-sort=\"\(descending ? "descending" : "ascending")\"" : ""
+            let hint = "Sort every song of the search \(Self.describe(column.order, descending: nextDescending, centre: 0))"
+            return "<th scope=\"col\"\(numeric)\(sort)><a class=\"sort\" href=\"\(HTML.escape(href))\" title=\"\(HTML.escape(hint))\">\(column.label)</a></th>"
+        }.joined(separator: "\n")
+        let counted = total.map { " of \(HTML.count($0))" } ?? ""
         let table = songs.isEmpty
-            ? "<p class=\"muted\">\(ranged ? "No song of the library has a tempo in this range." : "The library is empty: upload songs on the <a href=\"/queue\">Queue</a> page, or with <code>tactus submit</code>.")</p>"
+            ? "<p class=\"muted\">\(offset > 0 && (total ?? 0) > 0 ? "No songs on this page: <a href=\"\(HTML.escape(page(0)))\">back to the first page</a>." : ranged ? "No song of the library has a tempo in this range." : "The library is empty: upload songs on the <a href=\"/queue\">Queue</a> page, or with <code>tactus submit</code>.")</p>"
             : """
             <div class="table-wrap"><table class="cards sortable" id="songs">
-            <caption class="muted" style="text-align:left;padding:6px 10px">Songs \(first)–\(last)\(order == "newest" ? ", newest first" : order == "bpm" ? ", slowest first" : ", closest to \(HTML.number((query.minBpm + query.maxBpm) / 2)) BPM first"). Column buttons sort this page.</caption>
+            <caption class="muted">Songs \(first)–\(last)\(counted), \(Self.describe(order, descending: descending, centre: (query.minBpm + query.maxBpm) / 2)). \
+            <span class="wide">Select a column's name to sort them all by it.</span></caption>
             <thead><tr>
-            <th scope="col"><button class="sort" type="button" data-key="title">Title</button></th>
-            <th scope="col"><button class="sort" type="button" data-key="artist">Artist</button></th>
-            <th scope="col" class="num"><button class="sort" type="button" data-key="bpm" data-type="number">Tempo (BPM)</button></th>
-            <th scope="col" class="num"><button class="sort" type="button" data-key="confidence" data-type="number">Confidence</button></th>
-            <th scope="col" class="num"><button class="sort" type="button" data-key="agreement" data-type="number">Agreement</button></th>
-            <th scope="col" class="num"><button class="sort" type="button" data-key="duration" data-type="number">Duration</button></th>
+            \(headers)
             </tr></thead>
             <tbody>
             \(rows)
@@ -92,14 +148,15 @@ struct LibraryPage {
             <label id="agree-field">Detectors agreeing, at least<input type="number" name="agree" min="1" max="64" value="\(query.agree.map(String.init) ?? "2")"></label>
             <label class="check"><input type="checkbox" name="octave" value="true"\(query.octave == true ? " checked" : "")> Half or double tempo too</label>
             <label>Order<select name="order">\(orders)</select></label>
+            <label class="check"><input type="checkbox" name="descending" value="true"\(descending ? " checked" : "")> Reversed</label>
             <button type="submit">Search</button>
             <a class="button secondary" href="/">Reset</a>
             </form>
             \(histogramHTML())
             \(table)
-            <div class="pager">\(previous)\(next)</div>
+            <nav class="pager" aria-label="Pages">\(firstPage)\(previous)\(pageNumber)\(next)\(lastPage)</nav>
             """
-        return Page.document(title: heading, section: .library, body: body, script: Self.sortScript)
+        return Page.document(title: heading, section: .library, body: body, script: Self.script)
     }
 
     private func row(_ match: TempoMatch) -> String {
@@ -111,9 +168,7 @@ struct LibraryPage {
         let agreement = match.detector == "consensus" || match.detector == "agree"
             ? "<span title=\"\(HTML.escape(match.detectors.joined(separator: ", ")))\">\(match.detectors.count)</span>" : "–"
         return """
-            <tr data-title="\(HTML.escape(title.lowercased()))" data-artist="\(HTML.escape((match.artist ?? "").lowercased()))" \
-            data-bpm="\(match.bpm)" data-confidence="\(match.confidence ?? -1)" data-agreement="\(match.detectors.count)" \
-            data-duration="\(match.durationS)">
+            <tr>
             <td class="lead"><a class="title" href="/songs/\(id)">\(HTML.escape(title))</a>\(match.title == nil ? "" : "<div class=\"file\">\(HTML.escape(match.file))</div>")</td>
             <td data-label="Artist"\(match.artist?.isEmpty == false ? "" : " class=\"empty\"")>\(HTML.escape(match.artist ?? "–"))</td>
             <td class="num" data-label="Tempo (BPM)">\(tempo)</td>
@@ -124,17 +179,22 @@ struct LibraryPage {
             """
     }
 
-    /// Bars of the tempi in bins of 5 BPM (or wider when the range is wide); each bar links
-    /// to the search narrowed to its bin.
+    /// Bars of the tempi of every song of the search, in bins of 1 BPM (or wider when the range
+    /// is wide: the store's 1-BPM bins merged); each bar links to the search narrowed to its bin.
     private func histogramHTML() -> String {
-        let tempi = histogram.map(\.matchedBPM).filter(\.isFinite)
-        guard let lowest = tempi.min(), let highest = tempi.max() else { return "" }
-        let span = max(highest - lowest, 1)
+        guard let histogram = answer.histogram, histogram.total > 0,
+            let lowest = histogram.bins.first(where: { $0.count > 0 })?.lower,
+            let highest = histogram.bins.last(where: { $0.count > 0 })?.lower
+        else { return "" }
+        let span = max(highest + Self.histogramBinWidth - lowest, 1)
         let width = [1.0, 2, 5, 10, 20, 50, 100].first { span / $0 <= 40 } ?? 100
         let first = (lowest / width).rounded(.down)
         let count = Int((highest / width).rounded(.down) - first) + 1
         var bins = [Int](repeating: 0, count: count)
-        for bpm in tempi { bins[min(count - 1, Int((bpm / width).rounded(.down) - first))] += 1 }
+        for bin in histogram.bins where bin.count > 0 {
+            bins[min(count - 1, max(0, Int((bin.lower / width).rounded(.down) - first)))] += bin.count
+        }
+        let tempiCount = histogram.total
         let peak = Double(bins.max() ?? 1)
         let (chartWidth, chartHeight, left, bottom) = (800.0, 150.0, 44.0, 24.0)
         let barWidth = (chartWidth - left - 8) / Double(count)
@@ -170,46 +230,26 @@ struct LibraryPage {
         }
         let peakLabel = "<text x=\"\(left - 6)\" y=\"20\" font-size=\"12\" text-anchor=\"end\" fill=\"#5b6475\">\(Int(peak))</text>"
             + "<line x1=\"\(left - 3)\" y1=\"16\" x2=\"\(chartWidth - 8)\" y2=\"16\" stroke=\"#e3e7ee\" stroke-dasharray=\"3 3\"/>"
-        let capped = histogram.count >= Self.histogramLimit
-            ? " (only the \(Self.histogramLimit) slowest matches: narrow the range to see all of it)" : ""
         return """
             <figure class="histogram" aria-label="Tempo histogram">
             <svg viewBox="0 0 \(Int(chartWidth)) \(Int(chartHeight))" role="img" aria-labelledby="histogram-caption">
             \(peakLabel)
             <line x1="\(left)" y1="\(chartHeight - bottom)" x2="\(chartWidth - 8)" y2="\(chartHeight - bottom)" stroke="#9aa3b2"/>
             \(bars)\(ticks)</svg>
-            <figcaption id="histogram-caption" class="hint">Tempo histogram of \(tempi.count) song\(tempi.count == 1 ? "" : "s")\(capped), \
+            <figcaption id="histogram-caption" class="hint">Tempo histogram of \(tempiCount == 1 ? "the song" : "all \(HTML.count(tempiCount)) songs") of the search, \
             bins of \(HTML.number(width)) BPM\(query.octave == true ? " (tempi as matched: half or double counted at the range's tempo)" : ""). \
             Select a bar to search its range.</figcaption>
             </figure>
             """
     }
 
-    /// Sorts the rows of a table by the column whose button is pressed (again: the other way);
-    /// shows the agreement field only when the tempo source is the detectors' agreement.
-    static let sortScript = """
+    /// Shows the agreement field only when the tempo source is the detectors' agreement.
+    static let script = """
         (function(){
           var source = document.querySelector('select[name=source]'), agree = document.getElementById('agree-field');
           if (!source || !agree) return;
           function show(){ var on = source.value === 'agree'; agree.hidden = !on; agree.querySelector('input').disabled = !on; }
           source.addEventListener('change', show); show();
         })();
-        document.querySelectorAll('table.sortable').forEach(function(table){
-          table.querySelectorAll('button.sort').forEach(function(button){
-            button.addEventListener('click', function(){
-              var th = button.parentElement, key = button.dataset.key, numeric = button.dataset.type === 'number';
-              var ascending = th.getAttribute('aria-sort') !== 'ascending';
-              table.querySelectorAll('th').forEach(function(other){ other.removeAttribute('aria-sort'); });
-              th.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
-              var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
-              rows.sort(function(a, b){
-                var x = a.dataset[key] || '', y = b.dataset[key] || '';
-                var order = numeric ? (parseFloat(x) || 0) - (parseFloat(y) || 0) : x.localeCompare(y);
-                return ascending ? order : -order;
-              });
-              rows.forEach(function(row){ body.appendChild(row); });
-            });
-          });
-        });
         """
 }

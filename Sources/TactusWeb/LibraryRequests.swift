@@ -13,8 +13,9 @@ enum LibraryRequests {
             minBpm: try parameters.number("min_bpm") ?? allBPM.lowerBound,
             maxBpm: try parameters.number("max_bpm") ?? allBPM.upperBound,
             detector: parameters.text("detector"), agree: try parameters.integer("agree"), octave: try parameters.flag("octave"),
-            order: parameters.text("order"), limit: try parameters.integer("limit") ?? defaultLimit,
-            offset: try parameters.integer("offset"))
+            order: parameters.text("order"), descending: try parameters.flag("descending"),
+            limit: try parameters.integer("limit") ?? defaultLimit, offset: try parameters.integer("offset"),
+            histogram: try parameters.number("histogram"))
         try check(request, command: "query")
         return request
     }

@@ -64,13 +64,25 @@ paths:
           default: false
       - name: order
         in: query
+        description: How every match is sorted, before paging (agreement not with detector)
         schema:
           type: string
           enum:
           - closeness
           - bpm
           - newest
+          - title
+          - artist
+          - duration
+          - confidence
+          - agreement
           default: closeness
+      - name: descending
+        in: query
+        description: The reverse of the order
+        schema:
+          type: boolean
+          default: false
       - name: limit
         in: query
         schema:
@@ -84,6 +96,13 @@ paths:
           type: integer
           minimum: 0
           default: 0
+      - name: histogram
+        in: query
+        description: Also answer the histogram of every match (whatever limit and offset), in bins of this many BPM
+        schema:
+          type: number
+          minimum: 0.1
+          maximum: 1000
       responses:
         '200':
           description: The matching songs
@@ -275,7 +294,15 @@ paths:
           default: json
       responses:
         '200':
-          description: The playlist
+          description: 'The playlist. As M3U8 (what `tactus playlist --m3u8` writes): each song at the absolute path of its
+            file under the server''s library roots; songs with none (uploaded songs) are left out, named in a comment line
+            each at the end and counted in Tactus-Omitted.'
+          headers:
+            Tactus-Omitted:
+              description: 'With format=m3u8: how many songs the file leaves out'
+              schema:
+                type: integer
+                minimum: 0
           content:
             application/json:
               schema:
@@ -758,8 +785,8 @@ components:
           items:
             $ref: '#/components/schemas/detector_name'
         confidence:
-          description: How sure the consensus is of the tempo (0 to 1), for the consensus and agree sources; absent for a
-            detector's tempo, and for a consensus stored before confidences were.
+          description: 'How sure the source is of the tempo (0 to 1): the consensus''s confidence for the consensus and agree
+            sources (absent for a consensus stored before confidences were), the analysis''s for a detector''s tempo.'
           type: number
           minimum: 0
           maximum: 1
@@ -795,6 +822,22 @@ components:
       - artist
       - file
       - duration_s
+      additionalProperties: false
+    histogram_bin:
+      description: 'A bin of a histogram: the songs whose tempo lies in lower <= bpm < lower + width.'
+      type: object
+      properties:
+        lower:
+          type: number
+        width:
+          type: number
+        count:
+          type: integer
+          minimum: 0
+      required:
+      - lower
+      - width
+      - count
       additionalProperties: false
     reference_tempo:
       description: 'A tempo a person asserts for a song: what detectors are measured against.'
@@ -1479,20 +1522,7 @@ components:
             lowest first, empty bins included.
           type: array
           items:
-            type: object
-            properties:
-              lower:
-                type: number
-              width:
-                type: number
-              count:
-                type: integer
-                minimum: 0
-            required:
-            - lower
-            - width
-            - count
-            additionalProperties: false
+            $ref: '#/components/schemas/histogram_bin'
         to_check:
           description: 'Songs whose tempo a person should check, least confident first (at most 100): the current default
             analyses disagree with the consensus, or its confidence is under 0.25.'
@@ -1805,13 +1835,32 @@ components:
       additionalProperties: false
     reply.query:
       title: query reply body
-      description: The matching songs in the requested order; the same JSON as `tactus query --json`.
+      description: The matching songs in the requested order (the same JSON as `tactus query --json`), and with the request's
+        histogram the histogram of all of them.
       type: object
       properties:
         songs:
           type: array
           items:
             $ref: '#/components/schemas/tempo_match'
+        histogram:
+          description: 'Present exactly when the request had histogram: every song found, whatever limit and offset.'
+          type: object
+          properties:
+            total:
+              description: How many songs the query finds.
+              type: integer
+              minimum: 0
+            bins:
+              description: Matched tempi (matched_bpm) in bins of the request's histogram BPM (lower <= matched_bpm < lower
+                + width), lowest first, empty bins between included; empty when no song matches.
+              type: array
+              items:
+                $ref: '#/components/schemas/histogram_bin'
+          required:
+          - total
+          - bins
+          additionalProperties: false
       required:
       - songs
       additionalProperties: false
@@ -2278,7 +2327,7 @@ components:
     request.query:
       title: query request body
       description: Songs whose tempo lies in min_bpm..max_bpm (inclusive); min_bpm <= max_bpm. At most one of detector and
-        agree.
+        agree; order agreement not with detector.
       type: object
       properties:
         min_bpm:
@@ -2302,11 +2351,23 @@ components:
           description: Also match songs at half or double a tempo of the range (default false).
           type: boolean
         order:
-          description: 'closeness: nearest the range''s centre first (default); bpm: slowest first; newest: last added first.'
+          description: 'closeness: nearest the range''s centre first (default); bpm: slowest first; newest: last added first;
+            title: by title (the file name without one), A to Z, ASCII case ignored; artist: A to Z, songs without one last;
+            duration: shortest first; confidence: least sure first (the consensus''s, or the detector''s with detector), songs
+            without one last; agreement: fewest detectors agreeing on the consensus first (not with detector). Ties: the order
+            songs entered the library.'
           enum:
           - closeness
           - bpm
           - newest
+          - title
+          - artist
+          - duration
+          - confidence
+          - agreement
+        descending:
+          description: The reverse of order, ties included; songs without an artist or confidence stay last (default false).
+          type: boolean
         limit:
           description: At most this many songs (default 100).
           type: integer
@@ -2316,6 +2377,12 @@ components:
           description: Skip this many songs first (default 0).
           type: integer
           minimum: 0
+        histogram:
+          description: Also answer the histogram of every song found (whatever limit and offset), in bins of this many BPM
+            of the matched tempo.
+          type: number
+          minimum: 0.1
+          maximum: 1000
       required:
       - min_bpm
       - max_bpm
@@ -2324,6 +2391,15 @@ components:
         - detector
         - agree
       additionalProperties: false
+      allOf:
+      - if:
+          required:
+          - detector
+        then:
+          properties:
+            order:
+              not:
+                const: agreement
     request.render:
       title: render request body
       description: Which render to report on, and to download once it is done (SPEC.md, section 3.7).

@@ -12,13 +12,9 @@ struct PageRoutes: Sendable {
             await page(.library) {
                 let parameters = QueryParameters(request)
                 let query = try LibraryPage.query(parameters)
-                let histogramQuery = LibraryPage.histogramQuery(query)
-                async let songs = gateway.ask { try $0.query(query) }
-                async let histogram = gateway.ask { try $0.query(histogramQuery) }
+                async let answer = gateway.ask { try $0.songList(query) }
                 async let detectors = detectorNames()
-                let page = LibraryPage(
-                    parameters: parameters, query: query, songs: try await songs, histogram: try await histogram,
-                    detectors: await detectors)
+                let page = LibraryPage(parameters: parameters, query: query, answer: try await answer, detectors: await detectors)
                 return page.html()
             }
         }

@@ -56,6 +56,7 @@ struct PlaylistPage {
                 <p>\(playlist.entries.count) song\(playlist.entries.count == 1 ? "" : "s"), \(Clock.text(total)). \
                 <a class="button" href="\(HTML.escape(link))" download>Download M3U8</a> \
                 <a class="button secondary" href="\(HTML.escape(json))">JSON</a></p>
+                \(Self.withoutPath(playlist))
                 <ul class="hint">\(fills)</ul>
                 <div class="table-wrap"><table class="cards"><thead><tr><th class="num">#</th><th class="num">Starts</th><th>Song</th>
                 <th class="num">Cadence</th><th class="num">Song tempo</th><th class="num">Duration</th></tr></thead>
@@ -77,6 +78,26 @@ struct PlaylistPage {
             \(result)
             """
         return Page.document(title: "Playlist", section: .playlist, body: body)
+    }
+
+    /// A note naming the songs the M3U8 leaves out: those with no file under the server's
+    /// library roots (uploaded songs are stored by their content alone).
+    static func withoutPath(_ playlist: Playlist) -> String {
+        let songs = playlist.entries.map(\.match).filter(\.paths.isEmpty)
+        guard !songs.isEmpty else { return "" }
+        if songs.count == playlist.entries.count {
+            return """
+                <p class="note">None of these songs has a file under the server's library roots (uploaded songs are kept by \
+                their content only), so the M3U8 lists none of them: analyse your music in place (<code>tactus serve \
+                --library-root DIR</code>, then <code>tactus scan</code>) to make playlists a player can open.</p>
+                """
+        }
+        let names = songs.prefix(5).map { HTML.escape($0.title.flatMap { $0.isEmpty ? nil : $0 } ?? $0.file) }.joined(separator: ", ")
+        let more = songs.count > 5 ? " and \(songs.count - 5) more" : ""
+        return """
+            <p class="note">\(songs.count == 1 ? "1 song has" : "\(songs.count) songs have") no file under the server's library roots \
+            (uploaded songs are kept by their content only), so the M3U8 leaves \(songs.count == 1 ? "it" : "them") out: \(names)\(more).</p>
+            """
     }
 
     /// The request of the form: a profile when one is given, else the cadence for the minutes.

@@ -10,12 +10,14 @@ struct QueuePage {
     var maxUploadBytes: Int
 
     /// One row per detector: those offered, those queued for, those with workers.
+    /// A worker offering several detectors (protocol version 2) counts for each; `running` is
+    /// the busy workers offering the detector.
     static func rows(status: ServerStatus, detectors: DetectorsResponse) -> [(name: String, workers: Int, queued: Int, running: Int)] {
-        var names = Set(status.queue.keys).union(status.workers.map(\.detector))
+        var names = Set(status.queue.keys).union(status.workers.flatMap(\.offered))
         names.formUnion(detectors.detectors.map(\.detector.name))
         return names.sorted().map { name in
-            let workers = status.workers.filter { $0.detector == name }
-            return (name, workers.count, status.queue[name] ?? 0, workers.filter { $0.job != nil }.count)
+            let workers = status.workers.filter { $0.offered.contains(name) }
+            return (name, workers.count, status.queue[name] ?? 0, workers.filter { $0.runningJobs > 0 }.count)
         }
     }
 
@@ -26,8 +28,8 @@ struct QueuePage {
             <td class="num" data-label="Workers" data-field="workers">\(row.workers)</td>
             <td class="num" data-label="Queued" data-field="queued">\(row.queued)</td>
             <td class="num" data-label="Running" data-field="running">\(row.running)</td>
-            <td class="num" data-label="Finished here" data-field="done">0</td>
-            <td class="num" data-label="Failed here" data-field="failed">0</td></tr>
+            <td class="num" data-label="Finished" data-field="done">0</td>
+            <td class="num" data-label="Failed" data-field="failed">0</td></tr>
             """
         }.joined(separator: "\n")
         let body = """
@@ -36,11 +38,12 @@ struct QueuePage {
             <div class="summary">
             <div class="stat"><b id="jps">\(HTML.number(status.jobsPerSecond, digits: 2))</b><span>jobs per second (last minute)</span></div>
             <div class="stat"><b id="queued">\(status.queue.values.reduce(0, +))</b><span>jobs queued</span></div>
-            <div class="stat"><b id="running">\(status.workers.filter { $0.job != nil }.count)</b><span>jobs running</span></div>
+            <div class="stat"><b id="running">\(status.workers.map(\.runningJobs).reduce(0, +))</b><span>jobs running</span></div>
+            <div class="stat"><b id="workers">\(status.workers.count)</b><span>workers connected</span></div>
             <div class="stat"><b id="failures">0</b><span>failures since this page opened</span></div>
             <div class="stat"><b id="accepting">\(status.accepting ? "yes" : "no")</b><span>accepting songs</span></div>
             </div>
-            <div class="table-wrap"><table class="cards" id="detectors">
+            <div class="table-wrap"><table class="cards compact" id="detectors">
             <thead><tr><th>Detector</th><th class="num">Workers</th><th class="num">Queued</th><th class="num">Running</th>
             <th class="num">Finished</th><th class="num">Failed</th></tr></thead>
             <tbody>\(rows)</tbody></table></div>
@@ -78,7 +81,7 @@ struct QueuePage {
             if (!r) {
               r = document.createElement('tr'); r.dataset.detector = detector;
               var lead = document.createElement('td'); lead.className = 'lead'; lead.appendChild(text('b', detector)); r.appendChild(lead);
-              [['workers','Workers'],['queued','Queued'],['running','Running'],['done','Finished here'],['failed','Failed here']].forEach(function(f){
+              [['workers','Workers'],['queued','Queued'],['running','Running'],['done','Finished'],['failed','Failed']].forEach(function(f){
                 var c = text('td', '0', 'num'); c.dataset.field = f[0]; c.dataset.label = f[1]; r.appendChild(c); });
               tbody.appendChild(r);
             }
@@ -93,8 +96,12 @@ struct QueuePage {
                 pending = false; var server = s.server; if (!server) return;
                 var detectors = {}, queued = 0, running = 0;
                 Object.keys(server.queue).forEach(function(d){ detectors[d] = {workers: 0, queued: server.queue[d], running: 0}; queued += server.queue[d]; });
-                server.workers.forEach(function(w){ var d = detectors[w.detector] || (detectors[w.detector] = {workers: 0, queued: 0, running: 0});
-                  d.workers++; if (w.job) { d.running++; running++; } });
+                server.workers.forEach(function(w){
+                  var jobs = w.jobs ? w.jobs.length : (w.job ? 1 : 0); running += jobs;
+                  (w.detectors || [w.detector]).forEach(function(name){
+                    var d = detectors[name] || (detectors[name] = {workers: 0, queued: 0, running: 0});
+                    d.workers++; if (jobs) d.running++; }); });
+                document.getElementById('workers').textContent = server.workers.length;
                 document.querySelectorAll('#detectors tbody tr').forEach(function(r){ if (!detectors[r.dataset.detector]) detectors[r.dataset.detector] = {workers: 0, queued: 0, running: 0}; });
                 Object.keys(detectors).forEach(function(d){ set(d, 'workers', detectors[d].workers); set(d, 'queued', detectors[d].queued); set(d, 'running', detectors[d].running); });
                 document.getElementById('jps').textContent = server.jobs_per_second.toFixed(2);
@@ -167,4 +174,11 @@ struct QueuePage {
           drop.addEventListener('drop', function(e){ add(e.dataTransfer.files); });
         })();
         """
+}
+
+extension WorkerInfo {
+    /// Every detector the worker offers.
+    var offered: [String] { detectors ?? [detector] }
+    /// How many jobs it is running.
+    var runningJobs: Int { jobs?.count ?? (job == nil ? 0 : 1) }
 }

@@ -44,7 +44,7 @@ struct SongPage {
                     + "<td class=\"num\">\(HTML.number(window.strength, digits: 2))</td><td class=\"num\">\(HTML.number(window.energy, digits: 3))</td></tr>"
             }.joined()
             return """
-                <details><summary>\(HTML.escape(analysis.detector)): \(analysis.windows.count) windows</summary>
+                <details><summary>\(HTML.escape(analysis.detector)): \(analysis.windows.count) window\(analysis.windows.count == 1 ? "" : "s")</summary>
                 <div class="table-wrap"><table><thead><tr><th class="num">Start</th><th class="num">Tempo (BPM)</th><th class="num">Strength</th><th class="num">Energy</th></tr></thead>
                 <tbody>\(cells)</tbody></table></div></details>
                 """

@@ -70,6 +70,9 @@ enum Examples {
             ClientRequest(.query(QueryRequest(
                 minBpm: 120, maxBpm: 130, detector: "comb-filter", octave: true, order: "bpm", limit: 50, offset: 100))),
             ClientRequest(.query(QueryRequest(minBpm: 165, maxBpm: 175, agree: 2))),
+            ClientRequest(.query(QueryRequest(
+                minBpm: 1, maxBpm: 1000, order: "title", descending: true, limit: 50, offset: 50, histogram: 1))),
+            ClientRequest(.query(QueryRequest(minBpm: 60, maxBpm: 200, detector: "autocorrelation", order: "confidence", histogram: 5))),
             ClientRequest(.compare(CompareRequest(song: song))),
             ClientRequest(.compare(CompareRequest())),
             ClientRequest(.compare(CompareRequest(binWidth: 5))),
@@ -124,6 +127,13 @@ enum Examples {
                 ]), envelope: nil),
             .query(SongList(songs: [consensusMatch, halfTimeMatch])),
             .query(SongList(songs: [])),
+            .query(SongList(
+                songs: [consensusMatch],
+                histogram: TempoHistogram(total: 3, bins: [
+                    LibraryComparison.Bin(lower: 127, width: 1, count: 2), LibraryComparison.Bin(lower: 128, width: 1, count: 0),
+                    LibraryComparison.Bin(lower: 129, width: 1, count: 1),
+                ]))),
+            .query(SongList(songs: [], histogram: TempoHistogram(total: 0, bins: []))),
             .compare(CompareResponse(song: songComparison)),
             .compare(CompareResponse(song: bareSongComparison)),
             .compare(CompareResponse(library: libraryComparison)),

@@ -24,6 +24,8 @@ import Testing
         TempoQuery(range: 120...130),
         TempoQuery(range: 120...130, source: .detector("comb-filter"), octave: true, order: .bpm, limit: 50, offset: 10),
         TempoQuery(range: 60.5...61, source: .agreement(minimum: 2), limit: 0),
+        TempoQuery(range: 1...1000, order: .title, descending: true, limit: 50, offset: 50),
+        TempoQuery(range: 100...200, source: .agreement(minimum: 2), order: .agreement, descending: true, limit: 5),
     ])
     func aQuerySurvivesTheWire(query: TempoQuery) throws {
         var sent = query

@@ -45,6 +45,10 @@ import Testing
         TempoQuery(range: 120...130), TempoQuery(range: 120...130, octave: true, limit: 20),
         TempoQuery(range: 120...130, source: .detector("alpha"), octave: true, order: .bpm, limit: 5),
         TempoQuery(range: 120...130, source: .agreement(minimum: 2), limit: 5),
+        TempoQuery(range: 120...130, source: .detector("alpha"), order: .newest, descending: true, limit: 5),
+        TempoQuery(range: 120...130, octave: true, order: .title, limit: 50, offset: 50),
+        TempoQuery(range: 120...130, source: .detector("alpha"), octave: true, order: .confidence, descending: true, limit: 5),
+        TempoQuery(range: 120...130, source: .agreement(minimum: 2), order: .agreement, limit: 5),
     ])
     func queriesSearchTheIndexes(_ query: TempoQuery) throws {
         let directory = try TemporaryDirectory()
@@ -53,6 +57,55 @@ import Testing
         let plan = try library.queryPlan(query)
         #expect(plan.contains { $0.contains("USING COVERING INDEX analyses_by_detector_bpm") || $0.contains("USING COVERING INDEX consensus_by_bpm") })
         #expect(!plan.contains { $0.contains("SCAN a") || $0.contains("SCAN analyses") || $0.contains("SCAN consensus") }, "\(plan)")
+        // Missing songs are listed from their partial index, not looked up in (or scanned from) songs.
+        #expect(plan.contains { $0.contains("USING INDEX songs_missing") } && !plan.contains { $0.contains("SCAN songs") && !$0.contains("songs_missing") }, "\(plan)")
+    }
+
+    /// A page by title or duration of a range holding most songs walks the songs in that order
+    /// (their index) instead of sorting every match; a sparse range sorts its few matches.
+    @Test func densePagesByTitleOrDurationWalkTheSongsInOrder() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try Fixture.populate(library, count: 200) { n in (100 + Double(n % 50), 101 + Double(n % 50), 60) }
+        for (order, index) in [(TempoOrder.title, "songs_by_title"), (.duration, "songs_by_duration"), (.artist, "songs_by_artist")] {
+            for descending in [false, true] {
+                let dense = try library.queryPlan(TempoQuery(range: 1...1000, order: order, descending: descending, limit: 20))
+                #expect(dense.contains { $0.contains(index) }, "\(dense)")
+                // The walk gives the order: only the page's few rows are sorted again (the outer query).
+                #expect(dense.filter { $0.contains("TEMP B-TREE FOR ORDER BY") }.count == 1, "\(dense)")
+                #expect(!dense.contains { $0.contains("SCAN a") || $0.contains("SCAN consensus") }, "\(dense)")
+                let sparse = try library.queryPlan(TempoQuery(range: 120...121, order: order, descending: descending, limit: 20))
+                #expect(sparse.contains { $0.contains("USING COVERING INDEX consensus_by_bpm") } && !sparse.contains { $0.contains(index) }, "\(sparse)")
+            }
+        }
+    }
+
+    @Test(arguments: [
+        TempoQuery(range: 1...1000, order: .title, limit: 20), TempoQuery(range: 1...1000, order: .duration, descending: true, limit: 20, offset: 7),
+        TempoQuery(range: 100...130, source: .agreement(minimum: 2), octave: true, order: .title, descending: true, limit: 5, offset: 3),
+        TempoQuery(range: 1...1000, order: .artist, limit: 30, offset: 20), TempoQuery(range: 1...1000, order: .artist, descending: true, limit: 30, offset: 20),
+    ])
+    func aWalkOverTheSongsGivesTheSamePageAsSortingEveryMatch(_ query: TempoQuery) throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try library.record(
+            (0..<200).map { n in
+                var song = Fixture.song(n, duration: Double(100 + n % 13))
+                song.tags.title = n % 6 == 0 ? nil : "Title \(n % 17)"
+                song.tags.artist = n % 4 == 0 ? nil : n % 4 == 1 ? "" : "artist \(n % 11)"
+                return SongAnalyses(
+                    song: song,
+                    analyses: [
+                        Fixture.record("alpha", bpm: 50 + Double(n % 90)), Fixture.record("beta", bpm: 51 + Double(n % 90)),
+                        Fixture.record("gamma", bpm: n % 5 == 0 ? nil : 200),
+                    ])
+            })
+        let plan = try library.queryPlan(query)
+        #expect(plan.contains { $0.contains("songs_by_") }, "\(plan)")
+        var everything = query
+        everything.limit = nil
+        everything.offset = 0
+        #expect(try library.query(query) == Array(try library.query(everything).dropFirst(query.offset).prefix(query.limit!)))
     }
 }
 

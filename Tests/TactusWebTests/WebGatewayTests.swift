@@ -52,7 +52,7 @@ struct WebGatewayTests {
         let served = try Served()
         defer { served.serve.stop() }
         let http = served.http
-        let slow = try served.upload(try TestSong.clickTrack(bpm: 100, seconds: 12), name: "slow.wav")
+        let slow = try served.upload(try TestSong.clickTrack(bpm: 100, seconds: 14), name: "slow.wav")
         let fast = try served.upload(try TestSong.clickTrack(bpm: 150, seconds: 12), name: "fast.wav")
 
         // Every song, newest first; a range; the octave; paging.
@@ -69,6 +69,46 @@ struct WebGatewayTests {
         #expect(octave.first?["factor"] as? Double == 0.5)
         let second = http.get("/api/v1/songs?order=newest&limit=1&offset=1").json["songs"] as? [[String: Any]] ?? []
         #expect(second.compactMap { $0["song"] as? String } == [slow])
+
+        // Sorted by the store over every song, not the page: a page of one holds the first of all.
+        func firstSong(_ query: String) -> String? {
+            (http.get("/api/v1/songs?limit=1&\(query)").json["songs"] as? [[String: Any]])?.first?["song"] as? String
+        }
+        #expect(firstSong("order=title") == fast && firstSong("order=title&descending=true") == slow)
+        #expect(firstSong("order=duration") == fast && firstSong("order=duration&descending=true") == slow)
+        #expect(firstSong("order=bpm&descending=true") == fast && firstSong("order=bpm&descending=false") == slow)
+        #expect(firstSong("order=newest&descending=true") == slow)
+        #expect(firstSong("order=title&offset=1") == slow)
+        for order in ["artist", "confidence", "agreement"] {
+            let both = [firstSong("order=\(order)"), firstSong("order=\(order)&descending=true")]
+            #expect(Set(both.compactMap { $0 }) == [fast, slow] || both[0] == both[1], "\(order)")
+        }
+        // A detector's tempo comes with that analysis' confidence.
+        let byDetector = http.get("/api/v1/songs?detector=comb-filter&order=confidence").json["songs"] as? [[String: Any]] ?? []
+        #expect(byDetector.count == 2 && byDetector.allSatisfy { ($0["confidence"] as? Double).map { (0...1).contains($0) } ?? false })
+        // The histogram of every match, whatever the limit.
+        let counted = http.get("/api/v1/songs?limit=1&histogram=10")
+        let histogram = counted.json["histogram"] as? [String: Any] ?? [:]
+        #expect((counted.json["songs"] as? [Any])?.count == 1 && histogram["total"] as? Int == 2)
+        let bins = histogram["bins"] as? [[String: Any]] ?? []
+        let lowers = bins.compactMap { $0["lower"] as? Double }
+        #expect(lowers.first.map { (90...100).contains($0) } == true && lowers.last.map { (140...150).contains($0) } == true, "\(bins)")
+        #expect(bins.allSatisfy { $0["width"] as? Double == 10 } && lowers == lowers.indices.map { lowers[0] + Double($0) * 10 })
+        #expect(bins.compactMap { $0["count"] as? Int }.reduce(0, +) == 2)
+        #expect(http.get("/api/v1/songs").json["histogram"] == nil)
+        // Bad orders and histograms: 400 with the protocol's code, naming the parameter.
+        for (query, field) in [
+            ("order=random", "order"), ("order=Title", "order"), ("descending=maybe", "descending"), ("histogram=0", "histogram"),
+            ("histogram=2000", "histogram"), ("histogram=wide", "histogram"), ("detector=comb-filter&order=agreement", "order"),
+        ] {
+            let refused = http.get("/api/v1/songs?\(query)")
+            #expect(refused.status == 400 && refused.code == "bad-request" && refused.text.contains(field), "\(query): \(refused.status) \(refused.text)")
+        }
+        // The page: sorted by a column over all songs, the column marked, the histogram of all of them.
+        let sortedPage = http.get("/?order=title&descending=true&limit=1")
+        #expect(sortedPage.status == 200 && sortedPage.text.contains("aria-sort=\"descending\"") && sortedPage.text.contains("by title, Z to A"))
+        #expect(sortedPage.text.contains("Songs 1–1 of 2") && sortedPage.text.contains("all 2 songs of the search"))
+        #expect(sortedPage.text.contains("slow.wav") && !sortedPage.text.contains(">fast.wav<"))
 
         // One song: its comparison, its analyses with windows, its figure.
         let song = http.get("/api/v1/songs/\(fast)")
@@ -94,7 +134,10 @@ struct WebGatewayTests {
         let m3u8 = http.get("/api/v1/playlist?cadence=150&minutes=0.2&format=m3u8")
         #expect(m3u8.status == 200 && m3u8.header("Content-Type")?.hasPrefix("audio/x-mpegurl") == true)
         let lines = m3u8.text.split(separator: "\n").map(String.init)
-        #expect(lines.first == "#EXTM3U" && lines.contains("fast.wav") && lines.contains { $0.hasPrefix("#EXTINF:12,") })
+        // An uploaded song has no path a player could open: left out, and named in a comment.
+        #expect(lines.first == "#EXTM3U" && lines.contains { $0.hasPrefix("#PLAYLIST:") } && !lines.contains { $0.hasPrefix("#EXTINF") })
+        #expect(lines.contains { $0.hasPrefix("# not listed: song \(fast.prefix(8))") && $0.contains("(fast.wav)") }, "\(lines)")
+        #expect(m3u8.header("Tactus-Omitted") == "1")
         #expect(m3u8.header("Content-Disposition")?.contains(".m3u8") == true)
         let detectors = http.get("/api/v1/detectors").json["detectors"] as? [[String: Any]] ?? []
         // Every built-in detector is offered (beatnet too, though it runs only when named)...
@@ -134,7 +177,7 @@ struct WebGatewayTests {
         // The pages.
         let home = http.get("/")
         #expect(home.status == 200 && home.text.contains("fast.wav") && home.text.contains("slow.wav"))
-        #expect(home.text.contains("Tempo histogram of 2 songs"))
+        #expect(home.text.contains("Tempo histogram of all 2 songs of the search"))
         let page = http.get("/songs/\(fast)")
         #expect(page.status == 200 && page.text.contains("<svg") && page.text.contains("comb-filter"))
         #expect(!page.text.contains("<?xml"))
@@ -152,10 +195,45 @@ struct WebGatewayTests {
         let metrics = http.get("/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.text.contains("tactus_workers{detector=\"comb-filter\"} 1"))
+        // The one worker offers every detector (protocol version 2): it counts for each.
+        #expect(metrics.text.contains("tactus_workers{detector=\"autocorrelation\"} 1"))
+        #expect(metrics.text.contains("tactus_workers{detector=\"statistical-energy\"} 1"))
+        let queuePage = http.get("/queue").text
+        #expect(queuePage.contains("data-detector=\"autocorrelation\"><td class=\"lead\"><b>autocorrelation</b></td>\n<td class=\"num\" data-label=\"Workers\" data-field=\"workers\">1</td>"))
         #expect(metrics.text.contains("tactus_jobs_finished_total{detector=\"autocorrelation\"} 2"))
         #expect(metrics.text.contains("tactus_queue_jobs{detector=\"statistical-energy\"} 0"))
         #expect(metrics.text.contains("tactus_analysis_seconds_count{detector=\"comb-filter\"}"))
         #expect(metrics.text.contains("tactus_up 1"))
+    }
+
+    /// The M3U8 download is the CLI's playlist file: songs analysed in place at their absolute
+    /// paths under the library root, uploaded songs (which have none) left out and named.
+    @Test func aPlaylistsM3U8ListsSongsInPlaceByTheirPathsAndNamesTheUploadedOnes() throws {
+        let music = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: music.file("Run"), withIntermediateDirectories: true)
+        let root = URL(fileURLWithPath: music.path).resolvingSymlinksInPath().path
+        try Data(try TestSong.clickTrack(bpm: 150, seconds: 12)).write(to: URL(fileURLWithPath: music.file("Run/steady #1.wav")))
+        let served = try Served(["--library-root", root])
+        defer { served.serve.stop() }
+        let http = served.http
+        let scan = try CLI.run(["scan", "--server", served.serve.endpoints.frontend])
+        try #require(scan.status == 0, "\(scan.standardError)")
+        let uploaded = try served.upload(try TestSong.clickTrack(bpm: 150, seconds: 13), name: "uploaded.wav")
+        let deadline = Date().addingTimeInterval(180)
+        while (http.get("/api/v1/songs").json["songs"] as? [Any])?.count ?? 0 < 2 && Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.3)
+        }
+        let m3u8 = http.get("/api/v1/playlist?cadence=150&minutes=1&format=m3u8")
+        #expect(m3u8.status == 200)
+        let lines = m3u8.text.split(separator: "\n").map(String.init)
+        let path = root + "/Run/steady #1.wav"
+        let entry = try #require(lines.firstIndex(of: path), "\(lines)")
+        #expect(entry > 0 && lines[entry - 1] == "#EXTINF:12,steady #1.wav")
+        #expect(lines.filter { $0.hasPrefix("#EXTINF") }.count == 1)
+        #expect(lines.last?.hasPrefix("# not listed: song \(uploaded.prefix(8))") == true && lines.last?.contains("(uploaded.wav)") == true, "\(lines)")
+        #expect(m3u8.header("Tactus-Omitted") == "1")
+        let page = http.get("/playlist?cadence=150&minutes=1")
+        #expect(page.text.contains("1 song has no file under the server") && page.text.contains("uploaded.wav"))
     }
 
     @Test func anOversizedUploadIsRefusedTooLargeAndCounted() throws {

@@ -35,9 +35,15 @@ def main() -> None:
         print("gateway memory before:", ", ".join(f"{name} {mib} MiB" for name, mib in rss(arguments.pid)))
     paths = [
         "/", "/?min_bpm=165&max_bpm=175&octave=true", "/?min_bpm=120&max_bpm=130&order=bpm&offset=5000",
-        "/?source=agree&agree=3&min_bpm=100&max_bpm=140", f"/songs/{song}", "/playlist?profile=10m@150,5m@170",
+        "/?source=agree&agree=3&min_bpm=100&max_bpm=140",
+        # Sorted by a column over every song, the first page and one far in.
+        "/?order=title", "/?order=artist&descending=true&offset=50000", "/?order=duration", "/?order=confidence&descending=true",
+        "/?order=agreement&descending=true", "/?source=comb-filter&order=confidence&descending=true",
+        "/?min_bpm=165&max_bpm=175&order=title",
+        f"/songs/{song}", "/playlist?profile=10m@150,5m@170",
         "/queue", "/compare",
-        "/api/v1/songs?min_bpm=165&max_bpm=175&octave=true&limit=20", f"/api/v1/songs/{song}", f"/api/v1/songs/{song}/figure.svg",
+        "/api/v1/songs?min_bpm=165&max_bpm=175&octave=true&limit=20", "/api/v1/songs?limit=0&histogram=1",
+        "/api/v1/songs?order=title&limit=20", f"/api/v1/songs/{song}", f"/api/v1/songs/{song}/figure.svg",
         "/api/v1/playlist?profile=10m@150,5m@170&format=m3u8", "/api/v1/status", "/metrics",
     ]
     print(f"{'page':60} {'median ms':>10} {'max ms':>8} {'bytes':>9}")

@@ -41,7 +41,8 @@ def main() -> None:
         options.add_argument(argument)
     browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     os.makedirs(out, exist_ok=True)
-    pages = {"library": "/", "library-range": "/?min_bpm=140&max_bpm=180&octave=true", "compare": "/compare",
+    pages = {"library": "/", "library-range": "/?min_bpm=140&max_bpm=180&octave=true",
+             "library-by-artist": "/?order=artist&descending=true&offset=50", "compare": "/compare",
              "playlist": "/playlist?cadence=150&minutes=5", "queue": "/queue", "login": "/login"}
     if song:
         pages["song"] = "/songs/" + song

@@ -98,7 +98,7 @@ class BrowserTests(unittest.TestCase):
         browser = self.open("/")
         rows = browser.find_elements(By.CSS_SELECTOR, "#songs tbody tr")
         self.assertEqual(2, len(rows))
-        self.assertIn("Tempo histogram of 2 songs", browser.page_source)
+        self.assertIn("Tempo histogram of all 2 songs of the search", browser.page_source)
         self.shoot("library")
         # Filter a BPM range with the form, by keyboard.
         browser.find_element(By.NAME, "min_bpm").send_keys("140")
@@ -110,15 +110,50 @@ class BrowserTests(unittest.TestCase):
         self.assertEqual(1, len(rows))
         self.assertIn("click-150.wav", rows[0].text)
         self.shoot("library-range")
-        # Sort by a column (this page's rows), then open the song.
-        browser.find_element(By.CSS_SELECTOR, "button.sort[data-key=title]").click()
-        self.assertEqual("ascending", browser.find_element(By.XPATH, "//th[button[@data-key='title']]").get_attribute("aria-sort"))
+        # Sort by a column, then open the song.
+        browser.find_element(By.LINK_TEXT, "Title").click()
+        self.wait(conditions.url_contains("order=title"))
+        self.assertEqual("ascending", browser.find_element(By.XPATH, "//th[a[text()='Title']]").get_attribute("aria-sort"))
+        rows = browser.find_elements(By.CSS_SELECTOR, "#songs tbody tr")
         rows[0].find_element(By.CSS_SELECTOR, "a.title").click()
         self.wait(conditions.url_contains("/songs/" + self.ids[150]))
         figure = browser.find_element(By.CSS_SELECTOR, ".figure svg")
         self.assertGreater(figure.size["width"], 300)
         self.assertIn("comb-filter", browser.find_element(By.TAG_NAME, "table").text)
         self.shoot("song")
+
+    def test_1b_columns_sort_every_song_not_only_the_page(self) -> None:
+        """One song a page: a column sorts the whole library, so the song first by that column
+        comes to page 1 even when it was on page 2, and Next goes on in the same order."""
+        def shown(browser) -> list:
+            return [row.find_element(By.CSS_SELECTOR, "a.title").text for row in browser.find_elements(By.CSS_SELECTOR, "#songs tbody tr")]
+
+        browser = self.open("/?limit=1")
+        self.assertEqual(["click-150.wav"], shown(browser))  # newest first
+        self.assertIn("Page 1 of 2", browser.page_source)
+        browser.find_element(By.LINK_TEXT, "Title").click()
+        self.wait(conditions.url_contains("order=title"))
+        self.assertEqual(["click-150.wav"], shown(browser))
+        # Again: Z to A over every song, so page 1 now holds the song that was on page 2.
+        browser.find_element(By.LINK_TEXT, "Title").click()
+        self.wait(conditions.url_contains("descending=true"))
+        self.assertEqual("descending", browser.find_element(By.XPATH, "//th[a[text()='Title']]").get_attribute("aria-sort"))
+        self.assertEqual(["click-96.wav"], shown(browser))
+        self.assertIn("by title, Z to A", browser.page_source)
+        self.shoot("library-sorted")
+        browser.find_element(By.PARTIAL_LINK_TEXT, "Next").click()
+        self.wait(conditions.url_contains("offset=1"))
+        self.assertEqual(["click-150.wav"], shown(browser))
+        self.assertEqual("descending", browser.find_element(By.XPATH, "//th[a[text()='Title']]").get_attribute("aria-sort"))
+        self.assertIn("Page 2 of 2", browser.page_source)
+        # Another column starts again at page 1, slowest first.
+        browser.find_element(By.LINK_TEXT, "Tempo (BPM)").click()
+        self.wait(conditions.url_contains("order=bpm"))
+        self.assertNotIn("offset=", browser.current_url)
+        self.assertEqual(["click-96.wav"], shown(browser))
+        browser.find_element(By.LINK_TEXT, "Tempo (BPM)").click()
+        self.wait(conditions.url_contains("descending=true"))
+        self.assertEqual(["click-150.wav"], shown(browser))
 
     def test_2_playlist_and_its_m3u8(self) -> None:
         browser = self.open("/playlist")
@@ -143,7 +178,11 @@ class BrowserTests(unittest.TestCase):
         self.assertEqual(1, len(files), os.listdir(browser.downloads))
         text = Path(browser.downloads, files[0]).read_text(encoding="utf-8")
         self.assertTrue(text.startswith("#EXTM3U\n"))
-        self.assertIn("click-150.wav\n", text)
+        # Uploaded songs have no path a player could open: the file names them in a comment, and the page says so.
+        omitted = [line for line in text.splitlines() if line.startswith("# not listed: song " + self.ids[150][:8])]
+        self.assertEqual(1, len(omitted), text)
+        self.assertIn("(click-150.wav)", omitted[0])
+        self.assertIn("None of these songs has a file under the server's library roots", browser.page_source)
 
     def test_3_upload_and_watch_the_queue(self) -> None:
         browser = self.open("/queue")

@@ -52,8 +52,15 @@ extension Tactus {
         @Flag(help: "Also match half and double tempi.")
         var octave = false
 
-        @Option(help: "closeness (to the centre of the range), bpm (slowest first) or newest (last added first).")
+        @Option(
+            help: """
+                closeness (to the centre of the range), bpm (slowest first), newest (last added first), \
+                title, artist, duration (shortest first), confidence (least sure first) or agreement (fewest detectors first).
+                """)
         var order: TempoOrder = .closeness
+
+        @Flag(help: "Reverse the order.")
+        var descending = false
 
         @Option(help: "At most this many songs.")
         var limit: Int?
@@ -74,7 +81,7 @@ extension Tactus {
         func run() throws {
             let tempo: TempoSource =
                 if let detector { .detector(detector) } else if let agree { .agreement(minimum: agree) } else { .consensus }
-            let query = TempoQuery(range: bpm.range, source: tempo, octave: octave, order: order, limit: limit, offset: offset)
+            let query = TempoQuery(range: bpm.range, source: tempo, octave: octave, order: order, descending: descending, limit: limit, offset: offset)
             let matches = try LibrarySource(source, mode: .readOnly).query(query)
             let export = PlaylistExport(options: playlistFile, music: music)
             if output.json {

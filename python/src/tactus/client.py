@@ -152,8 +152,15 @@ class Client:
         forced = command == "submit" and body.get("force") is True
         attempts = 1 if forced else self.retries + 1
         for _ in range(attempts):
-            self._socket.send_multipart(frames)
             deadline = time.monotonic() + wait
+            # A DEALER with no peer blocks in send: with no connection (a server that refused
+            # the CURVE handshake drops it) the request waits for one until the deadline.
+            if not self._socket.poll(int(wait * 1000), zmq.POLLOUT):
+                continue
+            try:
+                self._socket.send_multipart(frames, flags=zmq.DONTWAIT)
+            except zmq.Again:
+                continue
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or not self._socket.poll(int(remaining * 1000)):
@@ -303,17 +310,34 @@ class Client:
 
     def query(self, min_bpm: float = 1, max_bpm: float = 1000, *, detector: Optional[str] = None,
               agree: Optional[int] = None, octave: bool = False, order: Optional[str] = None,
-              limit: Optional[int] = None, offset: Optional[int] = None) -> List[Json]:
+              descending: bool = False, limit: Optional[int] = None, offset: Optional[int] = None) -> List[Json]:
         """Songs whose tempo lies in ``min_bpm``..``max_bpm`` (each a ``tempo_match`` dict:
-        ``song``, ``bpm``, ``factor``, ``matched_bpm``, ``detector``, ``detectors``, ``title``,
-        ``artist``, ``file``, ``duration_s``). ``order`` is ``closeness``, ``bpm`` or ``newest``."""
+        ``song``, ``bpm``, ``factor``, ``matched_bpm``, ``detector``, ``detectors``,
+        ``confidence``, ``title``, ``artist``, ``file``, ``duration_s``, ``paths``).
+
+        ``order`` sorts every match before ``offset`` and ``limit`` page them: ``closeness``
+        (the default), ``bpm``, ``newest``, ``title``, ``artist``, ``duration``,
+        ``confidence`` or ``agreement`` (not with ``detector``); ``descending`` reverses it."""
+        return list(self._query(min_bpm, max_bpm, detector=detector, agree=agree, octave=octave, order=order,
+                                descending=descending, limit=limit, offset=offset)["songs"])
+
+    def histogram(self, min_bpm: float = 1, max_bpm: float = 1000, *, bin_width: float = 1.0,
+                  detector: Optional[str] = None, agree: Optional[int] = None, octave: bool = False) -> Json:
+        """How the matched tempi of *every* song in the range are spread: ``{"total", "bins"}``,
+        each bin ``{"lower", "width", "count"}`` (``lower`` <= matched tempo < ``lower + width``),
+        lowest first, empty bins between included. Counted by the server, whatever the library's size."""
+        return dict(self._query(min_bpm, max_bpm, detector=detector, agree=agree, octave=octave, limit=0,
+                                histogram=bin_width)["histogram"])
+
+    def _query(self, min_bpm: float, max_bpm: float, *, octave: bool = False, descending: bool = False,
+               **fields: Any) -> Json:
         body: Json = {"min_bpm": min_bpm, "max_bpm": max_bpm}
-        for name, value in (("detector", detector), ("agree", agree), ("order", order), ("limit", limit), ("offset", offset)):
-            if value is not None:
-                body[name] = value
+        body.update({name: value for name, value in fields.items() if value is not None})
         if octave:
             body["octave"] = True
-        return list(self.request("query", body)["songs"])
+        if descending:
+            body["descending"] = True
+        return self.request("query", body)
 
     def query_frame(self, min_bpm: float = 1, max_bpm: float = 1000, **options: Any) -> "Any":
         """:meth:`query` as a pandas DataFrame (needs pandas: ``pip install tactus-client[pandas]``)."""
