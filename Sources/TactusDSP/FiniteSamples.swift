@@ -15,31 +15,17 @@ public struct FiniteSamples {
 
     /// Calls `body` with `samples`, or with a copy whose non-finite samples are zero.
     public mutating func process(_ samples: UnsafeBufferPointer<Float>, _ body: (UnsafeBufferPointer<Float>) -> Void) {
-        guard !Self.allFinite(samples) else {
+        var allFinite = true
+        for sample in samples where !sample.isFinite {
+            allFinite = false
+            break
+        }
+        guard !allFinite else {
             body(samples)
             return
         }
         scratch.removeAll(keepingCapacity: true)
         scratch.append(contentsOf: samples.lazy.map { $0.isFinite ? $0 : 0 })
         scratch.withUnsafeBufferPointer(body)
-    }
-
-    /// Whether every sample is finite, in one vectorised pass: a finite sample times zero is
-    /// zero, an infinite or NaN one is NaN, and a NaN stays in the running sum.
-    static func allFinite(_ samples: UnsafeBufferPointer<Float>) -> Bool {
-        guard let base = samples.baseAddress else { return true }
-        let raw = UnsafeRawPointer(base)
-        var lanes = SIMD16<Float>(repeating: 0)
-        var index = 0
-        while index + 16 <= samples.count {
-            lanes += raw.loadUnaligned(fromByteOffset: 4 * index, as: SIMD16<Float>.self) * 0
-            index += 16
-        }
-        var rest: Float = 0
-        while index < samples.count {
-            rest += base[index] * 0
-            index += 1
-        }
-        return lanes == SIMD16(repeating: 0) && rest == 0
     }
 }
