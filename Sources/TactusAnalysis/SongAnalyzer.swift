@@ -56,14 +56,19 @@ public struct SongAnalyzer: Sendable {
     }
 
     /// Hashes and decodes `source`, runs the detectors, and returns what they found (or why the
-    /// song could not be analysed).
-    public func analyze(_ source: AudioSource) -> SongAnalysis {
+    /// song could not be analysed). A caller that knows the song's id (a worker, told it by its
+    /// JOB) passes it as `song`, and the bytes are not hashed again.
+    public func analyze(_ source: AudioSource, song knownID: String? = nil) -> SongAnalysis {
         let clock = ContinuousClock()
         let began = clock.now
         let song: String
         let stream: AudioStream
         do throws(AudioError) {
-            song = try SongID(of: source).hex
+            if let knownID {
+                song = knownID
+            } else {
+                song = try SongID(of: source).hex
+            }
             stream = try AudioStream(source, options: decoding)
         } catch {
             return SongAnalysis(file: source.name, error: AnalysisProblem(error))

@@ -30,6 +30,22 @@ public struct AudioProbe: SongProbe {
         }
     }
 
+    /// The record of an upload's finished file from its header, read through a descriptor
+    /// (never loaded whole); messages name it `name`, as its client does.
+    public func record(ofFileAt path: String, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ErrorBody(code: .internal, message: "\(name): cannot open the uploaded song's file: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        do {
+            let metadata = try AudioStream(.descriptor(descriptor, name: name), options: decoding).metadata
+            return SongRecord(id: id, fileName: name, byteSize: size, metadata: metadata)
+        } catch {
+            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
+        }
+    }
+
     /// The record of a file below a library root from its header, read through its open
     /// descriptor (never loaded whole, never opened again by name).
     public func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord {

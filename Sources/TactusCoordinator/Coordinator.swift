@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TactusLibraryRoots
 import TactusProtocol
 import TactusStore
 import TactusZMQ
@@ -43,6 +44,9 @@ public final class Coordinator: Sendable {
     /// The library the coordinator writes (the only writer).
     public let library: Library
     let blobs: SongBlobs
+    /// The blob directory as resolved (`realpath`): a worker on this host that declares it
+    /// among its `roots` (serve's local workers do) opens an upload's blob itself.
+    public let blobRoot: String
     /// Reads the header of each submitted song.
     let probe: any SongProbe
     /// Renders songs for `stretch` requests; nil: the server does not render.
@@ -99,6 +103,7 @@ public final class Coordinator: Sendable {
                 durability: configuration.durability, busyTimeout: configuration.databaseBusyTimeoutS, automaticCheckpoints: false,
                 advisoryDetectors: Set(configuration.knownDetectors.filter(\.advisory).map(\.name))))
         blobs = try SongBlobs(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
+        blobRoot = LibraryRoots([configuration.blobDirectory]).directories[0]
         // Renders are forgotten when the coordinator stops: their files with them.
         try? FileManager.default.removeItem(atPath: configuration.renderDirectory)
     }

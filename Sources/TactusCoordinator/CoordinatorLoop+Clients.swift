@@ -140,7 +140,8 @@ extension CoordinatorLoop {
             if let id = request.upload {
                 let upload = try uploads.finished(id, client: client)
                 if let answered = upload.submitted { return answer(.success(.submit(answered))) }
-                uploaded = SubmissionIntake.UploadedFile(path: upload.path, size: Int(upload.size), sha256: upload.sha256)
+                uploaded = SubmissionIntake.UploadedFile(
+                    path: upload.path, size: Int(upload.size), sha256: upload.sha256, song: upload.hasher.finalize())
             }
             guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
             let names = request.detectors ?? defaultDetectorNames
@@ -156,8 +157,8 @@ extension CoordinatorLoop {
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
                 maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, budget: intakeBudget, uploaded: uploaded)
-            // A message's bytes are in hand already; an upload's are reserved while it is prepared.
+                libraryRoots: configuration.libraryRoots, uploaded: uploaded)
+            // A message's bytes are in hand already; an upload's stay in its file (never read back whole).
             let inHand = audio?.count ?? 0
             if audio != nil { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in

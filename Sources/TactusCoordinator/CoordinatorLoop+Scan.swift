@@ -87,7 +87,7 @@ extension CoordinatorLoop {
         let intake = SubmissionIntake(
             request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: library, blobs: coordinator.blobs,
             probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-            libraryRoots: configuration.libraryRoots, budget: intakeBudget)
+            libraryRoots: configuration.libraryRoots)
         let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name in
             let prepared = try intake.prepare(file, name: name)
             return LibraryScan.Preparation(

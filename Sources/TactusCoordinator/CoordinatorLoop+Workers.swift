@@ -311,9 +311,10 @@ extension CoordinatorLoop {
         }
     }
 
-    /// What a JOB carries: the song's location, for a worker that shares its library root,
-    /// or its bytes: its blob (an upload whose jobs are not over), else read from its file
-    /// below a library root now, through the safe open, and checked against the song's hash.
+    /// What a JOB carries: the song's location, for a worker that shares its library root (or,
+    /// for an upload whose jobs are not over, the blob directory: a local worker opens the blob
+    /// itself), or its bytes: its blob, else read from its file below a library root now,
+    /// through the safe open, and checked against the song's hash.
     private func jobSource(_ job: PendingJob, for worker: ConnectedWorker) throws(ErrorBody) -> JobSource {
         let locations: [SongLocation]
         do {
@@ -325,8 +326,11 @@ extension CoordinatorLoop {
         if let shared = locations.first(where: { worker.roots.contains($0.root) }) {
             return JobSource(location: JobLocation(root: shared.root, path: shared.path), bytes: [])
         }
-        if coordinator.blobs.contains(job.song), let bytes = try? coordinator.blobs.read(job.song) {
-            return JobSource(location: nil, bytes: bytes)
+        if coordinator.blobs.contains(job.song) {
+            if worker.roots.contains(coordinator.blobRoot) {
+                return JobSource(location: JobLocation(root: coordinator.blobRoot, path: SongBlobs.relativePath(for: job.song)), bytes: [])
+            }
+            if let bytes = try? coordinator.blobs.read(job.song) { return JobSource(location: nil, bytes: bytes) }
         }
         var problems = [String]()
         let roots = LibraryRoots(configuration.libraryRoots)

@@ -1,3 +1,4 @@
+import Foundation
 import TactusLibraryRoots
 import TactusModel
 import TactusProtocol
@@ -18,6 +19,11 @@ public protocol SongProbe: Sendable {
     /// The record of the file `file` below a library root, read through its open descriptor
     /// (the default reads its bytes whole and calls ``record(of:name:id:)``).
     func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord
+
+    /// The record of the file at `path`, `size` bytes of the coordinator's own (an upload's
+    /// finished file), named `name` by its client, in messages too (the default reads its bytes
+    /// whole and calls ``record(of:name:id:)``).
+    func record(ofFileAt path: String, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord
 }
 
 extension SongProbe {
@@ -25,5 +31,12 @@ extension SongProbe {
         var record = try record(of: try file.read(), name: name, id: id)
         record.byteSize = file.size
         return record
+    }
+
+    public func record(ofFileAt path: String, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        guard let data = FileManager.default.contents(atPath: path), data.count == size else {
+            throw ErrorBody(code: .internal, message: "\(name): cannot read the uploaded song's file back")
+        }
+        return try record(of: [UInt8](data), name: name, id: id)
     }
 }

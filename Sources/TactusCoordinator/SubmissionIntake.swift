@@ -20,11 +20,15 @@ struct SubmissionIntake: Sendable {
         var descriptor: DetectorDescriptor?
     }
 
-    /// A finished upload's file, read on the intake thread.
+    /// A finished upload's file: its header is read on the intake thread, its bytes never
+    /// loaded whole.
     struct UploadedFile: Sendable {
         var path: String
         var size: Int
+        /// The SHA-256 the client announced.
         var sha256: String
+        /// The id of the bytes received (hashed as the chunks arrived).
+        var song: SongID
     }
 
     let request: SubmitRequest
@@ -36,9 +40,6 @@ struct SubmissionIntake: Sendable {
     let maxSongBytes: Int
     let maxAudioBytes: Int
     let libraryRoots: [String]
-    /// Where an upload sent in chunks reserves its bytes while it is prepared (a message's
-    /// are reserved by the loop, which received them).
-    let budget: IntakeBudget
     /// The song's file when it was uploaded in chunks (`upload`).
     var uploaded: UploadedFile? = nil
 
@@ -66,31 +67,45 @@ struct SubmissionIntake: Sendable {
         var prepared = try jobs(for: record)
         if !prepared.requests.isEmpty {
             prepared.createdBlob = !blobs.contains(song.hex)
-            do {
-                try blobs.put(bytes, id: song.hex)
-            } catch {
-                throw ErrorBody(
-                    code: error.code == .diskFull ? .unavailable : .internal, message: "cannot store the song: \(error.message)",
-                    retryAfterMs: error.code == .diskFull ? 60_000 : nil)
-            }
+            try store { () throws(SongBlobError) in try blobs.put(bytes, id: song.hex) }
         }
         return prepared
     }
 
-    /// A song uploaded in chunks: its file read back within the intake budget and checked
-    /// against the SHA-256 announced when the upload began, then kept like any upload.
+    /// Runs `write`, a write to the blob store, answering its failure as the client sees it.
+    private func store(_ write: () throws(SongBlobError) -> Void) throws(ErrorBody) {
+        do {
+            try write()
+        } catch {
+            throw ErrorBody(
+                code: error.code == .diskFull ? .unavailable : .internal, message: "cannot store the song: \(error.message)",
+                retryAfterMs: error.code == .diskFull ? 60_000 : nil)
+        }
+    }
+
+    /// A song uploaded in chunks: its hash (computed as the chunks arrived) checked against
+    /// the SHA-256 announced when the upload began, its header read through its file, and the
+    /// file itself kept as the song's blob (a link, not a copy).
     private func prepareChunkedUpload(_ uploaded: UploadedFile) throws -> PreparedSubmission {
         let name = request.name ?? "upload"
-        try budget.reserve(uploaded.size, name: name)
-        defer { budget.release(uploaded.size) }
-        let bytes = try UploadBook.read(uploaded.path, size: uploaded.size)
-        let song = SongID(hashing: bytes)
+        let song = uploaded.song
         guard song.hex == uploaded.sha256 else {
             throw ErrorBody(
                 code: .badRequest,
-                message: "\(name): the \(bytes.count) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
+                message: "\(name): the \(uploaded.size) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
         }
-        return try prepareUpload(bytes, song: song, name: name)
+        guard uploaded.size <= maxSongBytes else {
+            throw ErrorBody(
+                code: .tooLarge,
+                message: "\(name): \(uploaded.size) bytes is over the server's song size limit of \(maxSongBytes) bytes")
+        }
+        let record = try probe.record(ofFileAt: uploaded.path, size: uploaded.size, name: name, id: song)
+        var prepared = try jobs(for: record)
+        if !prepared.requests.isEmpty {
+            prepared.createdBlob = !blobs.contains(song.hex)
+            try store { () throws(SongBlobError) in try blobs.put(linking: uploaded.path, size: uploaded.size, id: song.hex) }
+        }
+        return prepared
     }
 
     /// A file below a library root, analysed in place: its size is checked on the open

@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 import TactusProtocol
 
 /// The songs being uploaded in chunks (`upload`, SPEC section 3.9), each written to a file of
@@ -33,6 +34,9 @@ struct UploadBook {
         var submitted: SubmitResponse?
         /// The size of the last chunk, to recognise a chunk sent again.
         var lastChunk = 0
+        /// The SHA-256 of the chunks written so far, computed as they arrive so the finished
+        /// file need not be read back to be checked.
+        var hasher = SongID.Hasher()
 
         var status: UploadStatus {
             UploadStatus(upload: id, size: size, received: received, chunkBytes: UploadBook.chunkBytes)
@@ -104,6 +108,7 @@ struct UploadBook {
                 message: "the chunk ends at byte \(upload.received + Int64(chunk.count)), past the upload's size of \(upload.size)")
         }
         try Self.write(chunk, to: upload.path, at: offset)
+        chunk.withUnsafeBytes { upload.hasher.update($0) }
         upload.received += Int64(chunk.count)
         upload.lastChunk = chunk.count
         return upload.status
@@ -137,28 +142,6 @@ struct UploadBook {
             unlink(upload.path)
             uploads[id] = nil
         }
-    }
-
-    /// The `size` bytes of an upload's file.
-    static func read(_ path: String, size: Int) throws(ErrorBody) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ErrorBody(code: .internal, message: "cannot open an uploaded song's file: \(String(cString: strerror(errno)))")
-        }
-        defer { close(descriptor) }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var offset = 0
-        while offset < size {
-            let count = bytes.withUnsafeMutableBytes {
-                pread(descriptor, $0.baseAddress! + offset, min(chunkBytes, size - offset), off_t(offset))
-            }
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else {
-                throw ErrorBody(code: .internal, message: "cannot read an uploaded song's file back (\(offset) of \(size) bytes)")
-            }
-            offset += count
-        }
-        return bytes
     }
 
     private static var idleSeconds: Int { Int(idleLimit.components.seconds) }

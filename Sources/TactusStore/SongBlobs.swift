@@ -56,8 +56,13 @@ public struct SongBlobs: Sendable {
     /// Where the blob of `id` lives. `id` must be a SHA-256 in lowercase hex (64 characters),
     /// which also guarantees that the path stays inside `root`.
     public func path(for id: String) -> String {
-        precondition(Self.isValidID(id), "a blob id is a lowercase hex SHA-256")
-        return "\(root)/\(id.prefix(2))/\(id)"
+        "\(root)/\(Self.relativePath(for: id))"
+    }
+
+    /// Where the blob of `id` lives below ``root`` (`id`'s first two digits, then `id`).
+    public static func relativePath(for id: String) -> String {
+        precondition(isValidID(id), "a blob id is a lowercase hex SHA-256")
+        return "\(id.prefix(2))/\(id)"
     }
 
     /// True when `text` is a lowercase hex SHA-256.
@@ -107,6 +112,46 @@ public struct SongBlobs: Sendable {
         if let failure {
             unlink(temporary)
             throw failure
+        }
+        guard syncsToDisk else { return }
+        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if directoryDescriptor >= 0 {
+            fsync(directoryDescriptor)
+            close(directoryDescriptor)
+        }
+    }
+
+    /// Stores the file at `path`, `size` bytes already checked to be the song `id`, as the blob
+    /// `id` without copying it: the blob is a second (hard) link to the file, which must not
+    /// change afterwards (an upload's finished file). A no-op when a blob of that id and size
+    /// exists.
+    public func put(linking path: String, size: Int, id: String) throws(SongBlobError) {
+        let finalPath = self.path(for: id)
+        if let attributes = try? FileManager.default.attributesOfItem(atPath: finalPath),
+            (attributes[.size] as? NSNumber)?.intValue == size
+        {
+            return
+        }
+        let directory = "\(root)/\(id.prefix(2))"
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw .posix("mkdir", path: directory, errno: errno)
+        }
+        if syncsToDisk {
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw .posix("open", path: path, errno: errno) }
+            let synced = fsync(descriptor) == 0
+            let error = errno
+            close(descriptor)
+            guard synced else { throw .posix("fsync", path: path, errno: error) }
+        }
+        // Linked under a temporary name, then renamed into place: a blob of the same id put
+        // meanwhile is replaced, never half-written.
+        let temporary = "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+        guard link(path, temporary) == 0 else { throw .posix("link", path: temporary, errno: errno) }
+        guard rename(temporary, finalPath) == 0 else {
+            let error = SongBlobError.posix("rename", path: finalPath, errno: errno)
+            unlink(temporary)
+            throw error
         }
         guard syncsToDisk else { return }
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TactusAnalysis
 import TactusProtocol
 import TactusZMQ
@@ -7,15 +8,16 @@ import TactusZMQ
 /// The thread that analyses songs, so that the socket thread keeps heartbeating while a
 /// long analysis runs.
 ///
-/// It talks to the socket thread over an `inproc://` PAIR socket: it receives JOB messages
-/// exactly as the coordinator sent them and answers each with the frames of its RESULT, in
-/// order, one at a time. It ends when the context is shut down.
+/// It talks to the socket thread over an `inproc://` PAIR socket: the socket thread puts each
+/// decoded JOB in a ``JobHandoff`` and sends an empty frame to say so (the song's bytes are not
+/// copied into another message nor decoded again); the thread answers each with the frames of
+/// its RESULT, in order, one at a time. It ends when the context is shut down.
 enum AnalysisThread {
     /// Starts the thread; it connects a PAIR socket of `context` to `endpoint`, which the
     /// caller has bound. With `niceness` above 0 the thread lowers its own CPU priority (and
     /// only its own: Linux keeps the nice value per thread).
     static func start(
-        context: ZMQContext, endpoint: String, runner: JobRunner, limits: ProtocolLimits, niceness: Int32 = 0, logger: Logger
+        context: ZMQContext, endpoint: String, handoff: JobHandoff, runner: JobRunner, niceness: Int32 = 0, logger: Logger
     ) {
         let thread = Thread {
             if niceness > 0 {
@@ -30,8 +32,8 @@ enum AnalysisThread {
                 defer { socket.close() }
                 try socket.connect(endpoint)
                 while true {
-                    let frames = try socket.receive()
-                    try socket.send(answer(frames, runner: runner, limits: limits, logger: logger))
+                    _ = try socket.receive()
+                    try socket.send(answer(handoff.take(), runner: runner, logger: logger))
                 }
             } catch where error.isTerminated {
                 // The worker is stopping.
@@ -46,13 +48,13 @@ enum AnalysisThread {
         thread.start()
     }
 
-    /// The frames of the RESULT answering the JOB in `frames` (either version), or one empty frame when there
-    /// is no JOB to answer (the socket thread forwards only JOBs it has decoded, so this does
-    /// not happen).
-    static func answer(_ frames: [[UInt8]], runner: JobRunner, limits: ProtocolLimits, logger: Logger) -> [[UInt8]] {
+    /// The frames of the RESULT answering `message`, a JOB of either version, or one empty
+    /// frame when there is no JOB to answer (the socket thread hands over only JOBs, so this
+    /// does not happen).
+    static func answer(_ message: CoordinatorMessage?, runner: JobRunner, logger: Logger) -> [[UInt8]] {
         let clock = ContinuousClock()
         let start = clock.now
-        switch try? CoordinatorMessage(frames: frames, limits: limits) {
+        switch message {
         case .job(let job, let audio)?:
             let outcome = runner.run(job, audio: audio)
             let metadata: Logger.Metadata = [
@@ -104,5 +106,27 @@ enum AnalysisThread {
         for warning in warnings {
             logger.warning("\(warning.code): \(warning.message)", metadata: metadata)
         }
+    }
+}
+
+/// The JOBs the socket thread hands to the analysis thread, in order: decoded messages whose
+/// song bytes are shared, never copied. The socket thread puts a JOB, then rings the analysis
+/// thread's PAIR socket once; each ring takes the oldest JOB.
+final class JobHandoff: Sendable {
+    private let queue = Mutex<[CoordinatorMessage]>([])
+
+    /// Leaves `message` for the analysis thread.
+    func put(_ message: CoordinatorMessage) {
+        queue.withLock { $0.append(message) }
+    }
+
+    /// The oldest JOB left by the socket thread (nil when there is none), which no longer holds it.
+    func take() -> CoordinatorMessage? {
+        queue.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+    }
+
+    /// Takes back the JOB just put, when the analysis thread could not be rung.
+    func withdrawLast() {
+        queue.withLock { _ = $0.popLast() }
     }
 }

@@ -108,7 +108,7 @@ public struct JobRunner: Sendable {
             if readable {
                 let source: AudioSource = file.map { .descriptor($0.descriptor, name: name) } ?? .bytes(audio, name: name)
                 let analysis = SongAnalyzer(detectors: runnable.map(\.detector), decoding: decoding, timeLimit: timeLimit)
-                    .analyze(source)
+                    .analyze(source, song: song.song)
                 withExtendedLifetime(file) {}
                 warnings = analysis.warnings
                 if let problem = analysis.error {

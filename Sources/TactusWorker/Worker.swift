@@ -79,14 +79,16 @@ public final class Worker: Sendable {
         let analysisEndpoint = "inproc://tactus-analysis-\(UUID().uuidString)"
         let analysis = try threads.socket(.pair)
         try analysis.bind(analysisEndpoint)
+        let handoff = JobHandoff()
         AnalysisThread.start(
-            context: threads, endpoint: analysisEndpoint,
+            context: threads, endpoint: analysisEndpoint, handoff: handoff,
             runner: JobRunner(
                 detectors: configuration.detectors.map(\.type), decoding: configuration.decoding,
                 timeLimit: configuration.analysisTimeLimit, libraryRoots: configuration.libraryRoots),
-            limits: configuration.limits, niceness: configuration.analysisNiceness, logger: logger)
+            niceness: configuration.analysisNiceness, logger: logger)
         let network = try ZMQContext(socketLinger: .zero)
-        let link = CoordinatorLink(configuration: configuration, context: network, analysis: analysis, logger: logger)
+        let link = CoordinatorLink(
+            configuration: configuration, context: network, analysis: analysis, handoff: handoff, logger: logger)
         try link.connect()
         if let megabytes = configuration.jobMemoryMegabytes {
             // Now that the threads and sockets exist: the limit is what jobs may add to them.
@@ -131,6 +133,7 @@ private final class CoordinatorLink {
     private let configuration: WorkerConfiguration
     private let context: ZMQContext
     private let analysis: ZMQSocket
+    private let handoff: JobHandoff
     private let logger: Logger
     private let clock = ContinuousClock()
 
@@ -177,10 +180,11 @@ private final class CoordinatorLink {
         }
     }
 
-    init(configuration: WorkerConfiguration, context: ZMQContext, analysis: ZMQSocket, logger: Logger) {
+    init(configuration: WorkerConfiguration, context: ZMQContext, analysis: ZMQSocket, handoff: JobHandoff, logger: Logger) {
         self.configuration = configuration
         self.context = context
         self.analysis = analysis
+        self.handoff = handoff
         self.logger = logger
         lastReceived = clock.now
         lastSent = clock.now
@@ -319,11 +323,11 @@ private final class CoordinatorLink {
                 job: job.job, attempt: job.attempt, detector: configuration.detectors[0].name, params: job.params)
             accept(
                 Order(jobs: [entry], song: job.song, version: .v1, generation: generation), name: job.name,
-                source: Self.describe(job.location, audio: audio), frames: frames)
+                source: Self.describe(job.location, audio: audio), message: message)
         case .songJob(let job, let audio):
             accept(
                 Order(jobs: job.jobs, song: job.song, version: .v2, generation: generation), name: job.name,
-                source: Self.describe(job.location, audio: audio), frames: frames)
+                source: Self.describe(job.location, audio: audio), message: message)
         case .disconnect(let body):
             if let error = body.error, error.code == .unsupportedVersion, version > .v1,
                 !(error.supportedVersions ?? []).contains(version.identifier),
@@ -351,7 +355,7 @@ private final class CoordinatorLink {
         location.map { "\($0.root)/\($0.path)" } ?? "\(audio.count) bytes"
     }
 
-    private func accept(_ order: Order, name: String?, source: String, frames: [[UInt8]]) {
+    private func accept(_ order: Order, name: String?, source: String, message: CoordinatorMessage) {
         if let held {
             logger.error("job \(order.summary) arrived while job \(held.summary) runs: refused (a worker runs one JOB at a time)")
             send(order.failure(ErrorBody(code: .internal, message: "worker \(configuration.workerID) is busy with job \(held.summary)")))
@@ -360,9 +364,11 @@ private final class CoordinatorLink {
         var metadata: Logger.Metadata = ["song": "\(order.song)"]
         if let name { metadata["name"] = "\(name)" }
         logger.info("job \(order.summary): \(source)", metadata: metadata)
+        handoff.put(message)
         do throws(ZMQError) {
-            try analysis.send(frames)
+            try analysis.send([[]])
         } catch {
+            handoff.withdrawLast()
             logger.error("cannot hand job \(order.summary) to the analysis thread: \(error)")
             send(order.failure(ErrorBody(code: .internal, message: "worker \(configuration.workerID): \(error)")))
             return

@@ -1,6 +1,7 @@
 import Foundation
 import TactusAnalysis
 import TactusDetector
+import TactusModel
 import TactusTestSupport
 import Testing
 
@@ -31,5 +32,16 @@ import Testing
         let other = frontEnds.shared("spectrogram-50Hz") { made += 1; return Box() }
         #expect(first === second && first !== other && made == 2)
         #expect(SharedFrontEnds().shared("spectrogram-100Hz") { Box() } !== first, "a new song shares nothing")
+    }
+}
+
+/// A worker is told its song's id by the JOB: the analysis takes it instead of hashing the
+/// bytes again.
+@Suite struct KnownSongIDTests {
+    @Test func aKnownSongIDIsTakenNotComputed() throws {
+        let bytes = try TestSong.clickTrack(bpm: 120, seconds: 8)
+        let analyzer = SongAnalyzer(detectors: [try BuiltinDetectors.registry.make("comb-filter")])
+        #expect(analyzer.analyze(.bytes(bytes, name: "a.wav"), song: "told-by-the-job").song == "told-by-the-job")
+        #expect(analyzer.analyze(.bytes(bytes, name: "a.wav")).song == SongID(hashing: bytes).hex)
     }
 }

@@ -12,7 +12,7 @@ final class SongTestWorker {
     let socket: ZMQSocket
     let id: String
 
-    init(_ running: RunningCoordinator, detectors: [String], id: String) throws {
+    init(_ running: RunningCoordinator, detectors: [String], id: String, roots: [String]? = nil) throws {
         self.id = id
         socket = try running.context.socket(.dealer)
         try socket.connect(running.endpoints.backend)
@@ -20,7 +20,7 @@ final class SongTestWorker {
             let descriptor = DetectorDescriptor(name: name, version: "1.0", summary: "a detector played by a test", specific: [])
             return DetectorOffer(detector: DetectorInfo(descriptor), params: try descriptor.resolve())
         }
-        try socket.send(try WorkerMessage.offer(OfferBody(workerId: id, detectors: offers)).frames())
+        try socket.send(try WorkerMessage.offer(OfferBody(workerId: id, detectors: offers, roots: roots)).frames())
     }
 
     /// Waits for a JOB, heartbeating meanwhile; nil after `timeout`.
@@ -90,6 +90,42 @@ final class SongTestWorker {
             Thread.sleep(forTimeInterval: 0.02)
         }
         throw HarnessError("the coordinator never had \(count) workers")
+    }
+
+    /// A worker that shares the coordinator's blob directory (as serve's local workers do) is
+    /// sent an upload's location in it, not its bytes, and the file there is the song; a
+    /// worker that does not share it gets the bytes.
+    @Test func aWorkerSharingTheBlobDirectoryIsSentTheUploadsLocation() throws {
+        let directory = try TemporaryDirectory()
+        let running = try coordinator(directory)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let blobRoot = running.coordinator.blobRoot
+        #expect(blobRoot.hasPrefix("/") && blobRoot.hasSuffix("/blobs"))
+        let local = try SongTestWorker(running, detectors: ["fake", "other"], id: "local", roots: [blobRoot])
+        _ = try waitForWorkers(client, 1) { try local.heartbeat() }
+        let bytes = try TestSong.clickTrack(bpm: 120, seconds: 8)
+        let submitted = try submit(client, bytes)
+        guard let (job, audio) = try local.nextJob() else {
+            Issue.record("no JOB for the worker sharing the blob directory")
+            return
+        }
+        #expect(audio.isEmpty, "the song's bytes do not travel")
+        #expect(job.location == JobLocation(root: blobRoot, path: "\(submitted.song.prefix(2))/\(submitted.song)"))
+        if let location = job.location {
+            #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: location.root + "/" + location.path))) == bytes)
+        }
+
+        let remote = try SongTestWorker(running, detectors: ["fake", "other"], id: "remote", roots: ["/elsewhere"])
+        _ = try waitForWorkers(client, 2) { try local.heartbeat(); try remote.heartbeat() }
+        let other = try TestSong.clickTrack(bpm: 100, seconds: 8)
+        _ = try submit(client, other)
+        guard let (otherJob, otherAudio) = try remote.nextJob() else {
+            Issue.record("no JOB for the worker that does not share the blob directory")
+            return
+        }
+        #expect(otherJob.location == nil)
+        #expect(otherAudio == other)
     }
 
     @Test func aSongsJobsForAWorkersDetectorsGoInOneJobAndAreStoredOneByOne() throws {

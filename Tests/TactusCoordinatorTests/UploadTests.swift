@@ -52,6 +52,9 @@ import Testing
         // The upload's file is gone once submitted; the song is in the blob store.
         #expect((try FileManager.default.contentsOfDirectory(atPath: directory.file("uploads"))).isEmpty)
         #expect(FileManager.default.fileExists(atPath: directory.file("blobs")))
+        // Linked from the upload's file, not written again: the same bytes.
+        let blob = directory.file("blobs/\(sha256.prefix(2))/\(sha256)")
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: blob))) == song)
     }
 
     @Test func uploadsThatBreakTheRulesAreRefusedWithTheirCode() throws {
@@ -102,6 +105,26 @@ import Testing
         guard case .error(let mismatch) = try client.request(.submit(SubmitRequest(detectors: ["fake"], upload: wrong.upload), audio: nil))
         else { Issue.record("bytes that are not those announced were accepted"); return }
         #expect(mismatch.code == .badRequest && mismatch.message.contains("SHA-256"), "\(mismatch.message)")
+
+        // Bytes that are not audio: read through the upload's file, refused under the client's
+        // name for them (not the server's file), nothing stored.
+        let text = [UInt8](repeating: UInt8(ascii: "x"), count: (2 << 20) + 5)
+        let textID = SongID(hashing: text).hex
+        guard case .ok(.upload(let notes)) = try client.request(.upload(.begin(size: Int64(text.count), sha256: textID), chunk: nil))
+        else { Issue.record("the third upload was not begun"); return }
+        offset = 0
+        while offset < text.count {
+            let end = min(offset + notes.chunkBytes, text.count)
+            guard case .ok(.upload) = try client.request(.upload(.chunk(notes.upload, offset: Int64(offset)), chunk: Array(text[offset..<end])))
+            else { Issue.record("a chunk of the third upload was refused"); return }
+            offset = end
+        }
+        guard case .error(let notAudio) = try client.request(
+            .submit(SubmitRequest(name: "notes.wav", detectors: ["fake"], upload: notes.upload), audio: nil))
+        else { Issue.record("bytes that are not audio were accepted"); return }
+        #expect(notAudio.code == .unsupportedFormat, "\(notAudio)")
+        #expect(notAudio.message.contains("notes.wav") && !notAudio.message.contains("uploads/"), "\(notAudio.message)")
+        #expect(!FileManager.default.fileExists(atPath: directory.file("blobs/\(textID.prefix(2))/\(textID)")))
     }
 
     /// A song in one `submit` message above the inline limit is refused, naming the upload; a

@@ -22,4 +22,24 @@ import TactusDSP
         block.withUnsafeBufferPointer { samples in finite.process(samples) { seen = Array($0) } }
         #expect(seen == [0.25, 0, 0, 0.5, 0])
     }
+
+    /// The check runs sixteen samples at a time: a non-finite sample anywhere in a long block
+    /// (in a full vector or in the tail), among large finite ones, is still found.
+    @Test(arguments: [Float.nan, .infinity, -.infinity, -Float.nan])
+    func aNonFiniteSampleAnywhereInALongBlockIsFound(bad: Float) {
+        var finite = FiniteSamples()
+        let clean = (0..<37).map { Float($0 % 2 == 0 ? 1 : -1) * Float.greatestFiniteMagnitude / Float($0 + 1) }
+        for position in clean.indices {
+            var block = clean
+            block[position] = bad
+            var seen: [Float] = []
+            block.withUnsafeBufferPointer { samples in finite.process(samples) { seen = Array($0) } }
+            var expected = clean
+            expected[position] = 0
+            #expect(seen == expected, "non-finite sample at \(position) of \(block.count)")
+        }
+        var seen: [Float] = []
+        clean.withUnsafeBufferPointer { samples in finite.process(samples) { seen = Array($0) } }
+        #expect(seen == clean)
+    }
 }

@@ -18,14 +18,14 @@ import Testing
     @Test func aSongOverTheWorkerMemoryLimitFailsItsJobAndTheOthersGoOn() throws {
         let directory = try TemporaryDirectory()
         // The limit is an allowance for jobs beyond the worker's own size. Songs are decoded in
-        // blocks, so what a job needs grows with its song's bytes: the JOB message and its copy
-        // on the way to the analysis thread. 96 MB of audio arrives within 128 MiB but cannot be
-        // copied; 12 s of it easily can.
+        // blocks; with --no-shared-blobs the bytes travel in the JOB (as to a worker on another
+        // host), so what a job needs grows with its song's bytes: the JOB message and the
+        // bytes received from it. 96 MB of audio cannot be received within 128 MiB; 12 s of it
+        // easily can.
         let server = try ServeProcess(
-            dataDirectory: directory.path, extraArguments: ["--max-worker-memory-mb", "128"])
+            dataDirectory: directory.path, extraArguments: ["--max-worker-memory-mb", "128", "--no-shared-blobs"])
         let client = try ServerClient(server.endpoints)
-        let huge = try AudioFileWriter(.wavDouble).encode([Synth.silence(seconds: 544, sampleRate: 22050)], sampleRate: 22050)
-        #expect(huge.count > 95_000_000)
+        let huge = try Self.hugeSong()
         let big = try submit(huge, name: "huge.wav", to: client)
         let small = try submit(
             try AudioFileWriter(.wav16).encode([Synth.clickTrack(bpm: 120, seconds: 12, sampleRate: 22050)], sampleRate: 22050),
@@ -45,6 +45,27 @@ import Testing
 
         // The coordinator is alive and `tactus serve` started its worker (every detector) again.
         #expect(try client.waitForWorkers(1) == 1)
+        #expect(server.stop() == 0)
+    }
+
+    /// 96 MB of WAV (544 s of silence in doubles).
+    private static func hugeSong() throws -> [UInt8] {
+        let huge = try AudioFileWriter(.wavDouble).encode([Synth.silence(seconds: 544, sampleRate: 22050)], sampleRate: 22050)
+        #expect(huge.count > 95_000_000)
+        return huge
+    }
+
+    /// By default a local worker opens an upload in the blob directory itself and decodes it
+    /// in blocks: the same 96 MB song is analysed within the same 128 MiB.
+    @Test func aSongOfAnySizeIsAnalysedWithinTheMemoryLimitWhenTheWorkerOpensItsBlob() throws {
+        let directory = try TemporaryDirectory()
+        let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--max-worker-memory-mb", "128"])
+        let client = try ServerClient(server.endpoints)
+        let big = try submit(try Self.hugeSong(), name: "huge.wav", to: client)
+        #expect(try client.waitForSongs([big.song], timeout: .seconds(120)) == [big.song])
+        let jobs = try client.jobs(of: big.song)
+        #expect(jobs.map(\.state) == [.done], "\(jobs.map { $0.error?.message ?? "" })")
+        #expect(jobs.map(\.attempt) == [1])
         #expect(server.stop() == 0)
     }
 

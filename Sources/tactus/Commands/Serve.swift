@@ -65,6 +65,11 @@ extension Tactus {
         @Flag(help: "Start no local workers (workers connect from elsewhere).")
         var noLocalWorkers = false
 
+        @Flag(help: ArgumentHelp(
+            "Send uploaded songs' bytes to the local workers in their jobs, as to workers elsewhere (by default a "
+                + "local worker opens the song in the blob directory itself: no copy, memory that does not grow with the file)."))
+        var noSharedBlobs = false
+
         @Option(help: ArgumentHelp("Client endpoint (ROUTER).", valueName: "addr"))
         var frontend = "tcp://127.0.0.1:5555"
 
@@ -290,7 +295,10 @@ extension Tactus {
                             "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                             "--max-analysis-seconds", String(maxAnalysisSeconds),
                             "--nice", String(workerNice), "--parent-pid", String(getpid()),
-                        ] + detectorArguments + libraryRoots.flatMap { ["--library-root", $0] } + (curve?.localWorkerArguments ?? []),
+                        ] + detectorArguments
+                            // The blob directory too: a local worker opens an upload's blob instead of receiving its bytes.
+                            + (libraryRoots + (noSharedBlobs ? [] : [coordinator.blobRoot])).flatMap { ["--library-root", $0] }
+                            + (curve?.localWorkerArguments ?? []),
                         label: "worker#\(index)")
                 }
                 let memoryLimit = maxWorkerMemoryMb
