@@ -54,15 +54,12 @@ final class OnsetAutocorrelationSession: DetectorSession {
         let vote = TempoVote(configuration: settings.vote)
         let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
         return vote.decide(envelope) { window, grid in
-            let r = autocorrelation.of(window.bands[0])
-            guard r[0] > 0 else { return .none(count: grid.count) }
-            let zeroLag = Double(r[0])
-            let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / zeroLag }
-            guard let best = beatIndices.max(by: { curve[$0] < curve[$1] }) else { return .none(count: grid.count) }
-            let lags = window.lag(ofBPM: grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: grid.bpms[beatIndices.lowerBound])
+            guard let read = GridAutocorrelation(
+                window.bands[0], of: window, grid: grid, beatIndices: beatIndices, autocorrelation: autocorrelation)
+            else { return .none(count: grid.count) }
             let contrast = PeriodicityContrast(
-                autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
-            return PeriodicityEvidence(strength: contrast.strength(atLag: window.lag(ofBPM: grid.bpms[best])), curve: curve)
+                autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: read.candidateLags)
+            return PeriodicityEvidence(strength: contrast.strength(atLag: read.bestLag), curve: read.curve)
         }
     }
 

@@ -191,16 +191,13 @@ final class BeatNetSession: DetectorSession {
         let vote = TempoVote(configuration: settings.vote)
         let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
         return vote.decide(envelope) { window, grid in
-            let r = autocorrelation.of(window.bands[0])
-            guard r[0] > 0 else { return .none(count: grid.count) }
-            let zeroLag = Double(r[0])
-            let curve = grid.bpms.map { EnvelopeAutocorrelation.value(r, atLag: window.lag(ofBPM: $0)) / zeroLag }
-            guard let best = beatIndices.max(by: { curve[$0] < curve[$1] }) else { return .none(count: grid.count) }
-            let lags = window.lag(ofBPM: grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: grid.bpms[beatIndices.lowerBound])
-            let lag = window.lag(ofBPM: grid.bpms[best])
+            guard let read = GridAutocorrelation(
+                window.bands[0], of: window, grid: grid, beatIndices: beatIndices, autocorrelation: autocorrelation)
+            else { return .none(count: grid.count) }
+            let lags = read.candidateLags
             let beat = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
             let onsets = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[1]), frames: window.frameCount, lags: lags)
-            return PeriodicityEvidence(strength: beat.strength(atLag: lag) * onsets.strength(atLag: lag), curve: curve)
+            return PeriodicityEvidence(strength: beat.strength(atLag: read.bestLag) * onsets.strength(atLag: read.bestLag), curve: read.curve)
         }
     }
 }
