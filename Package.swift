@@ -17,7 +17,7 @@ let builtinDetectors = [
 
 /// What a built-in detector needs beyond the detector interface, the DSP blocks and the vote.
 let builtinDetectorDependencies: [String: [Target.Dependency]] = [
-    "BeatNet": ["COpenBLAS", "CBeatNetWeights"],
+    "BeatNet": ["CBeatNetWeights"],
 ]
 
 /// Files in a detector's folder that are not its sources: its tools and its notes.
@@ -65,7 +65,6 @@ let package = Package(
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
-        .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas", providers: [.apt(["libopenblas-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr", providers: [.apt(["libsoxr-dev"])]),
         // BeatNet's trained weights (CC BY 4.0, see its README.md), embedded in the binary by the assembler.
         .target(

@@ -17,7 +17,12 @@ final class BeatNetActivation {
     private var features: [Float]
     private var previous: [Float]
 
-    init(bandCount: Int, network: BeatNetNetwork = BeatNetNetwork()) {
+    /// With a network of its own; throws when OpenBLAS cannot be loaded.
+    convenience init(bandCount: Int) throws(OpenBLAS.LoadFailure) {
+        self.init(bandCount: bandCount, network: try BeatNetNetwork())
+    }
+
+    init(bandCount: Int, network: BeatNetNetwork) {
         precondition(2 * bandCount == BeatNetNetwork.inputWidth, "BeatNet reads 136 bands and their differences")
         self.bandCount = bandCount
         self.network = network

