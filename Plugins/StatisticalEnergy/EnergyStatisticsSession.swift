@@ -72,17 +72,23 @@ final class EnergyStatisticsSession: DetectorSession {
         var sums = self.sums
         var pending = self.pending
         let lowCoefficient = self.lowCoefficient, highCoefficient = self.highCoefficient
-        for sample in samples {
-            low1 += lowCoefficient * (sample - low1)
-            low2 += lowCoefficient * (low1 - low2)
-            high += highCoefficient * (sample - high)
-            let mid = high - low2
-            let top = sample - high
-            sums.low += low2 * low2
-            sums.mid += mid * mid
-            sums.high += top * top
-            sums.all += sample * sample
-            pending += 1
+        var index = 0
+        while index < samples.count {
+            // Up to the end of the block: the loop the samples spend their time in has no branch.
+            let stop = min(samples.count, index + blockLength - pending)
+            for sample in samples[index..<stop] {
+                low1 += lowCoefficient * (sample - low1)
+                low2 += lowCoefficient * (low1 - low2)
+                high += highCoefficient * (sample - high)
+                let mid = high - low2
+                let top = sample - high
+                sums.low += low2 * low2
+                sums.mid += mid * mid
+                sums.high += top * top
+                sums.all += sample * sample
+            }
+            pending += stop - index
+            index = stop
             if pending == blockLength {
                 bandEnergies.append(sums.low)
                 bandEnergies.append(sums.mid)
