@@ -72,14 +72,18 @@ final class EnergyStatisticsSession: DetectorSession {
         var sums = self.sums
         var pending = self.pending
         let lowCoefficient = self.lowCoefficient, highCoefficient = self.highCoefficient
+        let lowKeep = 1 - lowCoefficient, highKeep = 1 - highCoefficient
         var index = 0
         while index < samples.count {
             // Up to the end of the block: the loop the samples spend their time in has no branch.
             let stop = min(samples.count, index + blockLength - pending)
             for sample in samples[index..<stop] {
-                low1 += lowCoefficient * (sample - low1)
-                low2 += lowCoefficient * (low1 - low2)
-                high += highCoefficient * (sample - high)
+                // y = (1 - a) y + a x: each state goes from sample to sample through one
+                // multiplication and one addition (the filters' recurrences, not the
+                // arithmetic, bound this loop's speed).
+                low1 = lowKeep * low1 + lowCoefficient * sample
+                low2 = lowKeep * low2 + lowCoefficient * low1
+                high = highKeep * high + highCoefficient * sample
                 let mid = high - low2
                 let top = sample - high
                 sums.low += low2 * low2
