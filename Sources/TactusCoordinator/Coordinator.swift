@@ -101,7 +101,7 @@ public final class Coordinator: Sendable {
             path: configuration.libraryPath,
             options: .init(
                 durability: configuration.durability, busyTimeout: configuration.databaseBusyTimeoutS, automaticCheckpoints: false,
-                advisoryDetectors: Set(configuration.knownDetectors.filter(\.advisory).map(\.name))))
+                advisoryDetectors: Set(configuration.knownDetectors.filter(\.advisory).map(\.name)), exclusiveWriter: true))
         blobs = try SongBlobs(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
         blobRoot = LibraryRoots([configuration.blobDirectory]).directories[0]
         // Renders are forgotten when the coordinator stops: their files with them.

@@ -304,7 +304,7 @@ extension CoordinatorLoop {
                 code: .unavailable, message: "the library is locked by another process (waited \(waited) s); nothing was stored",
                 retryAfterMs: 1000)
         case .full: return ErrorBody(code: .unavailable, message: error.description, retryAfterMs: 60_000)
-        case .database, .cannotOpen, .newerSchema: return ErrorBody(code: .internal, message: error.description)
+        case .database, .cannotOpen, .inUse, .newerSchema: return ErrorBody(code: .internal, message: error.description)
         default: return ErrorBody(code: .badRequest, message: error.description)
         }
     }

@@ -4,6 +4,9 @@
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The library file could not be opened or created.
     case cannotOpen(path: String, reason: String)
+    /// Another process is the library's writer (a running `tactus serve`, or a command given
+    /// `--db`): one writer at a time, so that nothing it relies on is removed under it.
+    case inUse(path: String)
     /// The library file was written by a newer Tactus (it has migrations this one does not know).
     case newerSchema(path: String, unknownMigrations: [String])
     /// No song of the library matches the name (SHA-256, prefix or file).
@@ -38,6 +41,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .cannotOpen(let path, let reason):
             return "cannot open the library \(path): \(reason)"
+        case .inUse(let path):
+            return "the library \(path) is in use by another writer (a running `tactus serve` on its data directory, or "
+                + "another command given --db); stop it, or ask the server (--server) instead"
         case .newerSchema(let path, let unknown):
             return "the library \(path) was written by a newer tactus (unknown migrations: \(unknown.joined(separator: ", ")))"
         case .unknownSong(let name):

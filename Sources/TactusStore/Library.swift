@@ -62,16 +62,22 @@ public final class Library: Sendable {
         /// The advisory detectors (``TactusDetector/DetectorDescriptor/advisory``, the registry's
         /// `advisoryNames`): their stored analyses do not vote in the songs' consensus.
         public var advisoryDetectors: Set<String>
+        /// Whether this process must be the library's only writer while it is open (the
+        /// coordinator, the commands given `--db` that write): opening fails with
+        /// ``TactusModel/StoreError/inUse(path:)`` while another such writer has it open. Not
+        /// for read-only opening.
+        public var exclusiveWriter: Bool
 
         public init(
             mode: Mode = .create, durability: Durability = .processCrash, busyTimeout: Double = 10, automaticCheckpoints: Bool = true,
-            advisoryDetectors: Set<String> = []
+            advisoryDetectors: Set<String> = [], exclusiveWriter: Bool = false
         ) {
             self.mode = mode
             self.durability = durability
             self.busyTimeout = busyTimeout
             self.automaticCheckpoints = automaticCheckpoints
             self.advisoryDetectors = advisoryDetectors
+            self.exclusiveWriter = exclusiveWriter
         }
     }
 
@@ -84,6 +90,8 @@ public final class Library: Sendable {
     let pool: DatabasePool
     /// The connection of ``checkpointInBackground()``, apart from the pool's writer.
     private let checkpointer: DatabaseQueue?
+    /// Held while the library is open, with ``Options/exclusiveWriter``.
+    private let writerLock: WriterLock?
 
     /// Opens the library at `path`, creating it and migrating its schema as `options` allow.
     public init(path: String, options: Options = Options()) throws(StoreError) {
@@ -93,6 +101,8 @@ public final class Library: Sendable {
         if options.mode != .create, !FileManager.default.fileExists(atPath: path) {
             throw .cannotOpen(path: path, reason: "no such file")
         }
+        precondition(!options.exclusiveWriter || options.mode != .readOnly, "a reader does not claim the writer's lock")
+        writerLock = options.exclusiveWriter ? try WriterLock(libraryPath: path) : nil
         var configuration = Configuration()
         configuration.readonly = options.mode == .readOnly
         configuration.foreignKeysEnabled = true

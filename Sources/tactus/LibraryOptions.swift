@@ -9,10 +9,13 @@ struct LibraryOptions: ParsableArguments {
         "The library file (SQLite); without it, ask the server.", valueName: "path"))
     var path: String?
 
-    /// Opens the library at `path`; a missing or unreadable file is a failure (exit 1) with a message.
+    /// Opens the library at `path`; a missing or unreadable file is a failure (exit 1) with a
+    /// message, and so is a library another writer has open (a running server) when `mode`
+    /// writes.
     static func open(_ path: String, _ mode: Library.Mode) throws -> Library {
         // The built-in advisory detectors' analyses do not vote in the consensus it recomputes.
-        let options = Library.Options(mode: mode, advisoryDetectors: BuiltinDetectors.registry.advisoryNames)
+        let options = Library.Options(
+            mode: mode, advisoryDetectors: BuiltinDetectors.registry.advisoryNames, exclusiveWriter: mode != .readOnly)
         return try reportingFailures { try Library(path: path, options: options) }
     }
 }

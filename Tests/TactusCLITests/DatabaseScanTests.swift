@@ -246,4 +246,30 @@ import Testing
         #expect(outside.status == 1)
         #expect(outside.standardError.contains("/etc: outside"), "\(outside.standardError)")
     }
+
+    /// A running server is its library's only writer: `scan --db` and `prune --db` on it are
+    /// refused with a message saying why and what to do, nothing is written; reading it with
+    /// `query --db` works; once the server has stopped, `scan --db` works.
+    @Test func aRunningServersLibraryIsNotWrittenByDbCommands() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-db-lock")
+        let root = directory.file("music")
+        try Self.writeSong(root + "/a.wav", bpm: 100, seed: 1)
+        let data = directory.file("data")
+        let database = data + "/library.sqlite"
+        let server = try ServeProcess(dataDirectory: data, extraArguments: ["--no-local-workers"])
+        defer { _ = server.stop() }
+        for arguments in [["scan", "--db", database, "--library-root", root], ["prune", "--db", database]] {
+            let refused = try CLI.run(arguments)
+            #expect(refused.status == 1, "\(arguments): \(refused.standardError)")
+            #expect(refused.standardError.contains("\(database) is in use by another writer"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("--server"), "\(refused.standardError)")
+        }
+        let read = try CLI.run(["query", "--bpm", "20..400", "--json", "--db", database])
+        #expect(read.status == 0, "\(read.standardError)")
+        #expect(read.jsonLines.isEmpty, "the refused scan stored nothing")
+        #expect(server.stop() == 0)
+        let scanned = try Self.scan(database, ["--library-root", root])
+        #expect(scanned["new"] as? Int == 1)
+    }
 }
+
