@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks the Docker deployment without a container engine (run by `make docker-check`).
 
-1. Libraries: every shared library `ldd` lists for the static release binary comes from a
+1. Libraries: every shared library `ldd` lists for the static release binary, and every
+   library tactus loads itself when needed (`DLOPENED`: OpenBLAS, for beatnet), comes from a
    package the Dockerfile's runtime stage installs, a dependency of one, or the base image
    (Priority: required, and apt); and every installed package but tini is needed.
 2. Compose: the commands and health checks of compose.yaml, read from the file, run as they
@@ -30,6 +31,8 @@ from pathlib import Path
 import yaml
 
 DOCKER = Path(__file__).resolve().parent
+# Libraries tactus opens with dlopen, not listed by ldd: Plugins/BeatNet/OpenBLAS.swift.
+DLOPENED = ["libopenblas.so.0"]
 SECRETS = "/run/secrets/"
 
 
@@ -80,12 +83,15 @@ def check_libraries(binary):
     base = with_dependencies(required + ["apt"])
     installed = with_dependencies(listed)
     needed = set()
-    for line in run(["ldd", binary]).stdout.splitlines():
-        if "=>" not in line:
-            continue  # the vDSO and the dynamic loader
-        name, path = line.split("=>")[0].strip(), line.split("=>")[1].split("(")[0].strip()
+    linked = [(line.split("=>")[0].strip(), line.split("=>")[1].split("(")[0].strip())
+              for line in run(["ldd", binary]).stdout.splitlines() if "=>" in line]  # not the vDSO and the loader
+    cache = run(["ldconfig", "-p"]).stdout
+    for name in DLOPENED:
+        found = re.search(rf"^\s*{re.escape(name)} \(libc6,x86-64\) => (\S+)$", cache, re.MULTILINE)
+        linked.append((name, found.group(1) if found else "not found"))
+    for name, path in linked:
         if path == "not found":
-            fail(f"ldd: {name} not found")
+            fail(f"{name} not found (ldd, or ldconfig for a library tactus loads itself)")
         package = package_of(path)
         if package is None:
             fail(f"{path} is not from a Debian package (the Swift runtime? build with --static-swift-stdlib)")
@@ -205,13 +211,15 @@ def check_compose(tactus):
         root = Path(directory)
         (root / "tmp").mkdir()
         secrets = root / "secrets"
-        (secrets / "authorized").mkdir(parents=True)
         # The keys, as docker/README.md makes them; `client` stands for a user.
         for name in ["server", "worker", "health", "client"]:
             if run([tactus, "keys", "generate", name, "--out", str(secrets)]).returncode != 0:
                 fail(f"tactus keys generate {name} failed")
-        for name in ["worker", "health", "client"]:
-            (secrets / "authorized" / f"{name}.key").write_bytes((secrets / f"{name}.key").read_bytes())
+        admitted = {"authorized-clients": ["health", "client"], "authorized-workers": ["worker"]}
+        for folder, names in admitted.items():
+            (secrets / folder).mkdir()
+            for name in names:
+                (secrets / folder / f"{name}.key").write_bytes((secrets / f"{name}.key").read_bytes())
         for name, spec in compose["secrets"].items():
             if not (root / spec["file"]).exists():
                 fail(f"secret {name}: {spec['file']} is not among the keys docker/README.md makes")
@@ -251,7 +259,9 @@ def check_compose(tactus):
             song = root / "click-120.wav"
             click_track(song)
             started = time.monotonic()
-            submitted = run([tactus, "submit", str(song), "--wait", "--json", *client,
+            # Every detector named: an advisory one (beatnet) runs only when asked for.
+            named = [argument for name in workers for argument in ["--detector", name]]
+            submitted = run([tactus, "submit", str(song), *named, "--wait", "--json", *client,
                              "--events", f"tcp://127.0.0.1:{host.ports['5557']}"], timeout=120)
             if submitted.returncode != 0:
                 fail(f"tactus submit --wait exited {submitted.returncode}: {submitted.stdout}{submitted.stderr}\n{logs()}")
