@@ -22,7 +22,11 @@ final class WriterLock: Sendable {
         // Never through a symbolic link: the lock file is ours, whoever can write the directory.
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
-            throw .cannotOpen(path: libraryPath, reason: "cannot open its lock file \(path): \(String(cString: strerror(errno)))")
+            let error = errno
+            if error == ENOENT {
+                throw .cannotOpen(path: libraryPath, reason: "its folder \((libraryPath as NSString).deletingLastPathComponent) does not exist")
+            }
+            throw .cannotOpen(path: libraryPath, reason: "cannot open its lock file \(path): \(String(cString: strerror(error)))")
         }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             let error = errno

@@ -44,13 +44,20 @@ import Testing
         _ = try bothWays(["playlist", "--cadence", "140", "--minutes", "1", "--json"])
         _ = try bothWays(["playlist", "--profile", "10s@100,10s@140"])
 
-        // A reference tempo set through the server is the library's, and the other way round.
+        // A reference tempo set through the server is the library's: `--db` reads it. Writing
+        // the running server's library with `--db` is refused (the server is its only writer),
+        // and nothing is set.
         let set = try CLI.run(["truth", "--server", frontend, "set", slow, "101", "--json"])
         #expect(set.status == 0, "\(set.standardError)")
         #expect(set.jsonLines.first?["bpm"] as? Double == 101)
         #expect(set.jsonLines.first?["song"] as? String == slowSong)
         let setOffline = try CLI.run(["truth", "--db", database, "set", fast, "70", "--json"])
-        #expect(setOffline.status == 0, "\(setOffline.standardError)")
+        #expect(setOffline.status == 1)
+        #expect(setOffline.standardError.contains("\(database) is in use by another writer"), "\(setOffline.standardError)")
+        let unset = try bothWays(["compare", fast, "--json"])
+        #expect(unset.jsonLines.first?["song"] != nil && unset.jsonLines.first?["reference"] as? [String: Any] == nil, "\(unset.standardOutput)")
+        let setOnline = try CLI.run(["truth", "--server", frontend, "set", fast, "70", "--json"])
+        #expect(setOnline.status == 0, "\(setOnline.standardError)")
         let compared = try bothWays(["compare", slowSong, "--json"])
         let reference = try #require(compared.jsonLines.first?["reference"] as? [String: Any])
         #expect(reference["bpm"] as? Double == 101 && reference["source"] as? String == "manual")
