@@ -69,10 +69,9 @@ final class FilteredSpectrogram {
             emit(frame)
         }
         if waiting {
+            // The last frame has no pair: it goes with silence, whose spectrum is dropped.
             spectra.second.update(repeating: 0, count: Self.frameSize)
-            magnitudes.withUnsafeMutableBufferPointer { first in
-                pairedMagnitudes.withUnsafeMutableBufferPointer { spectra.transform(first: first.baseAddress!, second: $0.baseAddress!) }
-            }
+            transformPair()
             filter(magnitudes, frame)
             waiting = false
         }
@@ -104,11 +103,16 @@ final class FilteredSpectrogram {
             return
         }
         waiting = false
+        transformPair()
+        filter(magnitudes, frame)
+        filter(pairedMagnitudes, frame)
+    }
+
+    /// The magnitudes of ``spectra``'s two frames into ``magnitudes`` and ``pairedMagnitudes``.
+    private func transformPair() {
         magnitudes.withUnsafeMutableBufferPointer { first in
             pairedMagnitudes.withUnsafeMutableBufferPointer { spectra.transform(first: first.baseAddress!, second: $0.baseAddress!) }
         }
-        filter(magnitudes, frame)
-        filter(pairedMagnitudes, frame)
     }
 
     /// The filtered magnitudes of one frame's spectrum, handed to `frame`.

@@ -22,12 +22,7 @@ public struct AudioProbe: SongProbe {
     /// The song's record from its header; a song that does not decode is refused with the
     /// audio error's code and message.
     public func record(of bytes: [UInt8], name: String, id: SongID) throws(ErrorBody) -> SongRecord {
-        do {
-            let metadata = try AudioStream(.bytes(bytes, name: name), options: decoding).metadata
-            return SongRecord(id: id, fileName: name, byteSize: bytes.count, metadata: metadata)
-        } catch {
-            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
-        }
+        try record(from: .bytes(bytes, name: name), fileName: name, byteSize: bytes.count, id: id)
     }
 
     /// The record of an upload's finished file from its header, read through a descriptor
@@ -38,20 +33,20 @@ public struct AudioProbe: SongProbe {
             throw ErrorBody(code: .internal, message: "\(name): cannot open the uploaded song's file: \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        do {
-            let metadata = try AudioStream(.descriptor(descriptor, name: name), options: decoding).metadata
-            return SongRecord(id: id, fileName: name, byteSize: size, metadata: metadata)
-        } catch {
-            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
-        }
+        return try record(from: .descriptor(descriptor, name: name), fileName: name, byteSize: size, id: id)
     }
 
     /// The record of a file below a library root from its header, read through its open
     /// descriptor (never loaded whole, never opened again by name).
     public func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        try record(from: .descriptor(file.descriptor, name: file.path), fileName: name, byteSize: file.size, id: id)
+    }
+
+    /// The record of the song `source` from its header, checked against ``decoding``'s limits.
+    private func record(from source: AudioSource, fileName: String, byteSize: Int, id: SongID) throws(ErrorBody) -> SongRecord {
         do {
-            let metadata = try AudioStream(.descriptor(file.descriptor, name: file.path), options: decoding).metadata
-            return SongRecord(id: id, fileName: name, byteSize: file.size, metadata: metadata)
+            let metadata = try AudioStream(source, options: decoding).metadata
+            return SongRecord(id: id, fileName: fileName, byteSize: byteSize, metadata: metadata)
         } catch {
             throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
         }

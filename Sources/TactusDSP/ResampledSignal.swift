@@ -1,6 +1,6 @@
 /// A song resampled to the rate a detector's front end works at (``Resampler``, libsoxr),
 /// computed once for every session of the song that needs that rate: detectors that declare
-/// the same ``TactusDetector/DetectorDescriptor/sampleRate`` take it from the song's
+/// the same ``TactusDetector/DetectorDescriptor/analysisSampleRate`` take it from the song's
 /// ``TactusDetector/SharedFrontEnds`` under the same ``Key``.
 ///
 /// Each listener is called with the resampled signal, block by block, in order. Several

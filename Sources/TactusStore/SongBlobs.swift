@@ -76,17 +76,9 @@ public struct SongBlobs: Sendable {
 
     /// Stores `bytes` as the blob `id` (a no-op when a blob of that id and size exists).
     public func put(_ bytes: [UInt8], id: String) throws(SongBlobError) {
-        let finalPath = path(for: id)
-        if let attributes = try? FileManager.default.attributesOfItem(atPath: finalPath),
-            (attributes[.size] as? NSNumber)?.intValue == bytes.count
-        {
-            return
-        }
-        let directory = "\(root)/\(id.prefix(2))"
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw .posix("mkdir", path: directory, errno: errno)
-        }
-        let temporary = "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+        guard !holds(id, size: bytes.count) else { return }
+        let directory = try makeDirectory(for: id)
+        let temporary = Self.temporaryPath(in: directory, id: id)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .posix("create", path: temporary, errno: errno) }
         var failure: SongBlobError?
@@ -106,19 +98,11 @@ public struct SongBlobs: Sendable {
             failure = .posix("fsync", path: temporary, errno: errno)
         }
         close(descriptor)
-        if failure == nil, rename(temporary, finalPath) != 0 {
-            failure = .posix("rename", path: finalPath, errno: errno)
-        }
         if let failure {
             unlink(temporary)
             throw failure
         }
-        guard syncsToDisk else { return }
-        let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryDescriptor >= 0 {
-            fsync(directoryDescriptor)
-            close(directoryDescriptor)
-        }
+        try publish(temporary, as: id, in: directory)
     }
 
     /// Stores the file at `path`, `size` bytes already checked to be the song `id`, as the blob
@@ -126,16 +110,8 @@ public struct SongBlobs: Sendable {
     /// change afterwards (an upload's finished file). A no-op when a blob of that id and size
     /// exists.
     public func put(linking path: String, size: Int, id: String) throws(SongBlobError) {
-        let finalPath = self.path(for: id)
-        if let attributes = try? FileManager.default.attributesOfItem(atPath: finalPath),
-            (attributes[.size] as? NSNumber)?.intValue == size
-        {
-            return
-        }
-        let directory = "\(root)/\(id.prefix(2))"
-        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-            throw .posix("mkdir", path: directory, errno: errno)
-        }
+        guard !holds(id, size: size) else { return }
+        let directory = try makeDirectory(for: id)
         if syncsToDisk {
             let descriptor = open(path, O_RDONLY | O_CLOEXEC)
             guard descriptor >= 0 else { throw .posix("open", path: path, errno: errno) }
@@ -144,10 +120,36 @@ public struct SongBlobs: Sendable {
             close(descriptor)
             guard synced else { throw .posix("fsync", path: path, errno: error) }
         }
-        // Linked under a temporary name, then renamed into place: a blob of the same id put
-        // meanwhile is replaced, never half-written.
-        let temporary = "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+        let temporary = Self.temporaryPath(in: directory, id: id)
         guard link(path, temporary) == 0 else { throw .posix("link", path: temporary, errno: errno) }
+        try publish(temporary, as: id, in: directory)
+    }
+
+    /// Whether the blob `id` exists with `size` bytes.
+    private func holds(_ id: String, size: Int) -> Bool {
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path(for: id)) else { return false }
+        return (attributes[.size] as? NSNumber)?.intValue == size
+    }
+
+    /// The directory of the blob `id`, made if missing.
+    private func makeDirectory(for id: String) throws(SongBlobError) -> String {
+        let directory = "\(root)/\(id.prefix(2))"
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw .posix("mkdir", path: directory, errno: errno)
+        }
+        return directory
+    }
+
+    /// A fresh hidden name in `directory` for the blob `id` while it is being put.
+    private static func temporaryPath(in directory: String, id: String) -> String {
+        "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+    }
+
+    /// Renames the complete file `temporary` to the blob `id` (a blob of the same id put
+    /// meanwhile is replaced, never half-written) and, when ``syncsToDisk``, flushes the
+    /// directory. The temporary file is removed when the rename fails.
+    private func publish(_ temporary: String, as id: String, in directory: String) throws(SongBlobError) {
+        let finalPath = path(for: id)
         guard rename(temporary, finalPath) == 0 else {
             let error = SongBlobError.posix("rename", path: finalPath, errno: errno)
             unlink(temporary)
