@@ -211,21 +211,19 @@ extension Library {
         let agreement = table == "consensus" ? "a.detector_count" : "1"
         // Songs whose every file is missing are left out: the few of them are listed once (from
         // a partial index) rather than looked up for every row.
-        let base = { (branch: Branch) in
-            """
-            SELECT a.song_id AS song_id, a.bpm AS bpm, \(branch.factor) AS factor, a.confidence AS confidence, \(agreement) AS agreement
-            FROM \(table) a
-            WHERE \(filter) AND \(branch.matches("a.bpm")) AND a.song_id NOT IN (SELECT id FROM songs WHERE missing = 1)\(dedupe.replacingOccurrences(of: "FACTOR", with: branch.factor))
-            """
+        // One branch's rows; `picking`: with each row's analysis and without the search for a
+        // better analysis of the song (the window of `every` picks instead).
+        func select(_ branch: Branch, picking: Bool) -> String {
+            let analysis = picking ? ", \(table == "analyses" ? "a.id" : "NULL") AS analysis" : ""
+            let better = picking ? "" : dedupe.replacingOccurrences(of: "FACTOR", with: branch.factor)
+            return """
+                SELECT a.song_id AS song_id, a.bpm AS bpm, \(branch.factor) AS factor, a.confidence AS confidence, \(agreement) AS agreement\(analysis)
+                FROM \(table) a
+                WHERE \(filter) AND \(branch.matches("a.bpm")) AND a.song_id NOT IN (SELECT id FROM songs WHERE missing = 1)\(better)
+                """
         }
-        let rows = { (branch: Branch) in
-            """
-            SELECT a.song_id AS song_id, a.bpm AS bpm, \(branch.factor) AS factor, a.confidence AS confidence, \(agreement) AS agreement, \
-            \(table == "analyses" ? "a.id" : "NULL") AS analysis
-            FROM \(table) a
-            WHERE \(filter) AND \(branch.matches("a.bpm")) AND a.song_id NOT IN (SELECT id FROM songs WHERE missing = 1)
-            """
-        }
+        let base = { (branch: Branch) in select(branch, picking: false) }
+        let rows = { (branch: Branch) in select(branch, picking: true) }
         let every = bestFirst.isEmpty
             ? branches.map(base).joined(separator: "\nUNION ALL\n")
             : """
