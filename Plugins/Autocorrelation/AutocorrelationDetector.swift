@@ -23,7 +23,7 @@ public struct AutocorrelationDetector: TempoDetector {
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "2.0.1",
+        version: "2.0.2",
         summary: "Generalised autocorrelation of the spectral-flux onset signal (Percival & Tzanetakis 2014): the lag at which the song best repeats, then a metrical decision",
         specific: [
             ParameterSpec(
@@ -82,7 +82,7 @@ public struct AutocorrelationDetector: TempoDetector {
             return DecimatedEnvelopeSession(settings: DecimatedEnvelopeSettings(parameters), sampleRate: format.sampleRate)
         default:
             return OnsetAutocorrelationSession(
-                settings: OnsetAutocorrelationSettings(parameters), sampleRate: format.sampleRate, frontEnds: frontEnds)
+                settings: OnsetAutocorrelationSettings(parameters), format: format, frontEnds: frontEnds)
         }
     }
 }

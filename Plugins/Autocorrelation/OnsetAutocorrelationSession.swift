@@ -37,9 +37,11 @@ final class OnsetAutocorrelationSession: DetectorSession {
     private let accumulator: OnsetStrengthAccumulator
     private var finite = FiniteSamples()
 
-    init(settings: OnsetAutocorrelationSettings, sampleRate: Double, frontEnds: SharedFrontEnds) {
+    init(settings: OnsetAutocorrelationSettings, format: SignalFormat, frontEnds: SharedFrontEnds) {
         self.settings = settings
-        accumulator = OnsetStrengthAccumulator(sampleRate: sampleRate, configuration: settings.envelope, frontEnds: frontEnds)
+        accumulator = OnsetStrengthAccumulator(
+            sampleRate: format.sampleRate, configuration: settings.envelope, frontEnds: frontEnds,
+            expectedSamples: format.expectedFrames)
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {

@@ -23,7 +23,7 @@ final class WindowedCombFilterSession: DetectorSession {
             sampleRate: format.sampleRate,
             configuration: OnsetStrengthConfiguration(
                 bandEdgesHz: edges, frameRate: frameRate, compression: parameters.number("compression")),
-            frontEnds: frontEnds)
+            frontEnds: frontEnds, expectedSamples: format.expectedFrames)
         vote = TempoVote(configuration: TempoVoteConfiguration(parameters))
         resonator = ResonatorBank(
             grid: vote.grid, frameRate: frameRate, halfLifeSeconds: parameters.number("resonator_half_life_s"),

@@ -47,8 +47,12 @@ final class EnergyStatisticsSession: DetectorSession {
     private var lowState1: Float = 0
     private var lowState2: Float = 0
     private var highState: Float = 0
-    private var sums: (low: Float, mid: Float, high: Float, all: Float) = (0, 0, 0, 0)
+    /// The samples of a block begun in an earlier call (``pending`` of them).
+    private let partialBlock: UnsafeMutablePointer<Float>
     private var pending = 0
+    /// The last block filtered: its low band and its high-passed signal.
+    private let lowBand: UnsafeMutablePointer<Float>
+    private let highPassed: UnsafeMutablePointer<Float>
     private var sampleCount = 0
     /// Energy per block and band, band-interleaved.
     private var bandEnergies: [Float] = []
@@ -61,58 +65,136 @@ final class EnergyStatisticsSession: DetectorSession {
         blockLength = max(1, Int((settings.blockSeconds * sampleRate).rounded()))
         lowCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.low / sampleRate))
         highCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.high / sampleRate))
+        partialBlock = .allocate(capacity: blockLength)
+        lowBand = .allocate(capacity: blockLength)
+        highPassed = .allocate(capacity: blockLength)
+    }
+
+    deinit {
+        partialBlock.deallocate()
+        lowBand.deallocate()
+        highPassed.deallocate()
     }
 
     func consume(_ samples: UnsafeBufferPointer<Float>) {
         finite.process(samples) { accumulate($0) }
     }
 
+    /// Takes the samples block by block: each block is filtered and summed whole, from its
+    /// start, so the result does not depend on how the song was cut into calls. A block that
+    /// spans two calls is gathered in ``partialBlock``; the others are read where they are.
     private func accumulate(_ samples: UnsafeBufferPointer<Float>) {
-        var low1 = lowState1, low2 = lowState2, high = highState
-        var sums = self.sums
-        var pending = self.pending
-        let lowCoefficient = self.lowCoefficient, highCoefficient = self.highCoefficient
-        let lowKeep = 1 - lowCoefficient, highKeep = 1 - highCoefficient
+        guard let base = samples.baseAddress else { return }
+        sampleCount += samples.count
         var index = 0
-        while index < samples.count {
-            // Up to the end of the block: the loop the samples spend their time in has no branch.
-            let stop = min(samples.count, index + blockLength - pending)
-            for sample in samples[index..<stop] {
-                // y = (1 - a) y + a x: each state goes from sample to sample through one
-                // multiplication and one addition (the filters' recurrences, not the
-                // arithmetic, bound this loop's speed).
-                low1 = lowKeep * low1 + lowCoefficient * sample
-                low2 = lowKeep * low2 + lowCoefficient * low1
-                high = highKeep * high + highCoefficient * sample
-                let mid = high - low2
-                let top = sample - high
-                sums.low += low2 * low2
-                sums.mid += mid * mid
-                sums.high += top * top
-                sums.all += sample * sample
-            }
-            pending += stop - index
-            index = stop
-            if pending == blockLength {
-                bandEnergies.append(sums.low)
-                bandEnergies.append(sums.mid)
-                bandEnergies.append(sums.high)
-                energyPrefix.append(energyPrefix[energyPrefix.count - 1] + Double(sums.all))
-                sums = (0, 0, 0, 0)
-                pending = 0
-            }
+        if pending > 0 {
+            let take = min(blockLength - pending, samples.count)
+            (partialBlock + pending).update(from: base, count: take)
+            pending += take
+            index = take
+            guard pending == blockLength else { return }
+            addBlock(UnsafeBufferPointer(start: partialBlock, count: blockLength))
+            pending = 0
+        }
+        while index + blockLength <= samples.count {
+            addBlock(UnsafeBufferPointer(start: base + index, count: blockLength))
+            index += blockLength
+        }
+        pending = samples.count - index
+        partialBlock.update(from: base + index, count: pending)
+    }
+
+    /// Filters one whole block and records its band energies and its energy.
+    private func addBlock(_ block: UnsafeBufferPointer<Float>) {
+        filter(block)
+        let sums = energies(of: block)
+        bandEnergies.append(sums.low)
+        bandEnergies.append(sums.mid)
+        bandEnergies.append(sums.high)
+        energyPrefix.append(energyPrefix[energyPrefix.count - 1] + Double(sums.all))
+    }
+
+    /// Runs the one-pole filters over the block `samples`, leaving its low band (two poles) in
+    /// ``lowBand`` and its high-passed signal in ``highPassed``.
+    ///
+    /// A one-pole filter, `y[n] = k y[n-1] + a x[n]` (`k = 1 - a`), taken sample by sample is
+    /// a chain of dependent steps that bounds the loop's speed. So two samples are taken at a
+    /// time, the second from the state before both: `y[n+1] = k² y[n-1] + (k a x[n] + a x[n+1])`,
+    /// which halves the chain.
+    private func filter(_ samples: UnsafeBufferPointer<Float>) {
+        var low1 = lowState1, low2 = lowState2, high = highState
+        let lowA = lowCoefficient, highA = highCoefficient
+        let lowK = 1 - lowA, highK = 1 - highA
+        let lowK2 = lowK * lowK, highK2 = highK * highK, lowKA = lowK * lowA
+        let lowBand = self.lowBand, highPassed = self.highPassed
+        var index = 0
+        while index + 2 <= samples.count {
+            let lowIn0 = lowA * samples[index], lowIn1 = lowA * samples[index + 1]
+            let highIn0 = highA * samples[index], highIn1 = highA * samples[index + 1]
+            let first0 = lowK * low1 + lowIn0
+            let first1 = lowK2 * low1 + (lowK * lowIn0 + lowIn1)
+            let second0 = lowK * low2 + lowA * first0
+            let second1 = lowK2 * low2 + (lowKA * first0 + lowA * first1)
+            let high0 = highK * high + highIn0
+            let high1 = highK2 * high + (highK * highIn0 + highIn1)
+            low1 = first1
+            low2 = second1
+            high = high1
+            lowBand[index] = second0
+            lowBand[index + 1] = second1
+            highPassed[index] = high0
+            highPassed[index + 1] = high1
+            index += 2
+        }
+        if index < samples.count {
+            low1 = lowK * low1 + lowA * samples[index]
+            low2 = lowK * low2 + lowA * low1
+            high = highK * high + highA * samples[index]
+            lowBand[index] = low2
+            highPassed[index] = high
         }
         lowState1 = low1
         lowState2 = low2
         highState = high
-        self.sums = sums
-        self.pending = pending
-        sampleCount += samples.count
+    }
+
+    /// The energies over `samples` of the low band, the middle band (the high-passed signal
+    /// less the low band), the high band (the signal less the high-passed) and the whole
+    /// signal, from what ``filter(_:)`` left in the scratch buffers: eight samples at a time,
+    /// in eight lanes per sum.
+    private func energies(of samples: UnsafeBufferPointer<Float>) -> (low: Float, mid: Float, high: Float, all: Float) {
+        guard let input = samples.baseAddress else { return (0, 0, 0, 0) }
+        let lowBand = self.lowBand, highPassed = self.highPassed
+        var low = SIMD8<Float>(repeating: 0), mid = low, top = low, all = low
+        var index = 0
+        while index + 8 <= samples.count {
+            let x = UnsafeRawPointer(input + index).loadUnaligned(as: SIMD8<Float>.self)
+            let lowValues = UnsafeRawPointer(lowBand + index).loadUnaligned(as: SIMD8<Float>.self)
+            let highValues = UnsafeRawPointer(highPassed + index).loadUnaligned(as: SIMD8<Float>.self)
+            let midValues = highValues - lowValues
+            let topValues = x - highValues
+            low += lowValues * lowValues
+            mid += midValues * midValues
+            top += topValues * topValues
+            all += x * x
+            index += 8
+        }
+        var sums = (low: low.sum(), mid: mid.sum(), high: top.sum(), all: all.sum())
+        while index < samples.count {
+            let x = input[index], lowValue = lowBand[index], highValue = highPassed[index]
+            sums.low += lowValue * lowValue
+            sums.mid += (highValue - lowValue) * (highValue - lowValue)
+            sums.high += (x - highValue) * (x - highValue)
+            sums.all += x * x
+            index += 1
+        }
+        return sums
     }
 
     func finish() -> DetectorOutput {
         var prefix = energyPrefix
-        prefix.append(prefix[prefix.count - 1] + Double(sums.all))
+        // The samples of the last, incomplete block count in the song's energy.
+        prefix.append(prefix[prefix.count - 1] + Double(SquaredSum.of(UnsafeBufferPointer(start: partialBlock, count: pending), 0..<pending)))
         let envelope = OnsetStrengthEnvelope(
             frameRate: sampleRate / Double(blockLength), sampleRate: sampleRate, bands: beatStrengths(),
             sampleCount: sampleCount, energyPrefix: prefix)

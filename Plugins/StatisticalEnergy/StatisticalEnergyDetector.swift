@@ -24,7 +24,7 @@ public struct StatisticalEnergyDetector: TempoDetector {
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "2.0.1",
+        version: "2.0.2",
         summary: "Patin's sound-energy statistics: blocks louder than their recent past are beats; tempo from the intervals between beats and a metrical decision",
         specific: [
             ParameterSpec(

@@ -54,10 +54,10 @@ public final class BlockEnergyAccumulator {
 }
 
 /// Sums of squared samples, the inner loop of every energy computation.
-enum SquaredSum {
+public enum SquaredSum {
     /// The sum of the squares of `samples[range]`, accumulated in eight independent lanes so the
     /// compiler can vectorise it (a single running sum cannot be reordered).
-    static func of(_ samples: UnsafeBufferPointer<Float>, _ range: Range<Int>) -> Float {
+    public static func of(_ samples: UnsafeBufferPointer<Float>, _ range: Range<Int>) -> Float {
         guard let base = samples.baseAddress, !range.isEmpty else { return 0 }
         var lanes = SIMD8<Float>(repeating: 0)
         var index = range.lowerBound

@@ -133,8 +133,13 @@ public final class OnsetStrengthAccumulator {
     private var nextEnergyBoundary: Int
 
     /// An accumulator with its own frames; with `frontEnds`, with the frames of any other
-    /// accumulator of the song with the same rate, frame rate and frame length.
-    public init(sampleRate: Double, configuration: OnsetStrengthConfiguration, frontEnds: SharedFrontEnds? = nil) {
+    /// accumulator of the song with the same rate, frame rate and frame length. Given the
+    /// number of samples to expect (``TactusDetector/SignalFormat/expectedFrames``), it holds
+    /// room for their frames from the start instead of growing (and copying) as they come.
+    public init(
+        sampleRate: Double, configuration: OnsetStrengthConfiguration, frontEnds: SharedFrontEnds? = nil,
+        expectedSamples: Int? = nil
+    ) {
         precondition(sampleRate > 0)
         self.sampleRate = sampleRate
         self.configuration = configuration
@@ -153,6 +158,12 @@ public final class OnsetStrengthAccumulator {
         powerScale = 1 / (Float(fftSize) * Float(frames.frameLength))
         frameMagnitudes = [Float](repeating: 0, count: bandBins.count)
         nextEnergyBoundary = max(1, Int((sampleRate / configuration.frameRate).rounded()))
+        if let expectedSamples, expectedSamples > 0 {
+            // At most 2^20 frames (nearly three hours at 100 per second) held in advance.
+            let frameCount = min(Int(Double(expectedSamples) / sampleRate * configuration.frameRate) + 2, 1 << 20)
+            magnitudes.reserveCapacity(frameCount * bandBins.count)
+            energyPrefix.reserveCapacity(frameCount + 1)
+        }
         // Weak: the shared frames may outlive this accumulator.
         frames.listen { [weak self] spectrum in self?.appendFrame(spectrum) }
     }
@@ -166,7 +177,8 @@ public final class OnsetStrengthAccumulator {
         of signal: [Float], sampleRate: Double, configuration: OnsetStrengthConfiguration, blockSize: Int = 4096
     ) -> OnsetStrengthEnvelope {
         precondition(blockSize > 0)
-        let accumulator = OnsetStrengthAccumulator(sampleRate: sampleRate, configuration: configuration)
+        let accumulator = OnsetStrengthAccumulator(
+            sampleRate: sampleRate, configuration: configuration, expectedSamples: signal.count)
         signal.withUnsafeBufferPointer { all in
             var start = 0
             while start < all.count {

@@ -19,10 +19,12 @@ public final class RealFFT {
     private let real: UnsafeMutablePointer<Float>
     private let complex: UnsafeMutablePointer<fftwf_complex>
     private let forwardPlan: fftwf_plan
-    private let inversePlan: fftwf_plan
+    /// Made by the first ``inverse()``: a plan costs FFTW a millisecond or two to make, and
+    /// transforms that only go forward (a spectrogram's frames) never need it.
+    private var inversePlan: fftwf_plan?
 
     /// Prepares transforms of `size` real samples (any size; powers of two and small primes
-    /// are fastest).
+    /// are fastest). The inverse transform is planned when first used.
     public init(size: Int) {
         precondition(size >= 2, "an FFT needs at least two samples")
         self.size = size
@@ -33,14 +35,13 @@ public final class RealFFT {
         complex.initialize(repeating: (0, 0), count: binCount)
         plannerLock.lock()
         forwardPlan = fftwf_plan_dft_r2c_1d(Int32(size), real, complex, UInt32(FFTW_ESTIMATE))
-        inversePlan = fftwf_plan_dft_c2r_1d(Int32(size), complex, real, UInt32(FFTW_ESTIMATE))
         plannerLock.unlock()
     }
 
     deinit {
         plannerLock.lock()
         fftwf_destroy_plan(forwardPlan)
-        fftwf_destroy_plan(inversePlan)
+        if let inversePlan { fftwf_destroy_plan(inversePlan) }
         plannerLock.unlock()
         fftwf_free(real)
         fftwf_free(complex)
@@ -64,6 +65,11 @@ public final class RealFFT {
     /// Transforms ``spectrum`` back into ``samples``, unnormalised (scaled by `size`), as FFTW
     /// does. ``spectrum`` is overwritten.
     public func inverse() {
+        if inversePlan == nil {
+            plannerLock.lock()
+            inversePlan = fftwf_plan_dft_c2r_1d(Int32(size), complex, real, UInt32(FFTW_ESTIMATE))
+            plannerLock.unlock()
+        }
         fftwf_execute(inversePlan)
     }
 

@@ -24,7 +24,8 @@ enum BeatPhase {
     /// nil when the audio is shorter than four beats or has no clear beat at that tempo.
     static func first(in samples: ArraySlice<Float>, sampleRate: Int, bpm: Double) -> Double? {
         let period = frameRate * 60 / bpm
-        let accumulator = OnsetStrengthAccumulator(sampleRate: Double(sampleRate), configuration: configuration)
+        let accumulator = OnsetStrengthAccumulator(
+            sampleRate: Double(sampleRate), configuration: configuration, expectedSamples: samples.count)
         samples.withUnsafeBufferPointer { accumulator.consume($0) }
         let envelope = accumulator.finish()
         let count = envelope.frameCount

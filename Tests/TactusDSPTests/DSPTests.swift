@@ -48,6 +48,14 @@ import TactusDSP
         #expect(FFTSize.atLeast(1114) == 1152)
         #expect(FFTSize.atLeast(371) == 384)
     }
+
+    @Test func autocorrelationSizesArePowersOfTwo() {
+        #expect(FFTSize.powerOfTwo(atLeast: 0) == 2)
+        #expect(FFTSize.powerOfTwo(atLeast: 3) == 4)
+        #expect(FFTSize.powerOfTwo(atLeast: 4096) == 4096)
+        #expect(FFTSize.powerOfTwo(atLeast: 4097) == 8192)
+        #expect(FFTAutocorrelation(length: 1200, maxLag: 1199).fftSize == 4096)
+    }
 }
 
 @Suite struct PeakTests {
