@@ -35,10 +35,11 @@ struct OnsetAutocorrelationSettings {
 final class OnsetAutocorrelationSession: DetectorSession {
     private let settings: OnsetAutocorrelationSettings
     private let accumulator: OnsetStrengthAccumulator
-    private var finite = FiniteSamples()
+    private var finite: FiniteSamples
 
     init(settings: OnsetAutocorrelationSettings, format: SignalFormat, frontEnds: SharedFrontEnds) {
         self.settings = settings
+        finite = FiniteSamples(format: format)
         accumulator = OnsetStrengthAccumulator(
             sampleRate: format.sampleRate, configuration: settings.envelope, frontEnds: frontEnds,
             expectedSamples: format.expectedFrames)

@@ -34,7 +34,7 @@ final class BeatNetSession: DetectorSession {
 
     private let settings: BeatNetSettings
     private let sampleRate: Double
-    private var finite = FiniteSamples()
+    private var finite: FiniteSamples
     /// The song at 22,050 Hz, feeding ``spectrogram``.
     private let resampled: ResampledSignal
     private let spectrogram: FilteredSpectrogram
@@ -47,6 +47,7 @@ final class BeatNetSession: DetectorSession {
 
     init(settings: BeatNetSettings, format: SignalFormat, frontEnds: SharedFrontEnds) {
         self.settings = settings
+        finite = FiniteSamples(format: format)
         sampleRate = format.sampleRate
         let key = ResampledSignal.Key(inputRate: format.sampleRate, outputRate: BeatNetDetector.sampleRate)
         resampled = frontEnds.shared(key) { ResampledSignal(key: key) }

@@ -14,9 +14,10 @@ final class WindowedCombFilterSession: DetectorSession {
     private let groupingBands: [Bool]
     private let subdivisionBands: [Bool]
     private let beatIndices: Range<Int>
-    private var finite = FiniteSamples()
+    private var finite: FiniteSamples
 
     init(parameters: ParameterSet, format: SignalFormat, frontEnds: SharedFrontEnds) {
+        finite = FiniteSamples(format: format)
         let edges = parameters.numbers("band_edges_hz")
         let frameRate = parameters.number("envelope_hz")
         envelope = OnsetStrengthAccumulator(

@@ -37,7 +37,7 @@ struct EnergyStatisticsSettings {
 /// beats' strengths, make a histogram per window (``BeatIntervalHistogram``), and the shared
 /// windowed ``TempoVote`` decides the metrical level with subdivisions read from the high band.
 final class EnergyStatisticsSession: DetectorSession {
-    private var finite = FiniteSamples()
+    private var finite: FiniteSamples
     static let bandCount = 3
     private let settings: EnergyStatisticsSettings
     private let sampleRate: Double
@@ -59,10 +59,19 @@ final class EnergyStatisticsSession: DetectorSession {
     /// Sum of squared samples before each block, then over every sample (for window energies).
     private var energyPrefix: [Double] = [0]
 
-    init(settings: EnergyStatisticsSettings, sampleRate: Double) {
+    /// A session for a song of `format`, holding room for its blocks when their number is known.
+    init(settings: EnergyStatisticsSettings, format: SignalFormat) {
+        let sampleRate = format.sampleRate
+        finite = FiniteSamples(format: format)
         self.settings = settings
         self.sampleRate = sampleRate
         blockLength = max(1, Int((settings.blockSeconds * sampleRate).rounded()))
+        if let expected = format.expectedFrames, expected > 0 {
+            // At most 2^22 blocks (over six hours of 5.8 ms blocks) held in advance.
+            let blocks = min(expected / blockLength + 1, 1 << 22)
+            bandEnergies.reserveCapacity(blocks * Self.bandCount)
+            energyPrefix.reserveCapacity(blocks + 1)
+        }
         lowCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.low / sampleRate))
         highCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.high / sampleRate))
         partialBlock = .allocate(capacity: blockLength)

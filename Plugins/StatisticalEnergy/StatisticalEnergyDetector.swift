@@ -78,7 +78,7 @@ public struct StatisticalEnergyDetector: TempoDetector {
         case "classic":
             return PatinBeatSession(settings: PatinSettings(parameters), sampleRate: format.sampleRate)
         default:
-            return EnergyStatisticsSession(settings: EnergyStatisticsSettings(parameters), sampleRate: format.sampleRate)
+            return EnergyStatisticsSession(settings: EnergyStatisticsSettings(parameters), format: format)
         }
     }
 }

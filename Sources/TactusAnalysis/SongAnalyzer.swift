@@ -19,7 +19,8 @@ import TactusModel
 ///
 /// A song that cannot be decoded gives a ``SongAnalysis`` with its error, never
 /// a thrown error or a crash, so one bad file never stops a batch. Detectors see mono blocks at
-/// the file's own sample rate; they are written so that results do not depend on the rate or
+/// the file's own sample rate, NaN and infinite samples (a damaged float file) silenced once
+/// for all of them (``TactusDetector/SignalFormat/samplesAreFinite``); they are written so that results do not depend on the rate or
 /// the channel count. When every detector works at a declared rate
 /// (``DetectorDescriptor/analysisSampleRate``), the decoder may deliver a lower rate, at or
 /// above the highest of them, where it can do so natively (``DecodingOptions/minimumSampleRate``).
@@ -122,10 +123,14 @@ public struct SongAnalyzer: Sendable {
         private let sessions: [any DetectorSession]
         private var nanoseconds: [UInt64]
         private let energy: BlockEnergyAccumulator
+        /// Turns NaN and infinite samples to silence before anything sees them.
+        private var finite = FiniteSamples()
         private let sampleRate: Double
         private var frames = 0
 
+        /// `format`'s samples are made finite here, once for every session (which are told so).
         init(detectors: [any TempoDetector], format: SignalFormat) {
+            let format = SignalFormat(sampleRate: format.sampleRate, expectedFrames: format.expectedFrames, samplesAreFinite: true)
             self.detectors = detectors
             var nanoseconds: [UInt64] = []
             // The detectors' common front ends (a spectrogram with the same frames) are
@@ -147,11 +152,13 @@ public struct SongAnalyzer: Sendable {
 
         func consume(_ block: UnsafeBufferPointer<Float>) {
             frames += block.count
-            energy.consume(block)
-            for (index, session) in sessions.enumerated() {
-                let start = DispatchTime.now().uptimeNanoseconds
-                session.consume(block)
-                nanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start
+            finite.process(block) { clean in
+                energy.consume(clean)
+                for (index, session) in sessions.enumerated() {
+                    let start = DispatchTime.now().uptimeNanoseconds
+                    session.consume(clean)
+                    nanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start
+                }
             }
         }
 

@@ -1,21 +1,30 @@
+import TactusDetector
+
 /// Hands a detector only finite samples: NaN and infinite samples (a damaged float file can
 /// hold them) become silence, so one bad sample cannot poison running sums, recursive filters
 /// and FFTs for the rest of the song.
 ///
 /// The common case costs one read of the block; a block is copied only when it has a
-/// non-finite sample. Not thread-safe: one per session.
+/// non-finite sample; a session whose samples are known to be finite
+/// (``TactusDetector/SignalFormat/samplesAreFinite``) skips the read. Not thread-safe: one per
+/// session.
 ///
 /// ```swift
 /// finite.process(samples) { clean in envelope.consume(clean) }
 /// ```
 public struct FiniteSamples {
     private var scratch: [Float] = []
+    /// Whether the samples are finite already, as the signal's format says.
+    private let trusted: Bool
 
-    public init() {}
+    /// Checks every block, unless `format` says its samples are finite already.
+    public init(format: SignalFormat? = nil) {
+        trusted = format?.samplesAreFinite ?? false
+    }
 
     /// Calls `body` with `samples`, or with a copy whose non-finite samples are zero.
     public mutating func process(_ samples: UnsafeBufferPointer<Float>, _ body: (UnsafeBufferPointer<Float>) -> Void) {
-        guard !Self.allFinite(samples) else {
+        guard !trusted, !Self.allFinite(samples) else {
             body(samples)
             return
         }

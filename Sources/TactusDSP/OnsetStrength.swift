@@ -127,10 +127,6 @@ public final class OnsetStrengthAccumulator {
     private var magnitudes: [Float] = []
     private var frameMagnitudes: [Float]
 
-    // Energy per hop interval: prefix sums at frame starts.
-    private var energyPrefix: [Double] = [0]
-    private var energyRunning = 0.0
-    private var nextEnergyBoundary: Int
 
     /// An accumulator with its own frames; with `frontEnds`, with the frames of any other
     /// accumulator of the song with the same rate, frame rate and frame length. Given the
@@ -157,19 +153,13 @@ public final class OnsetStrengthAccumulator {
         // over the half spectrum; dividing by fftSize * frameLength makes it rate-independent.
         powerScale = 1 / (Float(fftSize) * Float(frames.frameLength))
         frameMagnitudes = [Float](repeating: 0, count: bandBins.count)
-        nextEnergyBoundary = max(1, Int((sampleRate / configuration.frameRate).rounded()))
         if let expectedSamples, expectedSamples > 0 {
             // At most 2^20 frames (nearly three hours at 100 per second) held in advance.
             let frameCount = min(Int(Double(expectedSamples) / sampleRate * configuration.frameRate) + 2, 1 << 20)
             magnitudes.reserveCapacity(frameCount * bandBins.count)
-            energyPrefix.reserveCapacity(frameCount + 1)
         }
         // Weak: the shared frames may outlive this accumulator.
         frames.listen { [weak self] spectrum in self?.appendFrame(spectrum) }
-    }
-
-    private func frameStart(_ frame: Int) -> Int {
-        frames.frameStart(frame)
     }
 
     /// The envelope of a whole signal held in memory, fed in blocks of `blockSize` samples.
@@ -192,7 +182,6 @@ public final class OnsetStrengthAccumulator {
 
     /// Takes the next samples (any length).
     public func consume(_ samples: UnsafeBufferPointer<Float>) {
-        accumulateEnergy(samples)
         frames.consume(samples, at: consumed)
         consumed += samples.count
     }
@@ -201,11 +190,9 @@ public final class OnsetStrengthAccumulator {
     /// last frames are zero-padded), so the envelope covers the whole signal.
     public func finish() -> OnsetStrengthEnvelope {
         frames.finish()
-        var prefix = energyPrefix
-        prefix.append(prefix.last! + energyRunning)
         return OnsetStrengthEnvelope(
             frameRate: configuration.frameRate, sampleRate: sampleRate, bands: onsetStrength(),
-            sampleCount: consumed, energyPrefix: prefix)
+            sampleCount: consumed, energyPrefix: frames.energyPrefix)
     }
 
     /// Compression relative to the song's mean full-band magnitude, then diff-rect per band.
@@ -258,24 +245,6 @@ public final class OnsetStrengthAccumulator {
         }
         magnitudes = []
         return bands
-    }
-
-    private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {
-        var index = 0
-        var position = consumed
-        while index < samples.count {
-            let take = min(nextEnergyBoundary - position, samples.count - index)
-            energyRunning += Double(SquaredSum.of(samples, index..<(index + take)))
-            index += take
-            position += take
-            if position == nextEnergyBoundary {
-                energyPrefix.append(energyPrefix.last! + energyRunning)
-                energyRunning = 0
-                nextEnergyBoundary = frameStart(energyPrefix.count)
-                // Guard against a zero-length hop at absurd rates.
-                if nextEnergyBoundary <= position { nextEnergyBoundary = position + 1 }
-            }
-        }
     }
 
     /// Appends the band magnitudes of one frame's spectrum (interleaved (re, im) pairs: a

@@ -5,7 +5,8 @@ import Foundation
 /// uses the same frames (``OnsetStrengthAccumulator``s of several detectors).
 ///
 /// Each listener is called with every frame's spectrum (interleaved real and imaginary
-/// parts, `fftSize / 2 + 1` bins) in order. Several owners may feed the same blocks of the
+/// parts, `fftSize / 2 + 1` bins) in order. The signal's energy between frame starts is
+/// summed on the way (``energyPrefix``), for the listeners' window energies. Several owners may feed the same blocks of the
 /// song: ``consume(_:at:)`` takes a block by its position in the song and ignores what it has
 /// already taken, so the frames are transformed once however many owners feed them.
 ///
@@ -45,6 +46,12 @@ public final class SpectralFrames {
     private var nextFrame = 0
     private var finished = false
 
+    /// `energyPrefix[k]` is the sum of the squared samples before the start of frame `k`; once
+    /// finished, its last value is the sum over every sample.
+    public private(set) var energyPrefix: [Double] = [0]
+    private var energyRunning = 0.0
+    private var nextEnergyBoundary: Int
+
     public init(key: Key) {
         precondition(key.sampleRate > 0 && key.frameRate > 0 && key.frameSeconds > 0)
         self.key = key
@@ -54,6 +61,7 @@ public final class SpectralFrames {
         // A periodic Hann window: sums to frameLength / 2.
         let length = frameLength
         window = (0..<length).map { Float(0.5 - 0.5 * cos(2 * Double.pi * Double($0) / Double(length))) }
+        nextEnergyBoundary = max(1, Int((key.sampleRate / key.frameRate).rounded()))
     }
 
     /// Adds a listener, called with each frame's spectrum; before any audio is fed.
@@ -72,7 +80,9 @@ public final class SpectralFrames {
     public func consume(_ samples: UnsafeBufferPointer<Float>, at position: Int) {
         let end = position + samples.count
         guard !finished, end > consumed, position <= consumed else { return }
-        pending.append(contentsOf: samples[(consumed - position)...])
+        let new = UnsafeBufferPointer(rebasing: samples[(consumed - position)...])
+        pending.append(contentsOf: new)
+        accumulateEnergy(new)
         consumed = end
         processAvailableFrames()
     }
@@ -82,12 +92,32 @@ public final class SpectralFrames {
     public func finish() {
         guard !finished else { return }
         finished = true
+        energyPrefix.append(energyPrefix[energyPrefix.count - 1] + energyRunning)
         pending.append(contentsOf: repeatElement(0, count: frameLength))
         while frameStart(nextFrame) < consumed {
             transform(from: frameStart(nextFrame) - pendingStart)
             nextFrame += 1
         }
         pending = []
+    }
+
+    /// Adds the energy of `samples`, the next ones after ``consumed``, to the running sums.
+    private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {
+        var index = 0
+        var position = consumed
+        while index < samples.count {
+            let take = min(nextEnergyBoundary - position, samples.count - index)
+            energyRunning += Double(SquaredSum.of(samples, index..<(index + take)))
+            index += take
+            position += take
+            if position == nextEnergyBoundary {
+                energyPrefix.append(energyPrefix[energyPrefix.count - 1] + energyRunning)
+                energyRunning = 0
+                nextEnergyBoundary = frameStart(energyPrefix.count)
+                // Guard against a zero-length hop at absurd rates.
+                if nextEnergyBoundary <= position { nextEnergyBoundary = position + 1 }
+            }
+        }
     }
 
     private func processAvailableFrames() {

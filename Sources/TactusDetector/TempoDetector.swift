@@ -5,10 +5,15 @@ public struct SignalFormat: Sendable, Hashable {
     /// Sessions that need a position relative to the whole song (the middle excerpt of the
     /// classic comb filter) use it; they must still cope with fewer or more samples.
     public let expectedFrames: Int?
+    /// True when whoever feeds the session has made every sample finite already (NaN and
+    /// infinities turned to silence): ``TactusAnalysis``'s song analyzer does it once for all
+    /// the song's detectors, so theirs need not each look at every sample again.
+    public let samplesAreFinite: Bool
 
-    public init(sampleRate: Double, expectedFrames: Int?) {
+    public init(sampleRate: Double, expectedFrames: Int?, samplesAreFinite: Bool = false) {
         self.sampleRate = sampleRate
         self.expectedFrames = expectedFrames
+        self.samplesAreFinite = samplesAreFinite
     }
 }
 

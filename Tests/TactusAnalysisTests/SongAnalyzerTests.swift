@@ -27,6 +27,29 @@ import TactusTestSupport
         }
     }
 
+    /// NaN and infinite samples are silenced once, before the envelope and the detectors (told
+    /// that their samples are finite) see them: every default detector finds the clean song's
+    /// tempo and the envelope stays finite.
+    @Test func nonFiniteSamplesAreSilencedForEveryDetectorAndTheEnvelope() throws {
+        let rate = 22_050.0
+        let clean = Synth.drumPattern(bpm: 118, seconds: 14, sampleRate: rate, pattern: .backbeat)
+        var damaged = clean
+        for index in stride(from: 700, to: damaged.count, by: 15_000) {
+            damaged[index] = .nan
+            damaged[index + 5] = .infinity
+        }
+        let analyzer = SongAnalyzer.builtin()
+        let expected = analyzer.analyze(samples: clean, sampleRate: rate)
+        let found = analyzer.analyze(samples: damaged, sampleRate: rate)
+        #expect(found.envelope.values.allSatisfy { $0.isFinite })
+        for (analysis, reference) in zip(found.analyses, expected.analyses) {
+            let bpm = try #require(analysis.bpm, "\(analysis.detector) found no tempo")
+            let target = try #require(reference.bpm)
+            #expect(abs(bpm - target) <= 0.005 * target, "\(analysis.detector): \(bpm) vs \(target)")
+            #expect(analysis.confidence.isFinite && analysis.windows.allSatisfy { $0.energy.isFinite })
+        }
+    }
+
     @Test func aSongGetsItsIdentityEnvelopeWindowsAndConsensus() throws {
         let seconds = 20.0
         let music = Synth.drumPattern(bpm: 120, seconds: seconds, sampleRate: 44_100, pattern: .fourOnTheFloor)

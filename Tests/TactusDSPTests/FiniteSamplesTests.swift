@@ -1,5 +1,6 @@
 import Testing
 import TactusDSP
+import TactusDetector
 
 @Suite struct FiniteSamplesTests {
     @Test func finiteBlocksPassThroughUntouched() {
@@ -13,6 +14,18 @@ import TactusDSP
             }
         }
         #expect(seen == block)
+    }
+
+    /// A signal its feeder has made finite already is passed on without a look (so a
+    /// non-finite sample, which such a feeder never sends, would pass too); any other is checked.
+    @Test func aSignalSaidToBeFiniteIsNotCheckedAgain() {
+        let block: [Float] = [0.25, .nan]
+        for (trusted, expectSilenced) in [(true, false), (false, true)] {
+            var finite = FiniteSamples(format: SignalFormat(sampleRate: 8000, expectedFrames: nil, samplesAreFinite: trusted))
+            var seen: [Float] = []
+            block.withUnsafeBufferPointer { samples in finite.process(samples) { seen = Array($0) } }
+            #expect(seen[1].isNaN != expectSilenced)
+        }
     }
 
     @Test func nonFiniteSamplesBecomeSilence() {
