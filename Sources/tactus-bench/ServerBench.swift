@@ -41,6 +41,8 @@ struct ServerBench: ParsableCommand {
             are submitted one at a time; each time runs from the start of the submit to its \
             song.done; the median is reported.
 
+            In place: a fresh server with 2 local workers and the songs' folder as its library root             (--library-root) scans it: every song is opened where it lies, hashed and probed by the             coordinator, never copied, and each worker opens it itself. The coordinator's CPU per song             from the scan to the last song.done (the issue's target: under 5 ms).
+
             Overhead: a fresh server without local workers, and --null-workers external \
             workers (threads of this benchmark) offering the detector bench-null, which answer \
             every job at once with a fixed result. --jobs tiny songs (6 s, 8 kHz WAV) are \
@@ -107,6 +109,10 @@ struct ServerBench: ParsableCommand {
         var server_vs_analyze: Double?
         var whole_process: [WholeProcess] = []
         var worker_peak_rss_mb: Double?
+        /// Coordinator CPU milliseconds per song analysed in place (a scan of the songs' folder).
+        var in_place_coordinator_cpu_ms_per_song: Double?
+        /// Wall seconds from the scan request to the last song.done, songs analysed in place.
+        var in_place_wall_s: Double?
     }
 
     /// `tactus analyze` against `tactus probe` on one file, CPU seconds of each whole process.
@@ -169,6 +175,7 @@ struct ServerBench: ParsableCommand {
             }
         }
         report.speedup = report.throughput[1].songs_per_s / report.throughput[0].songs_per_s
+        (report.in_place_coordinator_cpu_ms_per_song, report.in_place_wall_s) = try inPlace(paths, executable: executable)
         report.latency_runs = try latency(paths, executable: executable)
         report.latency_median_s = median(report.latency_runs)
         report.overhead = try overhead(executable: executable)
@@ -259,6 +266,35 @@ struct ServerBench: ParsableCommand {
             coordinator_cpu_ms_per_song: coordinatorBusy * 1000 / Double(paths.count),
             worker_cores_busy: workersBusy / wall, cpu_s_per_song: (coordinatorBusy + workersBusy) / Double(paths.count),
             machine_busy: (machineAfter.busy - machine.busy) / max(machineAfter.total - machine.total, 1))
+    }
+
+    // MARK: In place
+
+    /// Coordinator CPU ms per song, and the wall seconds, for the songs' folder scanned by a
+    /// fresh server with 2 workers that has it as its library root.
+    private func inPlace(_ paths: [String], executable: String) throws -> (Double, Double) {
+        let folder = (paths[0] as NSString).deletingLastPathComponent
+        let data = try TemporaryDirectory(prefix: "tactus-bench-server-data")
+        let server = try ServeProcess(
+            executable: executable, dataDirectory: data.path, workersPerDetector: 2, extraArguments: ["--library-root", folder])
+        defer { server.stop() }
+        try server.awaitWorkers(detectors: BuiltinDetectors.registry.names, perDetector: 2)
+        let client = try TactusClient(server: server.endpoints.frontend, timeout: .seconds(30))
+        let events = try EventSubscriber(endpoint: server.endpoints.events, topics: [""], context: client.context)
+        Thread.sleep(forTimeInterval: 0.3)  // the subscription reaches the publisher
+        let cpu = ProcessCPU.seconds(server.processID)
+        let start = ContinuousClock.now
+        let summary = try client.scan(ScanRequest(paths: paths), wait: .seconds(600))
+        guard summary.new == paths.count else {
+            throw BenchFailure("the scan of \(folder) found \(summary.new) new songs of \(paths.count) (\(summary.skipped.count) skipped)")
+        }
+        var done = 0
+        while done < summary.new {
+            guard let event = try events.next(timeout: .seconds(120)) else { throw BenchFailure("songs analysed in place did not finish") }
+            if case .songDone = event { done += 1 }
+        }
+        let wall = (ContinuousClock.now - start).seconds
+        return ((ProcessCPU.seconds(server.processID) - cpu) * 1000 / Double(paths.count), wall)
     }
 
     // MARK: Latency
@@ -407,6 +443,11 @@ struct ServerBench: ParsableCommand {
             print(
                 "Whole process, \(whole.file): analyze \(format(whole.analyze_cpu_s, 3)) s CPU, probe \(format(whole.probe_cpu_s, 3)) s CPU: "
                     + "\(format(whole.ratio, 2))x (\(verdict) the \(format(whole.target, 1))x target)")
+        }
+        if let perSong = report.in_place_coordinator_cpu_ms_per_song, let wall = report.in_place_wall_s {
+            print(
+                "Songs analysed in place (a scan of their folder, 2 workers): coordinator CPU \(format(perSong, 1)) ms per song "
+                    + "(\(perSong < 5 ? "meets" : "misses") the 5 ms target); \(format(Double(report.songs) / wall, 2)) songs/s")
         }
         if let rss = report.worker_peak_rss_mb {
             print("Worker peak resident memory, 20-minute 44.1 kHz stereo FLAC: \(format(rss, 1)) MB (\(rss < 100 ? "meets" : "misses") the 100 MB target)")
