@@ -191,8 +191,11 @@ public final class Coordinator: Sendable {
     }
 
     /// Binds the sockets, recovers the queue and serves until ``stop()``. `onReady` is called
-    /// once the sockets are bound, with their endpoints.
+    /// once the sockets are bound, with their endpoints. When it returns, the library's writer
+    /// lock is given up (``TactusStore/Library/endWriting()``): a coordinator runs once.
     public func run(onReady: (BoundEndpoints) -> Void = { _ in }) throws {
+        // Last (defers run in reverse): the library is no longer written once this returns.
+        defer { library.endWriting() }
         let context = try ZMQContext(socketLinger: .milliseconds(500))
         defer { context.shutdown() }
         let loop = try CoordinatorLoop(coordinator: self, context: context)

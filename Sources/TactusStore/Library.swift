@@ -90,8 +90,18 @@ public final class Library: Sendable {
     let pool: DatabasePool
     /// The connection of ``checkpointInBackground()``, apart from the pool's writer.
     private let checkpointer: DatabaseQueue?
-    /// Held while the library is open, with ``Options/exclusiveWriter``.
+    /// Held while the library is open, with ``Options/exclusiveWriter``, or until
+    /// ``endWriting()``.
     private let writerLock: WriterLock?
+
+    /// Gives up the writer's claim (``Options/exclusiveWriter``) now rather than when the last
+    /// reference to the library goes: for a writer that is done (a coordinator whose loop has
+    /// returned), while threads that are ending may still hold the library for a moment, so
+    /// that a server started again at once on the same data directory is not refused. The
+    /// library must not be written afterwards.
+    public func endWriting() {
+        writerLock?.release()
+    }
 
     /// Opens the library at `path`, creating it and migrating its schema as `options` allow.
     public init(path: String, options: Options = Options()) throws(StoreError) {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TactusModel
 
 /// The claim of one process to be a library's writer: an exclusive `flock` on the file
@@ -9,12 +10,14 @@ import TactusModel
 /// would queue the same songs twice. So the coordinator and the commands given `--db` that
 /// write take this lock (``Library/Options/exclusiveWriter``), and the second to come is
 /// refused with ``TactusModel/StoreError/inUse(path:)``. Readers never take it. The kernel
-/// drops the lock when its process ends, however it ends, so no stale lock is left behind.
+/// drops the lock when its process ends, however it ends, so no stale lock is left behind;
+/// a writer that is done gives it up at once with ``release()``.
 final class WriterLock: Sendable {
     /// The lock file of the library at `libraryPath`.
     static func path(of libraryPath: String) -> String { libraryPath + ".writer-lock" }
 
-    private let descriptor: Int32
+    /// The locked file's descriptor, -1 once released.
+    private let descriptor: Mutex<Int32>
 
     /// Takes the lock of the library at `libraryPath`, without waiting.
     init(libraryPath: String) throws(StoreError) {
@@ -34,10 +37,19 @@ final class WriterLock: Sendable {
             if error == EWOULDBLOCK { throw .inUse(path: libraryPath) }
             throw .cannotOpen(path: libraryPath, reason: "cannot lock \(path): \(String(cString: strerror(error)))")
         }
-        self.descriptor = descriptor
+        self.descriptor = Mutex(descriptor)
+    }
+
+    /// Gives the lock up (closing its file drops the `flock`); later calls do nothing.
+    func release() {
+        descriptor.withLock { descriptor in
+            guard descriptor >= 0 else { return }
+            close(descriptor)
+            descriptor = -1
+        }
     }
 
     deinit {
-        close(descriptor)
+        release()
     }
 }

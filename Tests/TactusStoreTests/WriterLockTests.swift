@@ -25,6 +25,22 @@ import Testing
         _ = try Library(path: path, options: Library.Options(exclusiveWriter: true))
     }
 
+    /// A writer that is done gives the lock up while the library is still referenced (a
+    /// stopped coordinator whose threads are ending), and giving it up twice is harmless.
+    @Test func aWriterThatEndsWritingLetsTheNextOneIn() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-writer-lock-end")
+        let path = directory.file("library.sqlite")
+        let first = try Library(path: path, options: Library.Options(exclusiveWriter: true))
+        first.endWriting()
+        first.endWriting()
+        let second = try Library(path: path, options: Library.Options(exclusiveWriter: true))
+        #expect(throws: StoreError.inUse(path: path)) {
+            try Library(path: path, options: Library.Options(exclusiveWriter: true))
+        }
+        withExtendedLifetime(first) {}
+        withExtendedLifetime(second) {}
+    }
+
     @Test func theLockFileIsNeverReachedThroughASymbolicLink() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-writer-lock-link")
         let path = directory.file("library.sqlite")
