@@ -127,7 +127,6 @@ public final class OnsetStrengthAccumulator {
     private var magnitudes: [Float] = []
     private var frameMagnitudes: [Float]
 
-
     /// An accumulator with its own frames; with `frontEnds`, with the frames of any other
     /// accumulator of the song with the same rate, frame rate and frame length. Given the
     /// number of samples to expect (``TactusDetector/SignalFormat/expectedFrames``), it holds

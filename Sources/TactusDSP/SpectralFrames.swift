@@ -6,9 +6,10 @@ import Foundation
 ///
 /// Each listener is called with every frame's spectrum (interleaved real and imaginary
 /// parts, `fftSize / 2 + 1` bins) in order. The signal's energy between frame starts is
-/// summed on the way (``energyPrefix``), for the listeners' window energies. Several owners may feed the same blocks of the
-/// song: ``consume(_:at:)`` takes a block by its position in the song and ignores what it has
-/// already taken, so the frames are transformed once however many owners feed them.
+/// summed on the way (``energyPrefix``), for the listeners' window energies. Several owners
+/// may feed the same blocks of the song: ``consume(_:at:)`` takes a block by its position in
+/// the song and ignores what it has already taken, so the frames are transformed once however
+/// many owners feed them.
 ///
 /// ```swift
 /// let frames = SpectralFrames(key: SpectralFrames.Key(sampleRate: 44_100, frameRate: 100, frameSeconds: 0.0232))
