@@ -1,9 +1,11 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import TactusModel
 
 /// Text made safe for HTML: `&`, `<`, `>`, quotes escaped, and control characters shown as
-/// `\xNN` (a name from a tag or a file is hostile until shown escaped).
+/// ``TactusModel/ShownText`` shows them (a name from a tag or a file is hostile until shown
+/// escaped).
 enum HTML {
     static func escape(_ text: String) -> String {
         var output = ""
@@ -16,11 +18,8 @@ enum HTML {
             case "\"": output += "&quot;"
             case "'": output += "&#39;"
             default:
-                let value = scalar.value
-                if value < 0x20 || (0x7F...0x9F).contains(value) || (0x202A...0x202E).contains(value)
-                    || (0x2066...0x2069).contains(value)
-                {
-                    output += value <= 0xFF ? String(format: "\\x%02X", value) : String(format: "\\u{%X}", value)
+                if ShownText.isControl(scalar) {
+                    output += ShownText.code(scalar)
                 } else {
                     output.unicodeScalars.append(scalar)
                 }

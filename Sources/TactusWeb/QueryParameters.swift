@@ -1,4 +1,5 @@
 import Hummingbird
+import TactusModel
 import TactusProtocol
 
 /// The query string of a request, read as the protocol's typed fields: a value that does not
@@ -47,10 +48,7 @@ struct QueryParameters {
 
     /// A value cut short for an error message, its control characters escaped.
     static func shown(_ text: String) -> String {
-        let cut = text.count > 40 ? String(text.prefix(40)) + "…" : text
-        return cut.unicodeScalars.map { scalar in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "\\x" + String(scalar.value, radix: 16) : String(scalar)
-        }.joined()
+        ShownText.escaped(text.count > 40 ? String(text.prefix(40)) + "…" : text)
     }
 }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import TactusModel
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
@@ -24,7 +25,7 @@ enum CommandLogging {
 }
 
 /// A log handler writing through another with the message and every metadata value escaped
-/// (``TerminalText``): a song name or a worker id with control characters or line breaks
+/// (``ShownText``): a song name or a worker id with control characters or line breaks
 /// cannot colour the log, clear the screen, or forge a line of its own.
 struct EscapingLogHandler: LogHandler {
     private var handler: StreamLogHandler
@@ -55,15 +56,15 @@ struct EscapingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var event = event
-        event.message = "\(TerminalText.escaped(event.message.description))"
+        event.message = "\(ShownText.escaped(event.message.description))"
         event.metadata = event.metadata?.mapValues(Self.escaped)
         handler.log(event: event)
     }
 
     private static func escaped(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
         switch value {
-        case .string(let text): .string(TerminalText.escaped(text))
-        case .stringConvertible(let value): .string(TerminalText.escaped(value.description))
+        case .string(let text): .string(ShownText.escaped(text))
+        case .stringConvertible(let value): .string(ShownText.escaped(value.description))
         case .array(let values): .array(values.map(escaped))
         case .dictionary(let values): .dictionary(values.mapValues(escaped))
         }

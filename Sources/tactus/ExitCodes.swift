@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TactusModel
 
 extension Tactus {
     /// Runs the command line with Tactus's exit codes: 0 success, 1 failure, 2 usage error
@@ -12,14 +13,14 @@ extension Tactus {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((TerminalText.escaped(fullMessage(for: error), keepingNewlines: true) + "\n").utf8))
+                FileHandle.standardError.write(Data((ShownText.escaped(fullMessage(for: error), keepingNewlines: true) + "\n").utf8))
                 Foundation.exit(2)
             }
             // A failure's message may quote what a server or a file said: it is shown escaped.
             if code == .failure, !(error is ExitCode) {
                 let message = fullMessage(for: error)
                 if !message.isEmpty {
-                    FileHandle.standardError.write(Data((TerminalText.escaped(message, keepingNewlines: true) + "\n").utf8))
+                    FileHandle.standardError.write(Data((ShownText.escaped(message, keepingNewlines: true) + "\n").utf8))
                 }
                 Foundation.exit(code.rawValue)
             }

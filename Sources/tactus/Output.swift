@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TactusModel
 
 /// `--json`: JSON (JSON Lines for lists) instead of tables.
 struct OutputOptions: ParsableArguments {
@@ -20,13 +21,13 @@ enum Output {
 
     /// One JSON object on one line.
     static func jsonLine(_ value: some Encodable) throws {
-        Swift.print(TerminalText.jsonSafe(String(decoding: try encoder.encode(value), as: UTF8.self)))
+        Swift.print(ShownText.jsonSafe(String(decoding: try encoder.encode(value), as: UTF8.self)))
     }
 
     /// A table with a header line, columns padded to their widest cell. A cell never breaks
     /// its line: its control characters, line breaks included, are shown escaped.
     static func table(_ headers: [String], _ rows: [[String]]) {
-        let rows = rows.map { $0.map { TerminalText.escaped($0) } }
+        let rows = rows.map { $0.map { ShownText.escaped($0) } }
         var widths = headers.map(\.count)
         for row in rows {
             for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
@@ -59,6 +60,6 @@ enum Output {
     }
 
     static func warn(_ message: String) {
-        FileHandle.standardError.write(Data("tactus: warning: \(TerminalText.escaped(message, keepingNewlines: true))\n".utf8))
+        FileHandle.standardError.write(Data("tactus: warning: \(ShownText.escaped(message, keepingNewlines: true))\n".utf8))
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TactusClient
+import TactusModel
 import TactusProtocol
 
 /// `--server` and `--timeout`, shared by the commands that talk to a coordinator.
@@ -44,7 +45,7 @@ struct ServerOptions: ParsableArguments {
         client.onSlowAnswer = { command, waited in
             let message = "\(server) has not answered '\(command.rawValue)' for \(Int(waited.seconds.rounded())) s; it is "
                 + "connected (busy, not gone), so tactus keeps waiting (Ctrl-C to stop)"
-            FileHandle.standardError.write(Data((erase + TerminalText.escaped(message) + "\n").utf8))
+            FileHandle.standardError.write(Data((erase + ShownText.escaped(message) + "\n").utf8))
         }
         return client
     }

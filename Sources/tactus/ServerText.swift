@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 import TactusProtocol
 
 /// How the client commands print what the server says.
@@ -8,7 +9,7 @@ enum ServerText {
     static func job(_ job: JobInfo) -> String {
         var line = "job \(job.job)  \(job.song.prefix(12))  \(job.detector)  \(job.state.rawValue)  attempt \(job.attempt)"
         if let error = job.error { line += "  \(error.code): \(error.message)" }
-        return TerminalText.escaped(line)
+        return ShownText.escaped(line)
     }
 
     static func bpm(_ bpm: Double?) -> String {

@@ -149,6 +149,9 @@ struct WebGatewayTests {
         // Bad input: the protocol's code and a fitting status, the field named.
         let notANumber = http.get("/api/v1/songs?min_bpm=fast")
         #expect(notANumber.status == 400 && notANumber.code == "bad-request" && notANumber.text.contains("min_bpm"))
+        // A value quoted back has its escape sequence and its right-to-left override escaped.
+        let escaped = http.get("/api/v1/songs?min_bpm=%1B%5B2J%E2%80%AEfast")
+        #expect(escaped.status == 400 && escaped.text.contains(#"\\x1B[2J\\u{202E}fast"#), "\(escaped.text)")
         let reversed = http.get("/api/v1/songs?min_bpm=180&max_bpm=120")
         #expect(reversed.status == 400 && reversed.code == "bad-request" && reversed.text.contains("max_bpm"))
         let tooFast = http.get("/api/v1/songs?max_bpm=5000")

@@ -101,7 +101,7 @@ extension Tactus {
                 if json {
                     try Output.jsonLine(SkippedFile(file: skipped.file, skipped: .init(code: skipped.code, message: skipped.message)))
                 } else {
-                    print("\(TerminalText.escaped(skipped.file))  skipped: \(skipped.code): \(TerminalText.escaped(skipped.message))")
+                    print("\(ShownText.escaped(skipped.file))  skipped: \(skipped.code): \(ShownText.escaped(skipped.message))")
                 }
             }
             if failures > 0 { throw ExitCode.failure }

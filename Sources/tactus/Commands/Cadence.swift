@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TactusCadence
 import TactusClient
+import TactusModel
 import TactusPlot
 
 extension Tactus {
@@ -73,7 +74,7 @@ extension Tactus {
                     if json {
                         try Output.jsonLine(error)
                     } else {
-                        FileHandle.standardError.write(Data("Error: \(TerminalText.escaped(error.error.message))\n".utf8))
+                        FileHandle.standardError.write(Data("Error: \(ShownText.escaped(error.error.message))\n".utf8))
                     }
                     continue
                 }

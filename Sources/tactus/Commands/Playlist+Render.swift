@@ -34,7 +34,7 @@ extension Tactus.Playlist {
             + "\(Output.clock(rendered.seconds)) in "
             + String(format: "%.1f s (%.0fx real time)", rendered.renderSeconds, rendered.seconds / max(rendered.renderSeconds, 1e-9))
         if output.json {
-            FileHandle.standardError.write(Data((TerminalText.escaped(summary, keepingNewlines: true) + "\n").utf8))
+            FileHandle.standardError.write(Data((ShownText.escaped(summary, keepingNewlines: true) + "\n").utf8))
         } else {
             print(summary)
         }

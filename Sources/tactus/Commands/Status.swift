@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TactusModel
 import TactusProtocol
 
 extension Tactus {
@@ -59,7 +60,7 @@ extension Tactus {
             lines.append("workers: \(state.workers.count)")
             for worker in state.workers.sorted(by: { ($0.detector, $0.workerId) < ($1.detector, $1.workerId) }) {
                 let job = worker.job.map { "job \($0)" } ?? "idle"
-                lines.append("  \(TerminalText.escaped(worker.workerId))  \(worker.detector) \(worker.version)  " + job)
+                lines.append("  \(ShownText.escaped(worker.workerId))  \(worker.detector) \(worker.version)  " + job)
             }
             return lines.joined(separator: "\n")
         }

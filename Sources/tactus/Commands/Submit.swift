@@ -3,6 +3,7 @@ import Foundation
 import TactusAudio
 import TactusClient
 import TactusDetector
+import TactusModel
 import TactusProtocol
 
 extension Tactus {
@@ -213,7 +214,7 @@ final class SubmitSession {
         if json {
             try Output.jsonLine(SubmittedSong(file: file, error: error))
         } else {
-            FileHandle.standardError.write(Data((TerminalText.escaped("\(file): \(error.code): \(error.message)") + "\n").utf8))
+            FileHandle.standardError.write(Data((ShownText.escaped("\(file): \(error.code): \(error.message)") + "\n").utf8))
         }
     }
 
@@ -223,7 +224,7 @@ final class SubmitSession {
         if json {
             try Output.jsonLine(SubmittedSong(file: file, skipped: reason))
         } else {
-            print(TerminalText.escaped("\(file)  skipped: \(reason.code): \(reason.message)"))
+            print(ShownText.escaped("\(file)  skipped: \(reason.code): \(reason.message)"))
         }
     }
 
@@ -241,7 +242,7 @@ final class SubmitSession {
         summary += String(format: " in %.1f s", seconds)
         // Standard output holds only JSON Lines with --json.
         if json {
-            FileHandle.standardError.write(Data((TerminalText.escaped(summary, keepingNewlines: true) + "\n").utf8))
+            FileHandle.standardError.write(Data((ShownText.escaped(summary, keepingNewlines: true) + "\n").utf8))
         } else {
             print(summary)
         }
