@@ -60,8 +60,7 @@ final class OnsetAutocorrelationSession: DetectorSession {
             guard let read = GridAutocorrelation(
                 window.bands[0], of: window, grid: grid, beatIndices: beatIndices, autocorrelation: autocorrelation)
             else { return .none(count: grid.count) }
-            let contrast = PeriodicityContrast(
-                autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: read.candidateLags)
+            let contrast = PeriodicityContrast(of: window.bands[0], lags: read.candidateLags, autocorrelation: ordinary)
             return PeriodicityEvidence(strength: contrast.strength(atLag: read.bestLag), curve: read.curve)
         }
     }

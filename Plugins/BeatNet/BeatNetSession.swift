@@ -201,8 +201,8 @@ final class BeatNetSession: DetectorSession {
                 window.bands[0], of: window, grid: grid, beatIndices: beatIndices, autocorrelation: autocorrelation)
             else { return .none(count: grid.count) }
             let lags = read.candidateLags
-            let beat = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[0]), frames: window.frameCount, lags: lags)
-            let onsets = PeriodicityContrast(autocorrelation: ordinary.of(window.bands[1]), frames: window.frameCount, lags: lags)
+            let beat = PeriodicityContrast(of: window.bands[0], lags: lags, autocorrelation: ordinary)
+            let onsets = PeriodicityContrast(of: window.bands[1], lags: lags, autocorrelation: ordinary)
             return PeriodicityEvidence(strength: beat.strength(atLag: read.bestLag) * onsets.strength(atLag: read.bestLag), curve: read.curve)
         }
     }

@@ -231,7 +231,7 @@ final class EnergyStatisticsSession: DetectorSession {
             let bestLag = window.lag(ofBPM: vote.grid.bpms[best])
             let lags = window.lag(ofBPM: vote.grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: vote.grid.bpms[beatIndices.lowerBound])
             let contrasts = window.bands.map { train in
-                PeriodicityContrast(autocorrelation: autocorrelation.of(train), frames: window.frameCount, lags: lags)
+                PeriodicityContrast(of: train, lags: lags, autocorrelation: autocorrelation)
                     .strength(atLag: bestLag)
             }
             let strength = contrasts.max() ?? 0

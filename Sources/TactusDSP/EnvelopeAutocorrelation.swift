@@ -12,19 +12,20 @@ public final class EnvelopeAutocorrelation {
         self.spectralExponent = spectralExponent
     }
 
-    /// The autocorrelation of one envelope at lags `0..<values.count`. With `removeMean` (the
-    /// default) the mean is subtracted first, so the result measures periodicity rather than
-    /// loudness.
-    public func of(_ values: ArraySlice<Float>, removeMean: Bool = true) -> [Float] {
+    /// The autocorrelation of one envelope at lags `0..<values.count`, or `0...maxLag` when a
+    /// reader needs no more (the transforms are then shorter). With `removeMean` (the default)
+    /// the mean is subtracted first, so the result measures periodicity rather than loudness.
+    public func of(_ values: ArraySlice<Float>, removeMean: Bool = true, maxLag: Int? = nil) -> [Float] {
         let length = values.count
         guard length > 1 else { return [Float](repeating: 0, count: max(length, 1)) }
-        if engine?.length != length {
-            engine = FFTAutocorrelation(length: length, maxLag: length - 1, spectralExponent: spectralExponent)
+        let lastLag = min(max(maxLag ?? length - 1, 0), length - 1)
+        if engine?.length != length || engine?.maxLag != lastLag {
+            engine = FFTAutocorrelation(length: length, maxLag: lastLag, spectralExponent: spectralExponent)
             scratch = [Float](repeating: 0, count: length)
         }
         let mean = removeMean ? values.reduce(0, +) / Float(length) : 0
         for (index, value) in values.enumerated() { scratch[index] = value - mean }
-        var result = [Float](repeating: 0, count: length)
+        var result = [Float](repeating: 0, count: lastLag + 1)
         scratch.withUnsafeBufferPointer { input in
             result.withUnsafeMutableBufferPointer { engine!.compute(input, into: $0) }
         }

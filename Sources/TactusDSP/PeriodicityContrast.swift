@@ -13,10 +13,15 @@ public struct PeriodicityContrast {
     private let floor: Double
     private let scale: Double
 
-    /// `autocorrelation`: the autocorrelation of the mean-removed envelope at lags
-    /// `0..<count` (as ``EnvelopeAutocorrelation/of(_:removeMean:)`` returns it); `frames`, the
-    /// envelope's length; `lags`, the range of lags (in frames) the floor is the mean over.
-    public init(autocorrelation: [Float], frames: Int, lags: ClosedRange<Double>, minimumPower: Double = 1e-3) {
+    /// The contrast of `envelope` over `lags`, the range of lags (in frames) the floor is the
+    /// mean over and ``strength(atLag:)`` is read within: its mean-removed autocorrelation is
+    /// computed through `autocorrelation` up to the range's last lag, all a contrast reads.
+    public init(
+        of envelope: ArraySlice<Float>, lags: ClosedRange<Double>, autocorrelation engine: EnvelopeAutocorrelation,
+        minimumPower: Double = 1e-3
+    ) {
+        let frames = envelope.count
+        let autocorrelation = engine.of(envelope, maxLag: Int(lags.upperBound.rounded(.up)) + 1)
         self.autocorrelation = autocorrelation
         let zeroLag = Double(autocorrelation.first ?? 0)
         guard zeroLag > 0, frames > 0 else {
@@ -35,7 +40,7 @@ public struct PeriodicityContrast {
         floor = max(autocorrelation[first...last].reduce(0.0) { $0 + Double($1) } / Double(last - first + 1), 0)
     }
 
-    /// The contrast at `lag` frames (fractional), in 0...1.
+    /// The contrast at `lag` frames (fractional, within the `lags` it was made for), in 0...1.
     public func strength(atLag lag: Double) -> Double {
         let value = (EnvelopeAutocorrelation.value(autocorrelation, atLag: lag) - floor) * scale
         return min(max(value, 0), 1)

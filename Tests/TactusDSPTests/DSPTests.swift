@@ -56,6 +56,20 @@ import TactusDSP
         #expect(FFTSize.powerOfTwo(atLeast: 4097) == 8192)
         #expect(FFTAutocorrelation(length: 1200, maxLag: 1199).fftSize == 4096)
     }
+
+    /// An envelope's autocorrelation asked up to a lag is the full one cut there (to float
+    /// rounding), from shorter transforms; asking the full one again gives every lag.
+    @Test func anEnvelopeAutocorrelationCutAtALagMatchesTheFullOne() {
+        let envelope: [Float] = (0..<2000).map { Float(sin(Double($0) * 0.21) + 0.5 * cos(Double($0) * 0.043)) }
+        let engine = EnvelopeAutocorrelation()
+        let full = engine.of(envelope[...])
+        let cut = engine.of(envelope[...], maxLag: 300)
+        #expect(full.count == 2000 && cut.count == 301)
+        for lag in 0...300 {
+            #expect(abs(cut[lag] - full[lag]) <= 1e-4 * abs(full[0]), "lag \(lag)")
+        }
+        #expect(engine.of(envelope[...]).count == 2000)
+    }
 }
 
 @Suite struct PeakTests {
