@@ -15,9 +15,14 @@ public final class EnvelopeAutocorrelation {
     /// The autocorrelation of one envelope at lags `0..<values.count`, or `0...maxLag` when a
     /// reader needs no more (the transforms are then shorter). With `removeMean` (the default)
     /// the mean is subtracted first, so the result measures periodicity rather than loudness.
+    ///
+    /// Only the ordinary autocorrelation (`spectralExponent` 2) may be cut short: it is the
+    /// same function at every length of transform, while a generalised one depends on it (|X|^k
+    /// is taken of a spectrum sampled at that many points), so a shorter one would differ.
     public func of(_ values: ArraySlice<Float>, removeMean: Bool = true, maxLag: Int? = nil) -> [Float] {
         let length = values.count
         guard length > 1 else { return [Float](repeating: 0, count: max(length, 1)) }
+        precondition(maxLag == nil || spectralExponent == 2, "only the ordinary autocorrelation is cut short")
         let lastLag = min(max(maxLag ?? length - 1, 0), length - 1)
         if engine?.length != length || engine?.maxLag != lastLag {
             engine = FFTAutocorrelation(length: length, maxLag: lastLag, spectralExponent: spectralExponent)
