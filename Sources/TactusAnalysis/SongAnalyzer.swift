@@ -20,10 +20,11 @@ import TactusModel
 /// A song that cannot be decoded gives a ``SongAnalysis`` with its error, never
 /// a thrown error or a crash, so one bad file never stops a batch. Detectors see mono blocks at
 /// the file's own sample rate, NaN and infinite samples (a damaged float file) silenced once
-/// for all of them (``TactusDetector/SignalFormat/samplesAreFinite``); they are written so that results do not depend on the rate or
-/// the channel count. When every detector works at a declared rate
-/// (``DetectorDescriptor/analysisSampleRate``), the decoder may deliver a lower rate, at or
-/// above the highest of them, where it can do so natively (``DecodingOptions/minimumSampleRate``).
+/// for all of them (``TactusDetector/SignalFormat/samplesAreFinite``); they are written so
+/// that results do not depend on the rate or the channel count. When every detector works at a
+/// declared rate (``DetectorDescriptor/analysisSampleRate``), the decoder may deliver a lower
+/// rate, at or above the highest of them, where it can do so natively
+/// (``DecodingOptions/minimumSampleRate``).
 public struct SongAnalyzer: Sendable {
     public let detectors: [any TempoDetector]
     public let decoding: DecodingOptions
