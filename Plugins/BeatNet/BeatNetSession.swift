@@ -55,8 +55,10 @@ final class BeatNetSession: DetectorSession {
         resampled.listen { [weak self] block in self?.take(block) }
         if let expectedFrames = format.expectedFrames {
             let frames = Int(Double(expectedFrames) / sampleRate * Self.frameRate) + 2
-            magnitudes.reserveCapacity(min(frames, 1 << 20) * spectrogram.bandCount)
-            energyPrefix.reserveCapacity(min(frames, 1 << 20) + 2)
+            // At most 2^17 frames (43 minutes at 50 per second) held in advance, whatever a
+            // header claims: a longer song grows as it comes.
+            magnitudes.reserveCapacity(min(frames, 1 << 17) * spectrogram.bandCount)
+            energyPrefix.reserveCapacity(min(frames, 1 << 17) + 2)
         }
     }
 

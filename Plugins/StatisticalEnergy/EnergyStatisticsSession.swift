@@ -67,8 +67,9 @@ final class EnergyStatisticsSession: DetectorSession {
         self.sampleRate = sampleRate
         blockLength = max(1, Int((settings.blockSeconds * sampleRate).rounded()))
         if let expected = format.expectedFrames, expected > 0 {
-            // At most 2^22 blocks (over six hours of 5.8 ms blocks) held in advance.
-            let blocks = min(expected / blockLength + 1, 1 << 22)
+            // At most 2^19 blocks (50 minutes of 5.8 ms blocks) held in advance, whatever a
+            // header claims: a longer song grows as it comes.
+            let blocks = min(expected / blockLength + 1, 1 << 19)
             bandEnergies.reserveCapacity(blocks * Self.bandCount)
             energyPrefix.reserveCapacity(blocks + 1)
         }

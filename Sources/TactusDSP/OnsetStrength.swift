@@ -153,8 +153,9 @@ public final class OnsetStrengthAccumulator {
         powerScale = 1 / (Float(fftSize) * Float(frames.frameLength))
         frameMagnitudes = [Float](repeating: 0, count: bandBins.count)
         if let expectedSamples, expectedSamples > 0 {
-            // At most 2^20 frames (nearly three hours at 100 per second) held in advance.
-            let frameCount = min(Int(Double(expectedSamples) / sampleRate * configuration.frameRate) + 2, 1 << 20)
+            // At most 2^18 frames (43 minutes at 100 per second) held in advance, whatever a
+            // header claims: a longer song grows as it comes.
+            let frameCount = min(Int(Double(expectedSamples) / sampleRate * configuration.frameRate) + 2, 1 << 18)
             magnitudes.reserveCapacity(frameCount * bandBins.count)
         }
         // Weak: the shared frames may outlive this accumulator.
