@@ -34,21 +34,27 @@ struct BeatIntervalHistogram {
     }
 
     private let beats: [[Beat]]
-    private let rate: Double
     private let grid: TempoGrid
     private let kernel: [Double]
     private let kernelArea: Double
-    private let longestInterval: Double
+    /// The grid position of the tempo of each interval between two beats, by its length in
+    /// frames (index 0 unused), up to the longest interval that counts (the grid's slowest
+    /// period): a table made once, for the pairs of every window.
+    private let intervalPositions: [Double]
 
     init(beats: [[Beat]], rate: Double, grid: TempoGrid, settings: Settings) {
         self.beats = beats
-        self.rate = rate
         self.grid = grid
         let steps = settings.smoothing / (log(grid.bpms[1]) - log(grid.bpms[0]))
         let reach = max(1, Int((3 * steps).rounded(.up)))
         kernel = (-reach...reach).map { exp(-0.5 * pow(Double($0) / steps, 2)) }
         kernelArea = kernel.reduce(0, +)
-        longestInterval = 60 / grid.bpms[0]
+        let longestInterval = 60 / grid.bpms[0]
+        var positions = [Double.nan]
+        while Double(positions.count) / rate <= longestInterval {
+            positions.append(grid.position(ofBPM: 60 / (Double(positions.count) / rate)))
+        }
+        intervalPositions = positions
     }
 
     /// The beats of `train` (values per frame at `rate` frames per second).
@@ -84,11 +90,11 @@ struct BeatIntervalHistogram {
         var pairWeight = 0.0
         for i in first..<last {
             for j in (i + 1)..<last {
-                let interval = Double(all[j].frame - all[i].frame) / rate
-                guard interval <= longestInterval else { break }
+                let gap = all[j].frame - all[i].frame
+                guard gap < intervalPositions.count else { break }
                 let weight = all[i].strength * all[j].strength
                 pairWeight += weight
-                let position = grid.position(ofBPM: 60 / interval)
+                let position = intervalPositions[gap]
                 guard position >= 0, position <= Double(grid.count - 1) else { continue }
                 let lower = Int(position), fraction = position - Double(lower)
                 raw[lower] += weight * (1 - fraction)
