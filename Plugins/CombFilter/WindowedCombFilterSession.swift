@@ -74,6 +74,19 @@ struct ResonatorBank {
     private struct Tap {
         var lag: Double
         var weight: Double
+        /// The lag's whole frames, and the shares of the two lags around it in the
+        /// interpolation (`1 - fraction` and `fraction`), computed once.
+        var whole: Int
+        var lowerShare: Double
+        var upperShare: Double
+
+        init(lag: Double, weight: Double) {
+            self.lag = lag
+            self.weight = weight
+            whole = Int(lag)
+            upperShare = lag - Double(whole)
+            lowerShare = 1 - upperShare
+        }
     }
 
     /// `taps[offsets[index]..<offsets[index + 1]]` are grid tempo `index`'s terms, by increasing lag.
@@ -106,8 +119,7 @@ struct ResonatorBank {
                     var sum = 0.0, weightSum = 0.0
                     for tap in taps[offsets[index]..<offsets[index + 1]] {
                         guard tap.lag < last else { break }
-                        let whole = Int(tap.lag), fraction = tap.lag - Double(whole)
-                        sum += tap.weight * (Double(values[whole]) * (1 - fraction) + Double(values[whole + 1]) * fraction)
+                        sum += tap.weight * (Double(values[tap.whole]) * tap.lowerShare + Double(values[tap.whole + 1]) * tap.upperShare)
                         weightSum += tap.weight
                     }
                     return weightSum > 0 ? sum / (weightSum * zeroLag) : 0

@@ -29,12 +29,18 @@ public final class EnvelopeAutocorrelation {
             scratch = [Float](repeating: 0, count: length)
         }
         let mean = removeMean ? values.reduce(0, +) / Float(length) : 0
-        for (index, value) in values.enumerated() { scratch[index] = value - mean }
-        var result = [Float](repeating: 0, count: lastLag + 1)
-        scratch.withUnsafeBufferPointer { input in
-            result.withUnsafeMutableBufferPointer { engine!.compute(input, into: $0) }
+        scratch.withUnsafeMutableBufferPointer { centred in
+            values.withUnsafeBufferPointer { values in
+                for index in 0..<length { centred[index] = values[index] - mean }
+            }
         }
-        return result
+        let engine = self.engine!
+        return scratch.withUnsafeBufferPointer { input in
+            [Float](unsafeUninitializedCapacity: lastLag + 1) { output, initialised in
+                engine.compute(input, into: output)
+                initialised = lastLag + 1
+            }
+        }
     }
 
     /// Each band's autocorrelation (``of(_:removeMean:)``) for `window`.
