@@ -204,7 +204,8 @@ final class EnergyStatisticsSession: DetectorSession {
     func finish() -> DetectorOutput {
         var prefix = energyPrefix
         // The samples of the last, incomplete block count in the song's energy.
-        prefix.append(prefix[prefix.count - 1] + Double(SquaredSum.of(UnsafeBufferPointer(start: partialBlock, count: pending), 0..<pending)))
+        let lastSamples = UnsafeBufferPointer(start: partialBlock, count: pending)
+        prefix.append(prefix[prefix.count - 1] + Double(SquaredSum.of(lastSamples, lastSamples.indices)))
         let envelope = OnsetStrengthEnvelope(
             frameRate: sampleRate / Double(blockLength), sampleRate: sampleRate, bands: beatStrengths(),
             sampleCount: sampleCount, energyPrefix: prefix)

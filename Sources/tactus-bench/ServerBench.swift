@@ -41,7 +41,10 @@ struct ServerBench: ParsableCommand {
             are submitted one at a time; each time runs from the start of the submit to its \
             song.done; the median is reported.
 
-            In place: a fresh server with 2 local workers and the songs' folder as its library root             (--library-root) scans it: every song is opened where it lies, hashed and probed by the             coordinator, never copied, and each worker opens it itself. The coordinator's CPU per song             from the scan to the last song.done (the issue's target: under 5 ms).
+            In place: a fresh server with 2 local workers and the songs' folder as its library \
+            root (--library-root) scans it: every song is opened where it lies, hashed and probed \
+            by the coordinator, never copied, and each worker opens it itself. Reported: the \
+            coordinator's CPU per song from the scan to the last song.done (target: under 5 ms).
 
             Overhead: a fresh server without local workers, and --null-workers external \
             workers (threads of this benchmark) offering the detector bench-null, which answer \
