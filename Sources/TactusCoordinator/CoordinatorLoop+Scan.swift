@@ -20,17 +20,20 @@ final class ScanState {
     let answers: [(Result<ClientReply.Response, any Error>) -> Void]
     /// When the scan started (before its walk).
     let started: ContinuousClock.Instant
+    /// The files whose SHA-256 a worker computed.
+    let hashedByWorkers: ScanCounter
     var tally: ScanTally
     var next = 0
 
     init(
         scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void],
-        started: ContinuousClock.Instant
+        started: ContinuousClock.Instant, hashedByWorkers: ScanCounter
     ) {
         self.scan = scan
         self.started = started
         self.plan = plan
         self.answers = answers
+        self.hashedByWorkers = hashedByWorkers
         tally = ScanTally(plan)
     }
 }
@@ -88,8 +91,10 @@ extension CoordinatorLoop {
             request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: library, blobs: coordinator.blobs,
             probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
             libraryRoots: configuration.libraryRoots)
-        let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name in
-            let prepared = try intake.prepare(file, name: name)
+        let hashedByWorkers = ScanCounter()
+        let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name, song in
+            if song != nil { hashedByWorkers.add() }
+            let prepared = try intake.prepare(file, name: name, song: song)
             return LibraryScan.Preparation(
                 song: prepared.song, location: file.location, songWasKnown: prepared.songWasKnown, requests: prepared.requests)
         }
@@ -104,23 +109,29 @@ extension CoordinatorLoop {
                 if pending.answers.isEmpty { logger.warning("a watched scan failed", metadata: ["error": "\(error)"]) }
                 startNextScan()
             case .success(let plan):
-                continueScan(ScanState(scan: scan, plan: plan, answers: pending.answers, started: started))
+                continueScan(
+                    ScanState(scan: scan, plan: plan, answers: pending.answers, started: started, hashedByWorkers: hashedByWorkers))
             }
         }
     }
 
-    /// Looks at the next batch of files, then the next, then finishes.
+    /// Looks at the next batch of files (hashed by the workers that share their roots, where
+    /// any does), then the next, then finishes.
     private func continueScan(_ state: ScanState) {
         guard state.next < state.plan.files.count else { return finishScan(state) }
         let batch = Array(state.plan.files[state.next..<min(state.next + Self.scanBatch, state.plan.files.count)])
         state.next += batch.count
         let scan = state.scan
-        intake.run({ batch.map { scan.look(at: $0) } }) { [self] outcomes in
-            for (found, outcome) in zip(batch, outcomes) {
-                record(outcome, of: found, in: state)
+        identities(of: batch) { [self] identities in
+            intake.run({ zip(batch, identities).map { scan.look(at: $0, identity: $1) } }) { [self] outcomes in
+                for (found, outcome) in zip(batch, outcomes) {
+                    record(outcome, of: found, in: state)
+                }
+                var progress = state.tally.progress(looked: state.next, seconds: (ContinuousClock.now - state.started).seconds)
+                progress.hashedByWorkers = state.hashedByWorkers.value
+                publish(.scanProgress(progress))
+                continueScan(state)
             }
-            publish(.scanProgress(state.tally.progress(looked: state.next, seconds: (ContinuousClock.now - state.started).seconds)))
-            continueScan(state)
         }
     }
 
@@ -150,7 +161,8 @@ extension CoordinatorLoop {
             case .failure(let error):
                 state.answers.forEach { $0(.failure(error)) }
             case .success(let (moved, missing)):
-                let summary = state.tally.finished(moved: moved, missing: missing, seconds: (ContinuousClock.now - state.started).seconds)
+                var summary = state.tally.finished(moved: moved, missing: missing, seconds: (ContinuousClock.now - state.started).seconds)
+                summary.hashedByWorkers = state.hashedByWorkers.value
                 logger.info(
                     "scan done",
                     metadata: [

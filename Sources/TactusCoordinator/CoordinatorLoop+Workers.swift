@@ -26,10 +26,12 @@ extension CoordinatorLoop {
         case .ready(let body):
             workerReady(
                 address, id: body.workerId, offers: [DetectorOffer(detector: body.detector, params: body.params)], roots: body.roots,
-                version: version)
+                identifies: false, version: version)
             return
         case .offer(let body):
-            workerReady(address, id: body.workerId, offers: body.detectors, roots: body.roots, version: version)
+            workerReady(
+                address, id: body.workerId, offers: body.detectors, roots: body.roots, identifies: body.identifies == true,
+                version: version)
             return
         default: break
         }
@@ -48,6 +50,7 @@ extension CoordinatorLoop {
         let size = frames.dropFirst().reduce(0) { $0 + $1.count }
         switch message {
         case .ready, .offer, .heartbeat: break
+        case .identified(let body): workerIdentified(address, body)
         case .disconnect(let body):
             workerLost(address, reason: "disconnected: \(body.reason ?? "no reason")", notify: true)
         case .result(let body, let envelope):
@@ -75,7 +78,9 @@ extension CoordinatorLoop {
         workerLost(address, reason: "protocol error: \(error)", notify: false)
     }
 
-    private func workerReady(_ address: [UInt8], id: String, offers: [DetectorOffer], roots: [String]?, version: ProtocolVersion) {
+    private func workerReady(
+        _ address: [UInt8], id: String, offers: [DetectorOffer], roots: [String]?, identifies: Bool, version: ProtocolVersion
+    ) {
         if workers[address] != nil {
             sendToWorker(
                 address,
@@ -112,7 +117,7 @@ extension CoordinatorLoop {
             ConnectedWorker(
                 address: address, id: id, version: version, detectors: descriptors,
                 params: Dictionary(offers.map { ($0.detector.name, $0.params) }, uniquingKeysWith: { first, _ in first }),
-                expiry: .now + workerExpiry, assignment: nil, roots: Set(roots ?? [])))
+                expiry: .now + workerExpiry, assignment: nil, roots: Set(roots ?? []), identifies: identifies))
         // Answered at once, not at the next heartbeat tick: a worker gives up on a connection
         // the coordinator has not answered within the liveness, counted from its connect, and a
         // connection that took long to establish (a link coming back) would otherwise be
@@ -134,6 +139,7 @@ extension CoordinatorLoop {
         }
         workers.remove(address)
         logger.warning("worker lost", metadata: ["worker": "\(worker.id)", "reason": "\(reason)"])
+        abandonIdentifyRequests(of: address)
         for descriptor in worker.detectors {
             publish(
                 .workerLost(WorkerEvent(workerId: worker.id, detector: descriptor.name, version: descriptor.version, reason: reason)))

@@ -37,6 +37,9 @@ final class CoordinatorLoop {
     /// Scans waiting for the running one (``scanRunning``) to end.
     var waitingScans: [PendingScan] = []
     var scanRunning = false
+    /// The IDENTIFY requests sent to workers and not answered yet, by number.
+    var identifyRequests: [Int64: IdentifyRequest] = [:]
+    var nextIdentifyRequest: Int64 = 1
     /// Submissions are refused once a stop was asked for.
     var accepting = true
     /// Completed jobs, for the jobs-per-second figure of `status`.
@@ -274,6 +277,7 @@ final class CoordinatorLoop {
         for (worker, reason) in workers.expired(at: now, processRunning: running) {
             workerLost(worker.address, reason: reason, notify: true)
         }
+        if !identifyRequests.isEmpty { abandonIdentifyRequests(at: now) }
         guard now >= nextHeartbeat else { return }
         nextHeartbeat = now + heartbeatInterval
         for worker in workers.all {

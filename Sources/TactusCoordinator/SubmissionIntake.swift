@@ -110,10 +110,11 @@ struct SubmissionIntake: Sendable {
 
     /// A file below a library root, analysed in place: its size is checked on the open
     /// descriptor before anything is read, its header is read and its bytes hashed through
-    /// the descriptor in bounded pieces, and nothing is copied (the workers open the file, or
-    /// get its bytes read from it when the job is sent). The song's location comes with it.
-    func prepare(_ file: LibraryFile, name: String) throws -> PreparedSubmission {
-        let (record, known) = try library.identify(file, limit: min(maxSongBytes, maxAudioBytes)) { song in
+    /// the descriptor in bounded pieces (unless `song` is given: a worker hashed the file as it
+    /// is), and nothing is copied (the workers open the file, or get its bytes read from it
+    /// when the job is sent). The song's location comes with it.
+    func prepare(_ file: LibraryFile, name: String, song: SongID? = nil) throws -> PreparedSubmission {
+        let (record, known) = try library.identify(file, limit: min(maxSongBytes, maxAudioBytes), song: song) { song in
             try probeRecord(file, name: name, id: song)
         }
         var prepared = try jobs(for: record)

@@ -44,6 +44,8 @@ struct ConnectedWorker: Sendable {
     var assignment: Assignment?
     /// The library roots the worker declared it can open files under (READY's `roots`).
     var roots: Set<String> = []
+    /// Whether it answers IDENTIFY for files below them (version 2 READY's `identifies`).
+    var identifies = false
 
     /// The declaration of `name` as this worker offers it.
     func descriptor(_ name: String) -> DetectorDescriptor? {

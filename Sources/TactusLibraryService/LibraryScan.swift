@@ -12,7 +12,8 @@ import TactusStore
 /// In three steps: ``plan(paths:)`` walks the directories (never following symbolic links)
 /// and reads the stored locations below them; ``look(at:)`` takes each file in turn: one whose
 /// size and modification time are those stored is unchanged without being read; any other is
-/// opened safely, hashed in bounded pieces and prepared (``Library/identify(_:limit:probe:)``, then
+/// opened safely, hashed in bounded pieces (unless a worker hashed it: an ``Identity``) and
+/// prepared (``Library/identify(_:limit:song:probe:)``, then
 /// the analyses still to do), its location recorded when no analysis is needed (the caller
 /// records it with the analyses or their jobs otherwise); ``finish(_:)`` then treats the
 /// stored locations that were not found: a song found at another path moved (its old location
@@ -21,8 +22,9 @@ import TactusStore
 public struct LibraryScan: Sendable {
     public let library: Library
     public let roots: LibraryRoots
-    /// Prepares a file that must be looked at (hash, header, analyses still to do).
-    public let prepare: @Sendable (LibraryFile, String) throws -> Preparation
+    /// Prepares a file that must be looked at (hash, header, analyses still to do), given the
+    /// file, its name, and the song it holds when a worker hashed it (nil: hash it).
+    public let prepare: @Sendable (LibraryFile, String, SongID?) throws -> Preparation
 
     /// A file looked at: its song's record, where it lies, whether the library had the song,
     /// and the analyses still to do (by detector and parameters).
@@ -41,7 +43,9 @@ public struct LibraryScan: Sendable {
     }
 
     /// `prepare` prepares a file whose size or modification time is not the one stored.
-    public init(library: Library, roots: LibraryRoots, prepare: @escaping @Sendable (LibraryFile, String) throws -> Preparation) {
+    public init(
+        library: Library, roots: LibraryRoots, prepare: @escaping @Sendable (LibraryFile, String, SongID?) throws -> Preparation
+    ) {
         self.library = library
         self.roots = roots
         self.prepare = prepare
@@ -55,6 +59,27 @@ public struct LibraryScan: Sendable {
         public var stored: (song: SongID, location: SongLocation)?
 
         public var absolutePath: String { root + "/" + entry.relative }
+
+        /// Whether its size and modification time are those stored: unchanged, not read.
+        public var isUnchanged: Bool {
+            guard let stored, !stored.location.missing else { return false }
+            return stored.location.byteSize == entry.size && stored.location.mtimeNs == entry.mtimeNs
+        }
+    }
+
+    /// The SHA-256 of a file as another process (a worker sharing the root) found it, with the
+    /// size and modification time the file had then. It is used only while the file still has
+    /// them when the scan opens it; otherwise the scan hashes the file itself.
+    public struct Identity: Sendable, Hashable {
+        public var song: SongID
+        public var size: Int
+        public var mtimeNs: Int64
+
+        public init(song: SongID, size: Int, mtimeNs: Int64) {
+            self.song = song
+            self.size = size
+            self.mtimeNs = mtimeNs
+        }
     }
 
     /// What the walk found: the files, what was skipped, and the stored locations below the
@@ -119,24 +144,22 @@ public struct LibraryScan: Sendable {
         }
     }
 
-    /// Looks at one file found by the walk.
-    public func look(at found: Found) -> Outcome {
-        if let stored = found.stored, !stored.location.missing, stored.location.byteSize == found.entry.size,
-            stored.location.mtimeNs == found.entry.mtimeNs
-        {
-            return .unchanged
-        }
+    /// Looks at one file found by the walk, with its ``Identity`` when a worker hashed it.
+    public func look(at found: Found, identity: Identity? = nil) -> Outcome {
+        if found.isUnchanged { return .unchanged }
         do {
-            return try examine(found)
+            return try examine(found, identity: identity)
         } catch {
             return .skipped(ScanSkip(found.absolutePath, error))
         }
     }
 
-    /// Opens, hashes and prepares a file whose size or time is not the stored one.
-    private func examine(_ found: Found) throws -> Outcome {
+    /// Opens, hashes (unless `identity` still holds) and prepares a file whose size or time is
+    /// not the stored one.
+    private func examine(_ found: Found, identity: Identity?) throws -> Outcome {
         let file = try roots.open(root: found.root, relative: found.entry.relative, named: found.absolutePath)
-        let prepared = try prepare(file, (found.entry.relative as NSString).lastPathComponent)
+        let hashed = identity.flatMap { $0.size == file.size && $0.mtimeNs == file.mtimeNs ? $0.song : nil }
+        let prepared = try prepare(file, (found.entry.relative as NSString).lastPathComponent, hashed)
         let song = prepared.song.id
         if let stored = found.stored, stored.song == song {
             // The same bytes (touched, or found again after being missing).
@@ -255,17 +278,18 @@ extension ScanSkip {
 
 extension Library {
     /// The song the file below a library root holds: its size is checked against `limit` on
-    /// the open descriptor before anything is read, its bytes hashed in bounded pieces; its
-    /// record is the library's, or `probe`'s (which reads the header through the descriptor)
-    /// for bytes new to the library. How a server prepares a file submitted by path or found by
-    /// a scan, and how `tactus scan --db` does.
+    /// the open descriptor before anything is read, its bytes hashed in bounded pieces (unless
+    /// `song` is given: the SHA-256 a worker found for the file as it is); its record is the
+    /// library's, or `probe`'s (which reads the header through the descriptor) for bytes new
+    /// to the library. How a server prepares a file submitted by path or found by a scan, and
+    /// how `tactus scan --db` does.
     public func identify(
-        _ file: LibraryFile, limit: Int, probe: (SongID) throws -> SongRecord
+        _ file: LibraryFile, limit: Int, song: SongID? = nil, probe: (SongID) throws -> SongRecord
     ) throws -> (record: SongRecord, known: Bool) {
         guard file.size <= limit else {
             throw ErrorBody(code: .tooLarge, message: "\(file.path): \(file.size) bytes is over the song size limit of \(limit) bytes")
         }
-        let song = try file.songID()
+        let song = try song ?? file.songID()
         if let known = try self.song(song) { return (known, true) }
         return (try probe(song), false)
     }

@@ -65,6 +65,9 @@ public struct ScanSummary: WireBody {
     public var files: Int
     /// In `scan.progress` events: the files looked at so far (absent in the reply).
     public var looked: Int?
+    /// A server's scan only: the files whose SHA-256 its workers computed (IDENTIFY), rather
+    /// than the coordinator; absent when it was none.
+    public var hashedByWorkers: Int?
     public var seconds: Double
 
     public init(
@@ -87,6 +90,7 @@ public struct ScanSummary: WireBody {
     enum CodingKeys: String, CodingKey {
         case new, changed, moved, missing, unchanged, copies, skipped, files, looked, seconds, failed
         case queuedJobs = "queued_jobs"
+        case hashedByWorkers = "hashed_by_workers"
     }
 }
 

@@ -46,9 +46,7 @@ public struct UploadRequest: WireBody {
             guard (1...Self.maxSize).contains(size) else {
                 throw .invalidBody(command: command, field: "size", detail: "must be 1 to \(Self.maxSize)")
             }
-            guard sha256.utf8.count == 64, sha256.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-                throw .invalidBody(command: command, field: "sha256", detail: "must be 64 lowercase hex digits")
-            }
+            try Check.sha256(sha256, field: "sha256", command: command)
         }
     }
 

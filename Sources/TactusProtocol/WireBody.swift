@@ -35,6 +35,13 @@ enum Check {
         }
     }
 
+    /// A SHA-256: 64 lowercase hex digits.
+    static func sha256(_ text: String, field: String, command: String) throws(ProtocolError) {
+        guard text.utf8.count == 64, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw .invalidBody(command: command, field: field, detail: "must be 64 lowercase hex digits")
+        }
+    }
+
     static func positive(_ value: Int64, field: String, command: String) throws(ProtocolError) {
         guard value >= 1 else { throw .invalidBody(command: command, field: field, detail: "must be at least 1") }
     }

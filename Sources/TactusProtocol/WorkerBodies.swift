@@ -235,15 +235,18 @@ public struct OfferBody: WireBody {
     public var detectors: [DetectorOffer]
     /// The library roots the worker can open files under itself, as in version 1's READY.
     public var roots: [String]?
+    /// The worker answers IDENTIFY for files below its roots.
+    public var identifies: Bool?
 
-    public init(workerId: String, detectors: [DetectorOffer], roots: [String]? = nil) {
+    public init(workerId: String, detectors: [DetectorOffer], roots: [String]? = nil, identifies: Bool? = nil) {
         self.workerId = workerId
         self.detectors = detectors
         self.roots = roots
+        self.identifies = identifies
     }
 
     enum CodingKeys: String, CodingKey {
-        case workerId = "worker_id", detectors, roots
+        case workerId = "worker_id", detectors, roots, identifies
     }
 
     public func validate(command: String) throws(ProtocolError) {

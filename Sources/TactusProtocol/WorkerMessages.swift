@@ -4,7 +4,8 @@
 ///
 /// READY and RESULT have one body per version: ``ready(_:)`` and ``result(_:envelope:)`` are
 /// version 1 (one detector, one job), ``offer(_:)`` and ``songResult(_:envelope:)`` version 2
-/// (several detectors, all of a song's jobs); HEARTBEAT and DISCONNECT are the same in both.
+/// (several detectors, all of a song's jobs); HEARTBEAT and DISCONNECT are the same in both;
+/// IDENTIFIED exists in version 2 only.
 public enum WorkerMessage: Sendable, Hashable {
     /// The first message after connecting (version 1: one detector).
     case ready(ReadyBody)
@@ -14,6 +15,8 @@ public enum WorkerMessage: Sendable, Hashable {
     case result(ResultBody, envelope: [Float]?)
     /// The outcomes of every job of a version-2 JOB, with the song's envelope when asked for.
     case songResult(SongResultBody, envelope: [Float]?)
+    /// The answer to an IDENTIFY (version 2).
+    case identified(IdentifiedBody)
     /// "Still here"; sent when nothing else was sent for a heartbeat interval.
     case heartbeat
     /// The worker is leaving.
@@ -21,13 +24,14 @@ public enum WorkerMessage: Sendable, Hashable {
 
     /// The command frames, in upper case as in Majordomo.
     public enum Command: String, Sendable, CaseIterable {
-        case ready = "READY", result = "RESULT", heartbeat = "HEARTBEAT", disconnect = "DISCONNECT"
+        case ready = "READY", result = "RESULT", heartbeat = "HEARTBEAT", disconnect = "DISCONNECT", identified = "IDENTIFIED"
     }
 
     public var command: Command {
         switch self {
         case .ready, .offer: .ready
         case .result, .songResult: .result
+        case .identified: .identified
         case .heartbeat: .heartbeat
         case .disconnect: .disconnect
         }
@@ -37,7 +41,7 @@ public enum WorkerMessage: Sendable, Hashable {
     public var requiredVersion: ProtocolVersion? {
         switch self {
         case .ready, .result: .v1
-        case .offer, .songResult: .v2
+        case .offer, .songResult, .identified: .v2
         case .heartbeat, .disconnect: nil
         }
     }
@@ -60,6 +64,7 @@ public enum WorkerMessage: Sendable, Hashable {
                 throw .unencodable(command: name, detail: "envelope_hop_s is set exactly when the envelope is sent")
             }
             return header + [try JSONBody.encode(body, command: name)] + (envelope.map { [Float32Frame.encode($0)] } ?? [])
+        case .identified(let body): return header + [try JSONBody.encode(body, command: name)]
         case .heartbeat: return header + [try JSONBody.encode(EmptyBody(), command: name)]
         case .disconnect(let body): return header + [try JSONBody.encode(body, command: name)]
         }
@@ -85,6 +90,8 @@ public enum WorkerMessage: Sendable, Hashable {
         case (.result, true):
             let body = try reader.body(SongResultBody.self, limits: limits)
             message = .songResult(body, envelope: try reader.floats("envelope", present: body.envelopeHopS != nil, limits: limits))
+        case (.identified, true): message = .identified(try reader.onlyBody(IdentifiedBody.self, limits: limits))
+        case (.identified, false): throw .unknownCommand(received: command.rawValue, known: ["READY", "RESULT", "HEARTBEAT", "DISCONNECT"])
         case (.heartbeat, _):
             _ = try reader.onlyBody(EmptyBody.self, limits: limits)
             message = .heartbeat
@@ -100,18 +107,21 @@ public enum CoordinatorMessage: Sendable, Hashable {
     case job(JobBody, audio: [UInt8])
     /// Every job of one song for a worker's detectors, with the song's bytes (version 2).
     case songJob(SongJobBody, audio: [UInt8])
+    /// A request for the SHA-256 of files below the worker's roots (version 2).
+    case identify(IdentifyBody)
     /// "Still here"; sent to every worker each heartbeat interval.
     case heartbeat
     /// The coordinator refuses the worker (with an error) or is shutting down (without).
     case disconnect(DisconnectBody)
 
     public enum Command: String, Sendable, CaseIterable {
-        case job = "JOB", heartbeat = "HEARTBEAT", disconnect = "DISCONNECT"
+        case job = "JOB", heartbeat = "HEARTBEAT", disconnect = "DISCONNECT", identify = "IDENTIFY"
     }
 
     public var command: Command {
         switch self {
         case .job, .songJob: .job
+        case .identify: .identify
         case .heartbeat: .heartbeat
         case .disconnect: .disconnect
         }
@@ -121,7 +131,7 @@ public enum CoordinatorMessage: Sendable, Hashable {
     public var requiredVersion: ProtocolVersion? {
         switch self {
         case .job: .v1
-        case .songJob: .v2
+        case .songJob, .identify: .v2
         case .heartbeat, .disconnect: nil
         }
     }
@@ -135,6 +145,7 @@ public enum CoordinatorMessage: Sendable, Hashable {
         switch self {
         case .job(let body, let audio): return header + [try JSONBody.encode(body, command: name), audio]
         case .songJob(let body, let audio): return header + [try JSONBody.encode(body, command: name), audio]
+        case .identify(let body): return header + [try JSONBody.encode(body, command: name)]
         case .heartbeat: return header + [try JSONBody.encode(EmptyBody(), command: name)]
         case .disconnect(let body): return header + [try JSONBody.encode(body, command: name)]
         }
@@ -155,6 +166,9 @@ public enum CoordinatorMessage: Sendable, Hashable {
                 audio = try Self.audio(&reader, located: body.location != nil, limits: limits)
                 self = .job(body, audio: audio)
             }
+        case .identify:
+            guard version >= .v2 else { throw .unknownCommand(received: command.rawValue, known: ["JOB", "HEARTBEAT", "DISCONNECT"]) }
+            self = .identify(try reader.onlyBody(IdentifyBody.self, limits: limits))
         case .heartbeat:
             _ = try reader.onlyBody(EmptyBody.self, limits: limits)
             self = .heartbeat

@@ -328,6 +328,11 @@ private final class CoordinatorLink {
             accept(
                 Order(jobs: job.jobs, song: job.song, version: .v2, generation: generation), name: job.name,
                 source: Self.describe(job.location, audio: audio), message: message)
+        case .identify(let request):
+            // Hashed here, on the thread that heartbeats: the identifier keeps to its time budget.
+            let answer = FileIdentifier(roots: configuration.libraryRoots).answer(request)
+            logger.debug("identified \(answer.files.filter { $0.sha256 != nil }.count) of \(request.files.count) files")
+            send(.identified(answer))
         case .disconnect(let body):
             if let error = body.error, error.code == .unsupportedVersion, version > .v1,
                 !(error.supportedVersions ?? []).contains(version.identifier),

@@ -109,7 +109,7 @@ public struct WorkerConfiguration: Sendable {
                 OfferBody(
                     workerId: workerID,
                     detectors: detectors.map { DetectorOffer(detector: DetectorInfo($0.type.descriptor), params: $0.parameters) },
-                    roots: declaredRoots))
+                    roots: declaredRoots, identifies: declaredRoots == nil ? nil : true))
         }
         return .ready(
             ReadyBody(

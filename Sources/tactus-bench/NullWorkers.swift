@@ -60,7 +60,7 @@ final class NullWorkers: Sendable {
             if let frames = try socket.receive(timeout: .milliseconds(20)) {
                 switch try CoordinatorMessage(frames: frames) {
                 case .job(let body, _): held.append(body)
-                case .songJob: throw NullWorkerError.disconnected("a version-2 JOB for a version-1 worker")
+                case .songJob, .identify: throw NullWorkerError.disconnected("a version-2 message for a version-1 worker")
                 case .heartbeat: break
                 case .disconnect(let body): throw NullWorkerError.disconnected(body.error?.message ?? body.reason ?? "")
                 }

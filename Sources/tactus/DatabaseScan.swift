@@ -32,7 +32,7 @@ struct DatabaseScan {
     /// `progress` after each file; returns the summary.
     func run(paths: [String], progress: (ScanSummary) -> Void) throws -> ScanSummary {
         let started = ContinuousClock.now
-        let scan = LibraryScan(library: library, roots: roots) { [library, detectors, maxSongBytes, probe] file, name in
+        let scan = LibraryScan(library: library, roots: roots) { [library, detectors, maxSongBytes, probe] file, name, _ in
             let (record, known) = try library.identify(file, limit: maxSongBytes) { song in
                 try probe.record(of: file, name: name, id: song)
             }

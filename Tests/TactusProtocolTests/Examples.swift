@@ -402,6 +402,14 @@ enum Examples {
                     song: song,
                     results: [SongJobAnswer(job: 41, attempt: 1, error: ErrorBody(code: .corrupt, message: "song.wav: bad chunk at byte 44"))]),
                 envelope: nil),
+            .offer(OfferBody(workerId: "host-125-ef56", detectors: offer.detectors, roots: ["/music"], identifies: true)),
+            .identified(
+                IdentifiedBody(
+                    request: 7,
+                    files: [
+                        FileIdentity(sha256: song, size: 10_912_345, mtimeNs: 1_764_100_000_123_456_789),
+                        FileIdentity(error: ErrorBody(code: .notFound, message: "/music/Albums/B/gone.mp3: no such file on the server")),
+                    ])),
         ]
     }
 
@@ -439,6 +447,10 @@ enum Examples {
                     job: 42, attempt: 1, song: song, name: "song.flac", params: params, timeLimitS: 600, envelope: true,
                     location: JobLocation(root: "/music", path: "Albums/A/song.flac")), audio: []),
             .songJob(songJob, audio: audio),
+            .identify(
+                IdentifyBody(
+                    request: 7,
+                    files: [JobLocation(root: "/music", path: "Albums/A/song.flac"), JobLocation(root: "/music", path: "Albums/B/gone.mp3")])),
             .heartbeat,
             .disconnect(DisconnectBody(error: ProtocolError.unsupportedVersion(received: "TACTUS9", supported: ["TACTUS1", "TACTUS2"]).body)),
             .disconnect(DisconnectBody()),

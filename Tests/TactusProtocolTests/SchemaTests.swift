@@ -82,13 +82,15 @@ import TactusProtocol
         bodies.append(("request.tags", Array(#"{"action":"read","songs":["3f9a3f9a"],"all":true}"#.utf8)))
         bodies.append(("request.tags", Array(#"{"action":"read","all":true,"dry_run":true}"#.utf8)))
         bodies.append(("reply.resolve", Array(#"{"songs":[{"name":"a.mp3","song":"\#(Examples.song)","problem":{"code":"not-found","message":"x"}}]}"#.utf8)))
+        bodies.append(("backend.v2.IDENTIFIED", Array(#"{"request":1,"files":[{"sha256":"\#(Examples.song)","size":1,"mtime_ns":2,"error":{"code":"internal","message":"x"}}]}"#.utf8)))
         let directory = try write(bodies)
         defer { try? FileManager.default.removeItem(at: directory) }
         let (status, output) = try validate(directory)
         #expect(status == 1)
-        #expect(output.contains("10 problems"), "\(output)")
+        #expect(output.contains("11 problems"), "\(output)")
         for schema in [
             "request.query", "backend.RESULT", "event.job.done", "request.playlist", "reply.compare", "reply.truth", "request.tags", "reply.resolve",
+            "backend.v2.IDENTIFIED",
         ] {
             #expect(output.contains("\(schema)--"), "\(schema) in \(output)")
         }
