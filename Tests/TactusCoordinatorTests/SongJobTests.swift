@@ -12,7 +12,7 @@ final class SongTestWorker {
     let socket: ZMQSocket
     let id: String
 
-    init(_ running: RunningCoordinator, detectors: [String], id: String, roots: [String]? = nil) throws {
+    init(_ running: RunningCoordinator, detectors: [String], id: String, roots: [String]? = nil, identifies: Bool? = nil) throws {
         self.id = id
         socket = try running.context.socket(.dealer)
         try socket.connect(running.endpoints.backend)
@@ -20,7 +20,7 @@ final class SongTestWorker {
             let descriptor = DetectorDescriptor(name: name, version: "1.0", summary: "a detector played by a test", specific: [])
             return DetectorOffer(detector: DetectorInfo(descriptor), params: try descriptor.resolve())
         }
-        try socket.send(try WorkerMessage.offer(OfferBody(workerId: id, detectors: offers, roots: roots)).frames())
+        try socket.send(try WorkerMessage.offer(OfferBody(workerId: id, detectors: offers, roots: roots, identifies: identifies)).frames())
     }
 
     /// Waits for a JOB, heartbeating meanwhile; nil after `timeout`.
