@@ -70,6 +70,9 @@ enum ProtocolSeeds {
                 results: [SongJobAnswer(job: 41, attempt: 1, analysis: analysis),
                           SongJobAnswer(job: 42, attempt: 2, error: ErrorBody(code: .invalidParameter, message: "bad"))]),
                 envelope: [0.1, 0.2])),
+            ("identified", .identified(IdentifiedBody(request: 3, files: [
+                FileIdentity(sha256: song, size: 10_912_345, mtimeNs: 1_764_100_000_123_456_789),
+                FileIdentity(error: ErrorBody(code: .notFound, message: "gone"))]))),
         ]
         for (name, message) in workerMessages { seeds.append(("worker-\(name)", try message.frames())) }
         let coordinatorMessages: [(String, CoordinatorMessage)] = [
@@ -77,6 +80,7 @@ enum ProtocolSeeds {
             ("song-job", .songJob(SongJobBody(song: song, name: "a.wav", timeLimitS: 600, envelope: true, jobs: [
                 SongJobEntry(job: 41, attempt: 1, detector: descriptor.name, params: params),
                 SongJobEntry(job: 42, attempt: 2, detector: "comb-filter", params: params)]), audio: audio)),
+            ("identify", .identify(IdentifyBody(request: 3, files: [JobLocation(root: "/music", path: "A/b.flac")]))),
             ("heartbeat", .heartbeat),
             ("disconnect", .disconnect(DisconnectBody(reason: "refused", error: ErrorBody(code: .badRequest, message: "send READY first")))),
         ]
