@@ -17,6 +17,12 @@ import Testing
         case stale
         /// Not at all.
         case silent
+        /// With the true identities, but under another request's number.
+        case otherRequest
+        /// With the true identities of all but the last file.
+        case miscounted
+        /// By leaving (DISCONNECT).
+        case leaves
     }
 
     /// A library root with three songs, a coordinator scanning it and a worker that shares it.
@@ -67,15 +73,24 @@ import Testing
                             return FileIdentity(error: ErrorBody(code: .notFound, message: "\(path): gone"))
                         }
                         let mtimeNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-                        switch behaviour {
-                        case .honest, .silent:
-                            return FileIdentity(sha256: SongID(hashing: bytes).hex, size: Int64(bytes.count), mtimeNs: mtimeNs)
-                        case .stale:
+                        if case .stale = behaviour {
                             return FileIdentity(sha256: String(repeating: "e", count: 64), size: Int64(bytes.count + 1), mtimeNs: mtimeNs)
                         }
+                        return FileIdentity(sha256: SongID(hashing: bytes).hex, size: Int64(bytes.count), mtimeNs: mtimeNs)
                     }
-                    if case .silent = behaviour { continue }
-                    _ = try? worker.socket.trySend(try WorkerMessage.identified(IdentifiedBody(request: request.request, files: files)).frames())
+                    let answer: WorkerMessage
+                    switch behaviour {
+                    case .honest, .stale: answer = .identified(IdentifiedBody(request: request.request, files: files))
+                    case .silent: continue
+                    case .otherRequest: answer = .identified(IdentifiedBody(request: request.request + 1000, files: files))
+                    case .miscounted:
+                        guard files.count > 1 else { continue }
+                        answer = .identified(IdentifiedBody(request: request.request, files: files.dropLast()))
+                    case .leaves:
+                        _ = try? worker.socket.trySend(try WorkerMessage.disconnect(DisconnectBody(reason: "leaving")).frames(version: .v2))
+                        return
+                    }
+                    _ = try? worker.socket.trySend(try answer.frames())
                 }
             }
         }
@@ -131,14 +146,30 @@ import Testing
         try expectTrueSongs(setup)
     }
 
-    @Test func aWorkerThatDoesNotAnswerLeavesTheHashingToTheCoordinator() throws {
+    /// No answer, or one under another request's number: the coordinator hashes the files
+    /// once the request's 5 s are over.
+    @Test(arguments: [Behaviour.silent, .otherRequest])
+    func aWorkerThatDoesNotAnswerLeavesTheHashingToTheCoordinator(behaviour: Behaviour) throws {
         let setup = try Setup()
         defer { setup.running.stop() }
         let started = ContinuousClock.now
-        let (summary, asked) = try scan(setup, behaviour: .silent)
+        let (summary, asked) = try scan(setup, behaviour: behaviour)
         #expect(!asked.isEmpty)
         #expect(summary.new == 3 && summary.hashedByWorkers == nil)
         #expect(ContinuousClock.now - started < .seconds(15), "the scan waited no longer than the request's time limit")
+        try expectTrueSongs(setup)
+    }
+
+    /// An answer with a file missing, or a worker that leaves: the coordinator hashes the
+    /// files at once, without waiting for the request's time limit.
+    @Test(arguments: [Behaviour.miscounted, .leaves])
+    func anAnswerThatCannotBeUsedIsNotWaitedFor(behaviour: Behaviour) throws {
+        let setup = try Setup()
+        defer { setup.running.stop() }
+        let (summary, asked) = try scan(setup, behaviour: behaviour)
+        #expect(!asked.isEmpty)
+        #expect(summary.new == 3 && summary.hashedByWorkers == nil)
+        #expect(summary.seconds < 4, "the scan took \(summary.seconds) s")
         try expectTrueSongs(setup)
     }
 
