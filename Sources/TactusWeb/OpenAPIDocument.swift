@@ -1147,6 +1147,11 @@ components:
         queued_jobs:
           type: integer
           minimum: 0
+        hashed_by_workers:
+          description: 'A server''s scan only: the files whose SHA-256 the workers sharing the library root computed (IDENTIFY)
+            rather than the coordinator; absent when none.'
+          type: integer
+          minimum: 1
         seconds:
           type: number
           minimum: 0
@@ -2052,6 +2057,11 @@ components:
           type: integer
           minimum: 0
           description: Jobs queued for the server's workers; in `tactus scan --db --json`, the analyses the scan ran itself.
+        hashed_by_workers:
+          description: 'A server''s scan only: the files whose SHA-256 the workers sharing the library root computed (IDENTIFY)
+            rather than the coordinator; absent when none.'
+          type: integer
+          minimum: 1
         failed:
           description: 'Only in `tactus scan --db --json` (never in a server''s reply): files whose analysis failed during
             the scan; each failure is stored as a failed analysis, as a server stores a failed job''s.'
