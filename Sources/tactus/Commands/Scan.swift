@@ -19,7 +19,8 @@ extension Tactus {
             discussion: """
                 The server walks its --library-root directories (or the given files and folders below them, \
                 as paths on the server) without following symbolic links. A file whose size and modification \
-                time are those recorded is unchanged and not read; any other is hashed: new bytes are queued \
+                time are those recorded is unchanged and not read; any other is hashed (by the workers that \
+                share the root, else by the server; hashed_by_workers counts the former): new bytes are queued \
                 for analysis, bytes the library knows at a new path are a move (the song keeps its analyses) or \
                 a copy, and recorded files that are gone are marked missing (they leave query results). \
                 Nothing is copied into the server's data directory. Prints a summary (new, changed, moved, \
@@ -168,7 +169,7 @@ extension Tactus {
         static func printSummary(_ summary: ScanSummary, here: Bool = false) {
             let work = here
                 ? "\(summary.queuedJobs) analyses run, \(summary.failed?.count ?? 0) songs failed"
-                : "\(summary.queuedJobs) jobs queued"
+                : "\(summary.queuedJobs) jobs queued" + (summary.hashedByWorkers.map { " (\($0) files hashed by the workers)" } ?? "")
             print(
                 "\(summary.files) files in \(String(format: "%.1f", summary.seconds)) s: \(summary.new) new, \(summary.changed) changed, "
                     + "\(summary.moved) moved, \(summary.missing) missing, \(summary.unchanged) unchanged, \(summary.copies) copies, "
