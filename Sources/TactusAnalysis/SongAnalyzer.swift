@@ -81,8 +81,10 @@ public struct SongAnalyzer: Sendable {
                 error: AnalysisProblem(code: "corrupt", message: "\(source.name): the stream has no sample rate"))
         }
         let start = DispatchTime.now().uptimeNanoseconds
+        // The stream's blocks are finite already: its down-mix clamps every sample to [-1, 1]
+        // and turns NaN into silence.
         let run = Run(detectors: detectors, format: SignalFormat(
-            sampleRate: Double(stream.sampleRate), expectedFrames: stream.expectedFrames))
+            sampleRate: Double(stream.sampleRate), expectedFrames: stream.expectedFrames, samplesAreFinite: true))
         do throws(AudioError) {
             while try stream.readBlock({ run.consume($0) }) {
                 if let timeLimit, clock.now - began >= timeLimit {
@@ -124,13 +126,16 @@ public struct SongAnalyzer: Sendable {
         private let sessions: [any DetectorSession]
         private var nanoseconds: [UInt64]
         private let energy: BlockEnergyAccumulator
-        /// Turns NaN and infinite samples to silence before anything sees them.
-        private var finite = FiniteSamples()
+        /// Turns NaN and infinite samples to silence before anything sees them (unless the
+        /// format says they are finite already).
+        private var finite: FiniteSamples
         private let sampleRate: Double
         private var frames = 0
 
-        /// `format`'s samples are made finite here, once for every session (which are told so).
+        /// `format`'s samples are made finite here (unless it says they are), once for every
+        /// session (which are told so).
         init(detectors: [any TempoDetector], format: SignalFormat) {
+            finite = FiniteSamples(format: format)
             let format = SignalFormat(sampleRate: format.sampleRate, expectedFrames: format.expectedFrames, samplesAreFinite: true)
             self.detectors = detectors
             var nanoseconds: [UInt64] = []
@@ -155,10 +160,13 @@ public struct SongAnalyzer: Sendable {
             frames += block.count
             finite.process(block) { clean in
                 energy.consume(clean)
+                // One clock reading between sessions: each one's end is the next one's start.
+                var start = DispatchTime.now().uptimeNanoseconds
                 for (index, session) in sessions.enumerated() {
-                    let start = DispatchTime.now().uptimeNanoseconds
                     session.consume(clean)
-                    nanoseconds[index] += DispatchTime.now().uptimeNanoseconds - start
+                    let end = DispatchTime.now().uptimeNanoseconds
+                    nanoseconds[index] += end - start
+                    start = end
                 }
             }
         }

@@ -5,8 +5,9 @@
 /// Opening reads the header: the format is recognised from the content (never the file
 /// name), ``metadata`` describes the song with an estimated duration, and a header that
 /// announces more than ``DecodingOptions/maximumSeconds`` fails at once with `too-long`.
-/// Reading delivers the channels' average, sample by sample, clamped to [-1, 1]. The last
-/// read checks the length (`too-short`, `truncated`) and makes ``metadata``'s duration exact.
+/// Reading delivers the channels' average, sample by sample, clamped to [-1, 1] (NaN as
+/// silence), so every block is finite. The last read checks the length (`too-short`,
+/// `truncated`) and makes ``metadata``'s duration exact.
 ///
 /// ```swift
 /// let stream = try AudioStream(.file(path))
@@ -41,6 +42,9 @@ public final class AudioStream {
     private let options: DecodingOptions
     private let maximumFrames: Int
     private var mono: [Float]
+    /// The step that ended the stream (its end, or the decoder's failure) while a block was
+    /// being gathered: the block is delivered first, the ending at the next read.
+    private var ending: DecodeStep?
 
     /// Opens `source` and reads its header.
     ///
@@ -77,30 +81,46 @@ public final class AudioStream {
     /// Decodes the next block and hands it to `body`; returns false (without calling `body`)
     /// once the song has ended. The block is only valid inside `body`.
     ///
+    /// A block gathers the decoder's frames until it holds at least
+    /// ``DecodingOptions/blockFrames`` samples (or the song ends): an MP3 frame is 1,152
+    /// samples, and the fewer the blocks, the less each detector spends per call.
+    ///
     /// - Throws: `too-long` once more than the maximum has been decoded; at the end,
     ///   `too-short`, `truncated` (less than the minimum before the data ran out) or
     ///   `corrupt` (the decoder failed before any audio).
     public func readBlock(_ body: (UnsafeBufferPointer<Float>) -> Void) throws(AudioError) -> Bool {
         guard !isFinished else { return false }
-        switch decoder.next() {
-        case .frames(let interleaved, let channels):
-            let frames = interleaved.count / channels
-            guard framesDecoded + frames <= maximumFrames else {
-                isFinished = true
-                throw .tooLong(file: name, seconds: seconds(framesDecoded + frames), maximumSeconds: options.maximumSeconds, estimated: false)
+        var filled = 0
+        while filled < options.blockFrames, ending == nil {
+            let step = decoder.next()
+            guard case .frames(let interleaved, let channels) = step else {
+                ending = step
+                break
             }
-            if mono.count < frames { mono = [Float](repeating: 0, count: frames) }
-            mono.withUnsafeMutableBufferPointer { Self.downmix(interleaved, channels: channels, into: $0) }
-            framesDecoded += frames
-            mono.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<frames])) }
-            return true
-        case .end:
-            try finish(failure: nil)
-            return false
-        case .failure(let message):
-            try finish(failure: message)
-            return false
+            let frames = interleaved.count / channels
+            guard framesDecoded + filled + frames <= maximumFrames else {
+                isFinished = true
+                throw .tooLong(
+                    file: name, seconds: seconds(framesDecoded + filled + frames), maximumSeconds: options.maximumSeconds,
+                    estimated: false)
+            }
+            if mono.count < filled + frames { mono.append(contentsOf: repeatElement(0, count: filled + frames - mono.count)) }
+            mono.withUnsafeMutableBufferPointer { all in
+                Self.downmix(interleaved, channels: channels, into: UnsafeMutableBufferPointer(rebasing: all[filled...]))
+            }
+            filled += frames
         }
+        if filled > 0 {
+            framesDecoded += filled
+            mono.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<filled])) }
+            return true
+        }
+        if case .failure(let message) = ending {
+            try finish(failure: message)
+        } else {
+            try finish(failure: nil)
+        }
+        return false
     }
 
     /// The next block as an array, or nil at the end (a copying convenience over ``readBlock(_:)``).

@@ -18,6 +18,7 @@ public final class ComplexFFT {
         self.size = size
         buffer = fftwf_alloc_complex(size)
         buffer.initialize(repeating: (0, 0), count: size)
+        _ = FFTWisdom.loaded
         plannerLock.lock()
         forwardPlan = fftwf_plan_dft_1d(Int32(size), buffer, buffer, FFTW_FORWARD, UInt32(FFTW_ESTIMATE))
         backwardPlan = fftwf_plan_dft_1d(Int32(size), buffer, buffer, FFTW_BACKWARD, UInt32(FFTW_ESTIMATE))

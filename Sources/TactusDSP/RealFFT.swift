@@ -33,6 +33,7 @@ public final class RealFFT {
         complex = fftwf_alloc_complex(binCount)
         real.initialize(repeating: 0, count: size)
         complex.initialize(repeating: (0, 0), count: binCount)
+        _ = FFTWisdom.loaded
         plannerLock.lock()
         forwardPlan = fftwf_plan_dft_r2c_1d(Int32(size), real, complex, UInt32(FFTW_ESTIMATE))
         plannerLock.unlock()
@@ -66,6 +67,7 @@ public final class RealFFT {
     /// does. ``spectrum`` is overwritten.
     public func inverse() {
         if inversePlan == nil {
+            _ = FFTWisdom.loaded
             plannerLock.lock()
             inversePlan = fftwf_plan_dft_c2r_1d(Int32(size), complex, real, UInt32(FFTW_ESTIMATE))
             plannerLock.unlock()

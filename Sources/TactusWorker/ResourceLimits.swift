@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TactusAnalysis
 import TactusZMQ
 
 /// Limits a worker process puts on itself, so that a pathological song costs one failed job
@@ -29,12 +30,7 @@ public enum ResourceLimits {
     /// Call it before threads start.
     public static func useOneMallocArena() throws(ResourceLimitError) {
         #if os(Linux)
-        // glibc's `malloc.h` is not part of the Glibc module, so the function is looked up by name.
-        typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        let arenaMax: Int32 = -8  // M_ARENA_MAX
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "mallopt"),
-            unsafeBitCast(symbol, to: Mallopt.self)(arenaMax, 1) == 1
-        else {
+        guard MallocSetting.arenaMax.set(1) else {
             throw ResourceLimitError(message: "cannot keep malloc to one arena (mallopt) before limiting memory")
         }
         #endif

@@ -131,22 +131,21 @@ import Testing
         #expect(decoded.samples[10...12] == [0, 1, -1])
     }
 
-    @Test func blocksStreamInBoundedPieces() throws {
+    /// Every block but the last holds at least `blockFrames` samples (MP3 frames of 1,152
+    /// samples gathered), and less than one decoder frame more.
+    @Test(arguments: [1000, 4096])
+    func blocksStreamInBoundedPieces(blockFrames: Int) throws {
         let rate = 44100
         let channels = TestSignals.stereo(seconds: 4, sampleRate: rate)
         for format in [AudioFileWriter.Format.flac, .mp3(.constant)] {
             let stream = try AudioStream(
                 .bytes(try AudioFileWriter(format).encode(channels, sampleRate: rate), name: "blocks"),
-                options: DecodingOptions(minimumSeconds: 1, blockFrames: 1000))
-            var largest = 0, total = 0, blocks = 0
-            while try stream.readBlock({ block in
-                largest = max(largest, block.count)
-                total += block.count
-                blocks += 1
-            }) {}
-            #expect(largest <= 1152)
-            #expect(blocks * 1152 >= total)
-            #expect(total == stream.framesDecoded)
+                options: DecodingOptions(minimumSeconds: 1, blockFrames: blockFrames))
+            var sizes: [Int] = []
+            while try stream.readBlock({ sizes.append($0.count) }) {}
+            #expect(sizes.dropLast().allSatisfy { $0 >= blockFrames }, "\(format): \(sizes)")
+            #expect(sizes.allSatisfy { $0 < blockFrames + 1152 }, "\(format): \(sizes)")
+            #expect(sizes.reduce(0, +) == stream.framesDecoded && stream.framesDecoded >= 4 * rate - 1152)
             #expect(stream.isFinished)
             #expect(try stream.readBlock { _ in Issue.record("no block after the end") } == false)
         }

@@ -69,6 +69,7 @@ extension Tactus {
         }
 
         func run() throws {
+            AnalysisHeap.configure()
             let analyzer = SongAnalyzer(detectors: try DetectorChoice(names: detectorNames, parameters: parameters).detectors)
             let library = try databasePath.map { try LibraryOptions.open($0, .create) }
             let logger = Logger(label: "tactus.analyze")

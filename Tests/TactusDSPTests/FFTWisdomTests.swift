@@ -1,0 +1,22 @@
+import Testing
+import TactusDSP
+
+/// The recorded FFTW wisdom (`tactus-bench wisdom`) loads, and the plans made with it are the
+/// ones FFTW makes without it, so results do not depend on it.
+@Suite struct FFTWisdomTests {
+    /// FFTW refuses wisdom recorded by another version: this fails after an FFTW upgrade, until
+    /// `tactus-bench wisdom --write Sources/TactusDSP/FFTWisdom+Recorded.swift` records it again.
+    @Test func theRecordedWisdomLoads() {
+        #expect(FFTWisdom.isLoaded)
+    }
+
+    /// A spectrogram's frames at 44.1 and 48 kHz, an autocorrelation's transforms, and a size
+    /// the recording does not hold.
+    @Test(arguments: [1024, 1152, 4096, 65536, 3 * 7 * 64])
+    func aPlanMadeWithTheWisdomIsThePlanMadeWithout(size: Int) {
+        let without = FFTWisdom.realPlanDescription(size: size, withoutWisdom: true)
+        let with = FFTWisdom.realPlanDescription(size: size, withoutWisdom: false)
+        #expect(!with.isEmpty)
+        #expect(with == without)
+    }
+}
