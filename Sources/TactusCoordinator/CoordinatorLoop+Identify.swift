@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TactusLibraryService
 import TactusModel
 import TactusProtocol
@@ -27,77 +26,59 @@ struct IdentifyRequest {
     /// The files' places in the batch, in the order of the request.
     let indices: [Int]
     let batch: IdentityBatch
-    let deadline: ContinuousClock.Instant
-}
-
-/// Counts the files of a scan whose workers' hash was used (from the intake threads).
-final class ScanCounter: Sendable {
-    private let count = Atomic<Int>(0)
-
-    func add() { count.add(1, ordering: .relaxed) }
-
-    /// The count, nil when none.
-    var value: Int? {
-        let value = count.load(ordering: .relaxed)
-        return value > 0 ? value : nil
-    }
+    var deadline: ContinuousClock.Instant
 }
 
 /// IDENTIFY: a scan's hashing done by the workers that share the library roots (they read the
 /// files anyway when they analyse them), so the coordinator's own share of a song analysed in
-/// place is its header and its records. A file no worker could hash (none shares its root,
-/// the worker failed, was lost or took longer than ``identifyTimeout``) is hashed by the
-/// coordinator as before, and so is a file whose size or time changed since its worker read it.
+/// place is its header and its records.
+///
+/// Each batch of a scan sends each worker that offers to identify one IDENTIFY at most, for the
+/// files below its roots that are not over the song size limit, spread over the workers in
+/// turn. A file no worker hashed (none shares its root; the worker refused it, ran out of its
+/// time, was lost, or did not answer within ``identifyTimeout``) is hashed by the coordinator,
+/// and so is any file whose worker's answer may not be used (``LibraryScan/Identity``). A
+/// worker that lets a request time out is asked no more on that connection.
 extension CoordinatorLoop {
-    /// Bytes asked of one worker in one IDENTIFY: about a tenth of a second of hashing, so the
-    /// worker's heartbeats, sent by the thread that hashes, are not held up.
-    static let identifyBytes = 192 << 20
-    /// How long a worker has to answer an IDENTIFY before the coordinator hashes its files.
+    /// How long a worker has to answer an IDENTIFY before the coordinator hashes its files (a
+    /// worker hashes for about a second, then answers the files left `unavailable`).
     static let identifyTimeout: Duration = .seconds(5)
 
     /// Asks the workers that share the roots of `files` for the SHA-256 of those a scan must
-    /// look at (not unchanged), spreading them over the workers in turn, then calls `then` with
-    /// what they found (nil where no worker did), on the loop.
+    /// look at (not unchanged, not over the song size limit), then calls `then` with what they
+    /// found (nil where no worker did), on the loop.
     func identities(of files: [LibraryScan.Found], then: @escaping ([LibraryScan.Identity?]) -> Void) {
         let batch = IdentityBatch(files: files, then: then)
         let identifiers = workers.all.filter { $0.identifies && $0.version >= .v2 }
-        var requests: [(worker: [UInt8], indices: [Int], bytes: Int)] = []
-        var open: [[UInt8]: Int] = [:]
+        let sizeLimit = min(configuration.maxSongBytes, configuration.limits.maxAudioBytes)
+        var requests: [[UInt8]: [Int]] = [:]
         var turn = 0
-        for (index, found) in files.enumerated() where !found.isUnchanged {
+        for (index, found) in files.enumerated() where !found.isUnchanged && found.entry.size <= sizeLimit {
             let candidates = identifiers.filter { $0.roots.contains(found.root) }
             guard !candidates.isEmpty else { continue }
-            let worker = candidates[turn % candidates.count].address
+            requests[candidates[turn % candidates.count].address, default: []].append(index)
             turn += 1
-            if let current = open[worker], requests[current].indices.count < IdentifyBody.maximumFiles,
-                requests[current].bytes + found.entry.size <= Self.identifyBytes
-            {
-                requests[current].indices.append(index)
-                requests[current].bytes += found.entry.size
-            } else {
-                open[worker] = requests.count
-                requests.append((worker, [index], found.entry.size))
-            }
         }
-        for request in requests {
-            let id = nextIdentifyRequest
-            nextIdentifyRequest += 1
-            let locations = request.indices.map { JobLocation(root: files[$0].root, path: files[$0].entry.relative) }
-            identifyRequests[id] = IdentifyRequest(
-                worker: request.worker, indices: request.indices, batch: batch, deadline: .now + Self.identifyTimeout)
-            batch.waiting.insert(id)
-            sendToWorker(request.worker, .identify(IdentifyBody(request: id, files: locations)))
+        for (worker, indices) in requests {
+            for part in stride(from: 0, to: indices.count, by: IdentifyBody.maximumFiles) {
+                let chunk = Array(indices[part..<min(part + IdentifyBody.maximumFiles, indices.count)])
+                let id = nextIdentifyRequest
+                nextIdentifyRequest += 1
+                let locations = chunk.map { JobLocation(root: files[$0].root, path: files[$0].entry.relative) }
+                identifyRequests[id] = IdentifyRequest(worker: worker, indices: chunk, batch: batch, deadline: .now + Self.identifyTimeout)
+                batch.waiting.insert(id)
+                sendToWorker(worker, .identify(IdentifyBody(request: id, files: locations)))
+            }
         }
         if batch.waiting.isEmpty { then(batch.identities) }
     }
 
     /// A worker's IDENTIFIED: the identities it found join its request's batch. An answer to a
-    /// request this worker was not sent, or with another number of files, is ignored (its
-    /// files are hashed by the coordinator once the request times out, or at once for the
-    /// latter).
+    /// request this worker was not sent is ignored (its files are hashed by the coordinator once
+    /// the request times out); an answer with another number of files is not used.
     func workerIdentified(_ address: [UInt8], _ body: IdentifiedBody) {
         guard let request = identifyRequests[body.request], request.worker == address else {
-            logger.info("discarded an IDENTIFIED for no request of this worker", metadata: ["request": "\(body.request)"])
+            logger.debug("discarded an IDENTIFIED for no request of this worker", metadata: ["request": "\(body.request)"])
             return
         }
         if body.files.count == request.indices.count {
@@ -113,21 +94,30 @@ extension CoordinatorLoop {
         identifyRequestEnded(body.request)
     }
 
-    /// Ends the requests sent to a worker that is gone, or past their deadline at `now`: their
-    /// files are hashed by the coordinator.
-    func abandonIdentifyRequests(of worker: [UInt8]? = nil, at now: ContinuousClock.Instant = .now) {
-        let ended = identifyRequests.filter { entry in
-            if let worker { return entry.value.worker == worker }
-            return entry.value.deadline < now
-        }
-        for (id, request) in ended.sorted(by: { $0.key < $1.key }) {
-            if worker == nil {
+    /// Ends the requests sent to `worker`, gone: the coordinator hashes their files.
+    func abandonIdentifyRequests(of worker: [UInt8]) {
+        for id in identifyRequests.filter({ $0.value.worker == worker }).keys.sorted() { identifyRequestEnded(id) }
+    }
+
+    /// Ends the requests past their deadline at `now` (after reading the answers that have
+    /// arrived): the coordinator hashes their files, and their workers are asked no more.
+    func expireIdentifyRequests(at now: ContinuousClock.Instant) {
+        guard identifyRequests.values.contains(where: { $0.deadline < now }) else { return }
+        drainBackend()
+        for (id, request) in identifyRequests.filter({ $0.value.deadline < now }).sorted(by: { $0.key < $1.key }) {
+            if workers[request.worker]?.identifies == true {
+                workers.stopIdentifying(request.worker)
                 logger.warning(
-                    "a worker did not answer IDENTIFY in time; hashing its files here",
+                    "a worker did not answer IDENTIFY in time; hashing its files here, and asking it no more",
                     metadata: ["worker": "\(workers[request.worker]?.id ?? "?")", "files": "\(request.indices.count)"])
             }
             identifyRequestEnded(id)
         }
+    }
+
+    /// Moves every request's deadline `duration` later: the loop was not running meanwhile.
+    func postponeIdentifyDeadlines(by duration: Duration) {
+        for id in identifyRequests.keys { identifyRequests[id]?.deadline += duration }
     }
 
     private func identifyRequestEnded(_ id: Int64) {

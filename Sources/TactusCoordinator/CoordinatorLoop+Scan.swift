@@ -20,20 +20,17 @@ final class ScanState {
     let answers: [(Result<ClientReply.Response, any Error>) -> Void]
     /// When the scan started (before its walk).
     let started: ContinuousClock.Instant
-    /// The files whose SHA-256 a worker computed.
-    let hashedByWorkers: ScanCounter
     var tally: ScanTally
     var next = 0
 
     init(
         scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void],
-        started: ContinuousClock.Instant, hashedByWorkers: ScanCounter
+        started: ContinuousClock.Instant
     ) {
         self.scan = scan
         self.started = started
         self.plan = plan
         self.answers = answers
-        self.hashedByWorkers = hashedByWorkers
         tally = ScanTally(plan)
     }
 }
@@ -91,9 +88,7 @@ extension CoordinatorLoop {
             request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: library, blobs: coordinator.blobs,
             probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
             libraryRoots: configuration.libraryRoots)
-        let hashedByWorkers = ScanCounter()
         let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name, song in
-            if song != nil { hashedByWorkers.add() }
             let prepared = try intake.prepare(file, name: name, song: song)
             return LibraryScan.Preparation(
                 song: prepared.song, location: file.location, songWasKnown: prepared.songWasKnown, requests: prepared.requests)
@@ -109,8 +104,9 @@ extension CoordinatorLoop {
                 if pending.answers.isEmpty { logger.warning("a watched scan failed", metadata: ["error": "\(error)"]) }
                 startNextScan()
             case .success(let plan):
-                continueScan(
-                    ScanState(scan: scan, plan: plan, answers: pending.answers, started: started, hashedByWorkers: hashedByWorkers))
+                let state = ScanState(scan: scan, plan: plan, answers: pending.answers, started: started)
+                runningScan = state
+                continueScan(state)
             }
         }
     }
@@ -118,6 +114,7 @@ extension CoordinatorLoop {
     /// Looks at the next batch of files (hashed by the workers that share their roots, where
     /// any does), then the next, then finishes.
     private func continueScan(_ state: ScanState) {
+        guard accepting else { return answerScansStopping() }
         guard state.next < state.plan.files.count else { return finishScan(state) }
         let batch = Array(state.plan.files[state.next..<min(state.next + Self.scanBatch, state.plan.files.count)])
         state.next += batch.count
@@ -127,9 +124,7 @@ extension CoordinatorLoop {
                 for (found, outcome) in zip(batch, outcomes) {
                     record(outcome, of: found, in: state)
                 }
-                var progress = state.tally.progress(looked: state.next, seconds: (ContinuousClock.now - state.started).seconds)
-                progress.hashedByWorkers = state.hashedByWorkers.value
-                publish(.scanProgress(progress))
+                publish(.scanProgress(state.tally.progress(looked: state.next, seconds: (ContinuousClock.now - state.started).seconds)))
                 continueScan(state)
             }
         }
@@ -157,12 +152,12 @@ extension CoordinatorLoop {
         let unseen = state.plan.unseen
         intake.run({ Result { try scan.finish(unseen) } }) { [self] finished in
             scanRunning = false
+            runningScan = nil
             switch finished {
             case .failure(let error):
                 state.answers.forEach { $0(.failure(error)) }
             case .success(let (moved, missing)):
-                var summary = state.tally.finished(moved: moved, missing: missing, seconds: (ContinuousClock.now - state.started).seconds)
-                summary.hashedByWorkers = state.hashedByWorkers.value
+                let summary = state.tally.finished(moved: moved, missing: missing, seconds: (ContinuousClock.now - state.started).seconds)
                 logger.info(
                     "scan done",
                     metadata: [
@@ -174,6 +169,18 @@ extension CoordinatorLoop {
             }
             startNextScan()
         }
+    }
+
+    /// Answers the running scan (which stops where it is) and the waiting ones `unavailable`:
+    /// the server is stopping. The files not looked at yet are looked at by the next scan.
+    func answerScansStopping() {
+        let stopping = ErrorBody(
+            code: .unavailable, message: "the server is stopping; scan again once it is back", retryAfterMs: 5000)
+        runningScan?.answers.forEach { $0(.failure(stopping)) }
+        runningScan = nil
+        scanRunning = false
+        for scan in waitingScans { scan.answers.forEach { $0(.failure(stopping)) } }
+        waitingScans.removeAll()
     }
 
     // MARK: prune

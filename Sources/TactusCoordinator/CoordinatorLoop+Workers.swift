@@ -278,6 +278,12 @@ extension CoordinatorLoop {
                 }
             }
             guard let completion = try library.endJob(job, state: .failed, failure: failure, analysis: analysis) else { return }
+            if failure.code == ErrorCode.songChanged.rawValue {
+                // A file that does not hold the song it was recorded as (it changed without its
+                // size or time showing it, or a worker's IDENTIFY was wrong): the next scan
+                // hashes it again.
+                try library.rescanLocations(of: record.song)
+            }
             _ = pending.remove(job)
             clientJobs.end(job)
             publish(

@@ -37,6 +37,8 @@ final class CoordinatorLoop {
     /// Scans waiting for the running one (``scanRunning``) to end.
     var waitingScans: [PendingScan] = []
     var scanRunning = false
+    /// The scan whose files are being looked at, if any.
+    var runningScan: ScanState?
     /// The IDENTIFY requests sent to workers and not answered yet, by number.
     var identifyRequests: [Int64: IdentifyRequest] = [:]
     var nextIdentifyRequest: Int64 = 1
@@ -130,15 +132,21 @@ final class CoordinatorLoop {
             // far longer gap means this process was not running (stopped, or starved on a loaded
             // machine): the workers' silence meanwhile is not theirs.
             let gap = ContinuousClock.now - lastTurn
-            if gap > heartbeatInterval { workers.postponeExpiries(by: gap) }
+            if gap > heartbeatInterval {
+                workers.postponeExpiries(by: gap)
+                postponeIdentifyDeadlines(by: gap)
+            }
             lastTurn = .now
             if coordinator.isStopRequested && stopDeadline == nil {
                 accepting = false
                 stopDeadline = .now + .milliseconds(Int64(configuration.shutdownGraceS * 1000))
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
-            if let stopDeadline, runningCount == 0 && reads.inFlight + intake.inFlight == 0 || ContinuousClock.now >= stopDeadline {
+            if let stopDeadline,
+                runningCount == 0 && reads.inFlight + intake.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
+            {
                 disconnectAllWorkers()
+                answerScansStopping()
                 return
             }
             if coordinator.takeReloadRequest() { reloadAuthorizedKeys() }
@@ -199,7 +207,7 @@ final class CoordinatorLoop {
     /// Handles every message waiting from workers (at most a few thousand): before a worker is
     /// taken for silent, the heartbeats that have arrived must count, even those the loop has
     /// not read yet because it was slow (a long commit, a thread starved on a loaded machine).
-    private func drainBackend() {
+    func drainBackend() {
         for _ in 0..<512 {
             guard drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage) else { return }
         }
@@ -277,7 +285,7 @@ final class CoordinatorLoop {
         for (worker, reason) in workers.expired(at: now, processRunning: running) {
             workerLost(worker.address, reason: reason, notify: true)
         }
-        if !identifyRequests.isEmpty { abandonIdentifyRequests(at: now) }
+        expireIdentifyRequests(at: now)
         guard now >= nextHeartbeat else { return }
         nextHeartbeat = now + heartbeatInterval
         for worker in workers.all {

@@ -87,6 +87,11 @@ struct WorkerRegistry {
         }
     }
 
+    /// Asks the worker to identify files no more (it let an IDENTIFY time out).
+    mutating func stopIdentifying(_ address: [UInt8]) {
+        workers[address]?.identifies = false
+    }
+
     /// Notes that something arrived from the worker: it is alive until `expiry`.
     mutating func refresh(_ address: [UInt8], expiry: ContinuousClock.Instant) {
         workers[address]?.expiry = expiry

@@ -33,6 +33,8 @@ public struct LibraryScan: Sendable {
         public var location: SongLocation
         public var songWasKnown: Bool
         public var requests: [JobRequest]
+        /// Whether the song is the one a worker hashed (an ``Identity``), not hashed here.
+        public var hashedByWorker = false
 
         public init(song: SongRecord, location: SongLocation, songWasKnown: Bool, requests: [JobRequest]) {
             self.song = song
@@ -68,8 +70,15 @@ public struct LibraryScan: Sendable {
     }
 
     /// The SHA-256 of a file as another process (a worker sharing the root) found it, with the
-    /// size and modification time the file had then. It is used only while the file still has
-    /// them when the scan opens it; otherwise the scan hashes the file itself.
+    /// size and modification time the file had then.
+    ///
+    /// It is taken on the worker's word only where a wrong one does no lasting harm: the file
+    /// still has that size and time when the scan opens it, the bytes are new to the library,
+    /// and analyses are queued for them, so the worker that analyses the file checks its
+    /// SHA-256 again (and a mismatch, `song-changed`, makes the next scan hash the file:
+    /// ``Library/rescanLocations(of:)``). A file whose claimed song the library knows (a move,
+    /// a copy, the same bytes touched), or that needs no analysis, is hashed by the scan itself,
+    /// as is any file whose size or time changed.
     public struct Identity: Sendable, Hashable {
         public var song: SongID
         public var size: Int
@@ -154,12 +163,20 @@ public struct LibraryScan: Sendable {
         }
     }
 
-    /// Opens, hashes (unless `identity` still holds) and prepares a file whose size or time is
-    /// not the stored one.
+    /// Opens, hashes (unless `identity` may be used: see ``Identity``) and prepares a file
+    /// whose size or time is not the stored one.
     private func examine(_ found: Found, identity: Identity?) throws -> Outcome {
         let file = try roots.open(root: found.root, relative: found.entry.relative, named: found.absolutePath)
-        let hashed = identity.flatMap { $0.size == file.size && $0.mtimeNs == file.mtimeNs ? $0.song : nil }
-        let prepared = try prepare(file, (found.entry.relative as NSString).lastPathComponent, hashed)
+        let name = (found.entry.relative as NSString).lastPathComponent
+        var prepared: Preparation
+        if let identity, identity.size == file.size, identity.mtimeNs == file.mtimeNs,
+            case let claimed = try prepare(file, name, identity.song), !claimed.songWasKnown, !claimed.requests.isEmpty
+        {
+            prepared = claimed
+            prepared.hashedByWorker = true
+        } else {
+            prepared = try prepare(file, name, nil)
+        }
         let song = prepared.song.id
         if let stored = found.stored, stored.song == song {
             // The same bytes (touched, or found again after being missing).
@@ -224,6 +241,7 @@ public struct ScanTally: Sendable {
         case .recorded(let changed): if changed { summary.changed += 1 } else { summary.new += 1 }
         case .skipped(let skip): summary.skipped.append(skip)
         case .queue(let prepared, let changed, let isKnown):
+            if prepared.hashedByWorker { summary.hashedByWorkers = (summary.hashedByWorkers ?? 0) + 1 }
             if isKnown {
                 known.append(prepared.song.id)
             } else if changed {

@@ -95,6 +95,21 @@ extension Library {
         }
     }
 
+    /// Makes the next scan hash every present file of `song` again, whatever its size and
+    /// modification time (they are forgotten): for a song whose file turned out not to hold
+    /// it (a job failed `song-changed`), which may have changed without its size or time
+    /// showing it.
+    public func rescanLocations(of song: SongID) throws(StoreError) {
+        try write { db in
+            try db.execute(
+                sql: "UPDATE song_locations SET mtime_ns = ? WHERE song_id = ? AND missing_since IS NULL",
+                arguments: [Self.unknownModificationTime, try Self.songKey(song, db)])
+        }
+    }
+
+    /// The modification time stored for a file whose time is to be distrusted: no file has it.
+    static let unknownModificationTime = Int64.min
+
     /// Marks the file at `path` below `root` missing (a scan found it gone); the song leaves
     /// query results when none of its files is left. Returns false when nothing was stored there.
     @discardableResult

@@ -51,4 +51,34 @@ import Testing
         #expect(identified.files[3].error?.code == .forbidden, "a root the worker did not declare")
         #expect(identified.files.dropFirst().allSatisfy { $0.sha256 == nil })
     }
+
+    /// A file too large to hash within the worker's second (a sparse 8 GiB file) is answered
+    /// `unavailable`, and so is every file after it: the worker answers, and keeps
+    /// heartbeating, within about a second rather than the 4 s the hashing would take.
+    @Test func aWorkerStopsHashingWhenItsTimeForTheRequestIsOver() throws {
+        let music = try TemporaryDirectory()
+        try Data(try drumWAV(bpm: 120, seconds: 6)).write(to: URL(fileURLWithPath: music.file("small.wav")))
+        let large = FileHandle(forWritingAtPath: music.file("large.wav")) ?? {
+            FileManager.default.createFile(atPath: music.file("large.wav"), contents: nil)
+            return FileHandle(forWritingAtPath: music.file("large.wav"))!
+        }()
+        try large.truncate(atOffset: 8 << 30)
+        try large.close()
+        let root = (music.path as NSString).resolvingSymlinksInPath
+        let coordinator = try FakeCoordinator()
+        let worker = try WorkerProcess(
+            connect: coordinator.endpoint, arguments: ["--library-root", music.path] + WorkerSongJobTests.fastHeartbeats)
+        let received = try #require(try coordinator.receiveSkippingHeartbeats(), "no READY; worker log:\n\(worker.log)")
+        let files = ["small.wav", "large.wav", "small.wav"].map { JobLocation(root: root, path: $0) }
+        let asked = ContinuousClock.now
+        try coordinator.send(.identify(IdentifyBody(request: 2, files: files)), to: received.worker)
+        let answer = try #require(try coordinator.receiveSkippingHeartbeats(), "no IDENTIFIED; worker log:\n\(worker.log)")
+        #expect(ContinuousClock.now - asked < .seconds(3))
+        guard case .identified(let identified) = answer.message else {
+            Issue.record("expected IDENTIFIED, got \(answer.message)")
+            return
+        }
+        #expect(identified.files[0].sha256 != nil)
+        #expect(identified.files.dropFirst().map(\.error?.code) == [.unavailable, .unavailable])
+    }
 }

@@ -7,14 +7,16 @@ import TactusTestSupport
 import Testing
 
 /// A scan's hashing done by the workers that share the library root (IDENTIFY), and the
-/// coordinator hashing itself whenever a worker's answer cannot be used.
+/// coordinator hashing itself whenever a worker's answer cannot be used, or cannot be trusted.
 @Suite(.serialized) struct IdentifyTests {
     /// How the worker played by the test answers an IDENTIFY.
     enum Behaviour: Sendable {
         /// With each file's true SHA-256, size and time.
         case honest
-        /// With a made-up hash and a size the file does not have.
-        case stale
+        /// With the SHA-256 of a song the library knows, and each file's true size and time.
+        case claimsKnownSong(SongID)
+        /// With a made-up SHA-256, and each file's true size and time.
+        case claimsNewSong
         /// Not at all.
         case silent
         /// With the true identities, but under another request's number.
@@ -25,34 +27,48 @@ import Testing
         case leaves
     }
 
-    /// A library root with three songs, a coordinator scanning it and a worker that shares it.
+    static let madeUpSong = SongID(String(repeating: "e", count: 64))!
+
+    /// A library root with `songs` songs and a coordinator scanning it.
     private struct Setup {
         let directory: TemporaryDirectory
         let music: TemporaryDirectory
         let running: RunningCoordinator
-        let songs: [String: SongID]
+        var songs: [String: SongID] = [:]
 
-        init() throws {
+        init(songs count: Int = 3, configure: @escaping (inout CoordinatorConfiguration) -> Void = { _ in }) throws {
             directory = try TemporaryDirectory()
             music = try TemporaryDirectory()
-            var songs: [String: SongID] = [:]
-            for seed in 1...3 {
-                let bytes = try testSong(seed: UInt64(seed))
-                try Data(bytes).write(to: URL(fileURLWithPath: music.file("song\(seed).wav")))
-                songs["song\(seed).wav"] = SongID(hashing: bytes)
-            }
-            self.songs = songs
             let root = music.path
-            running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [root] }
+            running = try RunningCoordinator(directory: directory.path) {
+                $0.libraryRoots = [root]
+                configure(&$0)
+            }
+            for seed in 1...count { try add(seed) }
+        }
+
+        mutating func add(_ seed: Int) throws {
+            let bytes = try testSong(seed: UInt64(seed))
+            try Data(bytes).write(to: URL(fileURLWithPath: music.file("song\(seed).wav")))
+            songs["song\(seed).wav"] = SongID(hashing: bytes)
         }
 
         var root: String { (music.path as NSString).resolvingSymlinksInPath }
+
+        /// Every file is recorded as its true SHA-256.
+        func expectTrueSongs() throws {
+            for (name, song) in songs {
+                #expect(try running.coordinator.library.song(atRoot: root, path: name)?.song == song, "\(name)")
+            }
+        }
     }
 
-    /// Plays a worker offering `fake` on its own thread until `stop`, answering IDENTIFY as
-    /// `behaviour` says; returns what it was asked.
+    /// Plays a worker offering `fake` on its own thread until `stop`: answers IDENTIFY as
+    /// `behaviour` says, and fails every JOB `song-changed` (the file does not hold the song)
+    /// when the song is the made-up one, else succeeds at 120 BPM. Records what it was asked.
     private final class PlayedWorker: Sendable {
         let asked = Mutex<[IdentifyBody]>([])
+        let jobs = Mutex<[SongJobBody]>([])
         let stopped = Atomic<Bool>(false)
         private let done = DispatchSemaphore(value: 0)
 
@@ -63,35 +79,55 @@ import Testing
                 while !stopped.load(ordering: .relaxed) {
                     try? worker.heartbeat()
                     guard let frames = try? worker.socket.receive(timeout: .milliseconds(20)),
-                        case .identify(let request)? = try? CoordinatorMessage(frames: frames)
+                        let message = try? CoordinatorMessage(frames: frames)
                     else { continue }
-                    asked.withLock { $0.append(request) }
-                    let files = request.files.map { file -> FileIdentity in
-                        let path = music + "/" + file.path
-                        var status = stat()
-                        guard let bytes = FileManager.default.contents(atPath: path), stat(path, &status) == 0 else {
-                            return FileIdentity(error: ErrorBody(code: .notFound, message: "\(path): gone"))
+                    switch message {
+                    case .identify(let request):
+                        asked.withLock { $0.append(request) }
+                        guard let answer = Self.answer(request, music: music, behaviour: behaviour) else {
+                            if case .leaves = behaviour {
+                                _ = try? worker.socket.trySend(try WorkerMessage.disconnect(DisconnectBody(reason: "leaving")).frames(version: .v2))
+                                return
+                            }
+                            continue
                         }
-                        let mtimeNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-                        if case .stale = behaviour {
-                            return FileIdentity(sha256: String(repeating: "e", count: 64), size: Int64(bytes.count + 1), mtimeNs: mtimeNs)
+                        _ = try? worker.socket.trySend(try WorkerMessage.identified(answer).frames())
+                    case .songJob(let job, _):
+                        jobs.withLock { $0.append(job) }
+                        let answers = try? job.jobs.map { entry in
+                            job.song == IdentifyTests.madeUpSong.hex
+                                ? SongJobAnswer(job: entry.job, attempt: entry.attempt, error: ErrorBody(code: .songChanged, message: "not that song"))
+                                : SongJobAnswer(job: entry.job, attempt: entry.attempt, analysis: try SongTestWorker.analysis(entry, bpm: 120))
                         }
-                        return FileIdentity(sha256: SongID(hashing: bytes).hex, size: Int64(bytes.count), mtimeNs: mtimeNs)
+                        if let answers { try? worker.answer(job, answers) }
+                    default: break
                     }
-                    let answer: WorkerMessage
-                    switch behaviour {
-                    case .honest, .stale: answer = .identified(IdentifiedBody(request: request.request, files: files))
-                    case .silent: continue
-                    case .otherRequest: answer = .identified(IdentifiedBody(request: request.request + 1000, files: files))
-                    case .miscounted:
-                        guard files.count > 1 else { continue }
-                        answer = .identified(IdentifiedBody(request: request.request, files: files.dropLast()))
-                    case .leaves:
-                        _ = try? worker.socket.trySend(try WorkerMessage.disconnect(DisconnectBody(reason: "leaving")).frames(version: .v2))
-                        return
-                    }
-                    _ = try? worker.socket.trySend(try answer.frames())
                 }
+            }
+        }
+
+        /// The IDENTIFIED `behaviour` sends, nil for none.
+        private static func answer(_ request: IdentifyBody, music: String, behaviour: Behaviour) -> IdentifiedBody? {
+            let files = request.files.map { file -> FileIdentity in
+                let path = music + "/" + file.path
+                var status = stat()
+                guard let bytes = FileManager.default.contents(atPath: path), stat(path, &status) == 0 else {
+                    return FileIdentity(error: ErrorBody(code: .notFound, message: "\(path): gone"))
+                }
+                let mtimeNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+                let sha256: String
+                switch behaviour {
+                case .claimsKnownSong(let song): sha256 = song.hex
+                case .claimsNewSong: sha256 = IdentifyTests.madeUpSong.hex
+                default: sha256 = SongID(hashing: bytes).hex
+                }
+                return FileIdentity(sha256: sha256, size: Int64(bytes.count), mtimeNs: mtimeNs)
+            }
+            switch behaviour {
+            case .honest, .claimsKnownSong, .claimsNewSong: return IdentifiedBody(request: request.request, files: files)
+            case .otherRequest: return IdentifiedBody(request: request.request + 1000, files: files)
+            case .miscounted: return files.count > 1 ? IdentifiedBody(request: request.request, files: files.dropLast()) : nil
+            case .silent, .leaves: return nil
             }
         }
 
@@ -101,8 +137,8 @@ import Testing
         }
     }
 
-    private func scan(_ setup: Setup, behaviour: Behaviour, identifies: Bool = true) throws -> (ScanSummary, [IdentifyBody]) {
-        let client = try TestClient(setup.running)
+    /// A worker sharing the root, registered with the coordinator.
+    private func connect(_ setup: Setup, _ client: TestClient, identifies: Bool = true) throws -> SongTestWorker {
         let worker = try SongTestWorker(setup.running, detectors: ["fake"], id: "sharing", roots: [setup.root], identifies: identifies)
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
@@ -110,21 +146,18 @@ import Testing
             if case .ok(.status(let status)) = try client.request(.status(StatusRequest())), status.server?.workers.count == 1 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        let played = PlayedWorker(worker, music: setup.music.path, behaviour: behaviour)
+        return worker
+    }
+
+    /// Scans with a worker playing `behaviour`; returns the summary and what the worker was asked.
+    private func scan(_ setup: Setup, behaviour: Behaviour, identifies: Bool = true) throws -> (ScanSummary, [IdentifyBody]) {
+        let client = try TestClient(setup.running)
+        let played = PlayedWorker(try connect(setup, client, identifies: identifies), music: setup.music.path, behaviour: behaviour)
         defer { played.stop() }
-        guard case .ok(.scan(let summary))? = try client.request(.scan(ScanRequest()), timeout: .seconds(20)) else {
+        guard case .ok(.scan(let summary))? = try client.request(.scan(ScanRequest()), timeout: .seconds(30)) else {
             throw HarnessError("the scan failed")
         }
         return (summary, played.asked.withLock { $0 })
-    }
-
-    /// Every song the scan recorded is the true SHA-256 of its file.
-    private func expectTrueSongs(_ setup: Setup) throws {
-        for (name, song) in setup.songs {
-            let record = try setup.running.coordinator.library.song(song)
-            #expect(record != nil, "\(name) is recorded as its true SHA-256")
-        }
-        #expect(try setup.running.coordinator.library.song(SongID(String(repeating: "e", count: 64))!) == nil)
     }
 
     @Test func aScanLeavesTheHashingToAWorkerThatSharesTheRoot() throws {
@@ -133,31 +166,73 @@ import Testing
         let (summary, asked) = try scan(setup, behaviour: .honest)
         #expect(summary.new == 3 && summary.queuedJobs == 3)
         #expect(summary.hashedByWorkers == 3)
+        #expect(asked.count == 1, "one IDENTIFY per worker and batch")
         #expect(Set(asked.flatMap(\.files)) == Set(setup.songs.keys.map { JobLocation(root: setup.root, path: $0) }))
-        try expectTrueSongs(setup)
+        try setup.expectTrueSongs()
     }
 
-    @Test func anAnswerThatNoLongerFitsTheFileIsNotUsed() throws {
-        let setup = try Setup()
+    /// The attack: a worker says a new file holds a song the library knows (with the file's
+    /// true size and time), which would make it a copy or a move and queue nothing to check
+    /// it. The coordinator hashes such a file itself.
+    @Test func aClaimThatAFileHoldsAKnownSongIsCheckedByTheCoordinator() throws {
+        var setup = try Setup()
         defer { setup.running.stop() }
-        let (summary, asked) = try scan(setup, behaviour: .stale)
-        #expect(!asked.isEmpty)
-        #expect(summary.new == 3 && summary.hashedByWorkers == nil, "the coordinator hashed every file itself")
-        try expectTrueSongs(setup)
+        _ = try scan(setup, behaviour: .honest)
+        let known = try #require(setup.songs["song1.wav"])
+        try setup.add(4)
+        let (summary, asked) = try scan(setup, behaviour: .claimsKnownSong(known))
+        #expect(asked.flatMap(\.files) == [JobLocation(root: setup.root, path: "song4.wav")])
+        #expect(summary.new == 1 && summary.copies == 0 && summary.hashedByWorkers == nil)
+        try setup.expectTrueSongs()
+        #expect(try setup.running.coordinator.library.locations(of: known).map(\.path) == ["song1.wav"])
+    }
+
+    /// A made-up SHA-256 for new bytes is taken (the file's analysis is queued), but the
+    /// worker that analyses the file finds it does not hold that song (`song-changed`): the
+    /// next scan hashes the file again, whatever its size and time, and records its true song.
+    @Test func aMadeUpHashIsUndoneByTheAnalysisAndTheNextScan() throws {
+        let setup = try Setup(songs: 1)
+        defer { setup.running.stop() }
+        let client = try TestClient(setup.running)
+        let worker = try connect(setup, client)
+        let played = PlayedWorker(worker, music: setup.music.path, behaviour: .claimsNewSong)
+        guard case .ok(.scan(let first))? = try client.request(.scan(ScanRequest()), timeout: .seconds(30)) else {
+            throw HarnessError("the scan failed")
+        }
+        #expect(first.hashedByWorkers == 1)
+        let failed = try client.waitForEvent { event in
+            if case .jobFailed(let failure) = event { return failure.song == Self.madeUpSong.hex }
+            return false
+        }
+        played.stop()
+        guard case .jobFailed(let failure)? = failed else {
+            Issue.record("the made-up song's job did not fail")
+            return
+        }
+        #expect(failure.error.code == .songChanged)
+        let honest = PlayedWorker(worker, music: setup.music.path, behaviour: .honest)
+        defer { honest.stop() }
+        guard case .ok(.scan(let second))? = try client.request(.scan(ScanRequest()), timeout: .seconds(30)) else {
+            throw HarnessError("the second scan failed")
+        }
+        #expect(second.unchanged == 0 && second.changed == 1, "the file is looked at again: \(second)")
+        try setup.expectTrueSongs()
+        #expect(try setup.running.coordinator.library.locations(of: Self.madeUpSong).allSatisfy(\.missing))
     }
 
     /// No answer, or one under another request's number: the coordinator hashes the files
-    /// once the request's 5 s are over.
+    /// once the request's 5 s are over, and asks that worker no more (the second batch of 40
+    /// files is not sent to it).
     @Test(arguments: [Behaviour.silent, .otherRequest])
-    func aWorkerThatDoesNotAnswerLeavesTheHashingToTheCoordinator(behaviour: Behaviour) throws {
-        let setup = try Setup()
+    func aWorkerThatDoesNotAnswerIsAskedNoMore(behaviour: Behaviour) throws {
+        let setup = try Setup(songs: 40)
         defer { setup.running.stop() }
         let started = ContinuousClock.now
         let (summary, asked) = try scan(setup, behaviour: behaviour)
-        #expect(!asked.isEmpty)
-        #expect(summary.new == 3 && summary.hashedByWorkers == nil)
-        #expect(ContinuousClock.now - started < .seconds(15), "the scan waited no longer than the request's time limit")
-        try expectTrueSongs(setup)
+        #expect(asked.count == 1)
+        #expect(summary.new == 40 && summary.hashedByWorkers == nil)
+        #expect(ContinuousClock.now - started < .seconds(12), "one wait of the request's time limit, not one per batch")
+        try setup.expectTrueSongs()
     }
 
     /// An answer with a file missing, or a worker that leaves: the coordinator hashes the
@@ -170,7 +245,7 @@ import Testing
         #expect(!asked.isEmpty)
         #expect(summary.new == 3 && summary.hashedByWorkers == nil)
         #expect(summary.seconds < 4, "the scan took \(summary.seconds) s")
-        try expectTrueSongs(setup)
+        try setup.expectTrueSongs()
     }
 
     @Test func aWorkerThatDoesNotOfferToIdentifyIsNotAsked() throws {
@@ -179,6 +254,43 @@ import Testing
         let (summary, asked) = try scan(setup, behaviour: .honest, identifies: false)
         #expect(asked.isEmpty)
         #expect(summary.new == 3 && summary.hashedByWorkers == nil)
-        try expectTrueSongs(setup)
+        try setup.expectTrueSongs()
+    }
+
+    /// A file over the song size limit is never sent to a worker: the coordinator skips it
+    /// without reading it.
+    @Test func aFileOverTheSizeLimitIsNotSentToAWorker() throws {
+        let limit = try testSong(seed: 1).count + 10
+        let setup = try Setup(songs: 2) { $0.maxSongBytes = limit }
+        defer { setup.running.stop() }
+        try Data(count: limit + 1).write(to: URL(fileURLWithPath: setup.music.file("large.wav")))
+        let (summary, asked) = try scan(setup, behaviour: .honest)
+        #expect(!asked.flatMap(\.files).contains { $0.path == "large.wav" })
+        #expect(summary.skipped.map(\.code) == [.tooLarge] && summary.hashedByWorkers == 2)
+    }
+
+    /// A server stopped while a scan waits for a worker's IDENTIFIED answers the scan
+    /// `unavailable` rather than leaving its client waiting.
+    @Test func aServerStoppingDuringAScanAnswersIt() throws {
+        let setup = try Setup()
+        let client = try TestClient(setup.running)
+        let played = PlayedWorker(try connect(setup, client), music: setup.music.path, behaviour: .silent)
+        defer { played.stop() }
+        nonisolated(unsafe) let scanning = client
+        let outcome = Mutex<ClientReply.Outcome?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            let reply = try? scanning.request(.scan(ScanRequest()), timeout: .seconds(20))
+            outcome.withLock { $0 = reply ?? nil }
+            answered.signal()
+        }
+        while played.asked.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.02) }
+        setup.running.stop()
+        #expect(answered.wait(timeout: .now() + 10) == .success)
+        guard case .error(let error)? = outcome.withLock({ $0 }) else {
+            Issue.record("the scan was not answered with an error: \(String(describing: outcome.withLock { $0 }))")
+            return
+        }
+        #expect(error.code == .unavailable)
     }
 }
