@@ -44,9 +44,8 @@ final class EnergyStatisticsSession: DetectorSession {
     private let blockLength: Int
     private let lowCoefficient: Float
     private let highCoefficient: Float
-    private var lowState1: Float = 0
-    private var lowState2: Float = 0
-    private var highState: Float = 0
+    /// The filters' state and the blocks' energies so far (``BlockRecord``).
+    private var record = BlockRecord()
     /// The samples of a block begun in an earlier call (``pending`` of them).
     private let partialBlock: UnsafeMutablePointer<Float>
     private var pending = 0
@@ -54,10 +53,19 @@ final class EnergyStatisticsSession: DetectorSession {
     private let lowBand: UnsafeMutablePointer<Float>
     private let highPassed: UnsafeMutablePointer<Float>
     private var sampleCount = 0
-    /// Energy per block and band, band-interleaved.
-    private var bandEnergies: [Float] = []
-    /// Sum of squared samples before each block, then over every sample (for window energies).
-    private var energyPrefix: [Double] = [0]
+
+    /// What the blocks leave: the one-pole filters' state, each block's energy per band and
+    /// the running energy. A call takes it out of the session for its blocks (one access to
+    /// the session's property per call, not several per block).
+    private struct BlockRecord {
+        var lowState1: Float = 0
+        var lowState2: Float = 0
+        var highState: Float = 0
+        /// Energy per block and band, band-interleaved.
+        var bandEnergies: [Float] = []
+        /// Sum of squared samples before each block, then over every sample (for window energies).
+        var energyPrefix: [Double] = [0]
+    }
 
     /// A session for a song of `format`, holding room for its blocks when their number is known.
     init(settings: EnergyStatisticsSettings, format: SignalFormat) {
@@ -70,8 +78,8 @@ final class EnergyStatisticsSession: DetectorSession {
             // At most 2^19 blocks (50 minutes of 5.8 ms blocks) held in advance, whatever a
             // header claims: a longer song grows as it comes.
             let blocks = min(expected / blockLength + 1, 1 << 19)
-            bandEnergies.reserveCapacity(blocks * Self.bandCount)
-            energyPrefix.reserveCapacity(blocks + 1)
+            record.bandEnergies.reserveCapacity(blocks * Self.bandCount)
+            record.energyPrefix.reserveCapacity(blocks + 1)
         }
         lowCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.low / sampleRate))
         highCoefficient = Float(1 - exp(-2 * Double.pi * settings.bandSplitHz.high / sampleRate))
@@ -96,6 +104,10 @@ final class EnergyStatisticsSession: DetectorSession {
     private func accumulate(_ samples: UnsafeBufferPointer<Float>) {
         guard let base = samples.baseAddress else { return }
         sampleCount += samples.count
+        // Empty arrays allocate nothing: the placeholder left in the session costs nothing.
+        var record = BlockRecord(bandEnergies: [], energyPrefix: [])
+        swap(&record, &self.record)
+        defer { swap(&record, &self.record) }
         var index = 0
         if pending > 0 {
             let take = min(blockLength - pending, samples.count)
@@ -103,11 +115,11 @@ final class EnergyStatisticsSession: DetectorSession {
             pending += take
             index = take
             guard pending == blockLength else { return }
-            addBlock(UnsafeBufferPointer(start: partialBlock, count: blockLength))
+            addBlock(UnsafeBufferPointer(start: partialBlock, count: blockLength), to: &record)
             pending = 0
         }
         while index + blockLength <= samples.count {
-            addBlock(UnsafeBufferPointer(start: base + index, count: blockLength))
+            addBlock(UnsafeBufferPointer(start: base + index, count: blockLength), to: &record)
             index += blockLength
         }
         pending = samples.count - index
@@ -115,13 +127,13 @@ final class EnergyStatisticsSession: DetectorSession {
     }
 
     /// Filters one whole block and records its band energies and its energy.
-    private func addBlock(_ block: UnsafeBufferPointer<Float>) {
-        filter(block)
+    private func addBlock(_ block: UnsafeBufferPointer<Float>, to record: inout BlockRecord) {
+        filter(block, state: &record)
         let sums = energies(of: block)
-        bandEnergies.append(sums.low)
-        bandEnergies.append(sums.mid)
-        bandEnergies.append(sums.high)
-        energyPrefix.append(energyPrefix[energyPrefix.count - 1] + Double(sums.all))
+        record.bandEnergies.append(sums.low)
+        record.bandEnergies.append(sums.mid)
+        record.bandEnergies.append(sums.high)
+        record.energyPrefix.append(record.energyPrefix[record.energyPrefix.count - 1] + Double(sums.all))
     }
 
     /// Runs the one-pole filters over the block `samples`, leaving its low band (two poles) in
@@ -131,8 +143,8 @@ final class EnergyStatisticsSession: DetectorSession {
     /// a chain of dependent steps that bounds the loop's speed. So two samples are taken at a
     /// time, the second from the state before both: `y[n+1] = k² y[n-1] + (k a x[n] + a x[n+1])`,
     /// which halves the chain.
-    private func filter(_ samples: UnsafeBufferPointer<Float>) {
-        var low1 = lowState1, low2 = lowState2, high = highState
+    private func filter(_ samples: UnsafeBufferPointer<Float>, state: inout BlockRecord) {
+        var low1 = state.lowState1, low2 = state.lowState2, high = state.highState
         let lowA = lowCoefficient, highA = highCoefficient
         let lowK = 1 - lowA, highK = 1 - highA
         let lowK2 = lowK * lowK, highK2 = highK * highK, lowKA = lowK * lowA
@@ -163,9 +175,9 @@ final class EnergyStatisticsSession: DetectorSession {
             lowBand[index] = low2
             highPassed[index] = high
         }
-        lowState1 = low1
-        lowState2 = low2
-        highState = high
+        state.lowState1 = low1
+        state.lowState2 = low2
+        state.highState = high
     }
 
     /// The energies over `samples` of the low band, the middle band (the high-passed signal
@@ -202,7 +214,7 @@ final class EnergyStatisticsSession: DetectorSession {
     }
 
     func finish() -> DetectorOutput {
-        var prefix = energyPrefix
+        var prefix = record.energyPrefix
         // The samples of the last, incomplete block count in the song's energy.
         let lastSamples = UnsafeBufferPointer(start: partialBlock, count: pending)
         prefix.append(prefix[prefix.count - 1] + Double(SquaredSum.of(lastSamples, lastSamples.indices)))
@@ -246,17 +258,17 @@ final class EnergyStatisticsSession: DetectorSession {
     /// band's mean over the song are treated as that floor, so near-silence adds no noise.
     private func beatStrengths() -> [[Float]] {
         let bands = Self.bandCount
-        let blocks = bandEnergies.count / bands
+        let blocks = record.bandEnergies.count / bands
         var trains: [[Float]] = []
         for band in 0..<bands {
             var train = [Float](repeating: 0, count: blocks)
             var songMean = 0.0
-            for block in 0..<blocks { songMean += Double(bandEnergies[block * bands + band]) }
+            for block in 0..<blocks { songMean += Double(record.bandEnergies[block * bands + band]) }
             songMean /= Double(max(blocks, 1))
             let floor = max(songMean * 1e-4, Double.leastNormalMagnitude)
             var history = EnergyHistory(capacity: settings.historyBlocks)
             for block in 0..<blocks {
-                let energy = Double(bandEnergies[block * bands + band])
+                let energy = Double(record.bandEnergies[block * bands + band])
                 if history.count > 0 {
                     let constant = settings.threshold.constant(mean: history.mean, variance: history.variance)
                     let excess = log((energy + floor) / (constant * history.mean + floor))
