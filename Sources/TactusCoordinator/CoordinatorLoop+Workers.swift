@@ -300,7 +300,7 @@ extension CoordinatorLoop {
     func publishSongDoneIfFinished(_ song: String, _ completion: JobCompletion) {
         guard completion.songFinished else { return }
         // An upload's bytes are kept only until its jobs end (unless the server keeps uploads).
-        if !configuration.keepUploads, SongBlobs.isValidID(song) { uploads.retire(coordinator.blobs.path(for: song)) }
+        if !configuration.keepUploads, SongBlobs.isValidID(song) { coordinator.blobs.remove(song) }
         publish(.songDone(SongDoneEvent(song: song, jobs: completion.songJobs.map(JobInfo.init), consensus: completion.consensus)))
     }
 

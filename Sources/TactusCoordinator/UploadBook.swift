@@ -12,12 +12,6 @@ import TactusProtocol
 /// client has been silent for ``idleLimit`` is forgotten, its file removed. Once submitted, its
 /// file is removed and the answer kept (for a client that resends the `submit`) until it is
 /// forgotten in turn.
-///
-/// The blob of an upload whose jobs are over is not deleted but kept as a spare file (a few, up
-/// to ``spareBytes`` in all), and the next upload is written over it: its pages are in memory
-/// already, so the write is a copy, where a new file takes fresh pages from the system (each
-/// zeroed, and on a virtual machine whose host reclaims freed memory, each faulted in by the
-/// host too: three to ten times the cost of the copy).
 struct UploadBook {
     /// The largest chunk taken, in bytes.
     static let chunkBytes = 1 << 20
@@ -27,9 +21,6 @@ struct UploadBook {
     static let maxOpen = 64
     /// How long an upload waits for its next chunk or its `submit`.
     static let idleLimit: Duration = .seconds(120)
-    /// The most spare files kept, and their most bytes in all.
-    static let spareFiles = 4
-    static let spareBytes: Int64 = 256 << 20
 
     struct Upload {
         let id: String
@@ -56,8 +47,6 @@ struct UploadBook {
     /// The most bytes the uploads open at once may declare (their files' total on disk).
     let maxOpenBytes: Int64
     private(set) var uploads: [String: Upload] = [:]
-    /// Files of finished uploads (their blobs once their jobs were over), to be written over.
-    private var spares: [(path: String, size: Int64)] = []
 
     /// An empty book writing under `directory`, which is emptied (uploads do not survive a restart).
     init(directory: String, maxOpenBytes: Int64) throws {
@@ -87,16 +76,8 @@ struct UploadBook {
         }
         let id = UUID().uuidString.lowercased()
         let path = (directory as NSString).appendingPathComponent(id)
-        // A spare is written over from the start, and truncated to the song's size when complete.
-        var reused = false
-        if let spare = spares.popLast() {
-            reused = rename(spare.path, path) == 0
-            if !reused { unlink(spare.path) }
-        }
-        if !reused {
-            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw ErrorBody(code: .unavailable, message: "cannot create the upload's file", retryAfterMs: 5000)
-            }
+        guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+            throw ErrorBody(code: .unavailable, message: "cannot create the upload's file", retryAfterMs: 5000)
         }
         let upload = Upload(id: id, client: client, size: size, sha256: sha256, path: path, lastUsed: .now)
         uploads[id] = upload
@@ -130,11 +111,6 @@ struct UploadBook {
         chunk.withUnsafeBytes { upload.hasher.update($0) }
         upload.received += Int64(chunk.count)
         upload.lastChunk = chunk.count
-        if upload.received == upload.size, truncate(upload.path, off_t(upload.size)) != 0 {
-            // A spare file written over may be longer than the song: its tail goes.
-            throw ErrorBody(
-                code: .unavailable, message: "cannot finish the upload's file: \(String(cString: strerror(errno)))", retryAfterMs: 5000)
-        }
         return upload.status
     }
 
@@ -158,22 +134,6 @@ struct UploadBook {
         uploads[id]?.submitted = answer
         uploads[id]?.lastUsed = .now
         unlink(uploads[id]!.path)
-    }
-
-    /// Keeps the file at `path` (a blob whose jobs are over, which nothing else links to or
-    /// reads any more) as a spare for the next upload to be written over, or removes it when
-    /// the spares are full (or it is on another file system).
-    mutating func retire(_ path: String) {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return }
-        let size = Int64(status.st_size)
-        let total = spares.reduce(size) { $0 + $1.size }
-        let spare = (directory as NSString).appendingPathComponent(".spare-\(UUID().uuidString.lowercased())")
-        if spares.count < Self.spareFiles, total <= Self.spareBytes, status.st_nlink == 1, rename(path, spare) == 0 {
-            spares.append((spare, size))
-        } else {
-            unlink(path)
-        }
     }
 
     /// Forgets the uploads idle for longer than ``idleLimit``, removing their files.

@@ -57,65 +57,6 @@ import Testing
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: blob))) == song)
     }
 
-    /// Sends `song` in chunks and submits it; returns the submit's answer.
-    private func upload(_ song: [UInt8], name: String, with client: TestClient, whileBegun: () throws -> Void = {}) throws -> SubmitResponse {
-        guard case .ok(.upload(let begun)) = try client.request(
-            .upload(.begin(size: Int64(song.count), sha256: SongID(hashing: song).hex), chunk: nil))
-        else { throw HarnessError("the upload was not begun") }
-        try whileBegun()
-        var received: Int64 = 0
-        while received < Int64(song.count) {
-            let chunk = Array(song[Int(received)..<min(Int(received) + begun.chunkBytes, song.count)])
-            guard case .ok(.upload(let status)) = try client.request(.upload(.chunk(begun.upload, offset: received), chunk: chunk))
-            else { throw HarnessError("chunk at \(received) refused") }
-            received = status.received
-        }
-        guard case .ok(.submit(let submitted)) = try client.request(
-            .submit(SubmitRequest(name: name, detectors: ["fake"], upload: begun.upload), audio: nil))
-        else { throw HarnessError("the upload's submit failed") }
-        return submitted
-    }
-
-    private func inode(_ path: String) throws -> UInt64 {
-        try #require((try FileManager.default.attributesOfItem(atPath: path))[.systemFileNumber] as? UInt64)
-    }
-
-    /// The blob of an upload whose jobs are over is kept as a spare file, and the next upload
-    /// (here a shorter song) is written over it: the same file, holding exactly the new song.
-    @Test func theNextUploadIsWrittenOverTheFileOfAFinishedOne() throws {
-        let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path)
-        defer { running.stop() }
-        let client = try TestClient(running)
-        let worker = try TestWorker(running, id: "w1")
-        try client.waitForWorkers(1, heartbeating: worker)
-        let first = try TestSong.clickTrack(bpm: 120, seconds: 60)
-        let second = try TestSong.clickTrack(bpm: 90, seconds: 30)
-        #expect(first.count > second.count)
-
-        let firstSong = try upload(first, name: "first.wav", with: client).song
-        let firstBlob = directory.file("blobs/\(firstSong.prefix(2))/\(firstSong)")
-        let firstFile = try inode(firstBlob)
-        guard let (job, _) = try worker.nextJob() else { Issue.record("no job for the first song"); return }
-        try worker.finish(job, bpm: 120)
-        _ = try client.waitForEvent { if case .songDone(let done) = $0 { return done.song == firstSong } else { return false } }
-        #expect(!FileManager.default.fileExists(atPath: firstBlob), "the finished upload's blob is gone")
-        let spares = try FileManager.default.contentsOfDirectory(atPath: directory.file("uploads")).filter { $0.hasPrefix(".spare-") }
-        #expect(spares.count == 1)
-
-        let secondSong = try upload(second, name: "second.wav", with: client) {
-            let open = try FileManager.default.contentsOfDirectory(atPath: directory.file("uploads")).filter { !$0.hasPrefix(".") }
-            let taken = try open.first.map { try inode(directory.file("uploads/\($0)")) }
-            #expect(open.count == 1 && taken == firstFile, "the upload took the spare")
-        }.song
-        let secondBlob = directory.file("blobs/\(secondSong.prefix(2))/\(secondSong)")
-        #expect(try inode(secondBlob) == firstFile)
-        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: secondBlob))) == second, "exactly the new song, its tail cut")
-        guard let (again, bytes) = try worker.nextJob() else { Issue.record("no job for the second song"); return }
-        #expect(bytes == second)
-        try worker.finish(again, bpm: 90)
-    }
-
     @Test func uploadsThatBreakTheRulesAreRefusedWithTheirCode() throws {
         let directory = try TemporaryDirectory()
         let running = try RunningCoordinator(directory: directory.path) { $0.maxSongBytes = 4 << 20 }
