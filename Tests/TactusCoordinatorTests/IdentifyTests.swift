@@ -273,6 +273,7 @@ import Testing
     /// `unavailable` rather than leaving its client waiting.
     @Test func aServerStoppingDuringAScanAnswersIt() throws {
         let setup = try Setup()
+        defer { setup.running.stop() }
         let client = try TestClient(setup.running)
         let played = PlayedWorker(try connect(setup, client), music: setup.music.path, behaviour: .silent)
         defer { played.stop() }
@@ -285,7 +286,8 @@ import Testing
             answered.signal()
         }
         while played.asked.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.02) }
-        setup.running.stop()
+        // The stop is asked for, not waited for: the test's sockets live on until the answer.
+        setup.running.coordinator.stop()
         #expect(answered.wait(timeout: .now() + 10) == .success)
         guard case .error(let error)? = outcome.withLock({ $0 }) else {
             Issue.record("the scan was not answered with an error: \(String(describing: outcome.withLock { $0 }))")
