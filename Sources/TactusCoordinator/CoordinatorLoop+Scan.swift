@@ -164,6 +164,7 @@ extension CoordinatorLoop {
                         "files": "\(summary.files)", "new": "\(summary.new)", "changed": "\(summary.changed)",
                         "moved": "\(summary.moved)", "missing": "\(summary.missing)", "unchanged": "\(summary.unchanged)",
                         "skipped": "\(summary.skipped.count)", "jobs": "\(summary.queuedJobs)",
+                        "hashed-by-workers": "\(summary.hashedByWorkers ?? 0)",
                     ])
                 state.answers.forEach { $0(.success(.scan(summary))) }
             }
