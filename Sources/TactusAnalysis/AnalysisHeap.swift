@@ -28,8 +28,9 @@ public enum MallocSetting: Int32, Sendable {
 /// of a 3-minute song. The process's peak memory is the same; memory is reused rather than
 /// returned to the system before the process ends.
 ///
-/// For `tactus analyze` and the worker, processes whose work is analysing songs one after
-/// another; not for the coordinator, whose memory must fall back after a burst of uploads.
+/// For `tactus analyze`, `tactus scan --db` and the worker, processes whose work is analysing
+/// songs one after another; not for the coordinator, whose memory must fall back after a burst
+/// of uploads.
 public enum AnalysisHeap {
     /// Applies the settings to this process.
     public static func configure() {

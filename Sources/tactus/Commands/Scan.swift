@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Synchronization
+import TactusAnalysis
 import TactusClient
 import TactusCoordinator
 import TactusLibraryRoots
@@ -126,6 +127,7 @@ extension Tactus {
                 FileHandle.standardError.write(
                     Data("scanning \(absolute.isEmpty ? roots.joined(separator: ", ") : absolute.joined(separator: ", "))...\n".utf8))
             }
+            AnalysisHeap.configure()
             let scan = DatabaseScan(
                 library: library, roots: LibraryRoots(roots), detectors: try DetectorChoice(names: [], parameters: []).detectors,
                 maxSongBytes: maxSongBytes)
