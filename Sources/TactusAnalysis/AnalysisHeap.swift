@@ -20,17 +20,17 @@ public enum MallocSetting: Int32, Sendable {
     }
 }
 
-/// The C heap of a process that analyses songs: blocks under 32 MiB come from the heap and
-/// freed memory stays there (up to 256 MiB) for the next block, rather than glibc's default,
-/// which maps each block of 128 KiB or more afresh until it has seen one freed, and hands freed
-/// memory back at once. Each fresh mapping is faulted in again, page by page, when first
-/// written: about 300 page faults (a millisecond or two on a virtual machine) in one analysis
-/// of a 3-minute song. The process's peak memory is the same; memory is reused rather than
-/// returned to the system before the process ends.
+/// The C heap of a short-lived process that analyses songs: blocks under 32 MiB come from the
+/// heap and freed memory stays there (up to 256 MiB) for the next block, rather than glibc's
+/// default, which maps each block of 128 KiB or more afresh until it has seen one freed, and
+/// hands freed memory back at once. Each fresh mapping is faulted in again, page by page, when
+/// first written: about 270 page faults (a millisecond or two on a virtual machine) in one
+/// analysis of a 3-minute song. The process's peak memory is the same, but memory freed is
+/// kept until the process ends.
 ///
-/// For `tactus analyze`, `tactus scan --db` and the worker, processes whose work is analysing
-/// songs one after another; not for the coordinator, whose memory must fall back after a burst
-/// of uploads.
+/// For `tactus analyze`, which ends after its files. Not for long-lived processes: a worker
+/// would keep about 60 MiB more between songs, and the coordinator's memory must fall back
+/// after a burst of uploads.
 public enum AnalysisHeap {
     /// Applies the settings to this process.
     public static func configure() {

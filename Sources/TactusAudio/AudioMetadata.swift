@@ -76,8 +76,10 @@ public struct DecodingOptions: Hashable, Sendable {
     /// Songs with more audio fail with `too-long`: checked against the header before
     /// decoding, and decoding stops once past it. Default 2 hours.
     public var maximumSeconds: Double
-    /// The preferred number of samples per block delivered by ``AudioStream`` (blocks may be
-    /// shorter; MP3 blocks follow the MPEG frames). Default 4096; kept within 64...65536.
+    /// The fewest samples per block delivered by ``AudioStream``, except the last block: the
+    /// decoder's frames are gathered until a block holds at least this many, so a block may
+    /// hold up to one decoder frame more (an MP3 frame is 1,152 samples). Default 4096; kept
+    /// within 64...65536.
     public var blockFrames: Int
     /// The lowest sample rate the analysis needs, or nil for the file's own rate. When it is
     /// set, a decoder that lowers the rate natively and cheaply delivers the lowest such rate

@@ -18,8 +18,9 @@ public final class BlockEnergyAccumulator {
     public let hopSeconds: Double
 
     private var values: [Float] = []
-    private var sum = 0.0
-    private var count = 0
+    /// The samples of a block begun in an earlier call: each block is summed whole, from its
+    /// start, so the envelope does not depend on how the song was cut into calls.
+    private var partialBlock: [Float] = []
 
     public init(sampleRate: Double) {
         precondition(sampleRate > 0, "a sample rate is positive")
@@ -30,26 +31,31 @@ public final class BlockEnergyAccumulator {
     /// Takes the next samples (any length).
     public func consume(_ samples: UnsafeBufferPointer<Float>) {
         var index = 0
-        while index < samples.count {
-            let take = min(blockLength - count, samples.count - index)
-            sum += Double(SquaredSum.of(samples, index..<(index + take)))
-            count += take
-            index += take
-            if count == blockLength {
-                values.append(Float(sum / Double(blockLength)))
-                sum = 0
-                count = 0
-            }
+        if !partialBlock.isEmpty {
+            index = min(blockLength - partialBlock.count, samples.count)
+            partialBlock.append(contentsOf: UnsafeBufferPointer(rebasing: samples[0..<index]))
+            guard partialBlock.count == blockLength else { return }
+            partialBlock.withUnsafeBufferPointer { values.append(Self.meanSquare($0, 0..<blockLength)) }
+            partialBlock.removeAll(keepingCapacity: true)
         }
+        while index + blockLength <= samples.count {
+            values.append(Self.meanSquare(samples, index..<(index + blockLength)))
+            index += blockLength
+        }
+        partialBlock.append(contentsOf: UnsafeBufferPointer(rebasing: samples[index...]))
     }
 
     /// The envelope: one value per complete block, plus the mean of a final partial block.
     public func finish() -> [Float] {
         var result = values
-        if count > 0 {
-            result.append(Float(sum / Double(count)))
+        if !partialBlock.isEmpty {
+            partialBlock.withUnsafeBufferPointer { result.append(Self.meanSquare($0, 0..<$0.count)) }
         }
         return result
+    }
+
+    private static func meanSquare(_ samples: UnsafeBufferPointer<Float>, _ range: Range<Int>) -> Float {
+        Float(Double(SquaredSum.of(samples, range)) / Double(range.count))
     }
 }
 

@@ -27,7 +27,7 @@ public enum FFTWisdom {
     public static var isLoaded: Bool { loaded }
 
     /// The wisdom FFTW gathers while `plan` makes plans, starting from none: what
-    /// `tactus-bench wisdom` records.
+    /// `tactus-bench wisdom` records. The recorded wisdom is loaded again afterwards.
     public static func record(_ plan: () -> Void) -> String {
         _ = loaded
         plannerLock.lock()
@@ -36,9 +36,24 @@ public enum FFTWisdom {
         plan()
         plannerLock.lock()
         defer { plannerLock.unlock() }
+        defer {
+            fftwf_forget_wisdom()
+            fftwf_import_wisdom_from_string(recorded)
+        }
         guard let text = fftwf_export_wisdom_to_string() else { return "" }
         defer { free(text) }
         return String(cString: text)
+    }
+
+    /// Whether the recording was made by an FFTW configured as this process's: the same
+    /// version, and the same instruction sets found on this processor (FFTW's wisdom starts with
+    /// their checksums, and FFTW refuses wisdom whose checksums are not its own).
+    public static var recordingFitsThisFFTW: Bool {
+        let here = record {
+            let fft = RealFFT(size: 16)
+            fft.forward()
+        }
+        return here.split(separator: "\n").first == recorded.split(separator: "\n").first
     }
 
     /// FFTW's description of the plan it makes for a real forward transform of `size` samples
@@ -49,7 +64,13 @@ public enum FFTWisdom {
         plannerLock.lock()
         defer { plannerLock.unlock() }
         if withoutWisdom { fftwf_forget_wisdom() }
-        defer { if withoutWisdom { fftwf_import_wisdom_from_string(recorded) } }
+        defer {
+            if withoutWisdom {
+                // Only the recording again: what this plan taught FFTW is forgotten too.
+                fftwf_forget_wisdom()
+                fftwf_import_wisdom_from_string(recorded)
+            }
+        }
         let real = fftwf_alloc_real(size)!
         let complex = fftwf_alloc_complex(size / 2 + 1)!
         defer {

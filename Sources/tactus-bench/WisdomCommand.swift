@@ -13,7 +13,8 @@ struct WisdomCommand: ParsableCommand {
         discussion: """
             Starting from no wisdom, plans real transforms (forward and inverse) of every power of two \
             from 16 to 262144 samples, then analyses a 20-second synthesised song with every built-in \
-            detector at 8, 11.025, 16, 22.05, 32, 44.1, 48, 88.2 and 96 kHz (the spectrogram frames and \
+            detector at 8, 11.025, 12, 16, 22.05, 24, 32, 44.1, 48, 88.2, 96, 176.4 and 192 kHz (the \
+            spectrogram frames and \
             paired spectra of each rate), and prints what FFTW's estimating planner decided as the Swift \
             source of FFTWisdom.recorded, or writes it to --write. Run it again when the transforms' sizes \
             or the FFTW version change (a size the recording lacks is planned as usual).
@@ -22,7 +23,7 @@ struct WisdomCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write the Swift source to this file.", valueName: "path"))
     var write: String?
 
-    static let rates = [8000, 11025, 16000, 22050, 32000, 44100, 48000, 88200, 96000]
+    static let rates = [8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000, 88200, 96000, 176_400, 192_000]
 
     func run() throws {
         let wisdom = FFTWisdom.record {

@@ -42,6 +42,30 @@ private func envelope(of signal: [Float], sampleRate: Double, blockSize: Int = 1
     }
 }
 
+extension BlockEnergyTests {
+    /// The envelope is the same to the bit however the song is cut into calls (each block is
+    /// summed whole, from its start): what a decoder's frame size must not change.
+    @Test func theEnvelopeDoesNotDependOnHowTheSongIsCut() {
+        let signal = clicks(bpm: 123, seconds: 5, sampleRate: 44_100)
+        func envelope(cut: Int) -> [Float] {
+            let accumulator = BlockEnergyAccumulator(sampleRate: 44_100)
+            signal.withUnsafeBufferPointer { all in
+                var start = 0
+                while start < all.count {
+                    let end = min(start + cut, all.count)
+                    accumulator.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
+                    start = end
+                }
+            }
+            return accumulator.finish()
+        }
+        let whole = envelope(cut: signal.count)
+        for cut in [1, 777, 1152, 4096, 4608] {
+            #expect(envelope(cut: cut) == whole, "cut into pieces of \(cut)")
+        }
+    }
+}
+
 @Suite struct OnsetStrengthTests {
     @Test func clicksGiveOnsetPeaksOnePerBeat() {
         let env = envelope(of: clicks(bpm: 120, seconds: 4, sampleRate: 44_100), sampleRate: 44_100)

@@ -4,19 +4,13 @@ import TactusDSP
 /// The recorded FFTW wisdom (`tactus-bench wisdom`) loads, and the plans made with it are the
 /// ones FFTW makes without it, so results do not depend on it.
 @Suite struct FFTWisdomTests {
-    /// Whether this machine is of the kind the wisdom was recorded on (its plans name x86-64
-    /// codelets; elsewhere FFTW plans as usual).
-    static let recordedHere: Bool = {
-        #if arch(x86_64)
-        true
-        #else
-        false
-        #endif
-    }()
-
-    /// FFTW refuses wisdom recorded by another version: this fails after an FFTW upgrade, until
-    /// `tactus-bench wisdom --write Sources/TactusDSP/FFTWisdom+Recorded.swift` records it again.
-    @Test(.enabled(if: recordedHere, "the recorded wisdom names x86-64 codelets"))
+    /// Wisdom made by an FFTW configured as this one (same version, same instruction sets found
+    /// on the processor) loads. Elsewhere FFTW plans as usual, and the test says so: record the
+    /// wisdom again with `tactus-bench wisdom --write Sources/TactusDSP/FFTWisdom+Recorded.swift`
+    /// on the machines Tactus runs on.
+    @Test(.enabled(
+        if: FFTWisdom.recordingFitsThisFFTW,
+        "the recorded FFTW wisdom was made by another FFTW version or for other instruction sets"))
     func theRecordedWisdomLoads() {
         #expect(FFTWisdom.isLoaded)
     }

@@ -2,7 +2,6 @@ import ArgumentParser
 import Foundation
 import Logging
 import Synchronization
-import TactusAnalysis
 import TactusClient
 import TactusCoordinator
 import TactusLibraryRoots
@@ -127,7 +126,6 @@ extension Tactus {
                 FileHandle.standardError.write(
                     Data("scanning \(absolute.isEmpty ? roots.joined(separator: ", ") : absolute.joined(separator: ", "))...\n".utf8))
             }
-            AnalysisHeap.configure()
             let scan = DatabaseScan(
                 library: library, roots: LibraryRoots(roots), detectors: try DetectorChoice(names: [], parameters: []).detectors,
                 maxSongBytes: maxSongBytes)

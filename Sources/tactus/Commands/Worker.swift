@@ -122,7 +122,6 @@ extension Tactus {
 
         func run() throws {
             var (configuration, level) = try setup()
-            AnalysisHeap.configure()
             configuration.analysisNiceness = nice
             if maxMemoryMb > 0 {
                 // Before any thread starts; the limit itself is set once the worker is ready.
