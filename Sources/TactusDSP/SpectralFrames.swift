@@ -6,7 +6,9 @@ import Foundation
 ///
 /// Each listener is called with every frame's spectrum (interleaved real and imaginary
 /// parts, `fftSize / 2 + 1` bins) in order. The signal's energy between frame starts is
-/// summed on the way (``energyPrefix``), for the listeners' window energies. Several owners
+/// summed on the way (``energyPrefix``), for the listeners' window energies: each hop whole,
+/// once its last sample has come, so the sums do not depend on how the song was cut into
+/// blocks. Several owners
 /// may feed the same blocks of the song: ``consume(_:at:)`` takes a block by its position in
 /// the song and ignores what it has already taken, so the frames are transformed once however
 /// many owners feed them.
@@ -50,7 +52,8 @@ public final class SpectralFrames {
     /// `energyPrefix[k]` is the sum of the squared samples before the start of frame `k`; once
     /// finished, its last value is the sum over every sample.
     public private(set) var energyPrefix: [Double] = [0]
-    private var energyRunning = 0.0
+    /// The first sample of the hop whose energy is summed next, and the first of the next hop.
+    private var energyHopStart = 0
     private var nextEnergyBoundary: Int
 
     public init(key: Key) {
@@ -81,10 +84,9 @@ public final class SpectralFrames {
     public func consume(_ samples: UnsafeBufferPointer<Float>, at position: Int) {
         let end = position + samples.count
         guard !finished, end > consumed, position <= consumed else { return }
-        let new = UnsafeBufferPointer(rebasing: samples[(consumed - position)...])
-        pending.append(contentsOf: new)
-        accumulateEnergy(new)
+        pending.append(contentsOf: UnsafeBufferPointer(rebasing: samples[(consumed - position)...]))
         consumed = end
+        accumulateEnergy()
         processAvailableFrames()
     }
 
@@ -93,7 +95,7 @@ public final class SpectralFrames {
     public func finish() {
         guard !finished else { return }
         finished = true
-        energyPrefix.append(energyPrefix[energyPrefix.count - 1] + energyRunning)
+        energyPrefix.append(energyPrefix[energyPrefix.count - 1] + hopEnergy(until: consumed))
         pending.append(contentsOf: repeatElement(0, count: frameLength))
         while frameStart(nextFrame) < consumed {
             transform(from: frameStart(nextFrame) - pendingStart)
@@ -102,23 +104,20 @@ public final class SpectralFrames {
         pending = []
     }
 
-    /// Adds the energy of `samples`, the next ones after ``consumed``, to the running sums.
-    private func accumulateEnergy(_ samples: UnsafeBufferPointer<Float>) {
-        var index = 0
-        var position = consumed
-        while index < samples.count {
-            let take = min(nextEnergyBoundary - position, samples.count - index)
-            energyRunning += Double(SquaredSum.of(samples, index..<(index + take)))
-            index += take
-            position += take
-            if position == nextEnergyBoundary {
-                energyPrefix.append(energyPrefix[energyPrefix.count - 1] + energyRunning)
-                energyRunning = 0
-                nextEnergyBoundary = frameStart(energyPrefix.count)
-                // Guard against a zero-length hop at absurd rates.
-                if nextEnergyBoundary <= position { nextEnergyBoundary = position + 1 }
-            }
+    /// Sums the energy of every hop whose last sample has come (they are all in ``pending``).
+    private func accumulateEnergy() {
+        while nextEnergyBoundary <= consumed {
+            energyPrefix.append(energyPrefix[energyPrefix.count - 1] + hopEnergy(until: nextEnergyBoundary))
+            energyHopStart = nextEnergyBoundary
+            nextEnergyBoundary = frameStart(energyPrefix.count)
+            // Guard against a zero-length hop at absurd rates.
+            if nextEnergyBoundary <= energyHopStart { nextEnergyBoundary = energyHopStart + 1 }
         }
+    }
+
+    /// The sum of the squared samples from ``energyHopStart`` to `end`, in one pass.
+    private func hopEnergy(until end: Int) -> Double {
+        pending.withUnsafeBufferPointer { Double(SquaredSum.of($0, (energyHopStart - pendingStart)..<(end - pendingStart))) }
     }
 
     private func processAvailableFrames() {
@@ -128,8 +127,8 @@ public final class SpectralFrames {
             transform(from: start - pendingStart)
             nextFrame += 1
         }
-        // Drop audio no future frame needs, in large steps to keep removal cheap.
-        let keepFrom = frameStart(nextFrame)
+        // Drop audio no future frame or hop energy needs, in large steps to keep removal cheap.
+        let keepFrom = min(frameStart(nextFrame), energyHopStart)
         let droppable = keepFrom - pendingStart
         if droppable > 16_384 {
             pending.removeFirst(droppable)

@@ -67,6 +67,20 @@ extension BlockEnergyTests {
 }
 
 @Suite struct OnsetStrengthTests {
+    /// The onset envelope and the energies between its frames are the same to the bit however
+    /// the song is cut into blocks.
+    @Test func theEnvelopeAndItsEnergiesDoNotDependOnHowTheSongIsCut() {
+        let signal = clicks(bpm: 123, seconds: 4, sampleRate: 44_100)
+        let whole = envelope(of: signal, sampleRate: 44_100, blockSize: signal.count)
+        let energies = { (env: OnsetStrengthEnvelope) in (0..<env.frameCount).map { env.meanSquare(frames: $0..<($0 + 1)) } }
+        for cut in [1, 777, 1152, 4608] {
+            let cutUp = envelope(of: signal, sampleRate: 44_100, blockSize: cut)
+            #expect(cutUp.bands == whole.bands, "cut into pieces of \(cut)")
+            #expect(energies(cutUp) == energies(whole), "cut into pieces of \(cut)")
+            #expect(cutUp.meanSquare(frames: 0..<cutUp.frameCount) == whole.meanSquare(frames: 0..<whole.frameCount))
+        }
+    }
+
     @Test func clicksGiveOnsetPeaksOnePerBeat() {
         let env = envelope(of: clicks(bpm: 120, seconds: 4, sampleRate: 44_100), sampleRate: 44_100)
         #expect(abs(env.frameRate - 100) < 1e-9)
