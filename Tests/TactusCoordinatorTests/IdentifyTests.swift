@@ -71,8 +71,10 @@ import Testing
         let jobs = Mutex<[SongJobBody]>([])
         let stopped = Atomic<Bool>(false)
         private let done = DispatchSemaphore(value: 0)
+        private nonisolated(unsafe) let worker: SongTestWorker
 
         init(_ worker: SongTestWorker, music: String, behaviour: Behaviour) {
+            self.worker = worker
             nonisolated(unsafe) let worker = worker
             Thread.detachNewThread { [self] in
                 defer { done.signal() }
@@ -131,22 +133,28 @@ import Testing
             }
         }
 
-        func stop() {
+        /// Stops playing; with `leaving`, the worker says goodbye, so the coordinator forgets it
+        /// at once rather than once it has been silent too long.
+        func stop(leaving: Bool = true) {
             stopped.store(true, ordering: .relaxed)
             done.wait()
+            if leaving { _ = try? worker.socket.trySend(try WorkerMessage.disconnect(DisconnectBody(reason: "done")).frames(version: .v2)) }
         }
     }
 
-    /// A worker sharing the root, registered with the coordinator.
+    /// A worker sharing the root, registered with the coordinator as its only worker.
     private func connect(_ setup: Setup, _ client: TestClient, identifies: Bool = true) throws -> SongTestWorker {
-        let worker = try SongTestWorker(setup.running, detectors: ["fake"], id: "sharing", roots: [setup.root], identifies: identifies)
+        let id = "sharing-\(UUID().uuidString.prefix(8))"
+        let worker = try SongTestWorker(setup.running, detectors: ["fake"], id: id, roots: [setup.root], identifies: identifies)
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
             try worker.heartbeat()
-            if case .ok(.status(let status)) = try client.request(.status(StatusRequest())), status.server?.workers.count == 1 { break }
+            if case .ok(.status(let status)) = try client.request(.status(StatusRequest())), status.server?.workers.map(\.workerId) == [id] {
+                return worker
+            }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        return worker
+        throw HarnessError("worker \(id) was never the coordinator's only worker")
     }
 
     /// Scans with a worker playing `behaviour`; returns the summary and what the worker was asked.
@@ -204,7 +212,7 @@ import Testing
             if case .jobFailed(let failure) = event { return failure.song == Self.madeUpSong.hex }
             return false
         }
-        played.stop()
+        played.stop(leaving: false)
         guard case .jobFailed(let failure)? = failed else {
             Issue.record("the made-up song's job did not fail")
             return
