@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "TactusWorker",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusLibraryRoots", "TactusModel",
+                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusLibraryRoots",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -177,11 +177,17 @@ public final class LibraryFile: @unchecked Sendable {
         }
     }
 
-    /// The SHA-256 of the file's bytes, read in bounded pieces.
-    public func songID() throws(ErrorBody) -> SongID {
+    /// The SHA-256 of the file's bytes, read in bounded pieces; with a `deadline`, an
+    /// `unavailable` error once it has passed (checked between pieces).
+    public func songID(before deadline: ContinuousClock.Instant? = nil) throws(ErrorBody) -> SongID {
         var hasher = SongID.Hasher()
         do {
-            try forEachChunk { hasher.update($0) }
+            try forEachChunk { piece in
+                if let deadline, ContinuousClock.now >= deadline {
+                    throw ErrorBody(code: .unavailable, message: "\(path): not hashed (out of time)")
+                }
+                hasher.update(piece)
+            }
         } catch let error as ErrorBody {
             throw error
         } catch {

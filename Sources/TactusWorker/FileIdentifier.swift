@@ -1,6 +1,5 @@
 import Foundation
 import TactusLibraryRoots
-import TactusModel
 import TactusProtocol
 
 /// Answers IDENTIFY: the SHA-256, size and modification time of files below the worker's
@@ -23,20 +22,15 @@ struct FileIdentifier {
 
     private func identity(of location: JobLocation, before deadline: ContinuousClock.Instant) -> FileIdentity {
         let name = "\(location.root)/\(location.path)"
-        let outOfTime = ErrorBody(code: .unavailable, message: "\(name): not hashed (the worker's time for this request ran out)")
-        guard ContinuousClock.now < deadline else { return FileIdentity(error: outOfTime) }
-        do {
+        guard ContinuousClock.now < deadline else {
+            return FileIdentity(error: ErrorBody(code: .unavailable, message: "\(name): not hashed (out of time)"))
+        }
+        do throws(ErrorBody) {
             let file = try roots.open(root: location.root, relative: location.path, named: name)
-            var hasher = SongID.Hasher()
-            try file.forEachChunk { piece in
-                guard ContinuousClock.now < deadline else { throw outOfTime }
-                hasher.update(piece)
-            }
-            return FileIdentity(sha256: hasher.finalize().hex, size: Int64(file.size), mtimeNs: file.mtimeNs)
-        } catch let error as ErrorBody {
-            return FileIdentity(error: error)
+            let song = try file.songID(before: deadline)
+            return FileIdentity(sha256: song.hex, size: Int64(file.size), mtimeNs: file.mtimeNs)
         } catch {
-            return FileIdentity(error: ErrorBody(code: .unreadable, message: "\(name): \(error)"))
+            return FileIdentity(error: error)
         }
     }
 }
