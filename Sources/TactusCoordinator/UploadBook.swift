@@ -47,6 +47,7 @@ struct UploadBook {
     /// The most bytes the uploads open at once may declare (their files' total on disk).
     let maxOpenBytes: Int64
     private(set) var uploads: [String: Upload] = [:]
+    private let writer = UploadFileWriter(maxChunkBytes: chunkBytes)
 
     /// An empty book writing under `directory`, which is emptied (uploads do not survive a restart).
     init(directory: String, maxOpenBytes: Int64) throws {
@@ -107,7 +108,7 @@ struct UploadBook {
                 code: .badRequest,
                 message: "the chunk ends at byte \(upload.received + Int64(chunk.count)), past the upload's size of \(upload.size)")
         }
-        try Self.write(chunk, to: upload.path, at: offset)
+        try writer.write(chunk, to: upload.path, at: offset)
         chunk.withUnsafeBytes { upload.hasher.update($0) }
         upload.received += Int64(chunk.count)
         upload.lastChunk = chunk.count
@@ -145,28 +146,4 @@ struct UploadBook {
     }
 
     private static var idleSeconds: Int { Int(idleLimit.components.seconds) }
-
-    private static func write(_ chunk: [UInt8], to path: String, at offset: Int64) throws(ErrorBody) {
-        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            throw ErrorBody(
-                code: .unavailable, message: "cannot open the upload's file: \(String(cString: strerror(errno)))", retryAfterMs: 5000)
-        }
-        defer { close(descriptor) }
-        var written = 0
-        while written < chunk.count {
-            let result = chunk.withUnsafeBytes {
-                pwrite(descriptor, $0.baseAddress! + written, chunk.count - written, off_t(offset) + off_t(written))
-            }
-            if result < 0 && errno == EINTR { continue }
-            guard result > 0 else {
-                let full = errno == ENOSPC || errno == EDQUOT
-                throw ErrorBody(
-                    code: .unavailable,
-                    message: full ? "the server's disk is full" : "cannot write the upload: \(String(cString: strerror(errno)))",
-                    retryAfterMs: full ? 60_000 : 5000)
-            }
-            written += result
-        }
-    }
 }
