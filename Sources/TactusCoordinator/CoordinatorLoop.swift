@@ -68,7 +68,8 @@ final class CoordinatorLoop {
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renderWork = try BackgroundWork(threads: 1, name: "tactus-render")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
-        uploads = try UploadBook(directory: configuration.uploadDirectory, maxOpenBytes: Int64(configuration.maxSongBytes) * 8)
+        uploads = try UploadBook(
+            directory: configuration.uploadDirectory, maxOpenBytes: Int64(configuration.maxSongBytes) * 8, logger: coordinator.logger)
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)

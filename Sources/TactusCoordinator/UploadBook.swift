@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TactusModel
 import TactusProtocol
 
@@ -47,12 +48,13 @@ struct UploadBook {
     /// The most bytes the uploads open at once may declare (their files' total on disk).
     let maxOpenBytes: Int64
     private(set) var uploads: [String: Upload] = [:]
-    private let writer = UploadFileWriter(maxChunkBytes: chunkBytes)
+    private let writer: UploadFileWriter
 
     /// An empty book writing under `directory`, which is emptied (uploads do not survive a restart).
-    init(directory: String, maxOpenBytes: Int64) throws {
+    init(directory: String, maxOpenBytes: Int64, logger: Logger) throws {
         self.directory = directory
         self.maxOpenBytes = maxOpenBytes
+        writer = UploadFileWriter(maxChunkBytes: Self.chunkBytes, logger: logger)
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import TactusProtocol
 
 #if canImport(Glibc)
@@ -16,9 +17,13 @@ import Glibc
 ///
 /// `O_DIRECT` needs the buffer, the file offset and the length to be multiples of the disk's
 /// block size: the whole blocks of a chunk that starts on a block go around the cache, and the
-/// rest (the end of the song, a chunk that starts between blocks) through it. A file system
-/// that refuses `O_DIRECT` (tmpfs, some network file systems) is written through the page cache,
-/// with the same result on disk.
+/// rest (the end of the song, a chunk that starts between blocks, a chunk under
+/// ``minimumDirectBytes``) through it. A file system that refuses `O_DIRECT` (some network file
+/// systems, disks with blocks over 4 KiB) is written through the page cache from then on, with
+/// the same result on disk; one that takes it and copies all the same (tmpfs) loses nothing.
+///
+/// A direct write returns once the disk has the bytes, and the coordinator's poll loop waits
+/// for it (as it waited for the copy into the cache): about 0.4 ms for 1 MiB on an SSD.
 final class UploadFileWriter {
     /// The block every direct write is aligned to: a multiple of any disk's logical block size
     /// in use (512 or 4096 bytes).
@@ -34,14 +39,23 @@ final class UploadFileWriter {
     static let directFlag: Int32? = nil
     #endif
 
+    /// The smallest chunk written around the cache: for a smaller one, the wait for the disk
+    /// costs the poll loop more than the copy it saves (a client may send chunks of 4 KiB).
+    static let minimumDirectBytes = 256 << 10
+
     /// Where a chunk's whole blocks are copied for the disk to take them.
     private let staging: UnsafeMutableRawBufferPointer
-    /// False once the file system refused a direct write: later chunks go through the cache.
-    private(set) var writesAroundTheCache = directFlag != nil
+    /// False once the file system refused a direct write (or when made so): every chunk goes
+    /// through the cache.
+    private(set) var writesAroundTheCache: Bool
+    private let logger: Logger
 
-    /// A writer for chunks of at most `maxChunkBytes`.
-    init(maxChunkBytes: Int) {
+    /// A writer for chunks of at most `maxChunkBytes`, around the cache unless
+    /// `aroundTheCache` is false.
+    init(maxChunkBytes: Int, aroundTheCache: Bool = true, logger: Logger = Logger(label: "tactus.uploads")) {
         staging = .allocate(byteCount: maxChunkBytes, alignment: Self.alignment)
+        writesAroundTheCache = aroundTheCache && Self.directFlag != nil
+        self.logger = logger
     }
 
     deinit { staging.deallocate() }
@@ -49,7 +63,7 @@ final class UploadFileWriter {
     /// Writes `chunk` to the existing file at `path`, starting at byte `offset`.
     func write(_ chunk: [UInt8], to path: String, at offset: Int64) throws(ErrorBody) {
         var written = 0
-        if writesAroundTheCache && offset % Int64(Self.alignment) == 0 {
+        if writesAroundTheCache && offset % Int64(Self.alignment) == 0 && chunk.count >= Self.minimumDirectBytes {
             written = try writeBlocks(of: chunk, to: path, at: offset)
         }
         guard written < chunk.count else { return }
@@ -70,7 +84,7 @@ final class UploadFileWriter {
         let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC | direct)
         guard descriptor >= 0 else {
             guard errno == EINVAL else { throw Self.failure("open", errno: errno) }
-            writesAroundTheCache = false
+            refused(path, errno: EINVAL)
             return 0
         }
         defer { close(descriptor) }
@@ -79,11 +93,19 @@ final class UploadFileWriter {
         case .none:
             return count
         case .some(EINVAL):
-            writesAroundTheCache = false
+            refused(path, errno: EINVAL)
             return 0
         case .some(let error):
-            throw Self.failure("write", errno: error)
+            throw Self.failure("write (around the page cache)", errno: error)
         }
+    }
+
+    /// Turns direct writes off for good, once the file system refused one, and says so.
+    private func refused(_ path: String, errno code: Int32) {
+        writesAroundTheCache = false
+        logger.notice(
+            "the uploads' file system refuses direct writes: uploads go through the page cache from now on",
+            metadata: ["file": "\(path)", "error": "\(String(cString: strerror(code)))"])
     }
 
     /// Writes all of `bytes` at `offset`, again after an interruption or a short write; the

@@ -9,17 +9,18 @@ import Testing
 /// whatever their sizes and where they start, and the whole blocks of a chunk that starts on a
 /// block go around the page cache.
 @Suite struct UploadFileWriterTests {
-    /// Chunks of every kind, in order: whole blocks, a chunk ending between blocks, chunks
-    /// starting between blocks (written through the cache), a chunk starting on a block again.
-    @Test func theFileHoldsTheChunksWhateverTheirSizes() throws {
+    /// Chunks of every kind, in order, around the cache and through it: whole blocks, a chunk
+    /// ending between blocks, chunks starting between blocks, a chunk starting on a block again,
+    /// chunks too small to go around the cache.
+    @Test(arguments: [true, false]) func theFileHoldsTheChunksWhateverTheirSizes(aroundTheCache: Bool) throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("upload")
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
-        // Ends at 3 MiB + 9,099 bytes; 7,285 bytes more come back to a block, where 12,288 bytes start.
-        let sizes = [1 << 20, 1 << 20, 5000, 4096, 3, 1 << 20, 7285, 12_288, 1]
+        // Ends at 3 MiB + 9,099 bytes; 7,285 bytes more come back to a block, where 300,000 bytes start.
+        let sizes = [1 << 20, 1 << 20, 5000, 4096, 3, 1 << 20, 7285, 300_000, 12_288, 1]
         var generator = SystemRandomNumberGenerator()
         let chunks = sizes.map { size in (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) } }
-        let writer = UploadFileWriter(maxChunkBytes: 1 << 20)
+        let writer = UploadFileWriter(maxChunkBytes: 1 << 20, aroundTheCache: aroundTheCache)
         var offset: Int64 = 0
         for chunk in chunks {
             try writer.write(chunk, to: path, at: offset)
@@ -28,11 +29,14 @@ import Testing
         let written = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         #expect(written.count == chunks.map(\.count).reduce(0, +))
         #expect(written == chunks.flatMap { $0 })
+        if aroundTheCache && Self.temporaryFilesTakeDirectWrites {
+            #expect(writer.writesAroundTheCache, "the writer turned direct writes off on a file system that takes them")
+        }
     }
 
     /// Four chunks of 1 MiB and an end of 1,000 bytes: the 4 MiB are not in the page cache
-    /// once written (`mincore` of the file's mapping), the end is.
-    @Test(.enabled(if: temporaryFilesTakeDirectWrites, "the temporary directory's file system refuses O_DIRECT"))
+    /// once written, the end is.
+    @Test(.enabled(if: temporaryFilesTakeDirectWrites, "the temporary directory's file system keeps direct writes in memory or refuses them"))
     func wholeBlocksAreWrittenAroundThePageCache() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("upload")
@@ -43,19 +47,24 @@ import Testing
         try writer.write([UInt8](repeating: 0xA5, count: 1000), to: path, at: 4 << 20)
         #expect(writer.writesAroundTheCache)
 
-        let size = (4 << 20) + 1000
-        let descriptor = open(path, O_RDONLY)
-        #expect(descriptor >= 0)
-        defer { close(descriptor) }
-        let mapping = try #require(mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0))
-        #expect(mapping != MAP_FAILED)
-        defer { munmap(mapping, size) }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        var resident = [UInt8](repeating: 0, count: (size + page - 1) / page)
-        #expect(mincore(mapping, size, &resident) == 0)
-        let blockPages = (4 << 20) / page
-        #expect(resident.prefix(blockPages).allSatisfy { $0 & 1 == 0 }, "the blocks written around the cache are in it")
-        #expect(resident[blockPages] & 1 == 1, "the end, written through the cache, is not in it")
+        let resident = try Self.residentPages(of: path)
+        let blockPages = (4 << 20) / Int(sysconf(Int32(_SC_PAGESIZE)))
+        #expect(resident.count == blockPages + 1)
+        #expect(resident.prefix(blockPages).allSatisfy { !$0 }, "the blocks written around the cache are in it")
+        #expect(resident.last == true, "the end, written through the cache, is not in it")
+    }
+
+    /// Chunks of 64 KiB, each starting on a block: under ``UploadFileWriter/minimumDirectBytes``,
+    /// they go through the cache (a direct write would make the poll loop wait for the disk).
+    @Test func smallChunksGoThroughTheCache() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("upload")
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let writer = UploadFileWriter(maxChunkBytes: 1 << 20)
+        let chunk = [UInt8](repeating: 0x33, count: 64 << 10)
+        for index in 0..<8 { try writer.write(chunk, to: path, at: Int64(index * chunk.count)) }
+        #expect(try Self.residentPages(of: path).allSatisfy { $0 })
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == Array([[UInt8]](repeating: chunk, count: 8).joined()))
     }
 
     /// A file that is not there: an error naming the problem, nothing created.
@@ -64,7 +73,7 @@ import Testing
         let path = directory.file("gone")
         let writer = UploadFileWriter(maxChunkBytes: 1 << 20)
         #expect {
-            try writer.write([UInt8](repeating: 1, count: 8192), to: path, at: 0)
+            try writer.write([UInt8](repeating: 1, count: 1 << 20), to: path, at: 0)
         } throws: { error in
             guard let body = error as? ErrorBody else { return false }
             return body.code == .unavailable && body.message.contains("cannot open the upload's file")
@@ -72,11 +81,38 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: path))
     }
 
-    /// Whether a file in the temporary directory can be opened with `O_DIRECT`.
+    /// Whether the temporary directory's file system writes `O_DIRECT` around the page cache:
+    /// a block written so is not in the cache afterwards (tmpfs takes the flag and keeps the
+    /// block in memory all the same).
     static var temporaryFilesTakeDirectWrites: Bool {
         guard let flag = UploadFileWriter.directFlag, let directory = try? TemporaryDirectory() else { return false }
-        let descriptor = open(directory.file("probe"), O_WRONLY | O_CREAT | flag, 0o600)
-        defer { if descriptor >= 0 { close(descriptor) } }
-        return descriptor >= 0
+        let path = directory.file("probe")
+        let descriptor = open(path, O_WRONLY | O_CREAT | flag, 0o600)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        let block = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: UploadFileWriter.alignment)
+        defer { block.deallocate() }
+        block.initializeMemory(as: UInt8.self, repeating: 7)
+        guard pwrite(descriptor, block.baseAddress!, block.count, 0) == block.count else { return false }
+        return (try? residentPages(of: path))?.allSatisfy { !$0 } ?? false
+    }
+
+    /// For each page of the file at `path`, whether it is in the page cache (`mincore` of a
+    /// mapping of the whole file).
+    static func residentPages(of path: String) throws -> [Bool] {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_size > 0 else { throw POSIXError(.EINVAL) }
+        let size = Int(status.st_size)
+        guard let mapping = mmap(nil, size, PROT_READ, MAP_SHARED, descriptor, 0), mapping != MAP_FAILED else {
+            throw POSIXError(.init(rawValue: errno) ?? .EIO)
+        }
+        defer { munmap(mapping, size) }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        var resident = [UInt8](repeating: 0, count: (size + page - 1) / page)
+        guard mincore(mapping, size, &resident) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+        return resident.map { $0 & 1 == 1 }
     }
 }
