@@ -56,7 +56,7 @@ extension CoordinatorLoop {
         case .tags(let tags): beginTags(tags, then: answer)
         case .scan(let scan): beginScan(scan, then: answer)
         case .prune(let prune): answer(Result { .prune(try self.prune(prune)) })
-        case .upload(let upload, let chunk): answer(Result { .upload(try self.upload(upload, chunk: chunk, client: client)) })
+        case .upload(let upload, let chunk): self.upload(upload, chunk: chunk, client: client, then: answer)
         }
     }
 
@@ -141,7 +141,7 @@ extension CoordinatorLoop {
                 let upload = try uploads.finished(id, client: client)
                 if let answered = upload.submitted { return answer(.success(.submit(answered))) }
                 uploaded = SubmissionIntake.UploadedFile(
-                    path: upload.path, size: Int(upload.size), sha256: upload.sha256, song: upload.hasher.finalize())
+                    path: upload.path, size: Int(upload.size), sha256: upload.sha256, song: upload.digest.song)
             }
             guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
             let names = request.detectors ?? defaultDetectorNames
@@ -237,16 +237,34 @@ extension CoordinatorLoop {
 
     // MARK: upload
 
-    /// Begins an upload, or writes one of its chunks.
-    private func upload(_ request: UploadRequest, chunk: [UInt8]?, client: String) throws -> UploadStatus {
-        if let id = request.upload, let offset = request.offset, let chunk {
-            return try uploads.append(chunk, to: id, offset: offset, client: client)
+    /// Begins an upload, or writes one of its chunks (on the thread that writes uploads: the
+    /// loop never waits for the disk).
+    private func upload(
+        _ request: UploadRequest, chunk: [UInt8]?, client: String, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void
+    ) {
+        do {
+            if let id = request.upload, let offset = request.offset, let chunk {
+                switch try uploads.append(chunk, to: id, offset: offset, client: client) {
+                case .answered(let status):
+                    answer(.success(.upload(status)))
+                case .write(let write):
+                    uploadWrites.run({ [writer = uploads.writer] in write.perform(with: writer) }) { [self] outcome in
+                        answer(Result { .upload(try uploads.written(write, outcome)) })
+                    }
+                }
+                return
+            }
+            guard accepting else {
+                throw ErrorBody(code: .unavailable, message: "the server is stopping and takes no new songs", retryAfterMs: 5000)
+            }
+            answer(
+                .success(
+                    .upload(
+                        try uploads.begin(
+                            size: request.size ?? 0, sha256: request.sha256 ?? "", client: client, maxSongBytes: configuration.maxSongBytes))))
+        } catch {
+            answer(.failure(error))
         }
-        guard accepting else {
-            throw ErrorBody(code: .unavailable, message: "the server is stopping and takes no new songs", retryAfterMs: 5000)
-        }
-        return try uploads.begin(
-            size: request.size ?? 0, sha256: request.sha256 ?? "", client: client, maxSongBytes: configuration.maxSongBytes)
     }
 
     // MARK: status, truth, detectors, cancel

@@ -32,6 +32,9 @@ final class CoordinatorLoop {
 
     /// The songs being uploaded in chunks.
     var uploads: UploadBook
+    /// The thread that writes and hashes the uploads' chunks (one: the disk takes one write
+    /// at a time, and the writer has one staging buffer).
+    let uploadWrites: BackgroundWork
     var workers = WorkerRegistry()
     var pending = PendingJobs()
     /// Scans waiting for the running one (``scanRunning``) to end.
@@ -67,6 +70,7 @@ final class CoordinatorLoop {
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renderWork = try BackgroundWork(threads: 1, name: "tactus-render")
+        uploadWrites = try BackgroundWork(threads: 1, name: "tactus-uploads")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
         uploads = try UploadBook(
             directory: configuration.uploadDirectory, maxOpenBytes: Int64(configuration.maxSongBytes) * 8, logger: coordinator.logger)
@@ -125,7 +129,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake, renderWork] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, renderWork, uploadWrites] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
         var lastTurn = ContinuousClock.now
         while true {
@@ -144,7 +148,7 @@ final class CoordinatorLoop {
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
             if let stopDeadline,
-                runningCount == 0 && reads.inFlight + intake.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
+                runningCount == 0 && reads.inFlight + intake.inFlight + uploadWrites.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
             {
                 disconnectAllWorkers()
                 answerScansStopping()
@@ -167,6 +171,7 @@ final class CoordinatorLoop {
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             if ready.contains(readableDescriptor: renderWork.doorbell.descriptor) { renderWork.deliver() }
+            if ready.contains(readableDescriptor: uploadWrites.doorbell.descriptor) { uploadWrites.deliver() }
             tick()
             dispatch()
         }

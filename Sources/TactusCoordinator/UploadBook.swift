@@ -1,15 +1,18 @@
 import Foundation
 import Logging
+import Synchronization
 import TactusModel
 import TactusProtocol
 
 /// The songs being uploaded in chunks (`upload`, SPEC section 3.9), each written to a file of
 /// its own under the uploads directory as its chunks arrive, so that the coordinator holds at
-/// most one chunk of each in memory. Owned by the poll loop.
+/// most one chunk of each in memory. Owned by the poll loop; the loop hands each chunk's
+/// ``ChunkWrite`` to a thread of its own and reports it with ``written(_:_:)``.
 ///
 /// An upload belongs to the client that began it (its CURVE key, or its connection without
 /// CURVE): another client is told it does not exist. Chunks come in order; a chunk sent again
-/// (a client that timed out resends) is answered without being written twice. An upload whose
+/// (a client that timed out resends) is answered without being written twice; a chunk or a
+/// `submit` that comes while the last chunk is still being written is told to wait. An upload whose
 /// client has been silent for ``idleLimit`` is forgotten, its file removed. Once submitted, its
 /// file is removed and the answer kept (for a client that resends the `submit`) until it is
 /// forgotten in turn.
@@ -35,9 +38,11 @@ struct UploadBook {
         var submitted: SubmitResponse?
         /// The size of the last chunk, to recognise a chunk sent again.
         var lastChunk = 0
-        /// The SHA-256 of the chunks written so far, computed as they arrive so the finished
-        /// file need not be read back to be checked.
-        var hasher = SongID.Hasher()
+        /// The SHA-256 of the chunks written so far, computed as they are written so the
+        /// finished file need not be read back to be checked.
+        let digest = UploadDigest()
+        /// Whether a chunk is being written.
+        var writing = false
 
         var status: UploadStatus {
             UploadStatus(upload: id, size: size, received: received, chunkBytes: UploadBook.chunkBytes)
@@ -48,7 +53,8 @@ struct UploadBook {
     /// The most bytes the uploads open at once may declare (their files' total on disk).
     let maxOpenBytes: Int64
     private(set) var uploads: [String: Upload] = [:]
-    private let writer: UploadFileWriter
+    /// Writes the chunks, on the thread the loop hands them to.
+    let writer: UploadFileWriter
 
     /// An empty book writing under `directory`, which is emptied (uploads do not survive a restart).
     init(directory: String, maxOpenBytes: Int64, logger: Logger) throws {
@@ -87,17 +93,25 @@ struct UploadBook {
         return upload.status
     }
 
-    /// Writes a chunk of upload `id` starting at `offset`.
-    mutating func append(_ chunk: [UInt8], to id: String, offset: Int64, client: String) throws(ErrorBody) -> UploadStatus {
+    /// What to do with a chunk: answer at once (a chunk sent again), or write it.
+    enum ChunkStep {
+        case answered(UploadStatus)
+        case write(ChunkWrite)
+    }
+
+    /// Takes a chunk of upload `id` starting at `offset`: checks it against the upload and marks
+    /// the upload as being written until ``written(_:_:)``.
+    mutating func append(_ chunk: [UInt8], to id: String, offset: Int64, client: String) throws(ErrorBody) -> ChunkStep {
         guard var upload = uploads[id], upload.client == client, upload.submitted == nil else {
             throw ErrorBody(
                 code: .notFound, message: "no upload \(id) in progress (uploads are forgotten after \(Self.idleSeconds) s idle)")
         }
+        guard !upload.writing else { throw Self.stillWriting(id) }
         upload.lastUsed = .now
         defer { uploads[id] = upload }
         // `received - count`, not `offset + count`, which a huge offset could overflow.
         if offset == upload.received - Int64(chunk.count) && chunk.count == upload.lastChunk {
-            return upload.status  // the last chunk sent again: already written
+            return .answered(upload.status)  // the last chunk sent again: already written
         }
         guard offset == upload.received else {
             throw ErrorBody(code: .badRequest, message: "the chunk starts at byte \(offset); the upload has \(upload.received) bytes")
@@ -110,10 +124,21 @@ struct UploadBook {
                 code: .badRequest,
                 message: "the chunk ends at byte \(upload.received + Int64(chunk.count)), past the upload's size of \(upload.size)")
         }
-        try writer.write(chunk, to: upload.path, at: offset)
-        chunk.withUnsafeBytes { upload.hasher.update($0) }
-        upload.received += Int64(chunk.count)
-        upload.lastChunk = chunk.count
+        upload.writing = true
+        return .write(ChunkWrite(upload: id, path: upload.path, offset: offset, bytes: chunk, digest: upload.digest))
+    }
+
+    /// Records how the write of `chunk` ended: the upload's status, or the write's error.
+    mutating func written(_ chunk: ChunkWrite, _ outcome: Result<Void, ErrorBody>) throws(ErrorBody) -> UploadStatus {
+        guard var upload = uploads[chunk.upload] else {
+            throw ErrorBody(code: .notFound, message: "no upload \(chunk.upload) in progress")
+        }
+        upload.writing = false
+        upload.lastUsed = .now
+        defer { uploads[chunk.upload] = upload }
+        try outcome.get()
+        upload.received += Int64(chunk.bytes.count)
+        upload.lastChunk = chunk.bytes.count
         return upload.status
     }
 
@@ -123,6 +148,7 @@ struct UploadBook {
         guard var upload = uploads[id], upload.client == client else {
             throw ErrorBody(code: .notFound, message: "no upload \(id) (uploads are forgotten after \(Self.idleSeconds) s idle)")
         }
+        guard !upload.writing else { throw Self.stillWriting(id) }
         upload.lastUsed = .now
         uploads[id] = upload
         guard upload.received == upload.size else {
@@ -139,13 +165,52 @@ struct UploadBook {
         unlink(uploads[id]!.path)
     }
 
-    /// Forgets the uploads idle for longer than ``idleLimit``, removing their files.
+    /// Forgets the uploads idle for longer than ``idleLimit``, removing their files (not one
+    /// whose chunk is being written).
     mutating func expire(at now: ContinuousClock.Instant) {
-        for (id, upload) in uploads where now - upload.lastUsed > Self.idleLimit {
+        for (id, upload) in uploads where now - upload.lastUsed > Self.idleLimit && !upload.writing {
             unlink(upload.path)
             uploads[id] = nil
         }
     }
 
     private static var idleSeconds: Int { Int(idleLimit.components.seconds) }
+
+    private static func stillWriting(_ id: String) -> ErrorBody {
+        ErrorBody(code: .busy, message: "the last chunk of upload \(id) is still being written; send again shortly", retryAfterMs: 100)
+    }
+}
+
+/// A chunk to write, handed from the loop to the thread that writes uploads.
+struct ChunkWrite: Sendable {
+    let upload: String
+    let path: String
+    let offset: Int64
+    let bytes: [UInt8]
+    let digest: UploadDigest
+
+    /// Writes the chunk to its upload's file with `writer`, then adds it to the upload's SHA-256.
+    func perform(with writer: UploadFileWriter) -> Result<Void, ErrorBody> {
+        do throws(ErrorBody) {
+            try writer.write(bytes, to: path, at: offset)
+        } catch {
+            return .failure(error)
+        }
+        digest.update(bytes)
+        return .success(())
+    }
+}
+
+/// The SHA-256 of an upload's chunks: fed on the thread that writes them, read on the loop's
+/// for the upload's `submit`.
+final class UploadDigest: Sendable {
+    private let hasher = Mutex(SongID.Hasher())
+
+    /// Adds the next chunk.
+    func update(_ bytes: [UInt8]) {
+        hasher.withLock { hasher in bytes.withUnsafeBytes { hasher.update($0) } }
+    }
+
+    /// The id of every byte added.
+    var song: SongID { hasher.withLock { $0.finalize() } }
 }

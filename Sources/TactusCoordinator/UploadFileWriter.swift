@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import TactusProtocol
 
 #if canImport(Glibc)
@@ -22,9 +23,10 @@ import Glibc
 /// systems, disks with blocks over 4 KiB) is written through the page cache from then on, with
 /// the same result on disk; one that takes it and copies all the same (tmpfs) loses nothing.
 ///
-/// A direct write returns once the disk has the bytes, and the coordinator's poll loop waits
-/// for it (as it waited for the copy into the cache): about 0.4 ms for 1 MiB on an SSD.
-final class UploadFileWriter {
+/// A direct write returns once the disk has the bytes (about 0.4 ms for 1 MiB on an SSD): the
+/// coordinator writes uploads on a thread of their own, never on its poll loop. Writes are
+/// made one at a time (a lock guards the staging buffer).
+final class UploadFileWriter: Sendable {
     /// The block every direct write is aligned to: a multiple of any disk's logical block size
     /// in use (512 or 4096 bytes).
     static let alignment = 4096
@@ -39,61 +41,73 @@ final class UploadFileWriter {
     static let directFlag: Int32? = nil
     #endif
 
-    /// The smallest chunk written around the cache: for a smaller one, the wait for the disk
-    /// costs the poll loop more than the copy it saves (a client may send chunks of 4 KiB).
+    /// The smallest chunk written around the cache: a smaller one waits for the disk longer
+    /// than its copy into the cache takes (a client may send chunks of 4 KiB).
     static let minimumDirectBytes = 256 << 10
 
-    /// Where a chunk's whole blocks are copied for the disk to take them.
-    private let staging: UnsafeMutableRawBufferPointer
-    /// False once the file system refused a direct write (or when made so): every chunk goes
-    /// through the cache.
-    private(set) var writesAroundTheCache: Bool
+    /// The staging buffer, where a chunk's whole blocks are copied for the disk to take them,
+    /// and whether direct writes are still made.
+    private struct State {
+        let staging: UnsafeMutableRawBufferPointer
+        var aroundTheCache: Bool
+    }
+
+    private let state: Mutex<State>
     private let logger: Logger
 
     /// A writer for chunks of at most `maxChunkBytes`, around the cache unless
     /// `aroundTheCache` is false.
     init(maxChunkBytes: Int, aroundTheCache: Bool = true, logger: Logger = Logger(label: "tactus.uploads")) {
-        staging = .allocate(byteCount: maxChunkBytes, alignment: Self.alignment)
-        writesAroundTheCache = aroundTheCache && Self.directFlag != nil
+        state = Mutex(
+            State(
+                staging: .allocate(byteCount: maxChunkBytes, alignment: Self.alignment),
+                aroundTheCache: aroundTheCache && Self.directFlag != nil))
         self.logger = logger
     }
 
-    deinit { staging.deallocate() }
+    deinit { state.withLock { $0.staging.deallocate() } }
+
+    /// False once the file system refused a direct write (or when made so): every chunk goes
+    /// through the cache.
+    var writesAroundTheCache: Bool { state.withLock { $0.aroundTheCache } }
 
     /// Writes `chunk` to the existing file at `path`, starting at byte `offset`.
     func write(_ chunk: [UInt8], to path: String, at offset: Int64) throws(ErrorBody) {
-        var written = 0
-        if writesAroundTheCache && offset % Int64(Self.alignment) == 0 && chunk.count >= Self.minimumDirectBytes {
-            written = try writeBlocks(of: chunk, to: path, at: offset)
+        try state.withLock { state throws(ErrorBody) in
+            var written = 0
+            if state.aroundTheCache && offset % Int64(Self.alignment) == 0 && chunk.count >= Self.minimumDirectBytes {
+                written = try writeBlocks(of: chunk, to: path, at: offset, with: &state)
+            }
+            guard written < chunk.count else { return }
+            let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw Self.failure("open", errno: errno) }
+            defer { close(descriptor) }
+            let error = chunk.withUnsafeBytes {
+                Self.write(UnsafeRawBufferPointer(rebasing: $0[written...]), to: descriptor, at: offset + Int64(written))
+            }
+            if let error { throw Self.failure("write", errno: error) }
         }
-        guard written < chunk.count else { return }
-        let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Self.failure("open", errno: errno) }
-        defer { close(descriptor) }
-        let error = chunk.withUnsafeBytes {
-            Self.write(UnsafeRawBufferPointer(rebasing: $0[written...]), to: descriptor, at: offset + Int64(written))
-        }
-        if let error { throw Self.failure("write", errno: error) }
     }
 
     /// Writes the whole blocks at the start of `chunk` around the cache; returns how many bytes
     /// that was (0 when the file system refuses).
-    private func writeBlocks(of chunk: [UInt8], to path: String, at offset: Int64) throws(ErrorBody) -> Int {
-        let count = min(chunk.count, staging.count) / Self.alignment * Self.alignment
+    private func writeBlocks(of chunk: [UInt8], to path: String, at offset: Int64, with state: inout State) throws(ErrorBody) -> Int {
+        let count = min(chunk.count, state.staging.count) / Self.alignment * Self.alignment
         guard count > 0, let direct = Self.directFlag else { return 0 }
         let descriptor = Glibc.open(path, O_WRONLY | O_CLOEXEC | direct)
         guard descriptor >= 0 else {
             guard errno == EINVAL else { throw Self.failure("open", errno: errno) }
-            refused(path, errno: EINVAL)
+            refused(path, errno: EINVAL, state: &state)
             return 0
         }
         defer { close(descriptor) }
+        let staging = state.staging
         chunk.withUnsafeBytes { staging.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
         switch Self.write(UnsafeRawBufferPointer(rebasing: staging.prefix(count)), to: descriptor, at: offset) {
         case .none:
             return count
         case .some(EINVAL):
-            refused(path, errno: EINVAL)
+            refused(path, errno: EINVAL, state: &state)
             return 0
         case .some(let error):
             throw Self.failure("write (around the page cache)", errno: error)
@@ -101,8 +115,8 @@ final class UploadFileWriter {
     }
 
     /// Turns direct writes off for good, once the file system refused one, and says so.
-    private func refused(_ path: String, errno code: Int32) {
-        writesAroundTheCache = false
+    private func refused(_ path: String, errno code: Int32, state: inout State) {
+        state.aroundTheCache = false
         logger.notice(
             "the uploads' file system refuses direct writes: uploads go through the page cache from now on",
             metadata: ["file": "\(path)", "error": "\(String(cString: strerror(code)))"])

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import Testing
@@ -114,5 +116,62 @@ import Testing
         var resident = [UInt8](repeating: 0, count: (size + page - 1) / page)
         guard mincore(mapping, size, &resident) == 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
         return resident.map { $0 & 1 == 1 }
+    }
+}
+
+/// The upload book while a chunk is being written on the upload thread: the upload takes no
+/// other chunk and no `submit` until the write is reported, and is not forgotten meanwhile.
+@Suite struct UploadBookWritingTests {
+    @Test func anUploadWaitsForItsChunkToBeWritten() throws {
+        let directory = try TemporaryDirectory()
+        var book = try UploadBook(directory: directory.file("uploads"), maxOpenBytes: 1 << 30, logger: Logger(label: "test"))
+        let song = [UInt8](repeating: 0x42, count: (1 << 20) + 10)
+        let begun = try book.begin(size: Int64(song.count), sha256: SongID(hashing: song).hex, client: "a", maxSongBytes: 1 << 30)
+        guard case .write(let first) = try book.append(Array(song.prefix(1 << 20)), to: begun.upload, offset: 0, client: "a") else {
+            Issue.record("the first chunk was not to be written")
+            return
+        }
+        // Another chunk, the same chunk again, or the submit, while it is being written: wait.
+        for attempt in [{ try book.append(Array(song.suffix(10)), to: begun.upload, offset: 1 << 20, client: "a") },
+                        { try book.append(Array(song.prefix(1 << 20)), to: begun.upload, offset: 0, client: "a") }] {
+            #expect { _ = try attempt() } throws: { ($0 as? ErrorBody)?.code == .busy }
+        }
+        #expect { _ = try book.finished(begun.upload, client: "a") } throws: { ($0 as? ErrorBody)?.code == .busy }
+        book.expire(at: .now + UploadBook.idleLimit * 2)
+        #expect(book.uploads[begun.upload] != nil, "an upload being written was forgotten")
+
+        let status = try book.written(first, first.perform(with: book.writer))
+        #expect(status.received == 1 << 20)
+        // The same chunk sent again is answered without a write; the last one is written.
+        guard case .answered(let again) = try book.append(Array(song.prefix(1 << 20)), to: begun.upload, offset: 0, client: "a") else {
+            Issue.record("the chunk sent again was to be written twice")
+            return
+        }
+        #expect(again.received == 1 << 20)
+        guard case .write(let last) = try book.append(Array(song.suffix(10)), to: begun.upload, offset: 1 << 20, client: "a") else {
+            Issue.record("the last chunk was not to be written")
+            return
+        }
+        _ = try book.written(last, last.perform(with: book.writer))
+        let finished = try book.finished(begun.upload, client: "a")
+        #expect(finished.digest.song == SongID(hashing: song))
+        #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: finished.path))) == song)
+    }
+
+    /// A write that failed leaves the upload where it was: the chunk may be sent again.
+    @Test func aFailedWriteCanBeSentAgain() throws {
+        let directory = try TemporaryDirectory()
+        var book = try UploadBook(directory: directory.file("uploads"), maxOpenBytes: 1 << 30, logger: Logger(label: "test"))
+        let begun = try book.begin(size: 100, sha256: String(repeating: "0", count: 64), client: "a", maxSongBytes: 1 << 30)
+        guard case .write(let chunk) = try book.append([UInt8](repeating: 1, count: 100), to: begun.upload, offset: 0, client: "a") else {
+            Issue.record("the chunk was not to be written")
+            return
+        }
+        let failure = ErrorBody(code: .unavailable, message: "the server's disk is full", retryAfterMs: 60_000)
+        #expect { _ = try book.written(chunk, .failure(failure)) } throws: { ($0 as? ErrorBody) == failure }
+        guard case .write = try book.append([UInt8](repeating: 1, count: 100), to: begun.upload, offset: 0, client: "a") else {
+            Issue.record("the chunk sent again after a failed write was not to be written")
+            return
+        }
     }
 }
