@@ -32,6 +32,11 @@ final class CoordinatorLoop {
 
     /// The songs being uploaded in chunks.
     var uploads: UploadBook
+    /// Workers a message could not be queued for (they do not read theirs): lost at the next tick.
+    var unreadingWorkers = Set<[UInt8]>()
+    /// Answers dropped because their client's queue was full, and when that was last logged.
+    var droppedAnswers = 0
+    var lastDroppedAnswersLog: ContinuousClock.Instant?
     /// The thread that writes and hashes the uploads' chunks (one: the disk takes one write
     /// at a time, and the writer has one staging buffer).
     let uploadWrites: BackgroundWork
@@ -291,6 +296,10 @@ final class CoordinatorLoop {
         for (worker, reason) in workers.expired(at: now, processRunning: running) {
             workerLost(worker.address, reason: reason, notify: true)
         }
+        for address in unreadingWorkers {
+            workerLost(address, reason: "does not read its messages (its queue is full)", notify: false)
+        }
+        unreadingWorkers.removeAll()
         expireIdentifyRequests(at: now)
         guard now >= nextHeartbeat else { return }
         nextHeartbeat = now + heartbeatInterval
@@ -315,18 +324,35 @@ final class CoordinatorLoop {
 
     /// Sends `message` to a worker in the version it speaks (`version` for a peer not
     /// registered, by default version 1).
+    ///
+    /// Never waits: a worker whose queue is full (it does not read its messages) is lost at the
+    /// loop's next turn, its jobs tried again elsewhere. (A ROUTER with router-mandatory would
+    /// otherwise wait for that peer for ever, and the whole loop with it.)
     func sendToWorker(_ address: [UInt8], _ message: CoordinatorMessage, version: ProtocolVersion? = nil) {
         do {
-            try backend.send([address] + message.frames(version: version ?? workers[address]?.version ?? .v1))
+            if try !backend.trySend([address] + message.frames(version: version ?? workers[address]?.version ?? .v1)),
+                workers[address] != nil
+            {
+                unreadingWorkers.insert(address)
+            }
         } catch {
             // A worker that vanished (router-mandatory EHOSTUNREACH) is purged by its expiry.
             logger.debug("cannot send to a worker", metadata: ["error": "\(error)"])
         }
     }
 
+    /// Answers a client. Never waits: a client whose queue is full (it sends requests and does
+    /// not read the answers) loses this answer rather than stopping the loop.
     func reply(_ envelope: ClientEnvelope, _ reply: ClientReply) {
         do {
-            try frontend.send(envelope.wrap(reply.frames()))
+            if try !frontend.trySend(envelope.wrap(reply.frames())) {
+                droppedAnswers += 1
+                if lastDroppedAnswersLog.map({ ContinuousClock.now - $0 > .seconds(10) }) ?? true {
+                    lastDroppedAnswersLog = .now
+                    logger.warning(
+                        "a client does not read its answers: answers dropped", metadata: ["dropped": "\(droppedAnswers)"])
+                }
+            }
         } catch {
             logger.debug("cannot answer a client", metadata: ["error": "\(error)"])
         }
