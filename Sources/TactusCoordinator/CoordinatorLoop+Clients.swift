@@ -161,10 +161,11 @@ extension CoordinatorLoop {
             // A message's bytes are in hand already; an upload's stay in its file (never read back whole).
             let inHand = audio?.count ?? 0
             if audio != nil { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
+            if let id = request.upload { uploads.submitting(id) }
             self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
                 intakeBudget.release(inHand)
                 let response = prepared.flatMap { prepared in Result { try finishSubmit(prepared, client: client) } }
-                if let id = request.upload, case .success(let submitted) = response { uploads.submitted(id, answer: submitted) }
+                if let id = request.upload { uploads.submitEnded(id, answer: try? response.get()) }
                 answer(response.map { .submit($0) })
             }
         } catch {

@@ -43,6 +43,8 @@ struct UploadBook {
         let digest = UploadDigest()
         /// Whether a chunk is being written.
         var writing = false
+        /// Whether its `submit` is being prepared (off the loop).
+        var submitting = false
 
         var status: UploadStatus {
             UploadStatus(upload: id, size: size, received: received, chunkBytes: UploadBook.chunkBytes)
@@ -149,6 +151,10 @@ struct UploadBook {
             throw ErrorBody(code: .notFound, message: "no upload \(id) (uploads are forgotten after \(Self.idleSeconds) s idle)")
         }
         guard !upload.writing else { throw Self.stillWriting(id) }
+        guard !upload.submitting else {
+            throw ErrorBody(
+                code: .busy, message: "upload \(id) is being submitted; send the submit again shortly for its answer", retryAfterMs: 200)
+        }
         upload.lastUsed = .now
         uploads[id] = upload
         guard upload.received == upload.size else {
@@ -157,18 +163,27 @@ struct UploadBook {
         return upload
     }
 
-    /// Records the answer of upload `id`'s `submit` and removes its file.
-    mutating func submitted(_ id: String, answer: SubmitResponse) {
+    /// Marks upload `id` as being submitted: a `submit` sent again meanwhile is told to wait
+    /// (it would find the file gone once the first is done).
+    mutating func submitting(_ id: String) {
+        uploads[id]?.submitting = true
+    }
+
+    /// Ends the `submit` of upload `id`: with its answer, kept for a `submit` sent again, and
+    /// the file removed; without (it failed: `busy`, a bad hash), the upload stays as it was.
+    mutating func submitEnded(_ id: String, answer: SubmitResponse?) {
         guard uploads[id] != nil else { return }
-        uploads[id]?.submitted = answer
+        uploads[id]?.submitting = false
         uploads[id]?.lastUsed = .now
+        guard let answer else { return }
+        uploads[id]?.submitted = answer
         unlink(uploads[id]!.path)
     }
 
     /// Forgets the uploads idle for longer than ``idleLimit``, removing their files (not one
-    /// whose chunk is being written).
+    /// whose chunk is being written or that is being submitted).
     mutating func expire(at now: ContinuousClock.Instant) {
-        for (id, upload) in uploads where now - upload.lastUsed > Self.idleLimit && !upload.writing {
+        for (id, upload) in uploads where now - upload.lastUsed > Self.idleLimit && !upload.writing && !upload.submitting {
             unlink(upload.path)
             uploads[id] = nil
         }

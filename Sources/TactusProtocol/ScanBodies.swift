@@ -110,7 +110,7 @@ public struct PruneRequest: WireBody {
 
 /// The answer to `prune`.
 public struct PruneSummary: WireBody {
-    /// Blobs removed (or, with `dry_run`, that would be).
+    /// Blobs removed (or, with `dry_run`, that would be), with the partial files a crash left.
     public var removed: Int
     /// Their bytes.
     public var removedBytes: Int64

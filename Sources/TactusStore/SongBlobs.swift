@@ -155,6 +155,9 @@ public struct SongBlobs: Sendable {
             unlink(temporary)
             throw error
         }
+        // When both names are links to one file (two puts linking the same upload at once),
+        // rename does nothing and leaves the temporary name: remove it.
+        if access(temporary, F_OK) == 0 { unlink(temporary) }
         guard syncsToDisk else { return }
         let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryDescriptor >= 0 {
@@ -180,6 +183,24 @@ public struct SongBlobs: Sendable {
         unlink(path(for: id))
     }
 
+    /// How old a partial file must be to be taken for abandoned by a crash.
+    public static let abandonedPartialAge: TimeInterval = 3600
+
+    /// The partial files (``temporaryPath(in:id:)``) last changed over ``abandonedPartialAge`` ago.
+    private func abandonedPartials() -> [String] {
+        var paths = [String]()
+        let cutoff = Date().addingTimeInterval(-Self.abandonedPartialAge)
+        for directory in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where directory.utf8.count == 2 {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(directory)")) ?? []
+            where name.hasPrefix(".") && name.hasSuffix(".partial") {
+                let path = "\(root)/\(directory)/\(name)"
+                let changed = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
+                if let changed, changed < cutoff { paths.append(path) }
+            }
+        }
+        return paths
+    }
+
     /// Every blob id in the store (partial files and anything else left out).
     public func ids() -> [String] {
         var ids = [String]()
@@ -193,12 +214,18 @@ public struct SongBlobs: Sendable {
     }
 
     /// Removes every blob whose id is not in `needed` (with `dryRun`, only counts them), and
-    /// the partial files a crash left behind. Returns the blobs removed, their bytes, and the
-    /// blobs kept.
+    /// the partial files a crash left behind (older than ``abandonedPartialAge``: a put in
+    /// progress is never that old). Returns the files removed, their bytes, and the blobs kept.
     public func prune(keeping needed: Set<String>, dryRun: Bool = false) -> (removed: Int, bytes: Int64, kept: Int) {
         var removed = 0
         var bytes: Int64 = 0
         var kept = 0
+        for path in abandonedPartials() {
+            var status = stat()
+            if stat(path, &status) == 0 { bytes += Int64(status.st_size) }
+            if !dryRun { unlink(path) }
+            removed += 1
+        }
         for id in ids() {
             if needed.contains(id) {
                 kept += 1

@@ -175,3 +175,37 @@ import Testing
         }
     }
 }
+
+/// A `submit` of an upload sent again while the first is being prepared: told to wait, then
+/// given the first one's answer; a failed submit leaves the upload to be submitted again.
+@Suite struct UploadBookSubmitTests {
+    @Test func aSubmitSentAgainWaitsForTheFirst() throws {
+        let directory = try TemporaryDirectory()
+        var book = try UploadBook(directory: directory.file("uploads"), maxOpenBytes: 1 << 30, logger: Logger(label: "test"))
+        let song = [UInt8](repeating: 7, count: 5000)
+        let begun = try book.begin(size: Int64(song.count), sha256: SongID(hashing: song).hex, client: "a", maxSongBytes: 1 << 30)
+        guard case .write(let chunk) = try book.append(song, to: begun.upload, offset: 0, client: "a") else {
+            Issue.record("the chunk was not to be written")
+            return
+        }
+        _ = try book.written(chunk, chunk.perform(with: book.writer))
+
+        let first = try book.finished(begun.upload, client: "a")
+        #expect(first.submitted == nil)
+        book.submitting(begun.upload)
+        #expect { _ = try book.finished(begun.upload, client: "a") } throws: { ($0 as? ErrorBody)?.code == .busy }
+        book.expire(at: .now + UploadBook.idleLimit * 2)
+        #expect(book.uploads[begun.upload] != nil, "an upload being submitted was forgotten")
+
+        // It failed (say busy: the queue was full): the upload and its file stay.
+        book.submitEnded(begun.upload, answer: nil)
+        #expect(try book.finished(begun.upload, client: "a").submitted == nil)
+        #expect(FileManager.default.fileExists(atPath: first.path))
+
+        book.submitting(begun.upload)
+        let answer = SubmitResponse(song: SongID(hashing: song).hex, jobs: [])
+        book.submitEnded(begun.upload, answer: answer)
+        #expect(try book.finished(begun.upload, client: "a").submitted == answer)
+        #expect(!FileManager.default.fileExists(atPath: first.path))
+    }
+}

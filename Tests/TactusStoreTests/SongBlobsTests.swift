@@ -1,0 +1,52 @@
+import Foundation
+import TactusModel
+import TactusStore
+import TactusTestSupport
+import Testing
+
+/// The blob store's files: what a put leaves, and what prune removes.
+@Suite struct SongBlobsTests {
+    /// Several puts linking one upload's file at once (a `submit` sent twice): the blob, and no
+    /// partial file left over (rename does nothing when both names are links to one file).
+    @Test func putsLinkingOneFileAtOnceLeaveOnlyTheBlob() throws {
+        let directory = try TemporaryDirectory()
+        let blobs = try SongBlobs(root: directory.file("blobs"), syncsToDisk: false)
+        for index in 0..<40 {
+            let bytes = Array("song \(index)".utf8) + [UInt8](repeating: UInt8(index), count: 4096)
+            let upload = directory.file("upload-\(index)")
+            #expect(FileManager.default.createFile(atPath: upload, contents: Data(bytes)))
+            let id = SongID(hashing: bytes).hex
+            DispatchQueue.concurrentPerform(iterations: 6) { _ in
+                #expect(throws: Never.self) { try blobs.put(linking: upload, size: bytes.count, id: id) }
+            }
+            #expect(try blobs.read(id) == bytes)
+        }
+        let left = try FileManager.default.subpathsOfDirectory(atPath: blobs.root).filter { $0.hasSuffix(".partial") }
+        #expect(left.isEmpty, "partial files left: \(left.prefix(3))")
+    }
+
+    /// Prune removes the partial files a crash left (over an hour old) and keeps a recent one (a
+    /// put in progress), counting what it removed.
+    @Test func pruneRemovesAbandonedPartialFiles() throws {
+        let directory = try TemporaryDirectory()
+        let blobs = try SongBlobs(root: directory.file("blobs"), syncsToDisk: false)
+        let id = SongID(hashing: Array("kept".utf8)).hex
+        try blobs.put(Array("kept".utf8), id: id)
+        let folder = "\(blobs.root)/\(id.prefix(2))"
+        let abandoned = "\(folder)/.\(id).1.partial"
+        let recent = "\(folder)/.\(id).2.partial"
+        #expect(FileManager.default.createFile(atPath: abandoned, contents: Data(count: 1000)))
+        #expect(FileManager.default.createFile(atPath: recent, contents: Data(count: 10)))
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date().addingTimeInterval(-2 * SongBlobs.abandonedPartialAge)], ofItemAtPath: abandoned)
+
+        let counted = blobs.prune(keeping: [id], dryRun: true)
+        #expect(counted.removed == 1 && counted.bytes == 1000 && counted.kept == 1)
+        #expect(FileManager.default.fileExists(atPath: abandoned))
+        let pruned = blobs.prune(keeping: [id])
+        #expect(pruned.removed == 1 && pruned.bytes == 1000 && pruned.kept == 1)
+        #expect(!FileManager.default.fileExists(atPath: abandoned))
+        #expect(FileManager.default.fileExists(atPath: recent))
+        #expect(try blobs.read(id) == Array("kept".utf8))
+    }
+}
