@@ -58,6 +58,7 @@ test: deps
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
 	python3 -m pytest -q python/tests
 	cd Tests/Web && python3 -m unittest -v test_openapi
+	cd Tests/Web && python3 -m unittest -v test_hardening
 	cd Tests/Web && $(or $(WEB_PYTHON),python3) -m unittest -v test_browser
 
 ## Benchmarks: decode throughput, detector accuracy and speed (see tactus-bench --help).

@@ -54,7 +54,13 @@ public struct StretchRequest: WireBody {
             try Check.song(song, command: command)
             try Check.finite(bpm, field: "bpm", in: 20...400, command: command)
         }
-        if let maxStretchPct { try Check.finite(maxStretchPct, field: "max_stretch_pct", in: 0.1...50, command: command) }
+        if let maxStretchPct {
+            try Check.finite(maxStretchPct, field: "max_stretch_pct", in: 0.1...50, command: command)
+            // A playlist's songs lie within max_stretch_pct of each cadence, which the playlist takes under 50 %.
+            guard playlist == nil || maxStretchPct < 50 else {
+                throw .invalidBody(command: command, field: "max_stretch_pct", detail: "a playlist takes under 50 (got \(maxStretchPct))")
+            }
+        }
     }
 }
 

@@ -174,8 +174,13 @@ struct APIRoutes: Sendable {
     private func events(_ request: Request) throws(HTTPFailure) -> Response {
         let song = QueryParameters(request).text("song")
         if let song { _ = try LibraryRequests.song(song) }
-        let stream = gateway.events.stream()
-        let body = AsyncStream<ByteBuffer> { continuation in
+        guard let stream = gateway.events.stream() else {
+            throw HTTPFailure(
+                .serviceUnavailable, .busy, "\(EventHub.maxStreams) event streams are open, the most the gateway keeps; try again later",
+                retryAfterMs: 10_000)
+        }
+        // A subscriber that does not read loses the oldest events (SPEC section 5), as the hub's own stream does.
+        let body = AsyncStream<ByteBuffer>(bufferingPolicy: .bufferingNewest(64)) { continuation in
             let task = Task {
                 continuation.yield(ByteBuffer(string: "retry: 2000\n: connected to \(gateway.configuration.events)\n\n"))
                 await withTaskGroup(of: Void.self) { group in

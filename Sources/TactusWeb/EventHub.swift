@@ -20,6 +20,9 @@ public final class EventHub: @unchecked Sendable {
 
     /// How many events a slow stream may fall behind before the oldest are dropped.
     public static let bufferedEvents = 1024
+    /// How many streams may be open at once: each holds up to ``bufferedEvents`` for a
+    /// subscriber that does not read.
+    public static let maxStreams = 256
 
     private let endpoint: String
     private let connections: CoordinatorConnections
@@ -41,15 +44,21 @@ public final class EventHub: @unchecked Sendable {
         lock.withLock { observers.append(observer) }
     }
 
-    /// A stream of the events from now on; it ends when the consumer stops iterating.
-    public func stream() -> AsyncStream<Message> {
+    /// A stream of the events from now on; it ends when the consumer stops iterating, or when
+    /// the hub stops. Nil when ``maxStreams`` are open, or the hub has stopped.
+    public func stream() -> AsyncStream<Message>? {
         let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: Message.self, bufferingPolicy: .bufferingNewest(Self.bufferedEvents))
+        let added = lock.withLock {
+            guard !stopped, listeners.count < Self.maxStreams else { return false }
+            listeners[id] = continuation
+            return true
+        }
+        guard added else { return nil }
         continuation.onTermination = { [weak self] _ in
             guard let self else { return }
             _ = lock.withLock { listeners.removeValue(forKey: id) }
         }
-        lock.withLock { listeners[id] = continuation }
         return stream
     }
 

@@ -362,7 +362,8 @@ paths:
         Each event is `event: NAME` (`job.done`, `job.failed`, `song.done`, `worker.joined`,
         `worker.lost`) and `data: BODY`, the event's JSON body as the protocol's schemas
         `event.NAME.json` describe it. Events are notifications, not a reliable channel: ask
-        `status` as well.
+        `status` as well. A subscriber that does not read loses the oldest events. The gateway
+        holds at most 256 streams at once; past that the answer is 503 with the error `busy`.
       parameters:
       - name: song
         in: query

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import TactusClient
 import TactusModel
 import TactusProtocol
@@ -62,6 +63,9 @@ public final class WebGateway: Sendable {
         let host = configuration.host
         let app = Application(
             router: router(),
+            // A connection without a request in progress (idle, or sending its headers byte by
+            // byte) is closed after idleTimeout; an events stream is a request in progress.
+            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(Self.idleTimeout.components.seconds)))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "tactus"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
@@ -75,7 +79,25 @@ public final class WebGateway: Sendable {
                 onListening(url)
             },
             logger: logger)
-        try await app.runService()
+        // On SIGTERM or SIGINT the events streams end first (services stop in reverse order):
+        // the server waits for the requests in progress, and an events stream never ends by itself.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [app, EventStreamsEnder(hub: events)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+    }
+
+    /// How long a connection without a request in progress is kept.
+    public static let idleTimeout: Duration = .seconds(30)
+
+    /// Ends every events stream when the gateway is asked to stop.
+    private struct EventStreamsEnder: Service {
+        let hub: EventHub
+
+        func run() async throws {
+            try? await gracefulShutdown()
+            hub.stop()
+        }
     }
 
     /// The coordinator's answer to `body`, or the HTTP failure it amounts to.

@@ -35,6 +35,7 @@ import Testing
         (#"{}"#, "stretch", "song"),
         (#"{"song": "3f9a3f9a", "bpm": 170, "playlist": {"cadence": 170}}"#, "stretch", "playlist"),
         (#"{"playlist": {"cadence": 170, "tolerance": 0.04}}"#, "stretch", "playlist.tolerance"),
+        (#"{"playlist": {"cadence": 150, "minutes": 60}, "max_stretch_pct": 50}"#, "stretch", "max_stretch_pct"),
         (#"{"playlist": {"cadence": 170, "profile": "10m@170"}}"#, "stretch", "cadence"),
         (#"{"playlist": {"profile": "10m@170", "detector": "a b"}}"#, "stretch", "detector"),
         (#"{"render": "../../etc/passwd"}"#, "render", "render"),
