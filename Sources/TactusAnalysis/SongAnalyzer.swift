@@ -109,14 +109,7 @@ public struct SongAnalyzer: Sendable {
     /// `blockSize`, as ``analyze(_:)`` does after decoding.
     public func analyze(samples: [Float], sampleRate: Double, blockSize: Int = 4096) -> (analyses: [TempoAnalysis], envelope: EnergyEnvelope) {
         let run = Run(detectors: detectors, format: SignalFormat(sampleRate: sampleRate, expectedFrames: samples.count))
-        samples.withUnsafeBufferPointer { all in
-            var start = 0
-            while start < all.count {
-                let end = min(start + max(blockSize, 1), all.count)
-                run.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
-                start = end
-            }
-        }
+        samples.forEachBlock(of: max(blockSize, 1)) { run.consume($0) }
         return run.finish()
     }
 

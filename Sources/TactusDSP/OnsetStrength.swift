@@ -166,17 +166,9 @@ public final class OnsetStrengthAccumulator {
     public static func envelope(
         of signal: [Float], sampleRate: Double, configuration: OnsetStrengthConfiguration, blockSize: Int = 4096
     ) -> OnsetStrengthEnvelope {
-        precondition(blockSize > 0)
         let accumulator = OnsetStrengthAccumulator(
             sampleRate: sampleRate, configuration: configuration, expectedSamples: signal.count)
-        signal.withUnsafeBufferPointer { all in
-            var start = 0
-            while start < all.count {
-                let end = min(start + blockSize, all.count)
-                accumulator.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
-                start = end
-            }
-        }
+        signal.forEachBlock(of: blockSize) { accumulator.consume($0) }
         return accumulator.finish()
     }
 

@@ -59,14 +59,7 @@ extension TempoDetector {
     /// Analyses a whole signal held in memory, feeding it in blocks of `blockSize` samples.
     public func analyze(_ samples: [Float], sampleRate: Double, blockSize: Int = 4096) -> DetectorOutput {
         let session = makeSession(format: SignalFormat(sampleRate: sampleRate, expectedFrames: samples.count))
-        samples.withUnsafeBufferPointer { all in
-            var start = 0
-            while start < all.count {
-                let end = min(start + blockSize, all.count)
-                session.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
-                start = end
-            }
-        }
+        samples.forEachBlock(of: blockSize) { session.consume($0) }
         return session.finish()
     }
 }

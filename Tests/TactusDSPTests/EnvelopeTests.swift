@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TactusDSP
+import TactusDetector
 
 /// Decaying 1 kHz clicks every `60 / bpm` seconds: the simplest signal with a known tempo.
 private func clicks(bpm: Double, seconds: Double, sampleRate: Double) -> [Float] {
@@ -49,14 +50,7 @@ extension BlockEnergyTests {
         let signal = clicks(bpm: 123, seconds: 5, sampleRate: 44_100)
         func envelope(cut: Int) -> [Float] {
             let accumulator = BlockEnergyAccumulator(sampleRate: 44_100)
-            signal.withUnsafeBufferPointer { all in
-                var start = 0
-                while start < all.count {
-                    let end = min(start + cut, all.count)
-                    accumulator.consume(UnsafeBufferPointer(rebasing: all[start..<end]))
-                    start = end
-                }
-            }
+            signal.forEachBlock(of: cut) { accumulator.consume($0) }
             return accumulator.finish()
         }
         let whole = envelope(cut: signal.count)

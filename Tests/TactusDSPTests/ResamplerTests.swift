@@ -12,14 +12,7 @@ import TactusDetector
     /// Everything `resampler` gives for `input`, fed in blocks of `block`.
     static func resample(_ input: [Float], with resampler: Resampler, block: Int) -> [Float] {
         var output: [Float] = []
-        input.withUnsafeBufferPointer { all in
-            var start = 0
-            while start < all.count {
-                let end = min(start + block, all.count)
-                resampler.process(UnsafeBufferPointer(rebasing: all[start..<end])) { output.append(contentsOf: $0) }
-                start = end
-            }
-        }
+        input.forEachBlock(of: block) { resampler.process($0) { output.append(contentsOf: $0) } }
         resampler.finish { output.append(contentsOf: $0) }
         return output
     }
