@@ -112,7 +112,7 @@ let package = Package(
         // A small Swift wrapper over the libzmq C API: context, sockets, options, poller, CURVE keys.
         .target(name: "TactusZMQ", dependencies: ["CZeroMQ"]),
         // The wire protocol: message types and their encoding to and from ZeroMQ frames.
-        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusModel", "TactusCadence"]),
+        .target(name: "TactusProtocol", dependencies: ["TactusDetector", "TactusModel"]),
         // The library: songs, analyses, consensus and reference tempi in SQLite (GRDB); song blobs.
         .target(
             name: "TactusStore",
@@ -135,7 +135,7 @@ let package = Package(
         .target(
             name: "TactusCoordinator",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusLibraryService", "TactusModel", "TactusDetector", "TactusCadence",
+                "TactusZMQ", "TactusProtocol", "TactusStore", "TactusLibraryService", "TactusModel", "TactusDetector",
                 "TactusLibraryRoots", .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ]
@@ -147,6 +147,18 @@ let package = Package(
                 "TactusCoordinator", "TactusAudio", "TactusStore", "TactusModel", "TactusProtocol", "TactusDetector", "TactusLibraryRoots",
             ]
         ),
+        // Passing open file descriptors over a Unix socket (SCM_RIGHTS), for the service hosts.
+        .target(name: "CDescriptorPassing"),
+        // What parses or computes on client content runs in service host processes (`tactus
+        // service-host`), supervised with a memory and time limit: the channel to them, the pool
+        // that starts and replaces them, and the coordinator's probe, renderer and recording
+        // analyzer that call them. It never links a decoder itself.
+        .target(
+            name: "TactusServiceHost",
+            dependencies: [
+                "CDescriptorPassing", "TactusCoordinator", "TactusProtocol", "TactusModel", "TactusStore", "TactusLibraryRoots",
+                "TactusLocalWorkers", .product(name: "Logging", package: "swift-log"),
+            ]),
         // Supervision of the local worker processes that `tactus serve` starts.
         .target(name: "TactusLocalWorkers", dependencies: [.product(name: "Logging", package: "swift-log")]),
         // `tactus worker`: one detector offered to a coordinator's backend over the wire protocol.
@@ -163,7 +175,7 @@ let package = Package(
         // The client side of the wire protocol: requests and replies to the frontend, events, and
         // the client workflows (submitting while the server is busy, batches of songs followed
         // to the end, several connections submitting at once).
-        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusModel", "TactusCadence"]),
+        .target(name: "TactusClient", dependencies: ["TactusZMQ", "TactusProtocol", "TactusModel"]),
         // `tactus web`: the HTTP gateway (pages, the /api/v1 HTTP API, /metrics), a client of the
         // coordinator like any other over TactusClient; it never opens the library file.
         .target(
@@ -186,7 +198,7 @@ let package = Package(
         // tags read into a library's reference tempi and its tempi written into tags.
         .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel", "TactusStore"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
-        .target(name: "TactusCadence", dependencies: ["TactusDSP"]),
+        .target(name: "TactusCadence", dependencies: ["TactusDSP", "TactusModel"]),
         // The command-line tool.
         .executableTarget(
             name: "tactus",
@@ -194,6 +206,7 @@ let package = Package(
                 "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusLibraryService",
                 "TactusProtocol", "TactusCoordinator", "TactusAudioProbe", "TactusLocalWorkers", "TactusWorker", "TactusClient",
                 "TactusPlot", "TactusZMQ", "TactusCadence", "TactusStretch", "TactusTags", "TactusLibraryRoots", "TactusWeb",
+                "TactusServiceHost",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -241,13 +254,16 @@ let package = Package(
             ]),
         .testTarget(name: "TactusZMQTests", dependencies: ["TactusZMQ", "TactusTestSupport"]),
         .testTarget(
-            name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ", "TactusCadence"]),
+            name: "TactusProtocolTests", dependencies: ["TactusProtocol", "TactusDetector", "TactusModel", "TactusZMQ"]),
         .testTarget(
             name: "TactusCoordinatorTests",
             dependencies: [
                 "TactusCoordinator", "TactusAudioProbe", "TactusZMQ", "TactusProtocol", "TactusModel", "TactusStore", "TactusAudio",
-                "TactusDetector", "TactusTestSupport", "TactusCadence", "TactusClient", .product(name: "Logging", package: "swift-log"),
+                "TactusDetector", "TactusTestSupport", "TactusServiceHost", "TactusClient", .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(
+            name: "TactusServiceHostTests",
+            dependencies: ["TactusServiceHost", "TactusModel", "TactusProtocol", "TactusStore", "TactusTestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "TactusServerTests",
@@ -270,7 +286,7 @@ let package = Package(
         .testTarget(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusDSP", "TactusTestSupport"]),
-        .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusTestSupport"]),
+        .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusModel", "TactusTestSupport"]),
         .testTarget(name: "TactusTagsTests", dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusTestSupport"]),
         .testTarget(name: "TactusWebTests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),

@@ -4,21 +4,31 @@
 Reads `swift package dump-package` (or the JSON file given as the first argument), walks each
 target's dependencies transitively (targets and products of other packages), and fails when a
 module reaches one that it must not: SQLite (GRDB) under the wire protocol, the client, the
-worker, the plots and the web gateway (which is a client of the coordinator, never opening the library); audio decoding (TactusAudio) under the coordinator. `--graph` prints
+worker, the plots and the web gateway (which is a client of the coordinator, never opening the
+library); anything that computes on audio, recordings or tags (and FFTW, libsoxr, the decoders,
+Rubber Band, TagLib) under the coordinator, its service-host pool, the wire protocol, the client
+and the web gateway. `--graph` prints
 every target with its direct dependencies instead.
 """
 import json
 import subprocess
 import sys
 
+# What computes on audio, recordings or tags, and the C libraries under it: the coordinator's
+# process never links any of it (client content is parsed in service hosts and workers), nor do
+# the wire protocol, the client and the web gateway.
+CONTENT = ["TactusAudio", "TactusDSP", "TactusCadence", "TactusStretch", "TactusTags", "TactusAnalysis",
+           "CMPG123", "CSndFile", "CFFTW", "CSoxr", "CRubberBand", "CTagLib"]
+
 FORBIDDEN = {
     "TactusModel": ["GRDB", "TactusStore", "TactusAudio"],
-    "TactusProtocol": ["GRDB", "TactusStore"],
-    "TactusClient": ["GRDB", "TactusStore"],
+    "TactusProtocol": ["GRDB", "TactusStore"] + CONTENT,
+    "TactusClient": ["GRDB", "TactusStore"] + CONTENT,
     "TactusWorker": ["GRDB", "TactusStore"],
     "TactusPlot": ["GRDB", "TactusStore"],
-    "TactusWeb": ["GRDB", "TactusStore", "TactusLibraryService", "TactusCoordinator", "TactusAudio"],
-    "TactusCoordinator": ["TactusAudio", "CMPG123", "CSndFile"],
+    "TactusWeb": ["GRDB", "TactusStore", "TactusLibraryService", "TactusCoordinator"] + CONTENT,
+    "TactusCoordinator": CONTENT,
+    "TactusServiceHost": CONTENT,
     "TactusLibraryRoots": ["GRDB", "TactusStore", "TactusAudio"],
 }
 

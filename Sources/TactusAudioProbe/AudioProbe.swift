@@ -33,7 +33,13 @@ public struct AudioProbe: SongProbe {
             throw ErrorBody(code: .internal, message: "\(name): cannot open the uploaded song's file: \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }
-        return try record(from: .descriptor(descriptor, name: name), fileName: name, byteSize: size, id: id)
+        return try record(ofDescriptor: descriptor, size: size, name: name, id: id)
+    }
+
+    /// The record of the song in the open file `descriptor`, `size` bytes, from its header (read
+    /// through the descriptor, never loaded whole); messages name it `name`.
+    public func record(ofDescriptor descriptor: Int32, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
+        try record(from: .descriptor(descriptor, name: name), fileName: name, byteSize: size, id: id)
     }
 
     /// The record of a file below a library root from its header, read through its open

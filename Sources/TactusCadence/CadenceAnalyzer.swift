@@ -1,5 +1,6 @@
 import Foundation
 import TactusDSP
+import TactusModel
 
 /// The cadence (steps per minute) of an accelerometer recording, over time and overall.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 /// Reads accelerometer recordings exported as CSV by phone logger apps (see ``RecordingFormat``).
 ///

@@ -1,4 +1,4 @@
-import TactusCadence
+import TactusModel
 import TactusProtocol
 
 extension TactusClient {

@@ -53,6 +53,8 @@ public final class Coordinator: Sendable {
     let renderer: (any SongRenderer)?
     /// Reads and writes tags for `tags` requests; nil: the server does not.
     let tagger: (any SongTagger)?
+    /// Finds the cadence of recordings for `cadence` requests; nil: the server does not.
+    let recordings: (any RecordingAnalyzer)?
     let logger: Logger
     private let stopRequested = Atomic<Bool>(false)
     private let reloadRequested = Atomic<Bool>(false)
@@ -65,19 +67,21 @@ public final class Coordinator: Sendable {
 
     /// Opens the data directory (creating it), the library and the blob store. `probe` reads
     /// the header of each submitted song; `renderer`, when given, renders songs for `stretch`;
-    /// `tagger`, when given, reads and writes the tags of files under the library roots for `tags`.
+    /// `tagger`, when given, reads and writes the tags of files under the library roots for `tags`;
+    /// `recordings`, when given, finds the cadence of recordings for `cadence`.
     ///
     /// Refuses to start when an endpoint is reachable from other machines and the
     /// configuration has no ``CoordinatorConfiguration/security``, unless it allows that
     /// (``CoordinatorConfiguration/allowInsecure``), in which case a warning is logged.
     public init(
         configuration: CoordinatorConfiguration, probe: any SongProbe, renderer: (any SongRenderer)? = nil,
-        tagger: (any SongTagger)? = nil, logger: Logger
+        tagger: (any SongTagger)? = nil, recordings: (any RecordingAnalyzer)? = nil, logger: Logger
     ) throws {
         self.configuration = configuration
         self.probe = probe
         self.renderer = renderer
         self.tagger = tagger
+        self.recordings = recordings
         self.logger = logger
         let exposed = configuration.exposedEndpoints
         if configuration.security == nil && !exposed.isEmpty {

@@ -110,7 +110,7 @@ extension CoordinatorLoop {
     /// holds its song's bytes meanwhile).
     static let maxBackgroundWork = 64
 
-    private func backgroundBusy(_ pool: BackgroundWork) -> ErrorBody {
+    func backgroundBusy(_ pool: BackgroundWork) -> ErrorBody {
         ErrorBody(code: .busy, message: "the server has \(pool.inFlight) such requests in hand; try again shortly", retryAfterMs: 200)
     }
 

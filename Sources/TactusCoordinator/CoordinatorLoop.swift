@@ -25,6 +25,9 @@ final class CoordinatorLoop {
     let intake: BackgroundWork
     /// The thread that renders songs for `stretch` (one: a render takes a core).
     let renderWork: BackgroundWork
+    /// The threads that wait for the coordinator's services on what clients sent (the cadence of
+    /// recordings), which may take seconds: never a read thread.
+    let serviceWork: BackgroundWork
     /// The renders of `stretch` requests.
     var renders = RenderBook()
     /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
@@ -75,6 +78,7 @@ final class CoordinatorLoop {
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renderWork = try BackgroundWork(threads: 1, name: "tactus-render")
+        serviceWork = try BackgroundWork(threads: 4, name: "tactus-serviceWork")
         uploadWrites = try BackgroundWork(threads: 1, name: "tactus-uploads")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
         uploads = try UploadBook(
@@ -134,7 +138,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake, renderWork, uploadWrites] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, renderWork, serviceWork, uploadWrites] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
         var lastTurn = ContinuousClock.now
         while true {
@@ -153,7 +157,7 @@ final class CoordinatorLoop {
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
             if let stopDeadline,
-                runningCount == 0 && reads.inFlight + intake.inFlight + uploadWrites.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
+                runningCount == 0 && reads.inFlight + intake.inFlight + serviceWork.inFlight + uploadWrites.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
             {
                 disconnectAllWorkers()
                 answerScansStopping()
@@ -176,6 +180,7 @@ final class CoordinatorLoop {
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             if ready.contains(readableDescriptor: renderWork.doorbell.descriptor) { renderWork.deliver() }
+            if ready.contains(readableDescriptor: serviceWork.doorbell.descriptor) { serviceWork.deliver() }
             if ready.contains(readableDescriptor: uploadWrites.doorbell.descriptor) { uploadWrites.deliver() }
             tick()
             dispatch()

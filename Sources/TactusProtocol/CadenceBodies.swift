@@ -1,4 +1,4 @@
-import TactusCadence
+import TactusModel
 
 /// The body of a `cadence` request: the recording's name; its bytes (a CSV export of a phone's
 /// accelerometer, see ``TactusCadence/RecordingFormat``) travel in the frame after the body.

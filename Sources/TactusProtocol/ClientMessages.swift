@@ -1,4 +1,4 @@
-import TactusCadence
+import TactusModel
 
 /// The commands a client may send to the coordinator's frontend.
 public enum ClientCommand: String, Sendable, Hashable, CaseIterable {

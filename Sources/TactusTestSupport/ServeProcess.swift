@@ -95,8 +95,18 @@ public final class ServeProcess {
         return String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     }
 
-    /// The worker processes the server started (its children).
-    public var workerProcessIDs: [Int32] { Self.children(of: processID) }
+    /// The worker processes the server started (its children running `tactus worker`).
+    public var workerProcessIDs: [Int32] { Self.children(of: processID).filter { Self.subcommand(of: $0) == "worker" } }
+
+    /// The service host processes the server started (its children running `tactus service-host`).
+    public var serviceHostProcessIDs: [Int32] { Self.children(of: processID).filter { Self.subcommand(of: $0) == "service-host" } }
+
+    /// The first argument of process `pid` (from Linux's `/proc/PID/cmdline`): the subcommand of a `tactus` process.
+    public static func subcommand(of pid: Int32) -> String? {
+        guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+        let arguments = data.split(separator: 0, omittingEmptySubsequences: false)
+        return arguments.count > 1 ? String(decoding: arguments[1], as: UTF8.self) : nil
+    }
 
     /// The processes whose parent is `parent` (from Linux's `/proc/PID/stat`).
     public static func children(of parent: Int32) -> [Int32] {
@@ -123,7 +133,7 @@ public final class ServeProcess {
 
     deinit {
         if process.isRunning {
-            let workers = workerProcessIDs
+            let workers = Self.children(of: processID)
             kill(process.processIdentifier, SIGKILL)
             for worker in workers { kill(worker, SIGKILL) }
             process.waitUntilExit()

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TactusCadence
+import TactusModel
 import TactusTestSupport
 
 /// `tactus-bench cadence`: how long the cadence of a long accelerometer recording takes.

@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TactusCadence
+import TactusModel
 import TactusTestSupport
+import Testing
 
 /// Synthesised recordings (see `StepRecordingSynth`) written in each logger's CSV layout, read
 /// back and analysed: windows within 2 steps/min of the steps' own cadence, overall within 1.

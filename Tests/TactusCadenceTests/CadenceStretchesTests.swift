@@ -1,5 +1,6 @@
-import Testing
 import TactusCadence
+import TactusModel
+import Testing
 
 @Suite struct CadenceStretchesTests {
     /// A report whose windows (10 s every 2 s) have the cadences `at(time)` (nil: still).

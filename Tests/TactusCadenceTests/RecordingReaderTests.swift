@@ -1,7 +1,8 @@
 import Foundation
-import Testing
 import TactusCadence
+import TactusModel
 import TactusTestSupport
+import Testing
 
 @Suite struct RecordingReaderTests {
     /// `count` lines of `t,x,y,z` at `rate` Hz, gravity on z in m/s^2.

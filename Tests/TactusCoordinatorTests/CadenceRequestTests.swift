@@ -1,10 +1,9 @@
 import Foundation
-import TactusCadence
 import TactusProtocol
 import TactusTestSupport
 import Testing
 
-/// `cadence` requests: a recording's bytes analysed on the coordinator's read threads.
+/// `cadence` requests: a recording's bytes analysed in a service host, off the coordinator's process.
 @Suite struct CadenceRequestTests {
     static func recording(seconds: Double = 30, cadence: Double = 172) -> (csv: [UInt8], synth: StepRecordingSynth.Recording) {
         var synth = StepRecordingSynth(stretches: [.init(seconds: seconds, from: cadence)])

@@ -5,6 +5,7 @@ import TactusAudioProbe
 import TactusCoordinator
 import TactusDetector
 import TactusProtocol
+import TactusServiceHost
 import TactusTestSupport
 import TactusZMQ
 
@@ -21,6 +22,7 @@ final class RunningCoordinator: @unchecked Sendable {
     /// `renderer` renders for `stretch`.
     init(
         directory: String, probe: any SongProbe = AudioProbe(), renderer: (any SongRenderer)? = nil,
+        recordings: any RecordingAnalyzer = IsolatedRecordingAnalyzer(hosts: serviceHosts),
         configure: (inout CoordinatorConfiguration) -> Void = { _ in }
     ) throws {
         var configuration = CoordinatorConfiguration(
@@ -31,7 +33,7 @@ final class RunningCoordinator: @unchecked Sendable {
         configure(&configuration)
         var logger = Logger(label: "test.coordinator")
         logger.logLevel = .critical
-        coordinator = try Coordinator(configuration: configuration, probe: probe, renderer: renderer, logger: logger)
+        coordinator = try Coordinator(configuration: configuration, probe: probe, renderer: renderer, recordings: recordings, logger: logger)
         context = try ZMQContext(socketLinger: .zero)
         let ready = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var bound: BoundEndpoints?
@@ -60,6 +62,12 @@ final class RunningCoordinator: @unchecked Sendable {
         context.shutdown()
     }
 }
+
+/// The service hosts of the tests' coordinators: `tactus service-host` processes, as `tactus serve` runs them.
+let serviceHosts = ServiceHostPool(
+    configuration: ServiceHostPool.Configuration(
+        executable: CLI.binary, arguments: ["service-host"], processes: 2, timeLimits: [.cadence: .seconds(30)]),
+    logger: Logger(label: "test.service-host"))
 
 struct HarnessError: Error, CustomStringConvertible {
     let description: String

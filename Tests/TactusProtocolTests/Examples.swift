@@ -1,5 +1,4 @@
 import Foundation
-import TactusCadence
 import TactusDetector
 import TactusModel
 import TactusProtocol

@@ -66,7 +66,8 @@ struct SoakTests {
         let killer = Thread {
             var generator = SeededGenerator(seed: 42)
             while stop.wait(timeout: .now() + .milliseconds(Int.random(in: 2000...4000, using: &generator))) == .timedOut {
-                if let victim = ServeProcess.children(of: serverProcess).randomElement(using: &generator) {
+                let workers = ServeProcess.children(of: serverProcess).filter { ServeProcess.subcommand(of: $0) == "worker" }
+                if let victim = workers.randomElement(using: &generator) {
                     kill(victim, SIGKILL)
                     kills += 1
                 }

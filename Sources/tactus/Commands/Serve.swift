@@ -7,6 +7,7 @@ import TactusAudio
 import TactusAudioProbe
 import TactusCoordinator
 import TactusLocalWorkers
+import TactusServiceHost
 import TactusStore
 import TactusWeb
 import TactusWorker
@@ -146,6 +147,14 @@ extension Tactus {
         var workerNice: Int32 = 10
 
         @Option(help: ArgumentHelp(
+            "Seconds a cadence request's recording may take to read and analyse before it fails 'timeout'.", valueName: "seconds"))
+        var maxCadenceSeconds = 20.0
+
+        @Option(help: ArgumentHelp(
+            "Seconds a stretch request's render may take before it fails 'timeout'.", valueName: "seconds"))
+        var maxRenderSeconds = 600.0
+
+        @Option(help: ArgumentHelp(
             "The server's secret certificate (NAME.key_secret): makes every socket a CURVE server.", valueName: "file"))
         var curveSecretKey: String?
 
@@ -225,6 +234,8 @@ extension Tactus {
                 throw ValidationError("--max-analysis-seconds must not be negative")
             }
             if !(0...19).contains(workerNice) { throw ValidationError("--worker-nice must be between 0 and 19") }
+            if !(maxCadenceSeconds > 0) || !maxCadenceSeconds.isFinite { throw ValidationError("--max-cadence-seconds must be positive") }
+            if !(maxRenderSeconds > 0) || !maxRenderSeconds.isFinite { throw ValidationError("--max-render-seconds must be positive") }
             if authorizedKeys != nil {
                 throw ValidationError(
                     "--authorized-keys is replaced by --authorized-clients DIR and --authorized-workers DIR: "
@@ -244,6 +255,8 @@ extension Tactus {
             let webAddress = try checkedWebAddress()
             let curve = try curveSetup()
             let coordinator: Coordinator
+            let hosts = serviceHosts(logger: logger)
+            defer { hosts.stop() }
             do {
                 var configuration = CoordinatorConfiguration(
                     dataDirectory: data, frontend: frontend, backend: backend, events: events,
@@ -258,8 +271,9 @@ extension Tactus {
                 configuration.keepUploads = keepUploads
                 configuration.maxInlineSongBytes = maxInlineSongBytes
                 coordinator = try Coordinator(
-                    configuration: configuration, probe: AudioProbe(decoding: DecodingOptions(maximumSeconds: maxDurationS)),
-                    renderer: StretchRenderer(), tagger: ServerTagger(), logger: logger)
+                    configuration: configuration, probe: IsolatedProbe(hosts: hosts.probes),
+                    renderer: IsolatedRenderer(hosts: hosts.renders), tagger: ServerTagger(),
+                    recordings: IsolatedRecordingAnalyzer(hosts: hosts.recordings), logger: logger)
             } catch {
                 throw CommandFailure("cannot start the server: \(error)")
             }
@@ -322,6 +336,28 @@ extension Tactus {
             pool?.stop(grace: 2)
             webPool?.stop(grace: 2)
             withExtendedLifetime((stopSignals, reloadSignal)) {}
+        }
+
+        /// The service host processes in which the coordinator has client content parsed and
+        /// computed on: song headers (as many at once as there are cores), recordings and renders.
+        private func serviceHosts(logger: Logger) -> ServiceHosts {
+            let arguments = [
+                "service-host", "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
+                "--nice", String(workerNice), "--max-call-bytes", String(max(maxInlineSongBytes, maxRecordingBytes) + (1 << 20)),
+            ]
+            let memory = maxWorkerMemoryMb > 0 ? maxWorkerMemoryMb : nil
+            let pool = { (processes: Int, limits: [HostedService: Duration]) in
+                ServiceHostPool(
+                    configuration: ServiceHostPool.Configuration(
+                        executable: CommandLogging.executablePath, arguments: arguments, processes: processes, timeLimits: limits,
+                        memoryLimitMegabytes: memory),
+                    logger: logger)
+            }
+            let cores = ProcessInfo.processInfo.activeProcessorCount
+            return ServiceHosts(
+                probes: pool(max(1, cores), [.probe: .seconds(120)]),
+                recordings: pool(2, [.cadence: .milliseconds(Int64(maxCadenceSeconds * 1000))]),
+                renders: pool(1, [.render: .milliseconds(Int64(maxRenderSeconds * 1000)), .workout: .milliseconds(Int64(maxRenderSeconds * 1000))]))
         }
 
         /// The web gateway's address, checked (loopback, a token or --insecure; free now), nil with --no-web.
@@ -437,5 +473,16 @@ final class StopSignals {
             source.resume()
             return source
         }
+    }
+}
+
+/// The service host pools of `tactus serve`.
+struct ServiceHosts {
+    var probes: ServiceHostPool
+    var recordings: ServiceHostPool
+    var renders: ServiceHostPool
+
+    func stop() {
+        for pool in [probes, recordings, renders] { pool.stop() }
     }
 }

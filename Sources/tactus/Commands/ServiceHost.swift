@@ -1,0 +1,105 @@
+import ArgumentParser
+import Foundation
+import TactusAudio
+import TactusAudioProbe
+import TactusCadence
+import TactusCoordinator
+import TactusModel
+import TactusProtocol
+import TactusServiceHost
+import TactusStore
+import TactusWorker
+
+extension Tactus {
+    /// `tactus service-host`: the process in which `tactus serve`'s coordinator has what clients
+    /// send parsed and computed on (song headers, cadence recordings, renders), so that a trap,
+    /// an allocation failure or a hang costs one request, never the server. Not for users.
+    struct ServiceHost: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "service-host",
+            abstract: "Serve the coordinator's calls on standard input (started by tactus serve).",
+            shouldDisplay: false)
+
+        @Option(help: ArgumentHelp(
+            "Memory this process may take for a call, in MiB, beyond its own size once ready (0: none).", valueName: "MiB"))
+        var maxMemoryMb = 0
+
+        @Option(name: .customLong("max-duration-s"), help: ArgumentHelp(
+            "The longest song accepted, in seconds (too-long above it).", valueName: "seconds"))
+        var maxDurationS = 7200.0
+
+        @Option(help: ArgumentHelp("Lower this process's CPU priority by this nice value (0 to 19).", valueName: "n"))
+        var nice: Int32 = 0
+
+        @Option(help: ArgumentHelp("The largest call accepted, in bytes.", valueName: "bytes"))
+        var maxCallBytes = 80 << 20
+
+        func run() throws {
+            if maxMemoryMb > 0 {
+                try ResourceLimits.useOneMallocArena()
+            }
+            if nice > 0 { try ResourceLimits.lowerPriority(niceness: nice) }
+            if maxMemoryMb > 0 {
+                try ResourceLimits.limitMemory(toCurrentSizePlus: maxMemoryMb)
+            }
+            let server = ServiceHostServer(handlers: HostedHandlers(decoding: DecodingOptions(maximumSeconds: maxDurationS)).all)
+            server.serve(on: ServiceChannel(descriptor: 0), maxCallBytes: maxCallBytes)
+        }
+    }
+}
+
+/// What a service host does for each ``HostedService``: the in-process code `tactus analyze`,
+/// `tactus cadence` and `tactus stretch` use, behind the call's arguments.
+struct HostedHandlers: Sendable {
+    let decoding: DecodingOptions
+
+    var all: [HostedService: ServiceHostServer.Handler] {
+        [
+            .probe: { input throws(ErrorBody) in try ServiceCallInput.answer(try probe(input)) },
+            .cadence: { input throws(ErrorBody) in try ServiceCallInput.answer(try cadence(input)) },
+            .render: { input throws(ErrorBody) in try ServiceCallInput.answer(try render(input)) },
+            .workout: { input throws(ErrorBody) in try ServiceCallInput.answer(try workout(input)) },
+        ]
+    }
+
+    private func probe(_ input: ServiceCallInput) throws(ErrorBody) -> SongRecord {
+        let arguments = try input.decode(ProbeArguments.self)
+        guard let song = SongID(arguments.song) else { throw ErrorBody(code: .internal, message: "a probe call names no song id") }
+        let probe = AudioProbe(decoding: decoding)
+        if let payload = input.payload {
+            return try probe.record(of: payload, name: arguments.name, id: song)
+        }
+        let file = try input.requireDescriptors(1)[0]
+        var record = try probe.record(ofDescriptor: file, size: arguments.size, name: arguments.path ?? arguments.name, id: song)
+        record.fileName = arguments.name
+        return record
+    }
+
+    private func cadence(_ input: ServiceCallInput) throws(ErrorBody) -> CadenceReport {
+        let name = try input.decode(CadenceArguments.self).name
+        let recording = try input.requirePayload()
+        do throws(CadenceError) {
+            return try CadenceAnalyzer().analyze(RecordingReader.read(recording, file: name), file: name)
+        } catch {
+            throw ErrorBody(code: .badRecording, message: error.description)
+        }
+    }
+
+    private func render(_ input: ServiceCallInput) throws(ErrorBody) -> RenderedFile {
+        let arguments = try input.decode(RenderArguments.self)
+        let file = try input.requireDescriptors(1)[0]
+        let seconds = try StretchRenderer().render(
+            songAt: "/proc/self/fd/\(file)", name: arguments.name, sourceBPM: arguments.sourceBPM, targetBPM: arguments.targetBPM,
+            to: arguments.output)
+        return RenderedFile(durationS: seconds)
+    }
+
+    private func workout(_ input: ServiceCallInput) throws(ErrorBody) -> RenderedFile {
+        let arguments = try input.decode(WorkoutArguments.self)
+        let files = try input.requireDescriptors(arguments.songs.count)
+        let songs = zip(arguments.songs, files).map { song, file in
+            WorkoutSong(path: "/proc/self/fd/\(file)", name: song.name, sourceBPM: song.sourceBPM, targetBPM: song.targetBPM)
+        }
+        return RenderedFile(durationS: try StretchRenderer().renderWorkout(songs, to: arguments.output))
+    }
+}
