@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every command of README.md as written, against a real server, and checks the docs' links.
 
-    python3 .ci/readme-commands.py .build/debug/tactus
+    python3 .ci/readme-commands.py .build/debug/tactus          # --show prints each command's output
 
 What it checks, failing with the README's line on the first problem:
 
@@ -138,8 +138,9 @@ def listening(port):
         return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
-def run_commands(found, sandbox, addresses, env, log):
-    """Runs the commands in one bash; returns None, or (line, command, exit status, output)."""
+def run_commands(found, sandbox, addresses, env, log, show):
+    """Runs the commands in one bash; returns None, or (line, command, exit status, output).
+    With `show`, prints each command as run and its output."""
     script = ["set -u"]
     for index, (line, command) in enumerate(found):
         if command.startswith("make "):
@@ -155,7 +156,8 @@ def run_commands(found, sandbox, addresses, env, log):
         ]
     started = time.monotonic()
     try:
-        subprocess.run(["bash", "-c", "\n".join(script)], cwd=sandbox, env=env, timeout=COMMANDS_SECONDS)
+        shell = subprocess.run(
+            ["bash", "-c", "\n".join(script)], cwd=sandbox, env=env, timeout=COMMANDS_SECONDS, capture_output=True, text=True)
     except subprocess.TimeoutExpired:
         index = int((log / "current").read_text())
         line, command = found[index]
@@ -164,6 +166,14 @@ def run_commands(found, sandbox, addresses, env, log):
         index = int((log / "current").read_text())
         line, command = found[index]
         return line, command, f"exit status {(log / 'failed').read_text().strip()}", (log / f"{index}.out").read_text(errors="replace")
+    if shell.returncode != 0:
+        # bash itself failed (a command it cannot parse): the commands after the last one started did not run.
+        index = int((log / "current").read_text()) if (log / "current").exists() else 0
+        line, command = found[index]
+        return line, command, f"bash exited {shell.returncode}", shell.stdout + shell.stderr
+    if show:
+        for index, (line, command) in enumerate(found):
+            print(f"README.md:{line}: {command}\n{(log / f'{index}.out').read_text(errors='replace')}")
     print(f"readme: {len(found)} commands ran in {time.monotonic() - started:.1f} s")
     return None
 
@@ -171,6 +181,7 @@ def run_commands(found, sandbox, addresses, env, log):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binary", help="the tactus binary the commands run (`.build/release/tactus` in the README)")
+    parser.add_argument("--show", action="store_true", help="print each command's output")
     arguments = parser.parse_args()
     binary = pathlib.Path(arguments.binary).resolve()
     if not os.access(binary, os.X_OK):
@@ -214,7 +225,7 @@ def main():
             status = [str(binary), "status", "--server", f"tcp://127.0.0.1:{base}", "--timeout", "1"]
             wait_until("it answers status", lambda: subprocess.run(status, env=env, capture_output=True).returncode == 0, 60, server)
             wait_until(f"its web pages listen on {web}", lambda: listening(web), 60, server)
-            failed = run_commands(found, sandbox, addresses, env, log)
+            failed = run_commands(found, sandbox, addresses, env, log, arguments.show)
         except Failure as failure:
             failed = None
             problems.append(str(failure))
