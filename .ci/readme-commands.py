@@ -178,6 +178,48 @@ def run_commands(found, sandbox, addresses, env, log, show):
     return None
 
 
+def start_server(binary, sandbox, home, server_log):
+    """Starts the server as `make run` does, on free loopback ports, and waits until it answers
+    and its web pages listen. Another program may take a port between the probe and the bind:
+    then it starts again on others (three times at most).
+
+    Returns the server, the default addresses and the ports that stand for them, and the
+    environment the commands run in."""
+    for attempt in range(3):
+        base, web = free_ports()
+        addresses = {
+            "127.0.0.1:5555": f"127.0.0.1:{base}", "127.0.0.1:5556": f"127.0.0.1:{base + 1}",
+            "127.0.0.1:5557": f"127.0.0.1:{base + 2}", "127.0.0.1:8080": f"127.0.0.1:{web}",
+        }
+        serve = [addresses.get(word, word) for word in serve_command()] + [
+            "--frontend", f"tcp://127.0.0.1:{base}", "--backend", f"tcp://127.0.0.1:{base + 1}",
+            "--events", f"tcp://127.0.0.1:{base + 2}"]
+        env = {name: value for name, value in os.environ.items() if not name.startswith("TACTUS_")}
+        env.update(HOME=str(home), TACTUS_SERVER=f"tcp://127.0.0.1:{base}")
+        print(f"readme: {' '.join(serve)} (in a temporary checkout)")
+        with open(server_log, "w") as output:
+            server = subprocess.Popen(serve, cwd=sandbox, env=env, stdout=output, stderr=subprocess.STDOUT)
+        status = [str(binary), "status", "--server", f"tcp://127.0.0.1:{base}", "--timeout", "1"]
+        try:
+            wait_until("it answers status", lambda: subprocess.run(status, env=env, capture_output=True).returncode == 0, 60, server)
+            wait_until(f"its web pages listen on {web}", lambda: listening(web), 60, server)
+            return server, addresses, env
+        except Failure:
+            exited = server.poll() is not None
+            stop(server)
+            if attempt == 2 or not (exited and "Address already in use" in server_log.read_text(errors="replace")):
+                raise
+
+
+def stop(server):
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binary", help="the tactus binary the commands run (`.build/release/tactus` in the README)")
@@ -206,39 +248,19 @@ def main():
         shutil.copy(ROOT / SAMPLE, sandbox / SAMPLE)
         shutil.copy(ROOT / SAMPLE, home / "Music" / "sample.ogg")
         (sandbox / ".build" / "release" / "tactus").symlink_to(binary)
-
-        base, web = free_ports()
-        addresses = {
-            "127.0.0.1:5555": f"127.0.0.1:{base}", "127.0.0.1:5556": f"127.0.0.1:{base + 1}",
-            "127.0.0.1:5557": f"127.0.0.1:{base + 2}", "127.0.0.1:8080": f"127.0.0.1:{web}",
-        }
-        serve = [addresses.get(word, word) for word in serve_command()] + [
-            "--frontend", f"tcp://127.0.0.1:{base}", "--backend", f"tcp://127.0.0.1:{base + 1}",
-            "--events", f"tcp://127.0.0.1:{base + 2}"]
-        env = {name: value for name, value in os.environ.items() if not name.startswith("TACTUS_")}
-        env.update(HOME=str(home), TACTUS_SERVER=f"tcp://127.0.0.1:{base}")
         server_log = temporary / "serve.log"
-        print(f"readme: {' '.join(serve)} (in a temporary checkout)")
-        with open(server_log, "w") as output:
-            server = subprocess.Popen(serve, cwd=sandbox, env=env, stdout=output, stderr=subprocess.STDOUT)
+        server = None
         try:
-            status = [str(binary), "status", "--server", f"tcp://127.0.0.1:{base}", "--timeout", "1"]
-            wait_until("it answers status", lambda: subprocess.run(status, env=env, capture_output=True).returncode == 0, 60, server)
-            wait_until(f"its web pages listen on {web}", lambda: listening(web), 60, server)
+            server, addresses, env = start_server(binary, sandbox, home, server_log)
             failed = run_commands(found, sandbox, addresses, env, log, arguments.show)
+            if failed:
+                line, command, how, output = failed
+                problems.append(f"README.md:{line}: `{command}` failed ({how}):\n{output.rstrip()}")
         except Failure as failure:
-            failed = None
             problems.append(str(failure))
         finally:
-            server.terminate()
-            try:
-                server.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-        if failed:
-            line, command, how, output = failed
-            problems.append(f"README.md:{line}: `{command}` failed ({how}):\n{output.rstrip()}")
+            if server:
+                stop(server)
         if problems:
             print("\n".join(f"readme: {problem}" for problem in problems), file=sys.stderr)
             print(f"readme: the server's log:\n{server_log.read_text(errors='replace')[-4000:]}", file=sys.stderr)
