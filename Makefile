@@ -1,6 +1,6 @@
 # Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
 SHELL := /bin/bash
-SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 \
+SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 curl \
 	librubberband-dev libtag1-dev libopenblas-dev libsoxr-dev chromium chromium-driver python3-selenium
 PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen python3-pytest python3-yaml python3-jsonschema \
 	python3-openapi-spec-validator
@@ -46,15 +46,19 @@ run: release
 	@echo "Web pages: http://$(WEB)/ (the HTTP API under /api/v1, metrics on /metrics)"
 	$(RELEASE_BIN) serve --data $(DATA) --web $(WEB)
 
-## Check the module graph (.ci/check-module-deps.py) and that the OpenAPI document is generated
-## from the protocol's schemas, build and run every test: the Swift tests, the Python client's
-## tests (python/tests), the OpenAPI check and the browser tests (Tests/Web; the browser tests
-## run with a python3 that has Selenium, and are skipped, saying why, where Chromium cannot start).
+## Check the module graph (.ci/check-module-deps.py; the graph in docs/ARCHITECTURE.md is
+## Package.swift's: .ci/module-graph.py) and that the OpenAPI document is generated from the
+## protocol's schemas, build and run every test: README.md's commands against a real server
+## (.ci/readme-commands.py), the Swift tests, the Python client's tests (python/tests), the
+## OpenAPI check and the browser tests (Tests/Web; the browser tests run with a python3 that has
+## Selenium, and are skipped, saying why, where Chromium cannot start).
 WEB_PYTHON = $(shell for p in python3 /usr/bin/python3; do $$p -c 'import selenium' 2>/dev/null && { echo $$p; break; }; done)
 test: deps
 	python3 .ci/check-module-deps.py
+	python3 .ci/module-graph.py --check
 	python3 protocol/openapi/generate.py --check
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
+	python3 .ci/readme-commands.py .build/debug/tactus
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
 	python3 -m pytest -q python/tests
 	cd Tests/Web && python3 -m unittest -v test_openapi
