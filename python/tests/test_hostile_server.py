@@ -119,6 +119,7 @@ CALLS = {
     ("query", b"ok", b'{"songs":5}'),
     ("query", b"ok", b"null"),
     ("query", b"ok", json.dumps({"songs": [a_match(bpm=float("nan"))]}).encode()),
+    ("query", b"ok", b'{"songs":[],"later":1e400}'),
     ("query", b"ok", json.dumps({"songs": [a_match(factor=3)]}).encode()),
     ("histogram", b"ok", b'{"songs":[]}'),
     ("status", b"ok", b'{"jobs":[{"job":1}]}'),
@@ -127,7 +128,7 @@ CALLS = {
     ("status", b"fine", b"{}"),
     ("submit", b"error", b'{"code":"busy","message":"full","retry_after_ms":"soon"}'),
     ("submit", b"error", b'{"code":"busy","message":"full","retry_after_ms":-5}'),
-], ids=["deep-nesting", "array", "empty-object", "songs-a-number", "null", "nan", "factor-3",
+], ids=["deep-nesting", "array", "empty-object", "songs-a-number", "null", "nan", "1e400", "factor-3",
         "no-histogram", "job-without-fields", "error-array", "error-without-code", "unknown-status",
         "retry-after-soon", "retry-after-negative"])
 def test_a_malformed_reply_is_an_invalid_reply_naming_the_command(serve, call: str, status: bytes,
