@@ -251,9 +251,10 @@ class Client:
                 remaining = deadline - time.monotonic()
                 if refusal.code != "busy" or remaining <= 0:
                     raise
-                low, high = BUSY_WAIT_MS
-                wait_ms = 1000 if refusal.retry_after_ms is None else refusal.retry_after_ms
-                time.sleep(min(min(max(wait_ms, low), high) / 1000, remaining))
+                asked_ms = 1000 if refusal.retry_after_ms is None else refusal.retry_after_ms
+                # Kept within bounds before it becomes seconds: a 400-digit integer is no float.
+                wait_ms = min(max(asked_ms, BUSY_WAIT_MS[0]), BUSY_WAIT_MS[1])
+                time.sleep(min(wait_ms / 1000, remaining))
 
     def submit_files(self, paths: Iterable[PathLike], *, wait: bool = True,
                      progress: Optional[Callable[[Progress], None]] = None,
@@ -430,7 +431,8 @@ class EventStream:
     """The server's events: iterate for ever (``for event in stream``), or ``next(timeout)``.
 
     Events are notifications, not a reliable channel (SPEC section 5): subscribe before
-    submitting, and ask ``status`` now and then.
+    submitting, and ask ``status`` now and then. An event whose body is not what its schema
+    allows is skipped, as a damaged one is.
     """
 
     def __init__(self, endpoint: str, *, topics: Sequence[str], curve: Optional[CurveKeys],
