@@ -12,11 +12,22 @@ import zmq
 
 from .curve import CurveKeys
 from .errors import InvalidReply, NoAnswer, Rejected
+from .messages import read_body
 
 PROTOCOL = b"TACTUS1"
 #: The largest song sent in one ``submit`` message; larger ones go as an upload in chunks
 #: (the server's ``--max-inline-song-bytes`` is 16 MiB by default; SPEC.md section 3.9).
 INLINE_SONG_BYTES = 8 << 20
+#: The largest frame taken from a server (``ZMQ_MAXMSGSIZE``): the protocol's largest JSON body,
+#: 4 MiB (SPEC.md section 3.4). The client asks for no binary frame, so a larger frame is a
+#: broken or hostile server's: libzmq drops the connection before holding it (the request then
+#: ends in :class:`NoAnswer`).
+MAX_FRAME_BYTES = 4 << 20
+#: The wait between two tries of a request answered ``busy``: the ``retry_after_ms`` the server
+#: asks for (1 s when it names none), kept within these bounds (milliseconds).
+BUSY_WAIT_MS = (50, 5000)
+#: How long :meth:`Client.submit` waits out ``busy`` answers in all, unless told otherwise (seconds).
+BUSY_TIMEOUT = 60.0
 T = TypeVar("T")
 DEFAULT_SERVER = "tcp://127.0.0.1:5555"
 
@@ -81,7 +92,8 @@ class Client:
     answer within ``timeout`` seconds is sent again once (every request but a forced submit
     may be repeated safely, SPEC section 8), then raises :class:`NoAnswer`. An error reply raises
     :class:`Rejected` with the server's ``code`` and ``message``. Replies are plain dicts with the
-    protocol's wire names.
+    protocol's wire names, each checked against the protocol's schema before it is used: one
+    that is not what the protocol allows raises :class:`InvalidReply` naming the command.
 
     >>> with Client("tcp://127.0.0.1:5555") as tactus:                    # doctest: +SKIP
     ...     for song in tactus.query(165, 175, octave=True, limit=20):
@@ -110,6 +122,7 @@ class Client:
         self._context = context or zmq.Context.instance()
         self._socket = self._context.socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
         if self.curve:
             self.curve.apply(self._socket)
         self._socket.connect(self.server)
@@ -134,7 +147,8 @@ class Client:
                 timeout: Optional[float] = None) -> Json:
         """Sends one request and returns the reply body of its ``ok`` answer.
 
-        Raises :class:`Rejected` for an ``error`` answer, :class:`NoAnswer` when none came.
+        Raises :class:`Rejected` for an ``error`` answer, :class:`NoAnswer` when none came,
+        :class:`InvalidReply` for an answer the protocol does not allow.
         """
         reply, _ = self._exchange(command, body or {}, binary, timeout)
         return reply
@@ -169,24 +183,25 @@ class Client:
                 # [delimiter, version, command, request id, status, body, binary...]
                 if len(reply) < 6 or reply[0] != b"" or reply[3] != request_id:
                     continue  # a late answer to an earlier request
-                try:
-                    parsed = json.loads(reply[5])
-                except ValueError as error:
-                    raise InvalidReply(f"{command}: the reply's body is not JSON: {error}") from error
+                if reply[4] not in (b"ok", b"error"):
+                    raise InvalidReply(command, "the reply's status is neither ok nor error")
                 if reply[4] == b"ok":
-                    return parsed, reply[6:]
-                raise Rejected(parsed)
-        raise NoAnswer(self.server, wait * attempts, attempts)
+                    return read_body(reply[5], f"reply.{command}", command), reply[6:]
+                raise Rejected(read_body(reply[5], "reply.error", command))
+        raise NoAnswer(self.server, wait * attempts, attempts, command)
 
     # Commands ----------------------------------------------------------------------------
 
     def submit(self, audio: bytes, *, name: Optional[str] = None, detectors: Optional[Sequence[str]] = None,
-               params: Optional[Dict[str, Json]] = None, force: bool = False, wait_busy: bool = True) -> Json:
+               params: Optional[Dict[str, Json]] = None, force: bool = False, wait_busy: bool = True,
+               busy_timeout: float = BUSY_TIMEOUT) -> Json:
         """Submits a song's bytes; returns ``{"song", "jobs"}`` at once (the analysis goes on).
 
-        While the server answers ``busy``, waits the ``retry_after_ms`` it asks for and tries
-        again (unless ``wait_busy`` is False).
+        While the server answers ``busy``, waits the ``retry_after_ms`` it asks for (within
+        ``BUSY_WAIT_MS``: 50 ms to 5 s) and tries again, for ``busy_timeout`` seconds in all;
+        then (at once when ``wait_busy`` is False) the ``busy`` :class:`Rejected` is raised.
         """
+        deadline = time.monotonic() + (busy_timeout if wait_busy else 0)
         body: Json = {}
         if name is not None:
             body["name"] = name
@@ -197,32 +212,49 @@ class Client:
         if force:
             body["force"] = True
         if len(audio) > INLINE_SONG_BYTES:
-            body["upload"] = self._retrying_busy(lambda: self.upload(audio), wait_busy)
-            return self._retrying_busy(lambda: self.request("submit", body), wait_busy)
-        return self._retrying_busy(lambda: self.request("submit", body, audio), wait_busy)
+            body["upload"] = self._retrying_busy(lambda: self.upload(audio), deadline)
+            return self._retrying_busy(lambda: self.request("submit", body), deadline)
+        return self._retrying_busy(lambda: self.request("submit", body, audio), deadline)
 
     def upload(self, audio: bytes) -> str:
         """Sends a song's bytes in the chunks the server asks for (SPEC.md section 3.9) and
         returns the upload's id, for a ``submit`` with ``upload``. :meth:`submit` uploads songs
-        over ``INLINE_SONG_BYTES`` by itself."""
+        over ``INLINE_SONG_BYTES`` by itself.
+
+        Each answer must move the upload on (more bytes received, never past the song's size):
+        :class:`InvalidReply` otherwise, so that a server cannot keep the client sending."""
         status = self.request("upload", {"size": len(audio), "sha256": _song_id(audio)})
-        while status["received"] < status["size"]:
+        if status["size"] != len(audio):
+            raise InvalidReply("upload", f"the server has the upload's size as {status['size']} bytes, "
+                                         f"not the song's {len(audio)}")
+        sent = -1
+        while status["received"] < len(audio):
             start = status["received"]
-            status = self.request("upload", {"upload": status["upload"], "offset": start},
-                                  audio[start:start + status["chunk_bytes"]])
+            if start <= sent:
+                raise InvalidReply("upload", f"the server has {start} bytes after a chunk from byte {sent}: "
+                                             "the upload does not move on")
+            chunk = audio[start:start + min(status["chunk_bytes"], INLINE_SONG_BYTES)]
+            status, sent = self.request("upload", {"upload": status["upload"], "offset": start}, chunk), start
+        if status["received"] > len(audio):
+            raise InvalidReply("upload", f"the server has {status['received']} bytes of a song of {len(audio)}")
         return status["upload"]
 
     @staticmethod
-    def _retrying_busy(ask: "Callable[[], T]", wait_busy: bool) -> "T":
+    def _retrying_busy(ask: "Callable[[], T]", deadline: float) -> "T":
         """``ask()``; while the server answers ``busy``, waits the ``retry_after_ms`` it asks for
-        and asks again (unless ``wait_busy`` is False)."""
+        (within ``BUSY_WAIT_MS``, never past ``deadline``, a ``time.monotonic()``) and asks
+        again; the ``busy`` answer that comes at the deadline is raised."""
         while True:
             try:
                 return ask()
             except Rejected as refusal:
-                if refusal.code != "busy" or not wait_busy:
+                remaining = deadline - time.monotonic()
+                if refusal.code != "busy" or remaining <= 0:
                     raise
-                time.sleep(max(refusal.retry_after_ms or 1000, 50) / 1000)
+                asked_ms = 1000 if refusal.retry_after_ms is None else refusal.retry_after_ms
+                # Kept within bounds before it becomes seconds: a 400-digit integer is no float.
+                wait_ms = min(max(asked_ms, BUSY_WAIT_MS[0]), BUSY_WAIT_MS[1])
+                time.sleep(min(wait_ms / 1000, remaining))
 
     def submit_files(self, paths: Iterable[PathLike], *, wait: bool = True,
                      progress: Optional[Callable[[Progress], None]] = None,
@@ -234,8 +266,11 @@ class Client:
         each song that finishes. Returns one :class:`Submitted` per file sent; files of a folder
         that are not audio are listed in the progress' ``skipped``.
 
-        ``timeout`` (seconds) bounds the whole wait; :class:`TimeoutError` when it runs out.
+        ``timeout`` (seconds) bounds the whole call: :class:`TimeoutError` when the songs are not
+        all analysed by then, the ``busy`` :class:`Rejected` when the server is still busy (without
+        ``timeout``, each submission waits out ``busy`` for ``BUSY_TIMEOUT`` seconds at the most).
         """
+        deadline = None if timeout is None else time.monotonic() + timeout
         files, skipped = _expand(paths)
         subscriber = self.events(topics=[]) if wait else None
         submitted: List[Submitted] = []
@@ -259,7 +294,9 @@ class Client:
                     audio = file.read()
                 if subscriber is not None:
                     subscriber.subscribe(_song_id(audio))
-                answer = self.submit(audio, name=os.path.basename(path), detectors=detectors, force=force)
+                patience = BUSY_TIMEOUT if deadline is None else deadline - time.monotonic()
+                answer = self.submit(audio, name=os.path.basename(path), detectors=detectors, force=force,
+                                     busy_timeout=patience)
                 item = Submitted(path=path, song=answer["song"], jobs=answer["jobs"])
                 submitted.append(item)
                 state.submitted, state.last = len(submitted), item
@@ -271,7 +308,6 @@ class Client:
                         finish(item.song, item.jobs, self.result(item.song)["consensus"])
             if subscriber is None:
                 return submitted
-            deadline = None if timeout is None else time.monotonic() + timeout
             last_check = time.monotonic()
             while pending:
                 if deadline is not None and time.monotonic() > deadline:
@@ -326,8 +362,11 @@ class Client:
         """How the matched tempi of *every* song in the range are spread: ``{"total", "bins"}``,
         each bin ``{"lower", "width", "count"}`` (``lower`` <= matched tempo < ``lower + width``),
         lowest first, empty bins between included. Counted by the server, whatever the library's size."""
-        return dict(self._query(min_bpm, max_bpm, detector=detector, agree=agree, octave=octave, limit=0,
-                                histogram=bin_width)["histogram"])
+        reply = self._query(min_bpm, max_bpm, detector=detector, agree=agree, octave=octave, limit=0,
+                            histogram=bin_width)
+        if "histogram" not in reply:
+            raise InvalidReply("query", "the reply has no histogram, which the request asked for")
+        return dict(reply["histogram"])
 
     def _query(self, min_bpm: float, max_bpm: float, *, octave: bool = False, descending: bool = False,
                **fields: Any) -> Json:
@@ -392,7 +431,8 @@ class EventStream:
     """The server's events: iterate for ever (``for event in stream``), or ``next(timeout)``.
 
     Events are notifications, not a reliable channel (SPEC section 5): subscribe before
-    submitting, and ask ``status`` now and then.
+    submitting, and ask ``status`` now and then. An event whose body is not what its schema
+    allows is skipped, as a damaged one is.
     """
 
     def __init__(self, endpoint: str, *, topics: Sequence[str], curve: Optional[CurveKeys],
@@ -400,6 +440,7 @@ class EventStream:
         self.endpoint = endpoint
         self._socket = context.socket(zmq.SUB)
         self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
         if curve:
             curve.apply(self._socket)
         for topic in topics:
@@ -422,9 +463,10 @@ class EventStream:
             frames = self._socket.recv_multipart()
             if len(frames) == 4 and frames[1] == PROTOCOL:
                 try:
-                    return Event(name=frames[2].decode(), topic=frames[0].decode(), body=json.loads(frames[3]))
-                except ValueError:
-                    pass  # a damaged event is skipped, as the protocol says
+                    name = frames[2].decode()
+                    return Event(name=name, topic=frames[0].decode(), body=read_body(frames[3], f"event.{name}", name))
+                except (ValueError, InvalidReply):
+                    pass  # a damaged event (one that breaks its schema too) is skipped, as the protocol says
             if deadline is not None and time.monotonic() >= deadline:
                 return None
 

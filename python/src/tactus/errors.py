@@ -11,12 +11,14 @@ class TactusError(Exception):
 class NoAnswer(TactusError):
     """The server did not answer in time (is it running? are the CURVE keys right?)."""
 
-    def __init__(self, server: str, seconds: float, attempts: int) -> None:
+    def __init__(self, server: str, seconds: float, attempts: int, command: Optional[str] = None) -> None:
         self.server = server
         self.seconds = seconds
         self.attempts = attempts
+        self.command = command
         tries = f" ({attempts} attempts)" if attempts > 1 else ""
-        super().__init__(f"no answer from {server} within {seconds:g} s{tries}: is the server running?")
+        to = f" to {command!r}" if command else ""
+        super().__init__(f"no answer from {server}{to} within {seconds:g} s{tries}: is the server running?")
 
 
 class Rejected(TactusError):
@@ -24,7 +26,8 @@ class Rejected(TactusError):
 
     ``code`` is the stable error code (``busy``, ``not-found``, ``bad-request``...), ``message``
     the server's explanation for people, ``retry_after_ms`` the wait it asks for (``busy`` and
-    ``unavailable`` only).
+    ``unavailable`` only). The exception's text shows the message with its control characters
+    escaped, so that a server cannot forge lines or drive a terminal.
     """
 
     def __init__(self, body: Dict[str, Any]) -> None:
@@ -33,8 +36,20 @@ class Rejected(TactusError):
         self.message: str = str(body.get("message", ""))
         self.retry_after_ms: Optional[int] = body.get("retry_after_ms")
         self.supported_versions: Optional[List[str]] = body.get("supported_versions")
-        super().__init__(f"{self.code}: {self.message}")
+        super().__init__(printable(f"{self.code}: {self.message}"))
 
 
 class InvalidReply(TactusError):
-    """The server's reply could not be read."""
+    """The server's reply is not what the protocol allows (not JSON, nested too deeply, not
+    following its schema, or an upload that does not move on); ``command`` is the request's."""
+
+    def __init__(self, command: str, problem: str) -> None:
+        self.command = command
+        self.problem = problem
+        super().__init__(printable(f"{command}: {problem}"))
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters (and other unprintable ones, such as bidirectional
+    overrides) escaped as Python writes them: ``\\n``, ``\\x1b``, ``\\u202e``."""
+    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
