@@ -22,6 +22,7 @@ import hashlib
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -182,6 +183,7 @@ class OtherSitesTests(unittest.TestCase):
     @classmethod
     def tearDownClass(cls) -> None:
         cls.server.stop()
+        shutil.rmtree(cls.songs, ignore_errors=True)
 
     def song(self) -> bytes:
         """The bytes of a short WAV song not sent before."""
