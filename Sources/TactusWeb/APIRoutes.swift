@@ -86,38 +86,44 @@ struct APIRoutes: Sendable {
         return JSONText.response(try await gateway.ask { try $0.songList(query) })
     }
 
-    /// `POST /api/v1/songs?name=FILE`: a song's bytes as the body, submitted for analysis.
+    /// `POST /api/v1/songs?name=FILE`: a song's bytes as the body, submitted for analysis. The
+    /// body is spooled as it arrives (``UploadSpool``), within the gateway's limits on uploads at
+    /// once (``UploadAdmission``), then sent to the coordinator.
     private func upload(_ request: Request, context: BasicRequestContext) async throws(HTTPFailure) -> Response {
         let parameters = QueryParameters(request)
         let name = parameters.text("name") ?? request.headers[.contentDisposition].flatMap(Self.fileName(disposition:))
+        let shownName = name.map(QueryParameters.shown) ?? "the upload"
         let detectors = parameters.text("detectors").map { $0.split(separator: ",").map(String.init) }
         let submit = SubmitRequest(name: name, detectors: detectors, force: try parameters.flag("force"))
         try LibraryRequests.check(submit, command: "submit")
-        let limit = gateway.configuration.maxUploadBytes
-        if let length = request.headers[.contentLength].flatMap(Int.init), length > limit {
-            gateway.metrics.recordRefusal(code: ErrorCode.tooLarge.rawValue)
-            throw HTTPFailure(.contentTooLarge, .tooLarge, "\(name ?? "the upload"): \(length) bytes, over the limit of \(limit) bytes")
-        }
-        var request = request
-        let bytes: [UInt8]
         do {
-            var buffer = try await request.collectBody(upTo: limit)
-            bytes = buffer.readBytes(length: buffer.readableBytes) ?? []
-        } catch {
-            gateway.metrics.recordRefusal(code: ErrorCode.tooLarge.rawValue)
-            throw HTTPFailure(.contentTooLarge, .tooLarge, "\(name ?? "the upload"): over the limit of \(limit) bytes")
-        }
-        guard !bytes.isEmpty else {
-            throw HTTPFailure(.badRequest, .empty, "\(name ?? "the upload"): no bytes (send the song's file as the request body)")
-        }
-        do {
-            let response = try await gateway.connections.run { client in
-                try client.submitWhileBusy(submit, audio: bytes) { _, wait in
-                    // The gateway waits out `busy` a few times, then lets its client retry.
-                    guard wait <= .seconds(5) else { throw ClientError.rejected(ErrorBody(code: .busy, message: "busy")) }
-                    Thread.sleep(forTimeInterval: wait.seconds)
-                }
+            let limit = gateway.configuration.maxUploadBytes
+            let declared = request.headers[.contentLength].flatMap(Int.init)
+            if let declared, declared > limit {
+                throw HTTPFailure(.contentTooLarge, .tooLarge, "\(shownName): \(declared) bytes, over the limit of \(limit) bytes")
             }
+            let pass = try gateway.uploads.admit(declaredBytes: declared, name: shownName)
+            defer { pass.end() }
+            let spool = try UploadSpool(in: gateway.configuration.spoolDirectory)
+            do {
+                for try await piece in request.body {
+                    guard spool.size + piece.readableBytes <= limit else {
+                        throw HTTPFailure(.contentTooLarge, .tooLarge, "\(shownName): over the limit of \(limit) bytes")
+                    }
+                    try pass.hold(total: spool.size + piece.readableBytes)
+                    try spool.append(piece)
+                }
+            } catch let failure as HTTPFailure {
+                throw failure
+            } catch {
+                throw HTTPFailure(.badRequest, .badRequest, "\(shownName): the body did not arrive whole (\(error))")
+            }
+            guard spool.size > 0 else {
+                throw HTTPFailure(
+                    .unprocessableContent, .empty, "\(shownName): no bytes (send the song's file as the request body)")
+            }
+            let song = spool.finish()
+            let response = try await gateway.connections.run { client in try client.submit(submit, spooled: song) }
             return JSONText.response(response, status: .accepted)
         } catch {
             let failure = HTTPFailure.from(error)

@@ -4,31 +4,22 @@ import Hummingbird
 import NIOCore
 import TactusProtocol
 
-/// With a token, every request must carry it: `Authorization: Bearer TOKEN`, or the cookie
-/// the login form sets. The login page and the style sheet are open; an API request (or
-/// `/metrics`) without the token is answered 401 with a JSON error, a page request is sent
-/// to the login form.
+/// What every request goes through before its route: the `Host` check (``AllowedHosts``, 421
+/// otherwise), the cross-origin check of requests that change something (``CrossOriginCheck``,
+/// 403), and with a token, the token: `Authorization: Bearer TOKEN`, or the session cookie the
+/// login form sets. The login page is open; an API request (or `/metrics`) without the token is
+/// answered 401 with a JSON error, a page request is sent to the login form. Every answer,
+/// refusals and unknown routes included, carries the security headers; an API path's failure is
+/// the protocol's JSON error, a page's an HTML page.
 struct AccessMiddleware: RouterMiddleware {
     typealias Context = BasicRequestContext
-    static let cookieName = "tactus_token"
+    static let cookieName = "tactus_session"
     let token: String?
+    let hosts: AllowedHosts
+    let sessions: LoginSessions
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        var response: Response
-        if let token, !Self.isOpen(request.uri.path), !Self.carries(token, request) {
-            let path = request.uri.path
-            if path.hasPrefix("/api/") || path == "/metrics" {
-                response = HTTPFailure(
-                    .unauthorized, .forbidden,
-                    "this gateway needs its token: send 'Authorization: Bearer TOKEN' (the first line of the server's --web-token-file)"
-                ).response()
-            } else {
-                let next = request.uri.string.hasPrefix("/") ? request.uri.string : "/"
-                response = Response(status: .seeOther, headers: [.location: "/login?next=" + Self.formEncoded(next)])
-            }
-        } else {
-            response = try await next(request, context)
-        }
+        var response = await answer(request, context: context, next: next)
         // Pages are never framed by another site, nor sniffed as another type; scripts only from here.
         response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
         response.headers[.xContentTypeOptions] = "nosniff"
@@ -38,25 +29,70 @@ struct AccessMiddleware: RouterMiddleware {
                 "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
                 + "frame-ancestors 'none'; form-action 'self'"
         }
+        if request.method == .head { response.body = ResponseBody() }
         return response
+    }
+
+    private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async -> Response {
+        let path = request.uri.path
+        let authority = request.head.authority
+        guard hosts.allows(authority) else {
+            return HTTPFailure(
+                .misdirectedRequest, .forbidden,
+                "this gateway does not answer to the host name '\(QueryParameters.shown(authority ?? ""))' "
+                    + "(a name of its own is given to it with --allowed-host)"
+            ).response()
+        }
+        let bearer = token.map { Self.carriesBearer($0, request) } ?? false
+        if !bearer, let refusal = CrossOriginCheck.refusal(request) {
+            return HTTPFailure(.forbidden, .forbidden, refusal).response()
+        }
+        if token != nil, !bearer, !Self.isOpen(path), !(Self.session(request).map(sessions.isOpen) ?? false) {
+            if Self.isAPI(path) {
+                return HTTPFailure(
+                    .unauthorized, .forbidden,
+                    "this gateway needs its token: send 'Authorization: Bearer TOKEN' (the first line of the server's --web-token-file)"
+                ).response()
+            }
+            let next = request.uri.string.hasPrefix("/") ? request.uri.string : "/"
+            return Response(status: .seeOther, headers: [.location: "/login?next=" + Self.formEncoded(next)])
+        }
+        do {
+            return try await next(request, context)
+        } catch {
+            // No route for the path and method (Hummingbird throws 404), or another HTTP error.
+            let failure: HTTPFailure
+            if let error = error as? any HTTPResponseError, error.status == .notFound {
+                failure = HTTPFailure(.notFound, .notFound, "no such page or endpoint: \(request.method) \(QueryParameters.shown(path))")
+            } else if let error = error as? any HTTPResponseError {
+                failure = HTTPFailure(error.status, error.status.code < 500 ? .badRequest : .internal, "\(error.status)")
+            } else {
+                failure = HTTPFailure.from(error)
+            }
+            return Self.isAPI(path) ? failure.response() : Page.failure(failure, section: nil)
+        }
     }
 
     static func isOpen(_ path: String) -> Bool { path == "/login" || path == "/favicon.ico" }
 
-    /// Whether the request carries `token`, as a bearer token or the login cookie.
-    static func carries(_ token: String, _ request: Request) -> Bool {
-        if let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer "),
-            constantTimeEqual(String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces), token)
-        {
-            return true
-        }
+    /// Whether `path` is answered in JSON (the HTTP API, `/metrics`) rather than as a page.
+    static func isAPI(_ path: String) -> Bool { path.hasPrefix("/api/") || path == "/metrics" }
+
+    /// Whether the request carries `token` as a bearer token.
+    static func carriesBearer(_ token: String, _ request: Request) -> Bool {
+        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else { return false }
+        return constantTimeEqual(String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces), token)
+    }
+
+    /// The session identifier of the login cookie, if the request has one.
+    static func session(_ request: Request) -> String? {
         for header in request.headers[values: .cookie] {
             for pair in header.split(separator: ";") {
                 let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-                if parts.count == 2, parts[0] == cookieName, constantTimeEqual(String(parts[1]), token) { return true }
+                if parts.count == 2, parts[0] == cookieName { return String(parts[1]) }
             }
         }
-        return false
+        return nil
     }
 
     /// Compares without stopping at the first difference, so that timing tells nothing of the token.
@@ -73,11 +109,34 @@ struct AccessMiddleware: RouterMiddleware {
     static func formEncoded(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~/"))) ?? "/"
     }
+
+    /// Whether the request reached the gateway over TLS, through a reverse proxy that says so
+    /// (`X-Forwarded-Proto: https`, or `Forwarded: proto=https`). The header is believed from
+    /// anyone: it only makes the login cookie `Secure`, which a client that sends it falsely
+    /// turns against itself alone; a page of another site cannot set it (it would need a CORS
+    /// preflight), and a DNS-rebinding page never gets past the `Host` check.
+    static func arrivedOverTLS(_ request: Request) -> Bool {
+        if let proto = request.headers[xForwardedProto]?.split(separator: ",").first,
+            proto.trimmingCharacters(in: .whitespaces).lowercased() == "https"
+        {
+            return true
+        }
+        guard let forwarded = request.headers[forwarded]?.split(separator: ",").first else { return false }
+        return forwarded.split(separator: ";").contains { pair in
+            pair.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: "\"", with: "") == "proto=https"
+        }
+    }
+
+    static let xForwardedProto = HTTPField.Name("X-Forwarded-Proto")!
+    static let forwarded = HTTPField.Name("Forwarded")!
 }
 
-/// `/login`: the form that asks for the token and sets the cookie (HttpOnly, SameSite=Strict).
+/// `/login`: the form that asks for the token and opens a session: its cookie (HttpOnly,
+/// SameSite=Strict, and Secure when the request came over TLS through a proxy) holds the
+/// session's identifier, not the token.
 struct LoginRoutes: Sendable {
     let token: String?
+    let sessions: LoginSessions
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("login") { request, _ in
@@ -94,11 +153,14 @@ struct LoginRoutes: Sendable {
                 if token != nil { response.status = .unauthorized }
                 return response
             }
+            let secure = AccessMiddleware.arrivedOverTLS(request) ? "; Secure" : ""
+            let lifetime = LoginSessions.lifetime.components.seconds
             return Response(
                 status: .seeOther,
                 headers: [
                     .location: next,
-                    .setCookie: "\(AccessMiddleware.cookieName)=\(given); Path=/; HttpOnly; SameSite=Strict; Max-Age=2592000",
+                    .setCookie:
+                        "\(AccessMiddleware.cookieName)=\(sessions.open()); Path=/; HttpOnly; SameSite=Strict; Max-Age=\(lifetime)\(secure)",
                 ])
         }
     }

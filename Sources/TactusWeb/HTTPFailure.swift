@@ -31,6 +31,8 @@ public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
         case .tooLarge: .contentTooLarge
         case .forbidden: .forbidden
         case .unavailable: .serviceUnavailable
+        case .unsupportedFormat: .unsupportedMediaType
+        case .empty, .corrupt, .truncated, .tooShort, .tooLong: .unprocessableContent
         case ErrorCode(rawValue: "no-tempo"), ErrorCode(rawValue: "too-far"), ErrorCode(rawValue: "bad-recording"): .unprocessableContent
         default: .internalServerError
         }

@@ -14,10 +14,26 @@ info:
     the same wire names, replies are the protocol's reply bodies, and errors are the protocol's
     error body (`code`, `message`, `retry_after_ms`) with a fitting HTTP status: 400 for
     `bad-request`, `invalid-parameter` and `unknown-detector`, 401 for a missing or wrong token
-    (code `forbidden`), 403 `forbidden`, 404 `not-found`, 413 `too-large`, 429 `busy` (with
+    (code `forbidden`), 403 `forbidden`, 404 `not-found` (also for a path or method no endpoint
+    has), 413 `too-large`, 415 `unsupported-format`, 421 `forbidden` (a Host the gateway does not
+    answer), 422 `empty`, `corrupt`, `truncated`, `too-short` or `too-long`, 429 `busy` (with
     Retry-After), 503 `unavailable`, 502/504 when the coordinator cannot be reached or does not answer.
     A gateway started with a token (`--web-token-file`) wants it on every request, as
-    `Authorization: Bearer TOKEN` or the cookie its login form sets.
+    `Authorization: Bearer TOKEN` or the session cookie its login form sets (`tactus_session`:
+    a random identifier, never the token; `Secure` when a proxy says the request came over TLS
+    with `X-Forwarded-Proto: https` or `Forwarded: proto=https`).
+
+    Other sites. The gateway answers only the Host names it is reached by on purpose: the address
+    it listens on, `localhost`, `127.0.0.1` and `[::1]` on loopback, any IP address when it
+    listens on every interface, and the names given with `--allowed-host`; any other Host (a page
+    whose name was made to resolve to this machine: DNS rebinding) gets 421. A request that
+    changes something (any method but GET, HEAD and OPTIONS) is refused with 403 `forbidden` when
+    a browser says it comes from another origin: `Sec-Fetch-Site` other than `same-origin` or
+    `none`; else an `Origin` (or, without one, a `Referer`) whose host and port are not the
+    request's Host; `Origin: null` too. A request with the token as a bearer token is taken from
+    anywhere, and so is one with none of these headers (a client that is no browser: curl, the
+    Python client). Every answer carries `X-Frame-Options: DENY`, `X-Content-Type-Options:
+    nosniff` and `Referrer-Policy: same-origin`, pages a Content-Security-Policy.
 servers:
 - url: /
 security:
@@ -119,6 +135,12 @@ paths:
     post:
       operationId: submit
       summary: Submit a song's bytes (the request body) for analysis
+      description: |
+        The body (with a Content-Length, or chunked) is written to a file as it arrives, never held
+        in memory, and then sent to the coordinator in chunks (protocol section 3.9). The gateway
+        receives at most 4 uploads at once, holding at most 1 GiB of them (`tactus web
+        --max-uploads`, `--max-upload-bytes-in-flight`); past either, or when the coordinator stays
+        busy, the answer is 429 `busy` with Retry-After.
       parameters:
       - name: name
         in: query
@@ -154,14 +176,32 @@ paths:
           $ref: '#/components/responses/BadRequest'
         '401':
           $ref: '#/components/responses/Unauthorized'
+        '403':
+          description: A POST from another origin without the token (forbidden)
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/reply.error'
         '413':
           description: The song is over the size limit
           content:
             application/json:
               schema:
                 $ref: '#/components/schemas/reply.error'
+        '415':
+          description: Not audio Tactus recognises (unsupported-format)
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/reply.error'
+        '422':
+          description: No bytes (empty), or audio that cannot be analysed (corrupt, truncated, too-short, too-long)
+          content:
+            application/json:
+              schema:
+                $ref: '#/components/schemas/reply.error'
         '429':
-          description: 'busy: try again after Retry-After'
+          description: 'busy (the gateway''s uploads at once, or the coordinator''s queue): try again after Retry-After'
           content:
             application/json:
               schema:
@@ -412,8 +452,8 @@ components:
     cookie:
       type: apiKey
       in: cookie
-      name: tactus_token
-      description: Set by the login form (/login)
+      name: tactus_session
+      description: 'A session of the login form (/login): a random identifier, not the token'
   parameters:
     song:
       name: song

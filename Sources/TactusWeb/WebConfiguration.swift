@@ -15,8 +15,17 @@ public struct WebConfiguration: Sendable {
     public var curve: CurveClientKeys?
     /// The token a request must carry (bearer or cookie); nil: none is asked for.
     public var token: String?
+    /// Host names the gateway answers besides its address (and, on loopback, `localhost`): ``AllowedHosts``.
+    public var allowedHosts: [String]
     /// The largest song an upload may carry, in bytes.
     public var maxUploadBytes: Int
+    /// How many uploads the gateway receives and forwards at once (more: 429 `busy`).
+    public var maxUploads: Int
+    /// How many bytes of uploads the gateway holds at once, spooled or on their way to the
+    /// coordinator (more: 429 `busy`).
+    public var maxUploadBytesInFlight: Int
+    /// Where uploads are spooled (as files removed at once, gone with the gateway).
+    public var spoolDirectory: String
     /// How long a request to the coordinator may wait for its answer.
     public var timeout: Duration
     /// Where the listening address is written once bound (a JSON object `{"url": ...}`), if anywhere.
@@ -24,7 +33,9 @@ public struct WebConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, frontend: String, events: String, curve: CurveClientKeys? = nil,
-        token: String? = nil, maxUploadBytes: Int = 256 << 20, timeout: Duration = .seconds(10), announceFile: String? = nil
+        token: String? = nil, allowedHosts: [String] = [], maxUploadBytes: Int = 256 << 20, maxUploads: Int = 4,
+        maxUploadBytesInFlight: Int = 1 << 30, spoolDirectory: String = FileManager.default.temporaryDirectory.path,
+        timeout: Duration = .seconds(10), announceFile: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -32,7 +43,11 @@ public struct WebConfiguration: Sendable {
         self.events = events
         self.curve = curve
         self.token = token
+        self.allowedHosts = allowedHosts
         self.maxUploadBytes = maxUploadBytes
+        self.maxUploads = maxUploads
+        self.maxUploadBytesInFlight = maxUploadBytesInFlight
+        self.spoolDirectory = spoolDirectory
         self.timeout = timeout
         self.announceFile = announceFile
     }

@@ -20,6 +20,10 @@ public final class WebGateway: Sendable {
     public let connections: CoordinatorConnections
     public let events: EventHub
     public let metrics: GatewayMetrics
+    /// The host names the gateway answers.
+    let hosts: AllowedHosts
+    let sessions = LoginSessions()
+    let uploads: UploadAdmission
     let logger: Logger
 
     public init(configuration: WebConfiguration, logger: Logger) throws(ClientError) {
@@ -28,6 +32,8 @@ public final class WebGateway: Sendable {
         connections = try CoordinatorConnections(server: configuration.frontend, curve: configuration.curve, timeout: configuration.timeout)
         events = EventHub(endpoint: configuration.events, connections: connections, logger: logger)
         metrics = GatewayMetrics()
+        hosts = AllowedHosts(listeningOn: configuration.host, extra: configuration.allowedHosts)
+        uploads = UploadAdmission(maxUploads: configuration.maxUploads, maxBytes: configuration.maxUploadBytesInFlight)
         let metrics = metrics
         let connections = connections
         events.observe { message in
@@ -48,10 +54,10 @@ public final class WebGateway: Sendable {
     /// The router of every page and endpoint.
     public func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: AccessMiddleware(token: configuration.token))
+        router.add(middleware: AccessMiddleware(token: configuration.token, hosts: hosts, sessions: sessions))
         APIRoutes(gateway: self).register(on: router)
         PageRoutes(gateway: self).register(on: router)
-        LoginRoutes(token: configuration.token).register(on: router)
+        LoginRoutes(token: configuration.token, sessions: sessions).register(on: router)
         return router
     }
 

@@ -171,7 +171,7 @@ struct WebGatewayTests {
         let detector = http.get("/api/v1/songs?detector=Not%20A%20Detector")
         #expect(detector.status == 400 && detector.code == "bad-request")
         let empty = http.send("POST", "/api/v1/songs?name=empty.wav", body: Data())
-        #expect(empty.status == 400 && empty.code == "empty")
+        #expect(empty.status == 422 && empty.code == "empty")
         let noise = http.send("POST", "/api/v1/songs?name=noise.txt", body: Data("not audio at all, just text".utf8))
         #expect(noise.status == 202 || noise.code == "unsupported-format", "\(noise.status) \(noise.text)")
         let nowhere = http.get("/api/v1/nowhere")

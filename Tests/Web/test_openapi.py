@@ -118,7 +118,10 @@ class OpenAPITests(unittest.TestCase):
         self.call("get", "/api/v1/compare?bin_width=0", 400)
         self.call("get", "/api/v1/playlist?cadence=0", 400)
         self.call("get", "/api/v1/status?job=999999", 404)
-        self.call("post", "/api/v1/songs?name=nothing.wav", 400, data=b"")
+        self.call("post", "/api/v1/songs?name=nothing.wav", 422, data=b"")
+        self.call("post", "/api/v1/songs?name=notes.txt", 415, data=b"not audio, just text" * 10)
+        self.call("post", "/api/v1/songs?name=click-128.wav", 403, data=b"RIFF",
+                  headers={"Origin": "http://evil.example", "Content-Type": "text/plain"})
         # The events of the upload arrived as Server-Sent Events whose data match the event schemas.
         received = events()
         self.assertIn("song.done", [name for name, _ in received])

@@ -181,6 +181,11 @@ extension Tactus {
         var noWeb = false
 
         @Option(help: ArgumentHelp(
+            "A host name the web gateway also answers (a reverse proxy's name that it passes on as Host); repeatable.",
+            valueName: "name"))
+        var allowedHost: [String] = []
+
+        @Option(help: ArgumentHelp(
             "A file whose first line is the token every web request must carry (bearer or login cookie).", valueName: "file"))
         var webTokenFile: String?
 
@@ -217,6 +222,7 @@ extension Tactus {
             if !(jobTimeLimit > 0) { throw ValidationError("--job-time-limit must be positive") }
             if !(grace >= 0) { throw ValidationError("--grace must not be negative") }
             if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+            if let problem = AllowedHosts.problem(withNames: allowedHost) { throw ValidationError("--allowed-host \(problem)") }
             if maxInlineSongBytes < 1 { throw ValidationError("--max-inline-song-bytes must be at least 1") }
             if maxRecordingBytes < 1 { throw ValidationError("--max-recording-bytes must be at least 1") }
             if maxRenderBytes < 1024 { throw ValidationError("--max-render-bytes must be at least 1024") }
@@ -383,6 +389,7 @@ extension Tactus {
                 "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
             ]
             if let webTokenFile { arguments += ["--web-token-file", webTokenFile] }
+            arguments += allowedHost.flatMap { ["--allowed-host", $0] }
             if insecure { arguments.append("--insecure") }
             if json { arguments.append("--json") }
             return LocalWorkerPool.Slot(executable: CommandLogging.executablePath, arguments: arguments + curveArguments, label: "web")

@@ -24,6 +24,14 @@ extension Tactus {
                 Listening on anything but loopback requires --web-token-file (every request then \
                 carries the token as 'Authorization: Bearer TOKEN', or the cookie of the /login form) \
                 or --insecure.
+
+                The gateway answers only the host names it is reached by on purpose (DNS \
+                rebinding): its address, localhost on loopback, any IP address when listening on \
+                every interface, and each --allowed-host (421 otherwise). A POST from a page of \
+                another site is refused (403) unless it carries the token; requests from no \
+                browser (no Origin, Referer or Sec-Fetch-Site) are taken. Uploads are spooled to \
+                $TMPDIR as they arrive (--max-uploads at once, --max-upload-bytes-in-flight bytes \
+                at once; 429 busy beyond), then sent to the coordinator in chunks.
                 """)
 
         @OptionGroup var server: ServerOptions
@@ -41,8 +49,19 @@ extension Tactus {
         @Flag(help: "Allow listening beyond loopback without a token.")
         var insecure = false
 
+        @Option(help: ArgumentHelp(
+            "A host name the gateway also answers (a reverse proxy's name that it passes on as Host); repeatable.", valueName: "name"))
+        var allowedHost: [String] = []
+
         @Option(help: ArgumentHelp("The largest upload accepted, in bytes (too-large above it).", valueName: "bytes"))
         var maxUploadBytes = 256 << 20
+
+        @Option(help: ArgumentHelp("How many uploads are received at once (busy beyond).", valueName: "count"))
+        var maxUploads = 4
+
+        @Option(help: ArgumentHelp(
+            "How many bytes of uploads are held at once, spooled or on their way to the server (busy beyond).", valueName: "bytes"))
+        var maxUploadBytesInFlight = 1 << 30
 
         @Option(help: .hidden)
         var announceFile: String?
@@ -58,6 +77,9 @@ extension Tactus {
 
         func validate() throws {
             if maxUploadBytes < 1 { throw ValidationError("--max-upload-bytes must be at least 1") }
+            if maxUploads < 1 { throw ValidationError("--max-uploads must be at least 1") }
+            if maxUploadBytesInFlight < 1 { throw ValidationError("--max-upload-bytes-in-flight must be at least 1") }
+            if let problem = AllowedHosts.problem(withNames: allowedHost) { throw ValidationError("--allowed-host \(problem)") }
             if events == nil && CoordinatorEndpoints.events(forFrontend: server.endpoint) == nil {
                 throw ValidationError("give --events: the events socket cannot be derived from --server \(server.endpoint)")
             }
@@ -76,7 +98,8 @@ extension Tactus {
             let configuration = WebConfiguration(
                 host: address.host, port: address.port, frontend: server.endpoint,
                 events: events ?? CoordinatorEndpoints.events(forFrontend: server.endpoint)!, curve: try server.curve.keys(),
-                token: token, maxUploadBytes: maxUploadBytes, timeout: .milliseconds(Int64((max(server.timeout, 5) * 1000).rounded())),
+                token: token, allowedHosts: allowedHost, maxUploadBytes: maxUploadBytes, maxUploads: maxUploads,
+                maxUploadBytesInFlight: maxUploadBytesInFlight, timeout: .milliseconds(Int64((max(server.timeout, 5) * 1000).rounded())),
                 announceFile: announceFile)
             let gateway: WebGateway
             do {
