@@ -625,7 +625,9 @@ components:
       type: object
       properties:
         job:
-          $ref: '#/components/schemas/job_id'
+          description: The job's id; 0 for an analysis the library already had, answered from it without a job.
+          type: integer
+          minimum: 0
         song:
           $ref: '#/components/schemas/song_id'
         detector:
