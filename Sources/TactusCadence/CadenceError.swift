@@ -17,8 +17,13 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
         case duplicateTime(line: Int, time: Double)
         /// A sampling rate outside what phones record (the median interval between samples).
         case absurdRate(hertz: Double, accepted: ClosedRange<Double>)
-        /// A recording larger than the size limit (over the wire).
+        /// A recording larger than the size limit.
         case tooLarge(bytes: Int, limit: Int)
+        /// A header line longer than any logger writes.
+        case headerTooLong(bytes: Int, limit: Int)
+        /// Samples spread over more time than a recording is analysed over (or than its samples
+        /// can fill at their rate): its resampled signal would not fit in memory.
+        case spanTooLong(seconds: Double, limitSeconds: Double)
     }
 
     /// The file's path, or the name a client gave the recording.
@@ -41,6 +46,8 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .duplicateTime: "duplicate-time"
         case .absurdRate: "absurd-rate"
         case .tooLarge: "too-large"
+        case .headerTooLong: "header-too-long"
+        case .spanTooLong: "span-too-long"
         }
     }
 
@@ -64,6 +71,11 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "\(format(accepted.upperBound)) Hz; is the time column in seconds?"
         case .tooLarge(let bytes, let limit):
             return "\(bytes) bytes, more than the limit of \(limit) bytes"
+        case .headerTooLong(let bytes, let limit):
+            return "not an accelerometer recording: its first line has \(bytes) bytes; a header has at most \(limit)"
+        case .spanTooLong(let seconds, let limit):
+            return "the samples span \(format(seconds)) s, more than the \(format(limit)) s a recording may cover at its rate "
+                + "(are the times in seconds?)"
         }
     }
 

@@ -13,6 +13,15 @@ public enum RecordingReader {
     public static let acceptedRates: ClosedRange<Double> = 20...600
     /// The fewest samples accepted, whatever their span.
     public static let minimumSamples = 64
+    /// The longest header line accepted, in bytes: loggers write a few dozen names.
+    public static let maximumHeaderBytes = 4096
+    /// The longest span accepted, in seconds: a day.
+    public static let maximumSeconds = 86_400.0
+    /// The most samples the span may hold at the recording's median rate (what its resampled
+    /// signal takes): a day at 100 Hz.
+    public static let maximumGridSamples = 8_640_000.0
+    /// The largest file ``read(path:)`` reads, in bytes (a day at 100 Hz in a verbose format).
+    public static let maximumFileBytes = 512 << 20
 
     /// The recording in `bytes`, read from `file` (used in errors).
     public static func read(_ bytes: [UInt8], file: String) throws(CadenceError) -> AccelerometerRecording {
@@ -25,8 +34,11 @@ public enum RecordingReader {
         }
     }
 
-    /// The recording in the file at `path`.
+    /// The recording in the file at `path`, at most ``maximumFileBytes``.
     public static func read(path: String) throws(CadenceError) -> AccelerometerRecording {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileBytes {
+            throw CadenceError(file: path, .tooLarge(bytes: size, limit: maximumFileBytes))
+        }
         guard let data = FileManager.default.contents(atPath: path) else {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
             throw CadenceError(file: path, .notARecording(reason))
@@ -133,6 +145,9 @@ private struct Parser {
 
     mutating func parse() throws(CadenceError) -> AccelerometerRecording {
         guard let first = nextLine() else { throw CadenceError(file: file, .notARecording("the file is empty")) }
+        guard first.count <= RecordingReader.maximumHeaderBytes else {
+            throw CadenceError(file: file, .headerTooLong(bytes: first.count, limit: RecordingReader.maximumHeaderBytes))
+        }
         guard let headerText = String(validating: text[first], as: UTF8.self) else {
             throw CadenceError(file: file, .notARecording("the first line is not text"))
         }
@@ -233,6 +248,9 @@ private struct Parser {
         guard RecordingReader.acceptedRates.contains(rate) else {
             throw CadenceError(file: file, .absurdRate(hertz: rate, accepted: RecordingReader.acceptedRates))
         }
+        let span = times[times.count - 1] - times[0]
+        let limit = min(RecordingReader.maximumSeconds, RecordingReader.maximumGridSamples / rate)
+        guard span <= limit else { throw CadenceError(file: file, .spanTooLong(seconds: span, limitSeconds: limit)) }
     }
 }
 
@@ -252,16 +270,18 @@ struct ClockTime {
         var day = 0
         if parts.count == 2 {
             let date = parts[0].split(separator: "-").compactMap { Int($0) }
-            guard date.count == 3 else { return nil }
+            guard date.count == 3, (1...9999).contains(date[0]), (1...12).contains(date[1]), (1...31).contains(date[2]) else { return nil }
             day = Self.daysFromCivil(year: date[0], month: date[1], day: date[2])
         }
         let fields = clock.split(separator: ":", omittingEmptySubsequences: false)
-        guard fields.count == 3 || fields.count == 4, let hours = Int(fields[0]), let minutes = Int(fields[1]),
-            let secondsValue = Double(fields[2].replacingOccurrences(of: ",", with: ".")), secondsValue.isFinite
+        // A time of day: hours 0-23 (24 for the end of a day), minutes 0-59, seconds and milliseconds below 61 and 1000.
+        guard fields.count == 3 || fields.count == 4, let hours = Int(fields[0]), (0...24).contains(hours),
+            let minutes = Int(fields[1]), (0..<60).contains(minutes),
+            let secondsValue = Double(fields[2].replacingOccurrences(of: ",", with: ".")), (0..<61).contains(secondsValue)
         else { return nil }
         var seconds = Double(hours * 3600 + minutes * 60) + secondsValue
         if fields.count == 4 {
-            guard let milliseconds = Double(fields[3]), milliseconds.isFinite else { return nil }
+            guard let milliseconds = Double(fields[3]), (0..<1000).contains(milliseconds) else { return nil }
             seconds += milliseconds / 1000
         }
         if firstDay == nil { firstDay = day }

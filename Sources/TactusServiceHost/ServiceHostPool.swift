@@ -169,6 +169,8 @@ public final class ServiceHostPool: Sendable {
         var cause = "its process \(exit)"
         if case .invalid(let detail) = error {
             cause = "its process sent \(detail)"
+        } else if exit.killedBySignal && [SIGILL, SIGTRAP].contains(exit.status) {
+            cause += " (it trapped: the request reached a fault of the server's; please report it)"
         } else if exit.killedBySignal, let megabytes = configuration.memoryLimitMegabytes {
             cause += " (out of memory under its \(megabytes) MiB limit?)"
         }

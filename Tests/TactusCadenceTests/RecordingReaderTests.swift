@@ -98,6 +98,52 @@ import Testing
         #expect(Self.problem(header + lines.joined(separator: "\n"))?.code == "absurd-rate")
     }
 
+    /// Recordings built to break the reader (issue 27): finite but absurd times, clock times out
+    /// of any day, endless headers. Each is refused, quickly, with what is wrong.
+    @Test func hostileTimesAndHeadersAreRefusedNotTrappedOn() throws {
+        let rows = Self.plainLines(count: 2999).joined(separator: "\n")
+        let endings: [(String, Double)] = [("1e308", 1e308), ("400000", 400_000), ("1e7", 1e7)]
+        for (text, seconds) in endings {
+            let error = try #require(Self.problem("t,x,y,z\n" + rows + "\n\(text),0.1,0.2,9.8\n"), "\(text)")
+            guard case .spanTooLong(seconds, let limit) = error.problem else { Issue.record("\(text): \(error)"); continue }
+            #expect(abs(limit - 86_400) < 0.01, "\(text): \(error)")
+            #expect(error.description.hasPrefix("bad.csv: the samples span "))
+        }
+        // A day at 500 Hz would need 43.2 million samples: the span allowed shrinks with the rate.
+        let fast = (0..<200).map { String(format: "%.6f,0,0,9.8", Double($0) / 500) } + ["20000,0,0,9.8"]
+        let error = try #require(Self.problem("t,x,y,z\n" + fast.joined(separator: "\n")))
+        guard case .spanTooLong(20_000, let limit) = error.problem, abs(limit - 17_280) < 0.01 else {
+            Issue.record("\(error)")
+            return
+        }
+
+        var clock = ["time,gFx,gFy,gFz,TgF"]
+        for index in 0..<200 { clock.append(String(format: "17:23:%02d.%03d,0.01,0.02,1.0,1.0", 10 + index / 100, (index % 100) * 10)) }
+        for hostile in ["9999999999999999:00:00.000", "17:99:00.000", "17:23:61.000", "99999-01-01 17:23:59.000", "17:23:59:5000"] {
+            let error = try #require(Self.problem((clock + ["\(hostile),0.01,0.02,1.0,1.0"]).joined(separator: "\n")), "\(hostile)")
+            #expect(error.problem == .notANumber(line: 202, column: "time", text: hostile), "\(hostile): \(error)")
+        }
+
+        let started = ContinuousClock.now
+        let endless = Array("time,".utf8) + [UInt8](repeating: UInt8(ascii: "x"), count: 60 << 20)
+        #expect(Self.problem(endless)?.problem == .headerTooLong(bytes: endless.count, limit: 4096))
+        let commas = [UInt8]("time,x,y,z".utf8) + Array(repeating: Array(",a".utf8), count: 5000).flatMap { $0 }
+        #expect(Self.problem(commas)?.code == "header-too-long")
+        #expect(ContinuousClock.now - started < .seconds(20))
+    }
+
+    @Test func aFileOverTheSizeLimitIsNotRead() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-recording")
+        let path = directory.file("huge.csv")
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: UInt64(RecordingReader.maximumFileBytes + 1))
+        try handle.close()
+        #expect(throws: CadenceError(file: path, .tooLarge(bytes: RecordingReader.maximumFileBytes + 1, limit: RecordingReader.maximumFileBytes))) {
+            try RecordingReader.read(path: path)
+        }
+    }
+
     @Test func aRecordingShorterThanOneWindowIsTooShortToAnalyse() throws {
         let recording = try Self.read("t,x,y,z\n" + Self.plainLines(count: 500).joined(separator: "\n"))
         #expect(throws: CadenceError(file: "short", .tooFewSamples(count: 500, seconds: 4.99, minimumSeconds: 10))) {
