@@ -1,5 +1,5 @@
 // swift-tools-version:6.1
-// Tactus: a tempo-analysis server. See README.md for the layout of the modules.
+// Tactus: a tempo-analysis server. See docs/ARCHITECTURE.md for the layout of the modules.
 import Foundation
 import PackageDescription
 

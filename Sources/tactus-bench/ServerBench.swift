@@ -138,9 +138,12 @@ struct ServerBench: ParsableCommand {
         var coordinator_cpu_ms_per_job: Double
         /// The same per song (the target: under 5 ms).
         var coordinator_cpu_ms_per_song: Double
+        /// CPU milliseconds per song of the service host processes (the songs' headers read
+        /// outside the coordinator's process).
+        var service_host_cpu_ms_per_song: Double
         /// CPU seconds of the worker processes over the run, in cores kept busy.
         var worker_cores_busy: Double
-        /// CPU seconds of the coordinator and the workers per song.
+        /// CPU seconds of the coordinator, its service hosts and the workers per song.
         var cpu_s_per_song: Double
         /// The whole machine's busy share of its cores over the run (other processes included).
         var machine_busy: Double
@@ -220,6 +223,8 @@ struct ServerBench: ParsableCommand {
         let coordinatorCPU = ProcessCPU.seconds(server.processID)
         let workerIDs = server.workerProcessIDs
         let workerCPU = workerIDs.map(ProcessCPU.seconds).reduce(0, +)
+        // Service hosts start when first needed: those running now are counted from now, the others whole.
+        let hostsBefore = Dictionary(uniqueKeysWithValues: server.serviceHostProcessIDs.map { ($0, ProcessCPU.seconds($0)) })
         let machine = ProcessCPU.machine()
         let clock = ContinuousClock()
         let start = clock.now
@@ -262,12 +267,14 @@ struct ServerBench: ParsableCommand {
         // The jobs the songs ran (a detector not run by default, beatnet, has none).
         let workersBusy = workerIDs.map(ProcessCPU.seconds).reduce(0, +) - workerCPU
         let coordinatorBusy = ProcessCPU.seconds(server.processID) - coordinatorCPU
+        let hostsBusy = server.serviceHostProcessIDs.map { ProcessCPU.seconds($0) - (hostsBefore[$0] ?? 0) }.reduce(0, +)
         return Throughput(
             workers_per_detector: workers, wall_s: wall, songs_per_s: Double(paths.count) / wall,
             jobs_per_s: Double(jobCount) / wall, failed_jobs: failedJobs,
             coordinator_cpu_ms_per_job: coordinatorBusy * 1000 / Double(max(jobCount, 1)),
             coordinator_cpu_ms_per_song: coordinatorBusy * 1000 / Double(paths.count),
-            worker_cores_busy: workersBusy / wall, cpu_s_per_song: (coordinatorBusy + workersBusy) / Double(paths.count),
+            service_host_cpu_ms_per_song: hostsBusy * 1000 / Double(paths.count),
+            worker_cores_busy: workersBusy / wall, cpu_s_per_song: (coordinatorBusy + hostsBusy + workersBusy) / Double(paths.count),
             machine_busy: (machineAfter.busy - machine.busy) / max(machineAfter.total - machine.total, 1))
     }
 
@@ -410,13 +417,13 @@ struct ServerBench: ParsableCommand {
     private func printTable(_ report: Report) {
         print("")
         print("Throughput (every built-in detector; time from the first submit to the last song.done)")
-        print("  workers            wall s   songs/s   jobs/s   failed   coordinator CPU/job, /song   worker cores busy   CPU s/song   machine busy")
+        print("  workers            wall s   songs/s   jobs/s   failed   coordinator CPU/job, /song   hosts CPU/song   worker cores busy   CPU s/song   machine busy")
         for run in report.throughput {
             print(
                 "  " + pad("\(run.workers_per_detector)", 16) + pad(format(run.wall_s, 1), 9) + pad(format(run.songs_per_s, 3), 10)
                     + pad(format(run.jobs_per_s, 2), 9) + pad("\(run.failed_jobs)", 9)
                     + pad(format(run.coordinator_cpu_ms_per_job, 2) + ", " + format(run.coordinator_cpu_ms_per_song, 1) + " ms", 29)
-                    + pad(format(run.worker_cores_busy, 2), 20)
+                    + pad(format(run.service_host_cpu_ms_per_song, 1) + " ms", 17) + pad(format(run.worker_cores_busy, 2), 20)
                     + pad(format(run.cpu_s_per_song, 3), 13) + format(100 * run.machine_busy, 0) + " %")
         }
         if let speedup = report.speedup {
