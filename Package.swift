@@ -263,7 +263,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "TactusServiceHostTests",
-            dependencies: ["TactusServiceHost", "TactusModel", "TactusProtocol", "TactusStore", "TactusTestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "TactusServiceHost", "TactusLibraryRoots", "TactusModel", "TactusProtocol", "TactusStore", "TactusTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "TactusServerTests",

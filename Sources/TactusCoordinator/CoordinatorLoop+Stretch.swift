@@ -26,8 +26,13 @@ extension CoordinatorLoop {
             return answer(.failure(ErrorBody(
                 code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
         }
-        reads.run({ [library, blobs = coordinator.blobs, maxBytes = configuration.maxRenderBytes, roots = configuration.libraryRoots] in
-            Result { try RenderPlan(request, library: library, blobs: blobs, roots: LibraryRoots(roots), maxBytes: maxBytes) }
+        reads.run({
+            [library, blobs = coordinator.blobs, probe = coordinator.probe, maxBytes = configuration.maxRenderBytes,
+             roots = configuration.libraryRoots] in
+            Result {
+                let songs = SongFiles(library: library, blobs: blobs, roots: LibraryRoots(roots), probe: probe)
+                return try RenderPlan(request, library: library, songs: songs, maxBytes: maxBytes)
+            }
         }) { [self] planned in
             answer(planned.flatMap { plan in Result { .stretch(try startRender(plan, renderer: renderer)) } })
         }
@@ -109,10 +114,9 @@ struct RenderPlan: Sendable {
     var openFiles: [LibraryFile] = []
 
     /// Reads what the library has on the song, or builds the playlist, with the request's maximum
-    /// change of tempo.
-    init(_ request: StretchRequest, library: Library, blobs: SongBlobs, roots: LibraryRoots, maxBytes: Int) throws {
+    /// change of tempo; `songs` finds their files.
+    init(_ request: StretchRequest, library: Library, songs: SongFiles, maxBytes: Int) throws {
         let maxStretch = request.maxStretchPct ?? StretchRequest.defaultMaxStretchPct
-        let songs = SongFiles(library: library, blobs: blobs, roots: roots)
         if let playlist = request.playlist {
             try self.init(playlist: playlist, maxStretch, library: library, songs: songs, maxBytes: maxBytes)
         } else {
@@ -286,17 +290,20 @@ struct RenderBook {
 }
 
 /// Where a render reads a song: its blob, else one of its files below a library root, opened
-/// safely, checked against the song's SHA-256 and kept open for the render.
+/// safely, checked against the song's SHA-256 (hashed by the ``SongProbe``) and kept open for
+/// the render.
 final class SongFiles: Sendable {
     let library: Library
     let blobs: SongBlobs
     let roots: LibraryRoots
+    let probe: any SongProbe
     let opened = Mutex<[LibraryFile]>([])
 
-    init(library: Library, blobs: SongBlobs, roots: LibraryRoots) {
+    init(library: Library, blobs: SongBlobs, roots: LibraryRoots, probe: any SongProbe) {
         self.library = library
         self.blobs = blobs
         self.roots = roots
+        self.probe = probe
     }
 
     /// A path the renderer can read the song `id` (`song` in messages) from.
@@ -304,7 +311,7 @@ final class SongFiles: Sendable {
         if blobs.contains(id.hex) { return blobs.path(for: id.hex) }
         for location in try library.locations(of: id) where !location.missing {
             guard let file = try? roots.open(root: location.root, relative: location.path, named: location.absolutePath),
-                (try? file.songID()) == id
+                (try? probe.songID(of: file)) == id
             else { continue }
             opened.withLock { $0.append(file) }
             return "/proc/self/fd/\(file.descriptor)"

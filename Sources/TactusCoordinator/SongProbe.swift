@@ -24,6 +24,10 @@ public protocol SongProbe: Sendable {
     /// finished file), named `name` by its client, in messages too (the default reads its bytes
     /// whole and calls ``record(of:name:id:)``).
     func record(ofFileAt path: String, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord
+
+    /// The SHA-256 of the bytes of `file`, below a library root: the song it holds (the default
+    /// hashes it here, through its descriptor, in bounded pieces).
+    func songID(of file: LibraryFile) throws(ErrorBody) -> SongID
 }
 
 extension SongProbe {
@@ -31,6 +35,10 @@ extension SongProbe {
         var record = try record(of: try file.read(), name: name, id: id)
         record.byteSize = file.size
         return record
+    }
+
+    public func songID(of file: LibraryFile) throws(ErrorBody) -> SongID {
+        try file.songID()
     }
 
     public func record(ofFileAt path: String, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord {

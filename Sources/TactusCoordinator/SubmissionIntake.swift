@@ -7,8 +7,8 @@ import TactusProtocol
 import TactusStore
 
 /// The slow part of a submission, run on a background thread (``BackgroundWork``): hashes the
-/// song (sent inline, or a file under a library root, its size checked on the open descriptor
-/// before it is read in bounded pieces), reads the audio header (through the ``SongProbe``),
+/// song (sent inline; a file under a library root through the ``SongProbe``, its size checked on
+/// the open descriptor first), reads the audio header (through the ``SongProbe``),
 /// looks up the analyses the library already has, and writes an upload's blob durably when
 /// some job remains to be done (a file under a root is never copied). It needs nothing of the poll loop's state; the loop then
 /// stores and queues the jobs (``PreparedSubmission``).
@@ -114,7 +114,9 @@ struct SubmissionIntake: Sendable {
     /// is), and nothing is copied (the workers open the file, or get its bytes read from it
     /// when the job is sent). The song's location comes with it.
     func prepare(_ file: LibraryFile, name: String, song: SongID? = nil) throws -> PreparedSubmission {
-        let (record, known) = try library.identify(file, limit: min(maxSongBytes, maxAudioBytes), song: song) { song in
+        let (record, known) = try library.identify(
+            file, limit: min(maxSongBytes, maxAudioBytes), song: song, hash: { [probe] file in try probe.songID(of: file) }
+        ) { song in
             try probeRecord(file, name: name, id: song)
         }
         var prepared = try jobs(for: record)

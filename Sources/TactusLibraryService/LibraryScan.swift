@@ -13,7 +13,7 @@ import TactusStore
 /// and reads the stored locations below them; ``look(at:)`` takes each file in turn: one whose
 /// size and modification time are those stored is unchanged without being read; any other is
 /// opened safely, hashed in bounded pieces (unless a worker hashed it: an ``Identity``) and
-/// prepared (``Library/identify(_:limit:song:probe:)``, then
+/// prepared (``Library/identify(_:limit:song:hash:probe:)``, then
 /// the analyses still to do), its location recorded when no analysis is needed (the caller
 /// records it with the analyses or their jobs otherwise); ``finish(_:)`` then treats the
 /// stored locations that were not found: a song found at another path moved (its old location
@@ -296,18 +296,19 @@ extension ScanSkip {
 
 extension Library {
     /// The song the file below a library root holds: its size is checked against `limit` on
-    /// the open descriptor before anything is read, its bytes hashed in bounded pieces (unless
-    /// `song` is given: the SHA-256 a worker found for the file as it is); its record is the
-    /// library's, or `probe`'s (which reads the header through the descriptor) for bytes new
-    /// to the library. How a server prepares a file submitted by path or found by a scan, and
-    /// how `tactus scan --db` does.
+    /// the open descriptor before anything is read, its bytes hashed by `hash` (by default here,
+    /// in bounded pieces; a server's service host) unless `song` is given (the SHA-256 a worker
+    /// found for the file as it is); its record is the library's, or `probe`'s (which reads the
+    /// header through the descriptor) for bytes new to the library. How a server prepares a file
+    /// submitted by path or found by a scan, and how `tactus scan --db` does.
     public func identify(
-        _ file: LibraryFile, limit: Int, song: SongID? = nil, probe: (SongID) throws -> SongRecord
+        _ file: LibraryFile, limit: Int, song: SongID? = nil, hash: (LibraryFile) throws -> SongID = { try $0.songID() },
+        probe: (SongID) throws -> SongRecord
     ) throws -> (record: SongRecord, known: Bool) {
         guard file.size <= limit else {
             throw ErrorBody(code: .tooLarge, message: "\(file.path): \(file.size) bytes is over the song size limit of \(limit) bytes")
         }
-        let song = try song ?? file.songID()
+        let song = try song ?? hash(file)
         if let known = try self.song(song) { return (known, true) }
         return (try probe(song), false)
     }

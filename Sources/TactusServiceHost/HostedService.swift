@@ -22,6 +22,29 @@ public enum HostedService: String, Sendable, Hashable, CaseIterable, Codable {
     /// Songs played one after the other, each at its tempo, as one WAV file: ``WorkoutArguments``
     /// in, one descriptor per song, ``RenderedFile`` out.
     case workout
+    /// The SHA-256 of a file below a library root: ``IdentifyArguments`` in, the file the one
+    /// descriptor, ``IdentifiedFile`` out.
+    case identify
+}
+
+/// A ``HostedService/identify`` call.
+public struct IdentifyArguments: Codable, Sendable, Hashable {
+    /// The file's path, as messages name it.
+    public var path: String
+
+    public init(path: String) {
+        self.path = path
+    }
+}
+
+/// What an identify call found.
+public struct IdentifiedFile: Codable, Sendable, Hashable {
+    /// The SHA-256 of the file's bytes, 64 lowercase hex digits.
+    public var sha256: String
+
+    public init(sha256: String) {
+        self.sha256 = sha256
+    }
 }
 
 /// A ``HostedService/probe`` call: the song's id and name, as the record will have them.

@@ -29,6 +29,15 @@ public struct IsolatedProbe: SongProbe {
         return try call(ProbeArguments(song: id.hex, name: name, size: size), payload: nil, descriptors: [file.descriptor])
     }
 
+    public func songID(of file: LibraryFile) throws(ErrorBody) -> SongID {
+        let answer = try hosts.call(.identify, arguments: IdentifyArguments(path: file.path), descriptors: [file.descriptor], what: file.path)
+        let identified = try ServiceJSON.decode(IdentifiedFile.self, from: answer.result, what: "\(file.path): the identify answer")
+        guard let song = SongID(identified.sha256) else {
+            throw ErrorBody(code: .internal, message: "\(file.path): the identify answer is no SHA-256")
+        }
+        return song
+    }
+
     /// The host's record, checked to be the record of the song asked about.
     private func call(_ arguments: ProbeArguments, payload: [UInt8]?, descriptors: [Int32]) throws(ErrorBody) -> SongRecord {
         let answer = try hosts.call(.probe, arguments: arguments, payload: payload, descriptors: descriptors, what: arguments.name)

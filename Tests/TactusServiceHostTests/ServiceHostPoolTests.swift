@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import TactusLibraryRoots
 import TactusModel
 import TactusProtocol
 import TactusServiceHost
@@ -39,6 +40,18 @@ import Testing
         #expect(fromBytes.format == "wav" && fromBytes.sampleRate == 22050 && abs(fromBytes.durationS - 6) < 0.01)
         #expect(fromBytes.id == id && fromBytes.fileName == "song.wav" && fromBytes.byteSize == bytes.count)
         #expect(fromFile.format == fromBytes.format && fromFile.durationS == fromBytes.durationS)
+    }
+
+    @Test func aFileBelowARootIsHashedAndProbedThroughItsDescriptor() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-service-host-root")
+        let bytes = try TestSong.clickTrack(bpm: 132, seconds: 6)
+        try Data(bytes).write(to: URL(fileURLWithPath: directory.file("song.wav")))
+        let file = try LibraryRoots([directory.path]).open(directory.file("song.wav"))
+        let probe = IsolatedProbe(hosts: Self.pool())
+        let song = try probe.songID(of: file)
+        #expect(song == SongID(hashing: bytes))
+        let record = try probe.record(of: file, name: "song.wav", id: song)
+        #expect(record.id == song && record.byteSize == bytes.count && record.format == "wav")
     }
 
     @Test func bytesThatAreNotAudioGetTheProbesOwnError() throws {

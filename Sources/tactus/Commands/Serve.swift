@@ -345,7 +345,8 @@ extension Tactus {
         }
 
         /// The service host processes in which the coordinator has client content parsed and
-        /// computed on: song headers (as many at once as there are cores), recordings and renders.
+        /// computed on: song headers and files' SHA-256 (as many at once as there are cores),
+        /// recordings and renders.
         private func serviceHosts(logger: Logger) -> ServiceHosts {
             let arguments = [
                 "service-host", "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
@@ -361,7 +362,7 @@ extension Tactus {
             }
             let cores = ProcessInfo.processInfo.activeProcessorCount
             return ServiceHosts(
-                probes: pool(max(1, cores), [.probe: .seconds(120)]),
+                probes: pool(max(1, cores), [.probe: .seconds(120), .identify: .seconds(120)]),
                 recordings: pool(2, [.cadence: .milliseconds(Int64(maxCadenceSeconds * 1000))]),
                 renders: pool(1, [.render: .milliseconds(Int64(maxRenderSeconds * 1000)), .workout: .milliseconds(Int64(maxRenderSeconds * 1000))]))
         }

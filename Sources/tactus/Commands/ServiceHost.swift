@@ -12,7 +12,8 @@ import TactusWorker
 
 extension Tactus {
     /// `tactus service-host`: the process in which `tactus serve`'s coordinator has what clients
-    /// send parsed and computed on (song headers, cadence recordings, renders), so that a trap,
+    /// send or name parsed and computed on (song headers, files' SHA-256, cadence recordings,
+    /// renders), so that a trap,
     /// an allocation failure or a hang costs one request, never the server. Not for users.
     struct ServiceHost: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -59,7 +60,18 @@ struct HostedHandlers: Sendable {
             .cadence: { input throws(ErrorBody) in try ServiceCallInput.answer(try cadence(input)) },
             .render: { input throws(ErrorBody) in try ServiceCallInput.answer(try render(input)) },
             .workout: { input throws(ErrorBody) in try ServiceCallInput.answer(try workout(input)) },
+            .identify: { input throws(ErrorBody) in try ServiceCallInput.answer(try identify(input)) },
         ]
+    }
+
+    private func identify(_ input: ServiceCallInput) throws(ErrorBody) -> IdentifiedFile {
+        let path = try input.decode(IdentifyArguments.self).path
+        let file = try input.requireDescriptors(1)[0]
+        do throws(AudioError) {
+            return IdentifiedFile(sha256: try SongID(of: .descriptor(file, name: path)).hex)
+        } catch {
+            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
+        }
     }
 
     private func probe(_ input: ServiceCallInput) throws(ErrorBody) -> SongRecord {
