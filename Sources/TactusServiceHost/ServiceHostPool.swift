@@ -199,6 +199,9 @@ final class ServiceHost: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         // One OpenBLAS thread: a host does one call at a time.
         environment["OPENBLAS_NUM_THREADS"] = "1"
+        // A host that traps ends at once: the Swift runtime's backtracer would keep it (and a
+        // core) busy for seconds symbolicating, for every hostile request that reaches a trap.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
         process.environment = environment
         process.standardInput = FileHandle(fileDescriptor: theirs.descriptor, closeOnDealloc: false)
         try process.run()

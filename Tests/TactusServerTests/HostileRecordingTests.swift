@@ -42,6 +42,8 @@ import Testing
         let coordinator = server.processID
         let watch = ServerWatch(server: server)
         watch.start()
+        var watching = true
+        defer { if watching { _ = watch.stop() } }
         let cases: [(String, [UInt8])] = [
             ("last-time-1e308.csv", Self.recording(last: "1e308")),
             ("clock-time.csv", Self.clockRecording(last: "9999999999999999:00:00.000")),
@@ -76,6 +78,7 @@ import Testing
         }
         #expect(twice.withLock { $0.count } == 2)
         let figures = watch.stop()
+        watching = false
         #expect(server.process.isRunning && server.processID == coordinator)
         #expect(figures.slowestQuery < .milliseconds(500), "a query took \(figures.slowestQuery)")
         #expect(figures.queries > 20)
