@@ -79,6 +79,20 @@ public final class ServiceHostPool: Sendable {
     /// The process ids of the hosts waiting for a call.
     public var idleProcessIDs: [Int32] { hosts.withLock { $0.idle.map(\.processID) } }
 
+    /// Starts `count` hosts now (at most ``Configuration/processes``), so that the first calls
+    /// do not wait for a process to start; a host that cannot start is logged, and started
+    /// again when a call needs it.
+    public func prestart(_ count: Int) {
+        for _ in 0..<min(count, configuration.processes) {
+            do {
+                let host = try ServiceHost(executable: configuration.executable, arguments: configuration.arguments)
+                hosts.withLock { $0.idle.append(host) }
+            } catch {
+                logger.error("cannot start a service host", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     /// Ends the idle hosts and refuses calls from now on (a call in progress ends as it ends).
     public func stop() {
         stopped.store(true, ordering: .sequentiallyConsistent)

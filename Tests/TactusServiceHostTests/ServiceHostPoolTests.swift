@@ -130,6 +130,15 @@ import Testing
         #expect(again?.code == .badRecording)
     }
 
+    @Test func aPrestartedHostTakesTheFirstCall() throws {
+        let pool = Self.pool()
+        pool.prestart(3)
+        let started = pool.idleProcessIDs
+        #expect(started.count == 1)
+        #expect(throws: ErrorBody.self) { try IsolatedRecordingAnalyzer(hosts: pool).cadence(of: Array("t,x,y,z\n".utf8), name: "a.csv") }
+        #expect(pool.idleProcessIDs == started)
+    }
+
     @Test func aStoppedPoolRefusesCalls() throws {
         let pool = Self.pool()
         pool.stop()

@@ -289,6 +289,8 @@ extension Tactus {
             var watcher: LibraryWatcher?
             var webPool: LocalWorkerPool?
             try coordinator.run { endpoints in
+                // A song's header is read for every submission: its first host is ready before the first song.
+                hosts.probes.prestart(1)
                 announce(endpoints)
                 if webAddress != nil {
                     webPool = LocalWorkerPool(slots: [webSlot(endpoints, curveArguments: curve?.webArguments ?? [])], logger: logger)
