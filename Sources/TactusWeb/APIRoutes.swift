@@ -19,7 +19,7 @@ struct APIRoutes: Sendable {
         api.get("openapi.yaml") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/yaml; charset=utf-8"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: OpenAPIDocument.yaml)))
+                body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
         }
         api.get("songs") { request, _ in await handle { try await songs(request) } }
         api.post("songs") { request, context in await handle { try await upload(request, context: context) } }
