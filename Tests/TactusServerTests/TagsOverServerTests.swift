@@ -116,31 +116,21 @@ struct TagsOverServerTests {
     /// same bytes, so no check of content stands in the way): the server refuses it, naming the
     /// link, and the file it leads to keeps its bytes and its mode 0600.
     @Test func aSongReplacedByALinkIsRefusedAndNamed() throws {
-        let directory = try TemporaryDirectory(prefix: "tactus-tags-link")
-        let music = directory.file("music"), elsewhere = directory.file("elsewhere")
-        for folder in [music, elsewhere] { try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true) }
-        let song = music + "/walk.flac", outside = elsewhere + "/private.flac"
-        try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 100, seconds: 8, sampleRate: 22_050)], sampleRate: 22_050, to: song)
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: song))
-        try bytes.write(to: URL(fileURLWithPath: outside))
-        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: outside)
-
-        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", music])
+        let swap = try LinkSwap(name: "walk.flac")
+        let server = try ServeProcess(dataDirectory: swap.directory.file("data"), extraArguments: ["--library-root", swap.root])
         defer { _ = server.stop() }
         let frontend = server.endpoints.frontend
         try #require(try CLI.run(["scan", "--server", frontend]).status == 0)
         try #require(try Self.waitForSongs(1, server: frontend).count == 1)
-        try FileManager.default.removeItem(atPath: song)
-        try FileManager.default.createSymbolicLink(atPath: song, withDestinationPath: outside)
+        try swap.swapForLink()
 
         for action in ["write", "read"] {
             let run = try CLI.run(["tags", action, "--all", "--json", "--server", frontend])
             let report = try #require(run.jsonLines.first, "\(run.standardOutput) \(run.standardError)")
             #expect(report["outcome"] as? String == "failed" && report["code"] as? String == "forbidden", "\(report)")
-            #expect(report["file"] as? String == song)
-            #expect((report["reason"] as? String)?.hasPrefix("\(song): walk.flac is a symbolic link") == true, "\(report)")
+            #expect(report["file"] as? String == swap.song)
+            #expect((report["reason"] as? String)?.hasPrefix("\(swap.song): walk.flac is a symbolic link") == true, "\(report)")
         }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: outside)) == bytes)
-        #expect(try FileManager.default.attributesOfItem(atPath: outside)[.posixPermissions] as? Int == 0o600)
+        #expect(try swap.outsideIsUntouched())
     }
 }

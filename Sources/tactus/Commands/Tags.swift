@@ -108,7 +108,10 @@ extension Tactus.Tags {
                 temporary copy in the file's folder, the copy's decoded audio is checked sample \\
                 by sample against the original's, and the copy then replaces the file (--backup \\
                 keeps the original as FILE.bak). The new bytes have a new SHA-256: the library's \\
-                song takes it, keeping its analyses and reference tempo.
+                song takes it, keeping its analyses and reference tempo. Each file is opened once, \\
+                without following a symbolic link, and worked on through that descriptor and its \\
+                folder's: a file that is a link, or whose name is swapped while it is written, is \\
+                refused and named, and nothing outside its folder is touched.
 
                 Each file is reported as written (would-write with --dry-run), skipped (not in \\
                 the library, no analysis, no tempo, below --min-confidence, unsupported format, \\
