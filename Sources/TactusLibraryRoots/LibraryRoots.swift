@@ -68,8 +68,7 @@ public struct LibraryRoots: Sendable {
     /// The regular file at `relative` below the root `root` (one of ``directories``), open for
     /// reading: how a worker opens the file a JOB names by its location.
     public func open(root: String, relative: String, named: String? = nil) throws(ErrorBody) -> LibraryFile {
-        let entry = try openEntry(root: root, relative: relative, named: named)
-        return entry.file
+        try openEntry(root: root, relative: relative, named: named).file
     }
 
     /// The regular file `path` names below a root, open for reading, with the folder that
