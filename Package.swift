@@ -156,7 +156,7 @@ let package = Package(
         .target(
             name: "TactusServiceHost",
             dependencies: [
-                "CDescriptorPassing", "TactusCoordinator", "TactusProtocol", "TactusModel", "TactusStore", "TactusLibraryRoots",
+                "CDescriptorPassing", "TactusCoordinator", "TactusProtocol", "TactusModel", "TactusStore", "TactusLibraryRoots", "TactusLibraryService",
                 "TactusLocalWorkers", .product(name: "Logging", package: "swift-log"),
             ]),
         // Supervision of the local worker processes that `tactus serve` starts.
@@ -198,7 +198,7 @@ let package = Package(
         .target(name: "CTagLib", linkerSettings: [.linkedLibrary("tag")]),
         // A file's BPM, title and artist tags; BPM tags written without changing the audio (checked by decoding);
         // tags read into a library's reference tempi and its tempi written into tags.
-        .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel", "TactusStore"]),
+        .target(name: "TactusTags", dependencies: ["CTagLib", "TactusAudio", "TactusModel", "TactusLibraryRoots", "TactusLibraryService"]),
         // Cadence (steps per minute) of accelerometer recordings: CSV of phone loggers, resampling, autocorrelation.
         .target(name: "TactusCadence", dependencies: ["TactusDSP", "TactusModel"]),
         // The command-line tool.
@@ -266,8 +266,8 @@ let package = Package(
         .testTarget(
             name: "TactusServiceHostTests",
             dependencies: [
-                "TactusServiceHost", "TactusLibraryRoots", "TactusModel", "TactusProtocol", "TactusStore", "TactusTestSupport",
-                .product(name: "Logging", package: "swift-log"),
+                "TactusServiceHost", "TactusModel", "TactusProtocol", "TactusStore", "TactusLibraryRoots", "TactusLibraryService",
+                "TactusTestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(name: "TactusLocalWorkersTests", dependencies: ["TactusLocalWorkers", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
@@ -292,7 +292,9 @@ let package = Package(
             name: "TactusAnalysisTests",
             dependencies: ["TactusAnalysis", "TactusAudio", "TactusDetector", "TactusDSP", "TactusTestSupport"]),
         .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusModel", "TactusTestSupport"]),
-        .testTarget(name: "TactusTagsTests", dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusTestSupport"]),
+        .testTarget(
+            name: "TactusTagsTests",
+            dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusLibraryRoots", "TactusProtocol", "TactusTestSupport"]),
         .testTarget(name: "TactusWebTests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
     ] + builtinDetectorTests

@@ -2,10 +2,12 @@
 #include "tactus_taglib.h"
 
 #include <cstring>
+#include <string>
 #include <new>
 
 #include <taglib/apetag.h>
 #include <taglib/fileref.h>
+#include <taglib/tfilestream.h>
 #include <taglib/flacfile.h>
 #include <taglib/id3v1tag.h>
 #include <taglib/id3v2header.h>
@@ -56,11 +58,32 @@ TagLib::PropertyMap propertiesOf(TagLib::File *file) {
     return merged;
 }
 
-/// Opens `path` for TagLib, without reading the audio properties (only tags are needed).
-bool open(const char *path, TagLib::FileRef &ref) {
-    ref = TagLib::FileRef(path, false);
-    return !ref.isNull() && ref.file()->isValid();
-}
+/// A file opened by `path` (such as `/proc/self/fd/N`, which has no extension) that TagLib
+/// knows by `name`: FileRef recognises a format by the extension of its stream's name.
+class NamedFileStream : public TagLib::FileStream {
+public:
+    NamedFileStream(const char *path, const char *name, bool readOnly)
+        : TagLib::FileStream(path, readOnly), name_(name) {}
+
+    TagLib::FileName name() const override { return name_.c_str(); }
+
+private:
+    std::string name_;
+};
+
+/// A file opened for TagLib, without reading the audio properties (only tags are needed). The
+/// stream outlives the FileRef that reads it.
+struct OpenedFile {
+    NamedFileStream stream;
+    TagLib::FileRef ref;
+
+    OpenedFile(const char *path, const char *name, bool readOnly) : stream(path, name, readOnly) {
+        if (stream.isOpen()) ref = TagLib::FileRef(&stream, false);
+    }
+
+    /// Whether TagLib opened the file and recognised its format.
+    bool valid() const { return stream.isOpen() && !ref.isNull() && ref.file()->isValid(); }
+};
 
 /// Replaces the text frame `id` of an ID3v2 tag by one holding `text`.
 void replaceTextFrame(TagLib::ID3v2::Tag *tag, const char *id, const TagLib::String &text) {
@@ -108,11 +131,11 @@ TactusTagsStatus writeMP4(TagLib::MP4::File *file, int integerBPM) {
 
 }  // namespace
 
-extern "C" TactusTagsStatus tactus_tags_format(const char *path, TactusTagsFormat *format) {
+extern "C" TactusTagsStatus tactus_tags_format(const char *path, const char *name, TactusTagsFormat *format) {
     try {
-        TagLib::FileRef ref;
-        if (!open(path, ref)) return TACTUS_TAGS_CANNOT_OPEN;
-        *format = formatOf(ref.file());
+        OpenedFile opened(path, name, true);
+        if (!opened.valid()) return TACTUS_TAGS_CANNOT_OPEN;
+        *format = formatOf(opened.ref.file());
         return TACTUS_TAGS_OK;
     } catch (const std::bad_alloc &) {
         return TACTUS_TAGS_INTERNAL;
@@ -120,11 +143,11 @@ extern "C" TactusTagsStatus tactus_tags_format(const char *path, TactusTagsForma
 }
 
 extern "C" TactusTagsStatus tactus_tags_read_property(
-    const char *path, const char *key, char *value, size_t capacity, int *found) {
+    const char *path, const char *name, const char *key, char *value, size_t capacity, int *found) {
     try {
-        TagLib::FileRef ref;
-        if (!open(path, ref)) return TACTUS_TAGS_CANNOT_OPEN;
-        const TagLib::PropertyMap properties = propertiesOf(ref.file());
+        OpenedFile opened(path, name, true);
+        if (!opened.valid()) return TACTUS_TAGS_CANNOT_OPEN;
+        const TagLib::PropertyMap properties = propertiesOf(opened.ref.file());
         const auto entry = properties.find(TagLib::String(key, TagLib::String::UTF8));
         *found = entry != properties.end() && !entry->second.isEmpty();
         return *found ? copyOut(entry->second.front(), value, capacity) : TACTUS_TAGS_OK;
@@ -133,11 +156,11 @@ extern "C" TactusTagsStatus tactus_tags_read_property(
     }
 }
 
-extern "C" TactusTagsStatus tactus_tags_read_bpm(const char *path, char *value, size_t capacity, int *found) {
+extern "C" TactusTagsStatus tactus_tags_read_bpm(const char *path, const char *name, char *value, size_t capacity, int *found) {
     try {
-        TagLib::FileRef ref;
-        if (!open(path, ref)) return TACTUS_TAGS_CANNOT_OPEN;
-        if (auto *mpeg = dynamic_cast<TagLib::MPEG::File *>(ref.file())) {
+        OpenedFile opened(path, name, true);
+        if (!opened.valid()) return TACTUS_TAGS_CANNOT_OPEN;
+        if (auto *mpeg = dynamic_cast<TagLib::MPEG::File *>(opened.ref.file())) {
             if (mpeg->hasID3v2Tag()) {
                 auto *user = TagLib::ID3v2::UserTextIdentificationFrame::find(mpeg->ID3v2Tag(), "BPM");
                 if (user && user->fieldList().size() > 1 && !user->fieldList()[1].isEmpty()) {
@@ -147,7 +170,7 @@ extern "C" TactusTagsStatus tactus_tags_read_bpm(const char *path, char *value, 
                 }
             }
         }
-        const TagLib::PropertyMap properties = propertiesOf(ref.file());
+        const TagLib::PropertyMap properties = propertiesOf(opened.ref.file());
         const auto entry = properties.find("BPM");
         *found = entry != properties.end() && !entry->second.isEmpty();
         return *found ? copyOut(entry->second.front(), value, capacity) : TACTUS_TAGS_OK;
@@ -156,13 +179,13 @@ extern "C" TactusTagsStatus tactus_tags_read_bpm(const char *path, char *value, 
     }
 }
 
-extern "C" TactusTagsStatus tactus_tags_write_bpm(const char *path, int integer_bpm, const char *decimal_bpm) {
+extern "C" TactusTagsStatus tactus_tags_write_bpm(const char *path, const char *name, int integer_bpm, const char *decimal_bpm) {
     try {
-        TagLib::FileRef ref;
-        if (!open(path, ref)) return TACTUS_TAGS_CANNOT_OPEN;
-        if (ref.file()->readOnly()) return TACTUS_TAGS_SAVE_FAILED;
+        OpenedFile opened(path, name, false);
+        if (!opened.valid()) return TACTUS_TAGS_CANNOT_OPEN;
+        if (opened.ref.file()->readOnly()) return TACTUS_TAGS_SAVE_FAILED;
         const TagLib::String decimal(decimal_bpm, TagLib::String::UTF8);
-        TagLib::File *file = ref.file();
+        TagLib::File *file = opened.ref.file();
         switch (formatOf(file)) {
         case TACTUS_TAGS_FORMAT_MP3:
             return writeMPEG(static_cast<TagLib::MPEG::File *>(file), integer_bpm, decimal);

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import Synchronization
 import TactusLibraryRoots
+import TactusLibraryService
 import TactusProtocol
 import TactusStore
 import TactusZMQ

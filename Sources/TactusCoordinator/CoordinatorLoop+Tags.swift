@@ -1,11 +1,12 @@
 import Foundation
 import TactusLibraryRoots
+import TactusLibraryService
 import TactusModel
 import TactusProtocol
 import TactusStore
 
 /// The `tags` request: BPM tags of the files under the library roots, read into the library or
-/// written from it by the coordinator's ``SongTagger``, on an intake thread.
+/// written from it (``LibraryTags``) through the coordinator's ``SongTagger``, on an intake thread.
 extension CoordinatorLoop {
     func beginTags(_ request: TagsRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
         guard let tagger = coordinator.tagger else {
@@ -19,8 +20,9 @@ extension CoordinatorLoop {
     }
 }
 
-/// One `tags` request's work, off the loop: each song's file found below a library root, then
-/// read or written by the tagger.
+/// One `tags` request's work, off the loop: each song's file opened below a library root with
+/// its folder (no symbolic link followed), then read or written through those descriptors by
+/// the tagger, the library part done here.
 struct TagsWork: Sendable {
     let request: TagsRequest
     let library: Library
@@ -54,37 +56,60 @@ struct TagsWork: Sendable {
 
     private func report(for song: SongID) throws -> TagReport {
         let skipped = TagReport(file: nil, song: song, outcome: .skipped)
-        guard let file = try reachableFile(of: song) else {
+        let entry: LibraryEntry
+        switch try reachableEntry(of: song) {
+        case .none:
             return skipped.because(
                 "no file of this song below the server's library roots (it was uploaded, or its files are missing): "
                     + "the server writes only files under its roots (tactus scan), tactus tags --db writes local files")
+        case .refused(let file, let error):
+            var refused = TagReport(file: file, song: song, outcome: .failed).because(error.message)
+            refused.code = error.code.rawValue
+            return refused
+        case .opened(let opened):
+            entry = opened
         }
-        var report: TagReport
+        let tags = LibraryTags(library: library, tagger: tagger)
         if request.action == "read" {
-            report = tagger.read(file: file, song: song, replace: request.replace ?? false, library: library)
-        } else {
-            // A song being analysed is not rewritten: its jobs' results would name the old bytes.
-            guard try !library.jobs(of: song).contains(where: { $0.state.isActive }) else {
-                var waiting = skipped.because("being analysed: write its tag once its jobs are done")
-                waiting.file = file
-                return waiting
-            }
-            let options = TagWriteOptions(
-                detector: request.detector, minConfidence: request.minConfidence ?? 0, dryRun: request.dryRun ?? false,
-                backup: request.backup ?? false)
-            report = tagger.write(file: file, song: song, options: options, library: library)
+            return tags.read(entry, expected: song, replace: request.replace ?? false)
         }
-        return report
+        // A song being analysed is not rewritten: its jobs' results would name the old bytes.
+        guard try !library.jobs(of: song).contains(where: { $0.state.isActive }) else {
+            var waiting = skipped.because("being analysed: write its tag once its jobs are done")
+            waiting.file = entry.file.path
+            return waiting
+        }
+        let options = TagWriteOptions(
+            detector: request.detector, minConfidence: request.minConfidence ?? 0, dryRun: request.dryRun ?? false,
+            backup: request.backup ?? false)
+        return tags.write(entry, expected: song, options: options)
     }
 
-    /// The path of the first present location of `song` below one of the roots whose file the
-    /// roots' safe open reaches (a regular file, no symbolic link below the root).
-    private func reachableFile(of song: SongID) throws -> String? {
+    /// Where a song's file below the roots was found.
+    private enum Reach {
+        /// No present location below the roots.
+        case none
+        /// The first present location, refused by the safe open (a symbolic link, not a regular file).
+        case refused(file: String, ErrorBody)
+        /// The first present location that the safe open reached, open with its folder.
+        case opened(LibraryEntry)
+    }
+
+    /// The first present location of `song` below one of the roots whose file the roots' safe
+    /// open reaches (a regular file, no symbolic link below the root), opened with its folder;
+    /// when none does, the first refusal that is not a missing file.
+    private func reachableEntry(of song: SongID) throws -> Reach {
         let roots = LibraryRoots(self.roots)
+        var reach = Reach.none
         for location in try library.locations(of: song) where !location.missing {
             let path = location.absolutePath
-            if (try? roots.open(path)) != nil { return path }
+            do throws(ErrorBody) {
+                return .opened(try roots.openEntry(path))
+            } catch {
+                // A file gone since the last scan: the next location may be there.
+                if error.code != .notFound, case .none = reach { reach = .refused(file: path, error) }
+            }
         }
-        return nil
+        return reach
     }
 }

@@ -62,14 +62,26 @@ public struct LibraryRoots: Sendable {
     /// The regular file `path` names below a root, open for reading; a `forbidden`,
     /// `not-found` or `unreadable` error naming `path` otherwise.
     public func open(_ path: String) throws(ErrorBody) -> LibraryFile {
-        let (root, relative) = try locate(path)
-        guard !relative.isEmpty else { throw ErrorBody(code: .unreadable, message: "\(path): not a regular file") }
-        return try open(root: root, relative: relative, named: path)
+        try openEntry(path).file
     }
 
     /// The regular file at `relative` below the root `root` (one of ``directories``), open for
     /// reading: how a worker opens the file a JOB names by its location.
     public func open(root: String, relative: String, named: String? = nil) throws(ErrorBody) -> LibraryFile {
+        try openEntry(root: root, relative: relative, named: named).file
+    }
+
+    /// The regular file `path` names below a root, open for reading, with the folder that
+    /// holds it open too: what a file rewritten in place (a tag written) is worked on through.
+    public func openEntry(_ path: String) throws(ErrorBody) -> LibraryEntry {
+        let (root, relative) = try locate(path)
+        guard !relative.isEmpty else { throw ErrorBody(code: .unreadable, message: "\(path): not a regular file") }
+        return try openEntry(root: root, relative: relative, named: path)
+    }
+
+    /// The regular file at `relative` below the root `root` (one of ``directories``), open for
+    /// reading, with its folder, both opened as ``open(_:)`` describes.
+    public func openEntry(root: String, relative: String, named: String? = nil) throws(ErrorBody) -> LibraryEntry {
         let name = named ?? relative
         guard roots.contains(where: { $0.directory == root }) else {
             throw ErrorBody(code: .forbidden, message: "\(name): \(root) is not one of the library roots")
@@ -89,19 +101,28 @@ public struct LibraryRoots: Sendable {
             if let failure { throw failure }
             directory = next
         }
+        let folder = OpenFolder(descriptor: directory)
         // O_NONBLOCK: a FIFO planted under the root must not block the intake thread on open.
         let file = openat(directory, below[below.count - 1], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
-        let failure = file < 0 ? Self.openError(name, directory, below[below.count - 1], errno) : nil
-        close(directory)
-        if let failure { throw failure }
+        if file < 0 { throw Self.openError(name, directory, below[below.count - 1], errno) }
         var status = stat()
         guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             close(file)
             throw ErrorBody(code: .unreadable, message: "\(name): not a regular file")
         }
-        return LibraryFile(
+        let opened = LibraryFile(
             descriptor: file, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status), path: name, root: root,
             relative: below.joined(separator: "/"))
+        return LibraryEntry(file: opened, folder: folder, name: below[below.count - 1])
+    }
+
+    /// The regular file `path` names, opened with its folder for a command of the operator's
+    /// own (`tactus tags --db` on a file it names): the folder as the path names it (symbolic
+    /// links in it followed, as for a root), the file itself without following a link.
+    public static func openEntry(atPath path: String) throws(ErrorBody) -> LibraryEntry {
+        let url = URL(fileURLWithPath: path)
+        let folder = LibraryRoots([url.deletingLastPathComponent().path])
+        return try folder.openEntry(root: folder.directories[0], relative: url.lastPathComponent, named: path)
     }
 
     /// The error for `component` of `directory` that could not be opened, by its `errno` (a

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One tag field as written, for reports: `TBPM` = `128`, `TXXX:BPM` = `127.9`, `BPM` = `127.9`...
 public struct TagField: Sendable, Hashable, Codable {
     public var name: String
@@ -10,6 +12,12 @@ public struct TagField: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case name, value
+    }
+
+    /// The tempo a BPM tag's text gives: a number in 1...1000, else nil.
+    public static func tempo(of text: String) -> Double? {
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), (1...1000).contains(value) else { return nil }
+        return value
     }
 }
 

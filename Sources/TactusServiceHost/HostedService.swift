@@ -1,4 +1,5 @@
 import Foundation
+import TactusLibraryService
 import TactusProtocol
 
 /// The work a service host process does for the coordinator: everything that parses or computes
@@ -22,6 +23,12 @@ public enum HostedService: String, Sendable, Hashable, CaseIterable, Codable {
     /// Songs played one after the other, each at its tempo, as one WAV file: ``WorkoutArguments``
     /// in, one descriptor per song, ``RenderedFile`` out.
     case workout
+    /// A file's BPM tag: ``TagFileArguments`` in, the file's and its folder's descriptors, a
+    /// ``TagCallAnswer`` of `TagFileRead` out.
+    case tagsRead = "tags-read"
+    /// A BPM tag written safely into a file: ``TagFileArguments`` with its order in, the file's and
+    /// its folder's descriptors, a ``TagCallAnswer`` of `TagFileWritten` out.
+    case tagsWrite = "tags-write"
     /// The SHA-256 of a file below a library root: ``IdentifyArguments`` in, the file the one
     /// descriptor, ``IdentifiedFile`` out.
     case identify
@@ -120,6 +127,46 @@ public struct WorkoutArguments: Codable, Sendable, Hashable {
     public init(songs: [Song], output: String) {
         self.songs = songs
         self.output = output
+    }
+}
+
+/// A ``HostedService/tagsRead`` or ``HostedService/tagsWrite`` call: the file's name in its
+/// folder and in messages (the descriptors are the file's, then its folder's), and for a write
+/// what to write.
+public struct TagFileArguments: Codable, Sendable, Hashable {
+    /// The file's name in its folder: one component.
+    public var name: String
+    /// How messages name the file.
+    public var path: String
+    /// The tag to write (``HostedService/tagsWrite``).
+    public var order: TagWriteOrder?
+
+    public init(name: String, path: String, order: TagWriteOrder? = nil) {
+        self.name = name
+        self.path = path
+        self.order = order
+    }
+}
+
+/// The answer of a tags call: what the file part found or wrote, or why the file was skipped or
+/// failed (its own answer, not a failure of the call).
+public struct TagCallAnswer<Value: Codable & Sendable>: Codable, Sendable {
+    public var value: Value?
+    public var problem: TagFileProblem?
+
+    /// The answer of `body`: its value, or the problem it threw.
+    public init(_ body: () throws(TagFileProblem) -> Value) {
+        do {
+            value = try body()
+        } catch {
+            problem = error
+        }
+    }
+
+    /// The value, or the problem thrown.
+    func result() throws(TagFileProblem) -> Value {
+        if let value { return value }
+        throw problem ?? TagFileProblem(skipped: false, reason: "the tags call answered neither a value nor a problem", code: "internal")
     }
 }
 

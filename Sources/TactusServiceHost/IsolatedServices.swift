@@ -1,6 +1,7 @@
 import Foundation
 import TactusCoordinator
 import TactusLibraryRoots
+import TactusLibraryService
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -94,6 +95,39 @@ public struct IsolatedRenderer: SongRenderer {
             songs: songs.map { WorkoutArguments.Song(name: $0.name, sourceBPM: $0.sourceBPM, targetBPM: $0.targetBPM) }, output: output)
         let answer = try hosts.call(.workout, arguments: arguments, descriptors: files.map(\.descriptor), what: "render of a workout")
         return try ServiceJSON.decode(RenderedFile.self, from: answer.result, what: "render of a workout: the answer").durationS
+    }
+}
+
+/// The coordinator's ``SongTagger`` whose every tag is read and written in a service host
+/// process, through the file's and its folder's descriptors the coordinator opened below a
+/// library root (never a path the host would open again). A host that fails makes its file
+/// `failed` with the pool's code (`worker-lost`, `timeout`, `unavailable`).
+public struct IsolatedTagger: SongTagger {
+    public let hosts: ServiceHostPool
+
+    public init(hosts: ServiceHostPool) {
+        self.hosts = hosts
+    }
+
+    public func readTag(of file: OpenFileInFolder) throws(TagFileProblem) -> TagFileRead {
+        try call(.tagsRead, TagFileArguments(name: file.name, path: file.path), file, what: "tags of \(file.path)")
+    }
+
+    public func writeTag(_ order: TagWriteOrder, into file: OpenFileInFolder) throws(TagFileProblem) -> TagFileWritten {
+        try call(.tagsWrite, TagFileArguments(name: file.name, path: file.path, order: order), file, what: "tags of \(file.path)")
+    }
+
+    private func call<Value: Codable & Sendable>(
+        _ service: HostedService, _ arguments: TagFileArguments, _ file: OpenFileInFolder, what: String
+    ) throws(TagFileProblem) -> Value {
+        let answer: TagCallAnswer<Value>
+        do throws(ErrorBody) {
+            let result = try hosts.call(service, arguments: arguments, descriptors: [file.file, file.folder], what: what).result
+            answer = try ServiceJSON.decode(TagCallAnswer<Value>.self, from: result, what: "\(what): the answer")
+        } catch {
+            throw TagFileProblem(skipped: false, reason: error.message, code: error.code.rawValue)
+        }
+        return try answer.result()
     }
 }
 

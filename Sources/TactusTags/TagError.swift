@@ -3,9 +3,7 @@ import TactusAudio
 /// Why a file's tags could not be read or written. Every case names the file, so the
 /// description can be shown to a person as is. A failed write leaves the file as it was.
 public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// No file at this path.
-    case missing(path: String)
-    /// The file exists but cannot be read, or its folder cannot take the temporary copy.
+    /// The file cannot be read, or its folder cannot take the temporary copy.
     case unreadable(path: String, reason: String)
     /// TagLib cannot open the file: not a format it knows by the file's extension, or damaged.
     case cannotOpen(path: String)
@@ -19,12 +17,15 @@ public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
     case writeFailed(path: String, reason: String)
     /// The audio decoded from the written copy differs from the original's: nothing was replaced.
     case audioChanged(path: String, reason: String)
+    /// The file's name in its folder no longer refers to the file that was read (it was
+    /// replaced, by a symbolic link or another file, while the copy was written): nothing was replaced.
+    case changedWhileWritten(path: String)
 
     /// The file the error is about.
     public var path: String {
         switch self {
-        case .missing(let path), .unreadable(let path, _), .cannotOpen(let path), .unsupportedFormat(let path, _),
-             .readOnly(let path), .notAudio(let path, _), .writeFailed(let path, _), .audioChanged(let path, _):
+        case .unreadable(let path, _), .cannotOpen(let path), .unsupportedFormat(let path, _), .readOnly(let path),
+             .notAudio(let path, _), .writeFailed(let path, _), .audioChanged(let path, _), .changedWhileWritten(let path):
             path
         }
     }
@@ -32,7 +33,6 @@ public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable machine-readable code.
     public var code: String {
         switch self {
-        case .missing: "missing"
         case .unreadable: "unreadable"
         case .cannotOpen: "cannot-open"
         case .unsupportedFormat: "unsupported-format"
@@ -40,14 +40,13 @@ public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
         case .notAudio: "not-audio"
         case .writeFailed: "write-failed"
         case .audioChanged: "audio-changed"
+        case .changedWhileWritten: "changed-while-written"
         }
     }
 
     /// A sentence for people: the file, then the problem.
     public var description: String {
         switch self {
-        case .missing(let path):
-            "\(path): no such file"
         case .unreadable(let path, let reason):
             "\(path): cannot read the file: \(reason)"
         case .cannotOpen(let path):
@@ -62,6 +61,8 @@ public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path): the tags could not be written: \(reason)"
         case .audioChanged(let path, let reason):
             "\(path): writing the tags would change the audio (\(reason)); the file was left as it was"
+        case .changedWhileWritten(let path):
+            "\(path): the file changed while it was written (its name now refers to another file or a link); nothing was replaced"
         }
     }
 }

@@ -1,5 +1,6 @@
 import CTagLib
 import Foundation
+import TactusLibraryRoots
 import TactusModel
 
 /// A file's container, as TagLib opens it (by the file's extension).
@@ -48,70 +49,52 @@ public struct FileTags: Sendable, Hashable {
     public var artist: String?
 
     /// The tag's tempo: the BPM text as a number in 1...1000, else nil (absent, or not a tempo).
-    public var bpm: Double? {
-        guard let text = bpmText?.trimmingCharacters(in: .whitespaces), let value = Double(text),
-            (1...1000).contains(value)
-        else { return nil }
-        return value
-    }
+    public var bpm: Double? { bpmText.flatMap(TagField.tempo(of:)) }
 }
 
-/// The tags of one file through TagLib, read or written in place. ``SafeTagWriter`` is the
-/// checked way to write a file people keep; this type is its TagLib step.
+/// The tags of one file through TagLib, read through its open descriptor (never its path).
+/// ``SafeTagWriter`` is the checked way to write a file people keep.
 ///
 /// ```swift
-/// let tags = try TagFile.read("song.flac")
+/// let entry = try LibraryRoots.openEntry(atPath: "song.flac")
+/// let tags = try TagFile.read(entry.descriptors)
 /// print(tags.bpm ?? 0, tags.title ?? "")
 /// ```
 public enum TagFile {
     /// The file's format; throws when TagLib cannot open it.
-    public static func format(of path: String) throws(TagError) -> TagFormat {
-        try checkReadable(path)
-        var format = TACTUS_TAGS_FORMAT_OTHER
-        try check(tactus_tags_format(path, &format), path)
-        return TagFormat(format)
+    public static func format(of file: OpenFileInFolder) throws(TagError) -> TagFormat {
+        try format(of: TagLibFile(file))
     }
 
-    /// The BPM, title and artist tags of the file at `path`.
-    public static func read(_ path: String) throws(TagError) -> FileTags {
-        let format = try format(of: path)
-        let bpm = try text(path) { tactus_tags_read_bpm(path, $0, $1, $2) }
-        let title = try text(path) { tactus_tags_read_property(path, "TITLE", $0, $1, $2) }
-        let artist = try text(path) { tactus_tags_read_property(path, "ARTIST", $0, $1, $2) }
+    /// The BPM, title and artist tags of the file.
+    public static func read(_ file: OpenFileInFolder) throws(TagError) -> FileTags {
+        let target = TagLibFile(file)
+        let format = try format(of: target)
+        let bpm = try text(target) { tactus_tags_read_bpm(target.openPath, target.name, $0, $1, $2) }
+        let title = try text(target) { tactus_tags_read_property(target.openPath, target.name, "TITLE", $0, $1, $2) }
+        let artist = try text(target) { tactus_tags_read_property(target.openPath, target.name, "ARTIST", $0, $1, $2) }
         return FileTags(format: format, bpmText: bpm, title: title, artist: artist)
     }
 
-    /// Writes `bpm` (in 1...1000) into the file at `path` in place (see ``TagField/bpm(_:in:)``)
-    /// and returns the fields written; every other tag stays as it was.
-    @discardableResult
-    public static func writeBPM(_ bpm: Double, to path: String) throws(TagError) -> [TagField] {
-        let format = try format(of: path)
-        let fields = TagField.bpm(bpm, in: format)
-        guard format.holdsBPM else { throw .unsupportedFormat(path: path, format: format) }
-        guard isWritable(path) else { throw .readOnly(path: path) }
-        try check(tactus_tags_write_bpm(path, TagField.integerValue(bpm), TagField.decimalText(bpm)), path, format: format)
-        return fields
+    static func format(of target: TagLibFile) throws(TagError) -> TagFormat {
+        var format = TACTUS_TAGS_FORMAT_OTHER
+        try check(tactus_tags_format(target.openPath, target.name, &format), target.path)
+        return TagFormat(format)
     }
 
-    /// Whether the file may be written: the process may write it, and its owner's write
-    /// permission is set (checked too because the superuser may write any file).
-    static func isWritable(_ path: String) -> Bool {
-        let permissions = (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? NSNumber)?.intValue ?? 0
-        return FileManager.default.isWritableFile(atPath: path) && permissions & 0o200 != 0
-    }
-
-    private static func checkReadable(_ path: String) throws(TagError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw .missing(path: path) }
-        guard !isDirectory.boolValue else { throw .unreadable(path: path, reason: "a folder, not a file") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw .unreadable(path: path, reason: "permission denied")
-        }
+    /// Writes `bpm` (in 1...1000) into `target` in place (see ``TagField/bpm(_:in:)``) and
+    /// returns the fields written; every other tag stays as it was.
+    static func writeBPM(_ bpm: Double, to target: TagLibFile) throws(TagError) -> [TagField] {
+        let format = try format(of: target)
+        guard format.holdsBPM else { throw .unsupportedFormat(path: target.path, format: format) }
+        let status = tactus_tags_write_bpm(target.openPath, target.name, TagField.integerValue(bpm), TagField.decimalText(bpm))
+        try check(status, target.path, format: format)
+        return TagField.bpm(bpm, in: format)
     }
 
     /// One value read by `body` (buffer, capacity, found flag), growing the buffer when it is too small.
     private static func text(
-        _ path: String, _ body: (UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<Int32>) -> TactusTagsStatus
+        _ target: TagLibFile, _ body: (UnsafeMutablePointer<CChar>, Int, UnsafeMutablePointer<Int32>) -> TactusTagsStatus
     ) throws(TagError) -> String? {
         var capacity = 256
         while true {
@@ -122,7 +105,7 @@ public enum TagFile {
                 capacity *= 16
                 continue
             }
-            try check(status, path)
+            try check(status, target.path)
             return found != 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : nil
         }
     }
@@ -137,4 +120,25 @@ public enum TagFile {
         default: throw .writeFailed(path: path, reason: "TagLib failed (out of memory)")
         }
     }
+}
+
+/// A file as TagLib opens it: through its open descriptor (`/proc/self/fd/N`, which reaches the
+/// file the descriptor holds whatever its name now is), its format known by the extension of
+/// its own name; `path` names it in errors.
+struct TagLibFile {
+    var descriptor: Int32
+    var name: String
+    var path: String
+
+    init(descriptor: Int32, name: String, path: String) {
+        self.descriptor = descriptor
+        self.name = name
+        self.path = path
+    }
+
+    init(_ file: OpenFileInFolder) {
+        self.init(descriptor: file.file, name: file.name, path: file.path)
+    }
+
+    var openPath: String { "/proc/self/fd/\(descriptor)" }
 }

@@ -181,4 +181,36 @@ struct TagsCommandTests {
         #expect(try CLI.run(["tags", "read", "--db", library.database]).status == 2)
         #expect(try CLI.run(["tags", "read", "--all", library.flac, "--db", library.database]).status == 2)
     }
+
+    /// A stored path replaced by a symbolic link to a private file elsewhere (a copy of the same
+    /// bytes, so that no check of content stands in the way): the link is refused and named,
+    /// whether the song is named by id, taken with --all or named by the path itself, and the
+    /// file it leads to keeps its bytes and its mode 0600.
+    @Test func aStoredPathReplacedByALinkIsRefusedAndNamed() throws {
+        let library = try Library()
+        let store = try TactusStore.Library(path: library.database)
+        let bytes = try Self.bytes(library.mp3)
+        let song = SongID(hashing: bytes)
+        try store.recordLocation(SongLocation(root: library.directory.path, path: "run.mp3", byteSize: bytes.count, mtimeNs: 1), of: song)
+        let elsewhere = try TemporaryDirectory(prefix: "tactus-tags-outside")
+        let outside = elsewhere.file("private.mp3")
+        try bytes.write(to: URL(fileURLWithPath: outside))
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: outside)
+        try FileManager.default.removeItem(atPath: library.mp3)
+        try FileManager.default.createSymbolicLink(atPath: library.mp3, withDestinationPath: outside)
+
+        for names in [[song.hex], ["--all"], [library.mp3]] {
+            let run = try CLI.run(["tags", "write"] + names + ["--db", library.database, "--json"])
+            #expect(run.status == 1, "\(names): \(run.standardOutput)")
+            let report = try #require(run.jsonLines.first { $0["file"] as? String == library.mp3 }, "\(names): \(run.standardOutput)")
+            #expect(report["outcome"] as? String == "failed")
+            #expect(report["code"] as? String == "forbidden")
+            #expect((report["reason"] as? String)?.hasPrefix("\(library.mp3): run.mp3 is a symbolic link") == true, "\(report)")
+            #expect(try Self.bytes(outside) == bytes)
+            #expect(try FileManager.default.attributesOfItem(atPath: outside)[.posixPermissions] as? Int == 0o600)
+        }
+        let read = try CLI.run(["tags", "read", song.hex, "--db", library.database, "--json"])
+        #expect(read.jsonLines.first?["code"] as? String == "forbidden", "\(read.standardOutput)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: library.mp3) == outside)
+    }
 }

@@ -111,4 +111,26 @@ struct TagsOverServerTests {
         #expect(try Mutagen.tags(of: flac)["BPM"] == [String(format: "%.1f", combBPM)])
         #expect(try Mutagen.tags(of: flac)["TITLE"] == ["Tempo Song"])
     }
+
+    /// A song's file below the root replaced by a symbolic link to a private file elsewhere (the
+    /// same bytes, so no check of content stands in the way): the server refuses it, naming the
+    /// link, and the file it leads to keeps its bytes and its mode 0600.
+    @Test func aSongReplacedByALinkIsRefusedAndNamed() throws {
+        let swap = try LinkSwap(name: "walk.flac")
+        let server = try ServeProcess(dataDirectory: swap.directory.file("data"), extraArguments: ["--library-root", swap.root])
+        defer { _ = server.stop() }
+        let frontend = server.endpoints.frontend
+        try #require(try CLI.run(["scan", "--server", frontend]).status == 0)
+        try #require(try Self.waitForSongs(1, server: frontend).count == 1)
+        try swap.swapForLink()
+
+        for action in ["write", "read"] {
+            let run = try CLI.run(["tags", action, "--all", "--json", "--server", frontend])
+            let report = try #require(run.jsonLines.first, "\(run.standardOutput) \(run.standardError)")
+            #expect(report["outcome"] as? String == "failed" && report["code"] as? String == "forbidden", "\(report)")
+            #expect(report["file"] as? String == swap.song)
+            #expect((report["reason"] as? String)?.hasPrefix("\(swap.song): walk.flac is a symbolic link") == true, "\(report)")
+        }
+        #expect(try swap.outsideIsUntouched())
+    }
 }

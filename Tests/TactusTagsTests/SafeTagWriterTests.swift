@@ -1,6 +1,8 @@
 import Foundation
 import TactusAudio
+import TactusLibraryRoots
 import TactusModel
+import TactusProtocol
 import TactusTags
 import TactusTestSupport
 import Testing
@@ -24,6 +26,21 @@ struct SafeTagWriterTests {
         try DecodedAudio(decoding: .file(path), options: DecodingOptions(minimumSeconds: 0)).samples
     }
 
+    /// `body` on the file at `path` opened with its folder, as the taggers open it.
+    static func opened<T>(_ path: String, _ body: (OpenFileInFolder) throws -> T) throws -> T {
+        let entry = try LibraryRoots.openEntry(atPath: path)
+        return try withExtendedLifetime(entry) { try body(entry.descriptors) }
+    }
+
+    /// Writes `bpm` into the file at `path` through its descriptors.
+    static func write(_ bpm: Double, to path: String, backup: Bool = false) throws -> SafeTagWriter.Written {
+        try opened(path) { try SafeTagWriter(keepsBackup: backup).write(bpm: bpm, to: $0) }
+    }
+
+    static func read(_ path: String) throws -> FileTags {
+        try opened(path) { try TagFile.read($0) }
+    }
+
     @Test(arguments: [
         (AudioFileWriter.Format.mp3(.variable), "song.mp3", ["TBPM": ["128"], "TXXX:BPM": ["127.9"]]),
         (.flac, "song.flac", ["BPM": ["127.9"]]),
@@ -38,7 +55,7 @@ struct SafeTagWriterTests {
         let before = try Mutagen.tags(of: path), audio = try Self.samples(path)
         #expect(before.values.contains(["Steady Steps"]), "libsndfile wrote the title: \(before)")
 
-        let written = try SafeTagWriter().write(bpm: 127.94, to: path)
+        let written = try Self.write(127.94, to: path)
         #expect(written.backup == nil)
         #expect(Dictionary(uniqueKeysWithValues: written.fields.map { ($0.name, [$0.value]) }) == expected)
 
@@ -48,8 +65,8 @@ struct SafeTagWriterTests {
         for (key, value) in before { #expect(after[key] == value, "\(key) in \(after)") }
         #expect(Set(after.keys).subtracting(before.keys) == Set(expected.keys))
         #expect(try Self.samples(path) == audio)
-        #expect(try TagFile.read(path).bpm == 127.9)
-        #expect(try TagFile.read(path).title == "Steady Steps")
+        #expect(try Self.read(path).bpm == 127.9)
+        #expect(try Self.read(path).title == "Steady Steps")
         // No temporary copy is left in the folder.
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == [name])
     }
@@ -60,14 +77,14 @@ struct SafeTagWriterTests {
         let flac = try Self.song(.flac, named: "tagged.flac", in: directory)
         try Mutagen.setBPM("141", in: mp3)
         try Mutagen.setBPM("98.5", in: flac)
-        #expect(try TagFile.read(mp3).bpmText == "141")
-        #expect(try TagFile.read(mp3).bpm == 141)
-        #expect(try TagFile.read(mp3).artist == "The Metronomes")
-        #expect(try TagFile.read(flac).bpm == 98.5)
-        #expect(try TagFile.read(Self.song(.flac, named: "untagged.flac", in: directory)).bpmText == nil)
+        #expect(try Self.read(mp3).bpmText == "141")
+        #expect(try Self.read(mp3).bpm == 141)
+        #expect(try Self.read(mp3).artist == "The Metronomes")
+        #expect(try Self.read(flac).bpm == 98.5)
+        #expect(try Self.read(Self.song(.flac, named: "untagged.flac", in: directory)).bpmText == nil)
         try Mutagen.setBPM("fast", in: flac)
-        #expect(try TagFile.read(flac).bpmText == "fast")
-        #expect(try TagFile.read(flac).bpm == nil)
+        #expect(try Self.read(flac).bpmText == "fast")
+        #expect(try Self.read(flac).bpm == nil)
     }
 
     @Test func anExistingID3v2TagKeepsItsVersionAndItsFrames() throws {
@@ -88,7 +105,7 @@ struct SafeTagWriterTests {
         ])
         #expect(tagged.status == 0, "\(tagged.standardError)")
         let before = try Mutagen.tags(of: path)
-        _ = try SafeTagWriter().write(bpm: 132.26, to: path)
+        _ = try Self.write(132.26, to: path)
         let after = try Mutagen.tags(of: path)
         #expect(after["TBPM"] == ["132"])
         #expect(after["TXXX:BPM"] == ["132.3"])
@@ -102,14 +119,14 @@ struct SafeTagWriterTests {
         let directory = try TemporaryDirectory(prefix: "tactus-tags")
         let path = try Self.song(.flac, named: "song.flac", in: directory)
         let original = try Data(contentsOf: URL(fileURLWithPath: path))
-        let written = try SafeTagWriter(keepsBackup: true).write(bpm: 90, to: path)
+        let written = try Self.write(90, to: path, backup: true)
         #expect(written.backup == path + ".bak")
         #expect(try Data(contentsOf: URL(fileURLWithPath: path + ".bak")) == original)
         #expect(try Mutagen.tags(of: path)["BPM"] == ["90.0"])
 
         let tagged = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(throws: TagError.writeFailed(path: path, reason: "the backup \(path).bak already exists")) {
-            try SafeTagWriter(keepsBackup: true).write(bpm: 91, to: path)
+            try Self.write(91, to: path, backup: true)
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == tagged)
     }
@@ -117,15 +134,15 @@ struct SafeTagWriterTests {
     @Test func badFilesAreRefusedWithAnErrorNamingThem() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-tags")
         let missing = directory.file("missing.mp3")
-        #expect(throws: TagError.missing(path: missing)) { try SafeTagWriter().write(bpm: 120, to: missing) }
-        #expect(throws: TagError.missing(path: missing)) { try TagFile.read(missing) }
+        let gone = #expect(throws: ErrorBody.self) { try Self.write(120, to: missing) }
+        #expect(gone?.code == .notFound && gone?.message.hasPrefix(missing + ": ") == true)
 
         let wav = try Self.song(.wav16, named: "song.wav", in: directory)
-        #expect(throws: TagError.unsupportedFormat(path: wav, format: .other)) { try SafeTagWriter().write(bpm: 120, to: wav) }
+        #expect(throws: TagError.unsupportedFormat(path: wav, format: .other)) { try Self.write(120, to: wav) }
 
         let text = directory.file("notes.mp3")
         #expect(FileManager.default.createFile(atPath: text, contents: Data(String(repeating: "not audio\n", count: 500).utf8)))
-        let notAudio = #expect(throws: TagError.self) { try SafeTagWriter().write(bpm: 120, to: text) }
+        let notAudio = #expect(throws: TagError.self) { try Self.write(120, to: text) }
         #expect(notAudio?.path == text)
         #expect(notAudio?.description.hasPrefix(text + ": ") == true)
         #expect(try String(contentsOfFile: text, encoding: .utf8).hasPrefix("not audio"))
@@ -133,7 +150,7 @@ struct SafeTagWriterTests {
         let readOnly = try Self.song(.flac, named: "read-only.flac", in: directory)
         try FileManager.default.setAttributes([.posixPermissions: 0o444], ofItemAtPath: readOnly)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: readOnly))
-        #expect(throws: TagError.readOnly(path: readOnly)) { try SafeTagWriter().write(bpm: 120, to: readOnly) }
+        #expect(throws: TagError.readOnly(path: readOnly)) { try Self.write(120, to: readOnly) }
         #expect(try Data(contentsOf: URL(fileURLWithPath: readOnly)) == bytes)
         #expect(TagError.readOnly(path: readOnly).description == "\(readOnly): the file is read-only")
     }

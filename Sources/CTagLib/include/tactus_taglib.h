@@ -1,6 +1,9 @@
 // A plain C interface over TagLib's C++ API (FileRef, PropertyMap and the format-specific tags),
 // for the Swift module TactusTags. TagLib 1.13's own C binding (tag_c.h) has no access to the
-// BPM property, hence this small target. Every function takes a UTF-8 path and never throws.
+// BPM property, hence this small target. Every function opens the file at `path` (UTF-8; an
+// open descriptor's `/proc/self/fd/N` does) and recognises its format by the extension of
+// `name`, the file's own name (TagLib 1.13 knows formats by extension, then by content); none
+// throws.
 #ifndef TACTUS_TAGLIB_H
 #define TACTUS_TAGLIB_H
 
@@ -36,22 +39,22 @@ typedef enum {
     TACTUS_TAGS_FORMAT_MP4 = 5,
 } TactusTagsFormat;
 
-/// The format of the file at `path`, in `*format`.
-TactusTagsStatus tactus_tags_format(const char *path, TactusTagsFormat *format);
+/// The format of the file at `path` (opened read-only), in `*format`.
+TactusTagsStatus tactus_tags_format(const char *path, const char *name, TactusTagsFormat *format);
 
 /// The first value of the property `key` (a TagLib PropertyMap key such as "TITLE" or "ARTIST"),
 /// NUL-terminated UTF-8 in `value` (at most `capacity` bytes); `*found` is 0 when the file has none.
-TactusTagsStatus tactus_tags_read_property(const char *path, const char *key, char *value, size_t capacity, int *found);
+TactusTagsStatus tactus_tags_read_property(const char *path, const char *name, const char *key, char *value, size_t capacity, int *found);
 
 /// The BPM tag as written: for MP3 the `TXXX:BPM` frame when there is one (it keeps decimals),
 /// else `TBPM`; for the other formats the `BPM` property (Vorbis comment, MP4 `tmpo`).
-TactusTagsStatus tactus_tags_read_bpm(const char *path, char *value, size_t capacity, int *found);
+TactusTagsStatus tactus_tags_read_bpm(const char *path, const char *name, char *value, size_t capacity, int *found);
 
 /// Writes a tempo into the file at `path`, changing no other tag: for MP3, the ID3v2 frames
 /// `TBPM` = `integer_bpm` and `TXXX:BPM` = `decimal_bpm` (the ID3v2 tag keeps its version 2.3 or
 /// 2.4; other tags, ID3v1 and APE, are left as they are); for FLAC, Ogg Vorbis and Opus, the
 /// Vorbis comment `BPM` = `decimal_bpm`; for MP4, the `tmpo` atom = `integer_bpm`.
-TactusTagsStatus tactus_tags_write_bpm(const char *path, int integer_bpm, const char *decimal_bpm);
+TactusTagsStatus tactus_tags_write_bpm(const char *path, const char *name, int integer_bpm, const char *decimal_bpm);
 
 #ifdef __cplusplus
 }

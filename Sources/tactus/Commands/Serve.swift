@@ -278,7 +278,7 @@ extension Tactus {
                 configuration.maxInlineSongBytes = maxInlineSongBytes
                 coordinator = try Coordinator(
                     configuration: configuration, probe: IsolatedProbe(hosts: hosts.probes),
-                    renderer: IsolatedRenderer(hosts: hosts.renders), tagger: ServerTagger(),
+                    renderer: IsolatedRenderer(hosts: hosts.renders), tagger: IsolatedTagger(hosts: hosts.tags),
                     recordings: IsolatedRecordingAnalyzer(hosts: hosts.recordings), logger: logger)
             } catch {
                 throw CommandFailure("cannot start the server: \(error)")
@@ -348,7 +348,8 @@ extension Tactus {
 
         /// The service host processes in which the coordinator has client content parsed and
         /// computed on: song headers and files' SHA-256 (as many at once as there are cores),
-        /// recordings and renders.
+        /// recordings, renders and tags (a read within a minute, a write, which decodes the file
+        /// twice, within five).
         private func serviceHosts(logger: Logger) -> ServiceHosts {
             let arguments = [
                 "service-host", "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
@@ -366,7 +367,8 @@ extension Tactus {
             return ServiceHosts(
                 probes: pool(max(1, cores), [.probe: .seconds(120), .identify: .seconds(120)]),
                 recordings: pool(2, [.cadence: .milliseconds(Int64(maxCadenceSeconds * 1000))]),
-                renders: pool(1, [.render: .milliseconds(Int64(maxRenderSeconds * 1000)), .workout: .milliseconds(Int64(maxRenderSeconds * 1000))]))
+                renders: pool(1, [.render: .milliseconds(Int64(maxRenderSeconds * 1000)), .workout: .milliseconds(Int64(maxRenderSeconds * 1000))]),
+                tags: pool(1, [.tagsRead: .seconds(60), .tagsWrite: .seconds(300)]))
         }
 
         /// The web gateway's address, checked (loopback, a token or --insecure; free now), nil with --no-web.
@@ -491,8 +493,9 @@ struct ServiceHosts {
     var probes: ServiceHostPool
     var recordings: ServiceHostPool
     var renders: ServiceHostPool
+    var tags: ServiceHostPool
 
     func stop() {
-        for pool in [probes, recordings, renders] { pool.stop() }
+        for pool in [probes, recordings, renders, tags] { pool.stop() }
     }
 }

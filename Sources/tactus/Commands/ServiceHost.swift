@@ -4,16 +4,19 @@ import TactusAudio
 import TactusAudioProbe
 import TactusCadence
 import TactusCoordinator
+import TactusLibraryRoots
+import TactusLibraryService
 import TactusModel
 import TactusProtocol
 import TactusServiceHost
 import TactusStore
+import TactusTags
 import TactusWorker
 
 extension Tactus {
     /// `tactus service-host`: the process in which `tactus serve`'s coordinator has what clients
     /// send or name parsed and computed on (song headers, files' SHA-256, cadence recordings,
-    /// renders), so that a trap,
+    /// renders, tags), so that a trap,
     /// an allocation failure or a hang costs one request, never the server. Not for users.
     struct ServiceHost: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -50,7 +53,7 @@ extension Tactus {
 }
 
 /// What a service host does for each ``HostedService``: the in-process code `tactus analyze`,
-/// `tactus cadence` and `tactus stretch` use, behind the call's arguments.
+/// `tactus cadence`, `tactus stretch` and `tactus tags --db` use, behind the call's arguments.
 struct HostedHandlers: Sendable {
     let decoding: DecodingOptions
 
@@ -61,6 +64,8 @@ struct HostedHandlers: Sendable {
             .render: { input throws(ErrorBody) in try ServiceCallInput.answer(try render(input)) },
             .workout: { input throws(ErrorBody) in try ServiceCallInput.answer(try workout(input)) },
             .identify: { input throws(ErrorBody) in try ServiceCallInput.answer(try identify(input)) },
+            .tagsRead: { input throws(ErrorBody) in try ServiceCallInput.answer(try tagsRead(input)) },
+            .tagsWrite: { input throws(ErrorBody) in try ServiceCallInput.answer(try tagsWrite(input)) },
         ]
     }
 
@@ -113,5 +118,26 @@ struct HostedHandlers: Sendable {
             WorkoutSong(path: "/proc/self/fd/\(file)", name: song.name, sourceBPM: song.sourceBPM, targetBPM: song.targetBPM)
         }
         return RenderedFile(durationS: try StretchRenderer().renderWorkout(songs, to: arguments.output))
+    }
+
+    private func tagsRead(_ input: ServiceCallInput) throws(ErrorBody) -> TagCallAnswer<TagFileRead> {
+        let (_, file) = try tagFile(input)
+        return TagCallAnswer { () throws(TagFileProblem) in try LocalSongTagger().readTag(of: file) }
+    }
+
+    private func tagsWrite(_ input: ServiceCallInput) throws(ErrorBody) -> TagCallAnswer<TagFileWritten> {
+        let (arguments, file) = try tagFile(input)
+        guard let order = arguments.order else { throw ErrorBody(code: .internal, message: "\(arguments.path): a tags-write call carries no order") }
+        return TagCallAnswer { () throws(TagFileProblem) in try LocalSongTagger().writeTag(order, into: file) }
+    }
+
+    /// A tags call's file: its descriptors (the file's, then its folder's) and its names.
+    private func tagFile(_ input: ServiceCallInput) throws(ErrorBody) -> (TagFileArguments, OpenFileInFolder) {
+        let arguments = try input.decode(TagFileArguments.self)
+        let descriptors = try input.requireDescriptors(2)
+        guard !arguments.name.isEmpty, !arguments.name.contains("/"), arguments.name != ".", arguments.name != ".." else {
+            throw ErrorBody(code: .internal, message: "\(arguments.path): a tags call names no file of its folder")
+        }
+        return (arguments, OpenFileInFolder(file: descriptors[0], folder: descriptors[1], name: arguments.name, path: arguments.path))
     }
 }

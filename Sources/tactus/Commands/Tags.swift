@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import TactusAudio
 import TactusClient
+import TactusLibraryRoots
+import TactusLibraryService
 import TactusModel
 import TactusProtocol
 import TactusStore
@@ -84,8 +86,8 @@ extension Tactus.Tags {
 
         func run() throws {
             let run = try TagRun(selection: selection, source: source, json: output.json)
-            try run.perform(TagsRequest(action: "read", replace: replace ? true : nil)) { tags, target in
-                tags.read(file: target.file, expected: target.song, replace: replace)
+            try run.perform(TagsRequest(action: "read", replace: replace ? true : nil)) { tags, entry, song in
+                tags.read(entry, expected: song, replace: replace)
             }
             try run.finish(counted: [.imported, .skipped, .failed])
         }
@@ -106,7 +108,10 @@ extension Tactus.Tags {
                 temporary copy in the file's folder, the copy's decoded audio is checked sample \\
                 by sample against the original's, and the copy then replaces the file (--backup \\
                 keeps the original as FILE.bak). The new bytes have a new SHA-256: the library's \\
-                song takes it, keeping its analyses and reference tempo.
+                song takes it, keeping its analyses and reference tempo. Each file is opened once, \\
+                without following a symbolic link, and worked on through that descriptor and its \\
+                folder's: a file that is a link, or whose name is swapped while it is written, is \\
+                refused and named, and nothing outside its folder is touched.
 
                 Each file is reported as written (would-write with --dry-run), skipped (not in \\
                 the library, no analysis, no tempo, below --min-confidence, unsupported format, \\
@@ -148,9 +153,8 @@ extension Tactus.Tags {
             let request = TagsRequest(
                 action: "write", detector: detector, minConfidence: minConfidence > 0 ? minConfidence : nil, dryRun: dryRun ? true : nil,
                 backup: backup ? true : nil)
-            let options = LibraryTags.WriteOptions(
-                tempo: detector.map { .detector($0) } ?? .consensus, minConfidence: minConfidence, dryRun: dryRun, backup: backup)
-            try run.perform(request) { tags, target in tags.write(file: target.file, expected: target.song, options: options) }
+            let options = TagWriteOptions(detector: detector, minConfidence: minConfidence, dryRun: dryRun, backup: backup)
+            try run.perform(request) { tags, entry, song in tags.write(entry, expected: song, options: options) }
             try run.finish(counted: [dryRun ? .wouldWrite : .written, .skipped, .failed])
         }
     }
@@ -158,11 +162,43 @@ extension Tactus.Tags {
 
 /// One `tags read` or `tags write`: the songs chosen, found as files here (`--db`) or sent to the
 /// server, and their reports, printed as they come with --json, as a table at the end otherwise.
+///
+/// Here, each file is opened once with its folder, without following a link (a stored path
+/// below its root, a file named in its folder), and its tags are read and written through those
+/// descriptors (``LocalSongTagger``): a file that is a symbolic link or not a regular file is
+/// reported failed, naming it.
 final class TagRun {
     /// A file here and the song the library says it holds (nil: the file's content decides).
     struct Target {
-        var file: String
+        /// Where the file is.
+        enum Place {
+            /// A file named on the command line (or found under a folder named there).
+            case named(String)
+            /// A song's stored location: opened below its root.
+            case stored(SongLocation)
+        }
+
+        var place: Place
         var song: SongID?
+
+        /// How reports name the file.
+        var file: String {
+            switch place {
+            case .named(let path): path
+            case .stored(let location): location.absolutePath
+            }
+        }
+
+        /// The file, opened with its folder.
+        func open() throws(ErrorBody) -> LibraryEntry {
+            switch place {
+            case .named(let path):
+                return try LibraryRoots.openEntry(atPath: path)
+            case .stored(let location):
+                let root = LibraryRoots([location.root])
+                return try root.openEntry(root: root.directories[0], relative: location.path, named: location.absolutePath)
+            }
+        }
     }
 
     private let selection: TagSongOptions
@@ -176,14 +212,21 @@ final class TagRun {
         source = try LibrarySource(options, mode: .existing)
     }
 
-    /// Reads or writes each song chosen: here by `local` with a library file, else by the
-    /// server with `request` (its songs or paging filled in here).
-    func perform(_ request: TagsRequest, local: (LibraryTags, Target) -> TagReport) throws {
+    /// Reads or writes each song chosen: here by `local` with a library file (each file opened
+    /// with its folder, the song the library says it holds), else by the server with `request`
+    /// (its songs or paging filled in here).
+    func perform(_ request: TagsRequest, local: (LibraryTags, LibraryEntry, SongID?) -> TagReport) throws {
         switch source {
         case .file(let service):
-            let tags = LibraryTags(library: service.library)
+            let tags = LibraryTags(library: service.library, tagger: LocalSongTagger())
             for target in try localTargets(service.library, resolving: { try SongLookup.resolve($0, in: service) }) {
-                report(local(tags, target))
+                do throws(ErrorBody) {
+                    report(local(tags, try target.open(), target.song))
+                } catch {
+                    var refused = TagReport(file: target.file, song: target.song, outcome: .failed).because(error.message)
+                    refused.code = error.code.rawValue
+                    report(refused)
+                }
             }
         case .server(let client):
             try performOnServer(request, client: client)
@@ -228,7 +271,7 @@ final class TagRun {
         for name in selection.songs {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: name, isDirectory: &isDirectory) {
-                targets += (isDirectory.boolValue ? Tactus.Tags.files([name]) : [name]).map { Target(file: $0, song: nil) }
+                targets += (isDirectory.boolValue ? Tactus.Tags.files([name]) : [name]).map { Target(place: .named($0), song: nil) }
             } else {
                 names.append(name)
             }
@@ -244,14 +287,16 @@ final class TagRun {
         return targets
     }
 
-    /// `song` at its first stored path present here, or a skipped report when it has none.
+    /// `song` at its first stored location present here (whatever it now is: a link there is
+    /// refused when opened, never followed), or a skipped report when it has none.
     private func add(_ song: SongID, file name: String?, _ library: Library, to targets: inout [Target]) throws {
-        let paths = try reportingFailures { try library.paths(of: song) }
-        if let path = paths.first(where: { FileManager.default.fileExists(atPath: $0) }) {
-            targets.append(Target(file: path, song: song))
+        let locations = try reportingFailures { try library.locations(of: song) }.filter { !$0.missing }
+        var status = stat()
+        if let location = locations.first(where: { lstat($0.absolutePath, &status) == 0 }) {
+            targets.append(Target(place: .stored(location), song: song))
         } else {
             report(TagReport(file: name, song: song, outcome: .skipped).because(
-                "no file of this song on this machine (the library stores \(paths.isEmpty ? "no path" : "paths that are gone") "
+                "no file of this song on this machine (the library stores \(locations.isEmpty ? "no path" : "paths that are gone") "
                     + "for it): name the file itself"))
         }
     }
