@@ -22,6 +22,8 @@ final class ScanState {
     let started: ContinuousClock.Instant
     var tally: ScanTally
     var next = 0
+    /// The files skipped that the previous `scan.progress` event counted.
+    var skippedReported = 0
 
     init(
         scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void],
@@ -124,7 +126,10 @@ extension CoordinatorLoop {
                 for (found, outcome) in zip(batch, outcomes) {
                     record(outcome, of: found, in: state)
                 }
-                publish(.scanProgress(state.tally.progress(looked: state.next, seconds: (ContinuousClock.now - state.started).seconds)))
+                let progress = state.tally.progress(
+                    looked: state.next, seconds: (ContinuousClock.now - state.started).seconds, skippedSince: state.skippedReported)
+                state.skippedReported = progress.skippedCount ?? 0
+                publish(.scanProgress(progress))
                 continueScan(state)
             }
         }

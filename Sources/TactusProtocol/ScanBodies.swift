@@ -54,8 +54,12 @@ public struct ScanSummary: WireBody {
     public var unchanged: Int
     /// Files at a new path with the bytes of a song that is still present elsewhere (a copy).
     public var copies: Int
-    /// Files left alone, each with its reason (not audio, too large, a symbolic link...).
+    /// Files left alone, each with its reason (not audio, too large, a symbolic link...); in
+    /// `scan.progress` events, only those of the batch since the previous event.
     public var skipped: [ScanSkip]
+    /// In `scan.progress` events: the files left alone so far (absent in the reply, whose
+    /// `skipped` lists them all).
+    public var skippedCount: Int?
     /// Jobs queued for new and changed files (and known songs missing an analysis).
     public var queuedJobs: Int
     /// `tactus scan --db` only (never in a server's reply): the files whose analysis failed
@@ -91,6 +95,7 @@ public struct ScanSummary: WireBody {
         case new, changed, moved, missing, unchanged, copies, skipped, files, looked, seconds, failed
         case queuedJobs = "queued_jobs"
         case hashedByWorkers = "hashed_by_workers"
+        case skippedCount = "skipped_count"
     }
 }
 

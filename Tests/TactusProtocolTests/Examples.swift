@@ -465,7 +465,13 @@ enum Examples {
             .songDone(SongDoneEvent(song: song, jobs: jobs, consensus: consensus)),
             .workerJoined(WorkerEvent(workerId: "host-123-ab12", detector: "comb-filter", version: "1.0.0")),
             .workerLost(WorkerEvent(workerId: "host-123-ab12", detector: "comb-filter", version: "1.0.0", reason: "silent")),
-            .scanProgress(ScanSummary(new: 3, unchanged: 409, skipped: [], queuedJobs: 9, files: 1000, looked: 412, seconds: 0.5)),
+            .scanProgress({
+                var progress = ScanSummary(
+                    new: 3, unchanged: 408, skipped: [ScanSkip(path: "/music/Inbox/notes.txt", reason: "not audio", code: .unsupportedFormat)],
+                    queuedJobs: 9, files: 1000, looked: 412, seconds: 0.5)
+                progress.skippedCount = 1
+                return progress
+            }()),
         ]
     }
 }

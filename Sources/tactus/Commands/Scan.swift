@@ -302,7 +302,7 @@ final class ScanProgressLine: Sendable {
     /// The line for a scan's progress so far.
     static func text(_ progress: ScanSummary) -> String {
         "scanning  \(progress.looked ?? 0)/\(progress.files) files: \(progress.new) new, \(progress.changed) changed, "
-            + "\(progress.unchanged) unchanged, \(progress.skipped.count) skipped"
+            + "\(progress.unchanged) unchanged, \(progress.skippedCount ?? progress.skipped.count) skipped"
     }
 
     /// Stops following and erases the line.
