@@ -124,6 +124,7 @@ public struct LibraryScan: Sendable {
             for path in paths { targets.append(try roots.locate(path)) }
         }
         var plan = Plan()
+        targets = Self.outermost(targets)
         for target in targets {
             var stored = [String: (song: SongID, location: SongLocation)]()
             for item in try library.locations(underRoot: target.root, prefix: target.relative) {
@@ -141,6 +142,20 @@ public struct LibraryScan: Sendable {
             plan.unseen += stored.values
         }
         return plan
+    }
+
+    /// `targets` without those at or below another (a folder and a file in it both changed, the
+    /// same path twice), so that no file is walked, counted or found missing twice.
+    static func outermost(_ targets: [(root: String, relative: String)]) -> [(root: String, relative: String)] {
+        var kept: [(root: String, relative: String)] = []
+        for target in targets.sorted(by: { ($0.root, $0.relative.count) < ($1.root, $1.relative.count) }) {
+            let inside = kept.contains { outer in
+                outer.root == target.root
+                    && (outer.relative.isEmpty || target.relative == outer.relative || target.relative.hasPrefix(outer.relative + "/"))
+            }
+            if !inside { kept.append(target) }
+        }
+        return kept
     }
 
     /// The walk of `relative` below `root`, or nil when it does not exist.
