@@ -34,7 +34,7 @@ extension Tactus.Playlist {
             + "\(Output.clock(rendered.seconds)) in "
             + String(format: "%.1f s (%.0fx real time)", rendered.renderSeconds, rendered.seconds / max(rendered.renderSeconds, 1e-9))
         if output.json {
-            FileHandle.standardError.write(Data((ShownText.escaped(summary, keepingNewlines: true) + "\n").utf8))
+            printError(summary)
         } else {
             print(summary)
         }
@@ -62,7 +62,7 @@ extension Tactus.Playlist {
         let summary = "rendered \(path): \(rendered.status.songs?.count ?? 0) songs, \(Output.clock(rendered.status.durationS ?? 0)) "
             + String(format: "by %@ in %.1f s", client.server, rendered.status.renderS ?? 0)
         if output.json {
-            FileHandle.standardError.write(Data((summary + "\n").utf8))
+            printError(summary)
         } else {
             print(summary)
         }

@@ -286,7 +286,8 @@ final class TagRun {
     }
 
     private func failed(_ resolution: SongResolution) -> TagReport {
-        var report = TagReport(file: resolution.name, song: nil, outcome: .failed).because(SongLookup.message(resolution))
+        var report = TagReport(file: resolution.name, song: nil, outcome: .failed)
+            .because(SongLookup.message(resolution).joined(separator: "\n"))
         report.code = resolution.problem?.code
         return report
     }
