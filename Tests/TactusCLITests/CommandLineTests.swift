@@ -83,6 +83,27 @@ import Testing
         #expect(unknown.standardError.contains("no song in the library matches '0123456789abcdef'"))
     }
 
+    /// Every command's help reads as it was written: no line ends in a backslash left over from
+    /// a line continuation written twice (`tags write --help` had twenty).
+    @Test func noHelpTextHasAStrayBackslash() throws {
+        var commands: [[String]] = [[]], checked: [String] = []
+        while let command = commands.popLast() {
+            let help = try CLI.run(command + ["--help"])
+            #expect(help.status == 0, "\(command): \(help.standardError)")
+            let lines = help.standardOutput.split(separator: "\n")
+            #expect(!lines.contains { $0.hasSuffix("\\") }, "tactus \(command.joined(separator: " ")) --help: \(help.standardOutput)")
+            checked.append(command.joined(separator: " "))
+            // Subcommands are listed as "  NAME   what it does".
+            for line in lines.drop(while: { $0 != "SUBCOMMANDS:" }).dropFirst() where line.hasPrefix("  ") {
+                guard let name = line.dropFirst(2).split(separator: " ").first, line.dropFirst(2).first != " ",
+                    name.allSatisfy({ $0.isLowercase || $0 == "-" })
+                else { continue }
+                commands.append(command + [String(name)])
+            }
+        }
+        #expect(checked.contains("tags write") && checked.contains("tags read") && checked.count > 25, "\(checked)")
+    }
+
     @Test func truthSetAndImportThenCompare() throws {
         let directory = try TemporaryDirectory()
         let (library, path) = try library(directory)
