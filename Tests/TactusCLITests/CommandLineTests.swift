@@ -83,6 +83,22 @@ import Testing
         #expect(unknown.standardError.contains("no song in the library matches '0123456789abcdef'"))
     }
 
+    /// Tempi and cadences are plain decimal numbers: `0x64..0x82` (100..130 to Swift's
+    /// `Double`), exponents and hexadecimal cadences are refused, naming what was given.
+    @Test func tempoRangesAndProfilesArePlainDecimals() throws {
+        let directory = try TemporaryDirectory()
+        let (_, path) = try library(directory)
+        for range in ["0x64..0x82", "1e2..1.3e2", "0x1.9p6..130", "100..0x82"] {
+            let run = try CLI.run(["query", "--db", path, "--bpm", range])
+            #expect(run.status == 2, "\(range): \(run.standardOutput)")
+            #expect(run.standardError.contains(range), "\(run.standardError)")
+        }
+        let plain = try CLI.run(["query", "--db", path, "--bpm", "100..130.5"])
+        #expect(plain.status == 0 && plain.standardOutput.contains("2 songs"), "\(plain.standardOutput) \(plain.standardError)")
+        let profile = try CLI.run(["playlist", "--db", path, "--profile", "10m@0x78"])
+        #expect(profile.status != 0 && profile.standardError.contains("'0x78' is not a cadence"), "\(profile.standardError)")
+    }
+
     /// Every command's help reads as it was written: no line ends in a backslash left over from
     /// a line continuation written twice (`tags write --help` had twenty).
     @Test func noHelpTextHasAStrayBackslash() throws {
