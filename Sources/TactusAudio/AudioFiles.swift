@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 /// The audio files among paths: files as named, directories searched recursively in name
 /// order, audio recognised by content (``AudioStream`` reads the header), whatever the names.
@@ -25,7 +26,8 @@ public struct AudioFiles: Sendable {
     public var problems: [Problem] = []
     /// Files found in directories that are not sent, each with why: not audio
     /// (`unsupported-format`, `empty`), or `unreadable` (no permission, a symbolic link that
-    /// leads nowhere or loops).
+    /// leads nowhere or loops, a folder that cannot be listed, a name that is not UTF-8, shown
+    /// with its bytes escaped: ``TactusModel/FileName``).
     public var skipped: [Problem] = []
 
     /// Searches `paths`.
@@ -45,7 +47,8 @@ public struct AudioFiles: Sendable {
                 }
                 continue
             }
-            let entries = (FileManager.default.enumerator(atPath: path)?.allObjects as? [String]) ?? []
+            var entries: [String] = []
+            list(path, below: "", into: &entries, skipped: &found.skipped)
             for entry in entries.sorted() {
                 let file = (path as NSString).appendingPathComponent(entry)
                 var entryIsDirectory: ObjCBool = false
@@ -64,6 +67,35 @@ public struct AudioFiles: Sendable {
             }
         }
         return found
+    }
+
+    /// Adds to `entries` every name below `directory` (paths relative to it, `relative` the
+    /// folder being listed), walking into folders but not into links to them. Names are read as
+    /// the bytes they are: one that is not UTF-8 cannot be opened through a path and is skipped,
+    /// named with its bytes escaped.
+    private static func list(_ directory: String, below relative: String, into entries: inout [String], skipped: inout [Problem]) {
+        let folder = relative.isEmpty ? directory : (directory as NSString).appendingPathComponent(relative)
+        guard let stream = opendir(folder) else {
+            skipped.append(Problem(
+                file: folder, code: "unreadable", message: "\(folder): cannot list the folder (\(String(cString: strerror(errno))))"))
+            return
+        }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let bytes = FileName.bytes(of: entry)
+            guard bytes != [UInt8(ascii: ".")], bytes != [UInt8(ascii: "."), UInt8(ascii: ".")] else { continue }
+            guard let name = FileName.decoded(bytes) else {
+                let file = (folder as NSString).appendingPathComponent(FileName.shown(bytes))
+                skipped.append(Problem(file: file, code: "unreadable", message: "\(file): \(FileName.notUTF8)"))
+                continue
+            }
+            let path = relative.isEmpty ? name : relative + "/" + name
+            entries.append(path)
+            var status = stat()
+            if lstat((directory as NSString).appendingPathComponent(path), &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+                list(directory, below: path, into: &entries, skipped: &skipped)
+            }
+        }
     }
 
     /// Why `file` is not an audio file to send, or nil when it is one. A file that claims an

@@ -1,10 +1,12 @@
 import Foundation
+import TactusModel
 import TactusProtocol
 
 /// The regular files below a directory of a library root, found without following symbolic
 /// links: every directory is opened relative to its parent with `O_NOFOLLOW` and listed
 /// through that descriptor, so a link swapped in while the tree is walked cannot lead outside
-/// the root. Links, devices, FIFOs and sockets are reported as skipped, with the reason.
+/// the root. Links, devices, FIFOs and sockets are reported as skipped, with the reason, and so
+/// are names that are not UTF-8 (``FileName``).
 public struct LibraryWalk: Sendable {
     /// A regular file found, by its path below the root, with what `fstatat` said of it.
     public struct Entry: Sendable, Hashable {
@@ -74,10 +76,13 @@ public struct LibraryWalk: Sendable {
         defer { closedir(stream) }
         var subdirectories = [String]()
         while let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            let bytes = FileName.bytes(of: entry)
+            guard bytes.first != UInt8(ascii: ".") else { continue }
+            guard let name = FileName.decoded(bytes) else {
+                let shown = FileName.shown(bytes)
+                skipped.append(Skipped(path: prefix.isEmpty ? shown : prefix + "/" + shown, reason: FileName.notUTF8))
+                continue
             }
-            guard !name.hasPrefix(".") else { continue }
             let path = prefix.isEmpty ? name : prefix + "/" + name
             var status = stat()
             guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {

@@ -45,10 +45,10 @@ public struct CadenceProfile: Sendable, Hashable, CustomStringConvertible {
                 unit = scale
                 durationText.removeLast()
             }
-            guard let amount = Double(durationText), amount.isFinite, amount > 0 else {
+            guard let amount = DecimalNumber.parse(durationText), amount.isFinite, amount > 0 else {
                 throw .invalidProfile(spec, reason: "'\(pieces[0])' is not a duration > 0 (10m, 90s, 1h)")
             }
-            guard let cadence = Double(pieces[1].trimmingCharacters(in: .whitespaces)) else {
+            guard let cadence = DecimalNumber.parse(pieces[1].trimmingCharacters(in: .whitespaces)) else {
                 throw .invalidProfile(spec, reason: "'\(pieces[1])' is not a cadence in steps per minute")
             }
             segments.append(Segment(cadence: cadence, durationS: amount * unit))

@@ -124,7 +124,7 @@ public final class Library: Sendable {
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             if !automaticCheckpoints { try db.execute(sql: "PRAGMA wal_autocheckpoint = 0") }
         }
-        try Self.refuseForeignDatabase(at: path)
+        try Self.refuseUnusableDatabase(at: path)
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
         } catch {
@@ -149,39 +149,75 @@ public final class Library: Sendable {
     /// The `PRAGMA application_id` of a Tactus library: "TCTS" in ASCII.
     public static let applicationID: Int32 = 0x5443_5453
 
-    /// Throws ``StoreError/cannotOpen(path:reason:)`` for an existing SQLite file with tables
-    /// that is not a Tactus library, having opened it read-only: it is left exactly as it was.
-    /// A file that cannot be read as SQLite here is left to the real opening to report.
-    private static func refuseForeignDatabase(at path: String) throws(StoreError) {
+    /// Throws, having opened the file read-only and so leaving it exactly as it was:
+    /// ``StoreError/cannotOpen(path:reason:)`` for an existing SQLite file with tables that is
+    /// not a Tactus library, ``StoreError/newerSchema(path:unknownMigrations:)`` for a library
+    /// with migrations this tactus does not know (opening it for writing would change its
+    /// header before its schema could be read). A file that cannot be read as SQLite here is
+    /// left to the real opening to report.
+    private static func refuseUnusableDatabase(at path: String) throws(StoreError) {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
             let size = (attributes[.size] as? NSNumber)?.intValue, size > 0
         else { return }
         var configuration = Configuration()
         configuration.readonly = true
-        let foreignTables: [String]?
+        let refusal: UnusableDatabase?
         do {
-            foreignTables = try DatabaseQueue(path: path, configuration: configuration).read { db -> [String]? in
-                if try Int32.fetchOne(db, sql: "PRAGMA application_id") == applicationID { return nil }
+            let database = try DatabaseQueue(path: readOnlyLocation(of: path), configuration: configuration)
+            refusal = try database.read { db -> UnusableDatabase? in
                 let tables = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-                if tables.isEmpty { return nil }
-                if tables.contains("grdb_migrations"),
-                    try Bool.fetchOne(
-                        db, sql: "SELECT COUNT(*) > 0 FROM grdb_migrations WHERE identifier = ?",
-                        arguments: [Schema.migrator.migrations[0]]) == true
+                let migrator = Schema.migrator
+                let migrated = tables.contains("grdb_migrations")
+                let marked = try Int32.fetchOne(db, sql: "PRAGMA application_id") == applicationID
+                if !marked, !tables.isEmpty,
+                    try !migrated || Bool.fetchOne(
+                        db, sql: "SELECT COUNT(*) = 0 FROM grdb_migrations WHERE identifier = ?",
+                        arguments: [migrator.migrations[0]]) == true
                 {
-                    return nil
+                    return .foreign(tables: tables)
                 }
-                return tables
+                guard migrated else { return nil }
+                let known = Set(migrator.migrations)
+                let unknown = try migrator.appliedIdentifiers(db).filter { !known.contains($0) }.sorted()
+                return unknown.isEmpty ? nil : .newer(unknownMigrations: unknown)
             }
         } catch {
             return
         }
-        if let foreignTables {
-            let shown = foreignTables.prefix(5).joined(separator: ", ") + (foreignTables.count > 5 ? ", ..." : "")
+        switch refusal {
+        case .foreign(let tables):
+            let shown = tables.prefix(5).joined(separator: ", ") + (tables.count > 5 ? ", ..." : "")
             throw .cannotOpen(
                 path: path,
                 reason: "not a Tactus library (a SQLite database of another program, with the tables \(shown)); it was left unchanged")
+        case .newer(let unknown):
+            throw .newerSchema(path: path, unknownMigrations: unknown)
+        case nil:
+            return
         }
+    }
+
+    /// What to open to read `path` leaving nothing beside it: a file in WAL mode that no
+    /// connection has open (no `-wal` file) as an immutable URI filename, since SQLite would
+    /// otherwise create its `-wal` and `-shm` files for a reader and leave them; any other
+    /// file by its path.
+    private static func readOnlyLocation(of path: String) -> String {
+        guard !FileManager.default.fileExists(atPath: path + "-wal"), let file = FileHandle(forReadingAtPath: path) else {
+            return path
+        }
+        defer { try? file.close() }
+        // The header: "SQLite format 3\0", ..., byte 18 the read version, 2 for WAL.
+        guard let header = try? file.read(upToCount: 20), header.count == 20,
+            header.starts(with: Data("SQLite format 3\0".utf8)), header[header.startIndex + 18] == 2,
+            let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed)
+        else { return path }
+        return "file:" + encoded + "?immutable=1"
+    }
+
+    /// Why ``refuseUnusableDatabase(at:)`` refuses a file.
+    private enum UnusableDatabase {
+        case foreign(tables: [String])
+        case newer(unknownMigrations: [String])
     }
 
     /// Sets ``applicationID`` on a library that does not have it yet (a new one, or one made

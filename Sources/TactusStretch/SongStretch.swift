@@ -26,10 +26,10 @@ public struct SongStretch: Sendable, Hashable, Codable {
         case inputSeconds = "input_s", outputSeconds = "output_s", stretchSeconds = "stretch_s"
     }
 
-    /// Renders `file` at `targetBPM` into `output` (a WAV file). `sourceBPM` skips the analysis;
-    /// `maxStretch` (a fraction) bounds the change of tempo.
+    /// Renders `file` at `targetBPM` into `output` (a WAV file), and puts it in place.
+    /// `sourceBPM` skips the analysis; `maxStretch` (a fraction) bounds the change of tempo.
     public static func render(
-        _ file: String, targetBPM: Double, output: String, sourceBPM: Double? = nil, maxStretch: Double = 0.08,
+        _ file: String, targetBPM: Double, output: OutputFile, sourceBPM: Double? = nil, maxStretch: Double = 0.08,
         engine: TimeStretcher.Engine = .faster
     ) throws(StretchError) -> SongStretch {
         let decoded: DecodedAudio
@@ -56,11 +56,12 @@ public struct SongStretch: Sendable, Hashable, Codable {
         let start = Date()
         let stretched = TimeStretcher.stretch(decoded.samples, sampleRate: sampleRate, tempoRatio: ratio, engine: engine)
         let seconds = Date().timeIntervalSince(start)
-        let writer = try WAVWriter(path: output, sampleRate: sampleRate)
+        let writer = try WAVWriter(into: output, sampleRate: sampleRate)
         try writer.write(stretched[...])
         try writer.close()
+        try output.place()
         return SongStretch(
-            file: file, output: output, sourceBPM: tempo, factor: factor, targetBPM: targetBPM, tempoRatio: ratio,
+            file: file, output: output.path, sourceBPM: tempo, factor: factor, targetBPM: targetBPM, tempoRatio: ratio,
             inputSeconds: Double(decoded.samples.count) / Double(sampleRate),
             outputSeconds: Double(stretched.count) / Double(sampleRate), stretchSeconds: seconds)
     }

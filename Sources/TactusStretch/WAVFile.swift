@@ -1,19 +1,20 @@
 import CSndFile
 import Foundation
 
-/// A mono 16-bit PCM WAV file written through libsndfile, a block at a time.
+/// A mono 16-bit PCM WAV file written through libsndfile, a block at a time, into an
+/// ``OutputFile`` (put in place by its owner once closed).
 final class WAVWriter {
     let path: String
     private var file: OpaquePointer?
     private(set) var frames = 0
 
-    init(path: String, sampleRate: Int) throws(StretchError) {
-        self.path = path
+    init(into output: OutputFile, sampleRate: Int) throws(StretchError) {
+        path = output.path
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate)
         info.channels = 1
         info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16)
-        guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
+        guard let file = sf_open_fd(output.descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
             throw .cannotWrite(path: path, reason: String(cString: sf_strerror(nil)))
         }
         // Float samples beyond [-1, 1] are clipped, not wrapped.

@@ -71,9 +71,10 @@ public enum WorkoutRender {
     }
 
     /// Renders `pieces` into `output` at the first song's sample rate, crossfading `crossfade`
-    /// seconds between songs (less when a song is shorter than twice that), placed by `placement`.
+    /// seconds between songs (less when a song is shorter than twice that), placed by
+    /// `placement`, and puts the file in place.
     public static func render(
-        _ pieces: [Piece], to output: String, crossfade: Double = 2, placement: CrossfadePlacement = .onBeats,
+        _ pieces: [Piece], to output: OutputFile, crossfade: Double = 2, placement: CrossfadePlacement = .onBeats,
         engine: TimeStretcher.Engine = .faster
     ) throws(StretchError) -> Rendered {
         let start = Date()
@@ -94,7 +95,7 @@ public enum WorkoutRender {
             }
             if writer == nil {
                 rate = decoded.metadata.sampleRate
-                writer = try WAVWriter(path: output, sampleRate: rate)
+                writer = try WAVWriter(into: output, sampleRate: rate)
             }
             guard let writer else { break }
             let ratio = piece.targetBPM / piece.sourceBPM
@@ -130,11 +131,12 @@ public enum WorkoutRender {
                 file: piece.file, start: Double(songStart) / Double(rate), duration: Double(song.count) / Double(rate),
                 sourceBPM: piece.sourceBPM, targetBPM: piece.targetBPM, tempoRatio: ratio, joinedOnBeat: join != nil))
         }
-        guard let writer else { throw .cannotWrite(path: output, reason: "no song to render") }
+        guard let writer else { throw .cannotWrite(path: output.path, reason: "no song to render") }
         try writer.write(tail[...])
         try writer.close()
+        try output.place()
         return Rendered(
-            output: output, sampleRate: rate, seconds: Double(writer.frames) / Double(rate),
+            output: output.path, sampleRate: rate, seconds: Double(writer.frames) / Double(rate),
             renderSeconds: Date().timeIntervalSince(start), pieces: rendered)
     }
 

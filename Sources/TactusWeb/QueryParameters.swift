@@ -21,9 +21,10 @@ struct QueryParameters {
         return value
     }
 
+    /// A plain decimal number (``DecimalNumber``: not `0x10`, `1e2` or `inf`).
     func number(_ name: String) throws(HTTPFailure) -> Double? {
         guard let text = text(name) else { return nil }
-        guard let value = Double(text), value.isFinite else {
+        guard let value = DecimalNumber.parse(text), value.isFinite else {
             throw HTTPFailure(.badRequest, .badRequest, "\(name): '\(Self.shown(text))' is not a number")
         }
         return value

@@ -47,7 +47,7 @@ struct StretchBench: ParsableCommand {
         try AudioFileWriter(.flac).write([Synth.drumPattern(bpm: 120, seconds: seconds, sampleRate: 44_100)], sampleRate: 44_100, to: song)
         for tempo in target {
             let output = directory.file("out-\(Int(tempo)).wav")
-            let result = try SongStretch.render(song, targetBPM: tempo, output: output, maxStretch: 0.5)
+            let result = try SongStretch.render(song, targetBPM: tempo, output: try OutputFile(path: output), maxStretch: 0.5)
             let bpm = SongAnalyzer.builtin().analyze(.file(output)).consensus.bpm ?? .nan
             let measured = [0.5, 1, 2].map { bpm * $0 }.min { abs($0 - tempo) < abs($1 - tempo) } ?? bpm
             print(String(
@@ -78,7 +78,7 @@ struct StretchBench: ParsableCommand {
             }
         }
         let output = directory.file("workout.wav")
-        let rendered = try WorkoutRender.render(pieces, to: output)
+        let rendered = try WorkoutRender.render(pieces, to: try OutputFile(path: output))
         let audio = try DecodedAudio(decoding: .file(output))
         var worst = 0.0
         for (index, piece) in rendered.pieces.enumerated() {

@@ -4,10 +4,22 @@ import TactusProtocol
 
 /// A command that could not do its job: printed as `Error: <message>`, exit status 1.
 struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
+    /// The message: one line, unless the command lists something under it (the candidates of
+    /// an ambiguous name).
+    let lines: [String]
 
     init(_ message: String) {
-        description = message
+        lines = [message]
+    }
+
+    init(lines: [String]) {
+        self.lines = lines
+    }
+
+    /// The lines one under the other, each shown escaped: a line break a name holds is shown
+    /// as `\x0A`, never started.
+    var description: String {
+        lines.map { ShownText.escaped($0) }.joined(separator: "\n")
     }
 }
 

@@ -16,11 +16,13 @@ extension Tactus {
                 FileHandle.standardError.write(Data((ShownText.escaped(fullMessage(for: error), keepingNewlines: true) + "\n").utf8))
                 Foundation.exit(2)
             }
-            // A failure's message may quote what a server or a file said: it is shown escaped.
+            // A failure's message may quote what a server or a file said: it is shown escaped, on
+            // one line, but for the lines a command's own failure lists (each escaped already).
             if code == .failure, !(error is ExitCode) {
                 let message = fullMessage(for: error)
                 if !message.isEmpty {
-                    FileHandle.standardError.write(Data((ShownText.escaped(message, keepingNewlines: true) + "\n").utf8))
+                    FileHandle.standardError.write(
+                        Data((ShownText.escaped(message, keepingNewlines: error is CommandFailure) + "\n").utf8))
                 }
                 Foundation.exit(code.rawValue)
             }

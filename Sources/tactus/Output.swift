@@ -60,6 +60,6 @@ enum Output {
     }
 
     static func warn(_ message: String) {
-        FileHandle.standardError.write(Data("tactus: warning: \(ShownText.escaped(message, keepingNewlines: true))\n".utf8))
+        printError("tactus: warning: \(message)")
     }
 }

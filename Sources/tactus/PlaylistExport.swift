@@ -44,7 +44,7 @@ struct PlaylistExport {
             + (written.omitted.isEmpty ? "" : ", \(written.omitted.count) without a known path"
                 + (music == nil ? " (--music DIR finds songs by file name and content)" : ""))
         if json {
-            FileHandle.standardError.write(Data((ShownText.escaped(summary) + "\n").utf8))
+            printError(summary)
         } else {
             print(summary)
         }

@@ -4,12 +4,12 @@ import TactusProtocol
 
 /// How the client commands print what the server says.
 enum ServerText {
-    /// `job 12  abcdef012345  comb-filter  done  attempt 1`, and the error of a failed job, on
-    /// one line whatever the error's message holds.
+    /// `job 12  abcdef012345  comb-filter  done  attempt 1`, and the error of a failed job (one
+    /// line when printed, whatever the error's message holds).
     static func job(_ job: JobInfo) -> String {
         var line = "job \(job.job)  \(job.song.prefix(12))  \(job.detector)  \(job.state.rawValue)  attempt \(job.attempt)"
         if let error = job.error { line += "  \(error.code): \(error.message)" }
-        return ShownText.escaped(line)
+        return line
     }
 
     static func bpm(_ bpm: Double?) -> String {

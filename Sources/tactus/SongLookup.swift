@@ -35,15 +35,15 @@ enum SongLookup {
     /// The song of a resolution, or a failure saying why it names none.
     static func song(_ resolution: SongResolution) throws -> SongID {
         if let song = resolution.song { return song }
-        throw CommandFailure(message(resolution))
+        throw CommandFailure(lines: message(resolution))
     }
 
     /// Why a name names no song, with the candidates of an ambiguous name one per line.
-    static func message(_ resolution: SongResolution) -> String {
+    static func message(_ resolution: SongResolution) -> [String] {
         guard let candidates = resolution.candidates, !candidates.isEmpty else {
-            return resolution.problem?.message ?? "'\(resolution.name)' names no song"
+            return [resolution.problem?.message ?? "'\(resolution.name)' names no song"]
         }
-        return "'\(resolution.name)' names several songs; give one's SHA-256 (or 8+ of its first digits):\n"
-            + candidates.map { "  \($0.song.hex)  \($0.file)" }.joined(separator: "\n")
+        return ["'\(resolution.name)' names several songs; give one's SHA-256 (or 8+ of its first digits):"]
+            + candidates.map { "  \($0.song.hex)  \($0.file)" }
     }
 }

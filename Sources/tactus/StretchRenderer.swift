@@ -11,7 +11,8 @@ struct StretchRenderer: SongRenderer {
     {
         do throws(StretchError) {
             // The coordinator checked the change against the request's maximum: none here.
-            return try SongStretch.render(path, targetBPM: targetBPM, output: output, sourceBPM: sourceBPM, maxStretch: .infinity)
+            let file = try OutputFile(path: output, sparing: [path])
+            return try SongStretch.render(path, targetBPM: targetBPM, output: file, sourceBPM: sourceBPM, maxStretch: .infinity)
                 .outputSeconds
         } catch {
             switch error {
@@ -26,7 +27,7 @@ struct StretchRenderer: SongRenderer {
     func renderWorkout(_ songs: [WorkoutSong], to output: String) throws(ErrorBody) -> Double {
         let pieces = songs.map { WorkoutRender.Piece(file: $0.path, sourceBPM: $0.sourceBPM, targetBPM: $0.targetBPM) }
         do throws(StretchError) {
-            return try WorkoutRender.render(pieces, to: output).seconds
+            return try WorkoutRender.render(pieces, to: try OutputFile(path: output, sparing: pieces.map(\.file))).seconds
         } catch {
             switch error {
             case .unreadable(let file, let message):

@@ -83,6 +83,43 @@ import Testing
         #expect(unknown.standardError.contains("no song in the library matches '0123456789abcdef'"))
     }
 
+    /// Tempi and cadences are plain decimal numbers: `0x64..0x82` (100..130 to Swift's
+    /// `Double`), exponents and hexadecimal cadences are refused, naming what was given.
+    @Test func tempoRangesAndProfilesArePlainDecimals() throws {
+        let directory = try TemporaryDirectory()
+        let (_, path) = try library(directory)
+        for range in ["0x64..0x82", "1e2..1.3e2", "0x1.9p6..130", "100..0x82"] {
+            let run = try CLI.run(["query", "--db", path, "--bpm", range])
+            #expect(run.status == 2, "\(range): \(run.standardOutput)")
+            #expect(run.standardError.contains(range), "\(run.standardError)")
+        }
+        let plain = try CLI.run(["query", "--db", path, "--bpm", "100..130.5"])
+        #expect(plain.status == 0 && plain.standardOutput.contains("2 songs"), "\(plain.standardOutput) \(plain.standardError)")
+        let profile = try CLI.run(["playlist", "--db", path, "--profile", "10m@0x78"])
+        #expect(profile.status != 0 && profile.standardError.contains("'0x78' is not a cadence"), "\(profile.standardError)")
+    }
+
+    /// Every command's help reads as it was written: no line ends in a backslash left over from
+    /// a line continuation written twice (`tags write --help` had twenty).
+    @Test func noHelpTextHasAStrayBackslash() throws {
+        var commands: [[String]] = [[]], checked: [String] = []
+        while let command = commands.popLast() {
+            let help = try CLI.run(command + ["--help"])
+            #expect(help.status == 0, "\(command): \(help.standardError)")
+            let lines = help.standardOutput.split(separator: "\n")
+            #expect(!lines.contains { $0.hasSuffix("\\") }, "tactus \(command.joined(separator: " ")) --help: \(help.standardOutput)")
+            checked.append(command.joined(separator: " "))
+            // Subcommands are listed as "  NAME   what it does".
+            for line in lines.drop(while: { $0 != "SUBCOMMANDS:" }).dropFirst() where line.hasPrefix("  ") {
+                guard let name = line.dropFirst(2).split(separator: " ").first, line.dropFirst(2).first != " ",
+                    name.allSatisfy({ $0.isLowercase || $0 == "-" })
+                else { continue }
+                commands.append(command + [String(name)])
+            }
+        }
+        #expect(checked.contains("tags write") && checked.contains("tags read") && checked.count > 25, "\(checked)")
+    }
+
     @Test func truthSetAndImportThenCompare() throws {
         let directory = try TemporaryDirectory()
         let (library, path) = try library(directory)

@@ -39,6 +39,46 @@ import Testing
         #expect(!json.standardOutput.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0 == "\u{202E}" })
     }
 
+    /// `result` and `compare SONG` print a song's name inside text of several lines: the name
+    /// stays on its line, escaped, and so do the candidates of a name that several songs share.
+    @Test func resultAndCompareShowAHostileSongNameOnItsLine() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        for n in [1, 2] {
+            var song = Fixture.song(n, title: Self.hostile, artist: Self.hostile)
+            song.fileName = Self.hostile
+            try library.record(song, analyses: [Fixture.record("alpha", bpm: 120), Fixture.record("beta", bpm: 121)])
+        }
+        let database = directory.file("library.sqlite")
+        let song = Fixture.songID(1).hex
+        let result = try CLI.run(["result", song, "--db", database])
+        #expect(result.status == 0, "\(result.standardError)")
+        expectNoControlCharacters(result.standardOutput, "result")
+        let compare = try CLI.run(["compare", song, "--db", database])
+        #expect(compare.status == 0, "\(compare.standardError)")
+        expectNoControlCharacters(compare.standardOutput, "compare SONG")
+        let ambiguous = try CLI.run(["result", Self.hostile, "--db", database])
+        #expect(ambiguous.status == 1, "\(ambiguous.standardError)")
+        #expect(ambiguous.standardError.contains("names several songs"), "\(ambiguous.standardError)")
+        expectNoControlCharacters(ambiguous.standardError, "result NAME (ambiguous)")
+        #expect(ambiguous.standardError.split(separator: "\n").count == 3, "a line, then one per candidate: \(ambiguous.standardError)")
+    }
+
+    /// The warning for a song `--m3u8` leaves out names it on one line.
+    @Test func m3u8WarningsShowAHostileFileNameOnItsLine() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        var song = Fixture.song(1)
+        song.fileName = Self.hostile
+        try library.record(song, analyses: [Fixture.record("alpha", bpm: 120), Fixture.record("beta", bpm: 120)])
+        let run = try CLI.run([
+            "query", "--db", directory.file("library.sqlite"), "--bpm", "100..140", "--m3u8", directory.file("list.m3u8"),
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardError.contains("is not in"), "no warning: \(run.standardError)")
+        expectNoControlCharacters(run.standardError, "query --m3u8 (its warning)")
+    }
+
     @Test func statusShowsHostileWorkerIdsAndMessagesEscaped() throws {
         let server = try FakeFrontend { request in
             switch request.body {

@@ -58,6 +58,20 @@ import Testing
         let nearest = [0.5, 1, 2].map { measured * $0 }.min { abs($0 - 126) < abs($1 - 126) } ?? measured
         #expect(abs(nearest - 126) <= 1.26, "measured \(measured)")
 
+        // The download lands on no existing file without --force, never on the song, never in a
+        // folder: each refusal names the path, before the server is asked.
+        let downloaded = try Data(contentsOf: URL(fileURLWithPath: output)), original = try Data(contentsOf: URL(fileURLWithPath: song))
+        for (target, extra, reason) in [
+            (output, [], "it exists (give --force to replace it)"), (song, ["--force"], "it is the song being read"),
+            (directory.path, [], "it is a directory"),
+        ] {
+            let run = try CLI.run(["stretch", song, "--bpm", "126", "-o", target, "--server", server.endpoints.frontend] + extra)
+            #expect(run.status == 1)
+            #expect(run.standardError.contains("cannot write '\(target)': \(reason)"), "\(run.standardError)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: output)) == downloaded)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: song)) == original)
+
         // Asking again names the same render, already done; its file is downloaded again.
         let render = try #require(status["render"] as? String)
         guard case .ok(.stretch(let again)) = try client.request(.stretch(StretchRequest(song: try #require(ids[song]), bpm: 126))),

@@ -56,6 +56,32 @@ import Testing
         }
     }
 
+    /// A library from a newer tactus is refused in every mode without a byte of it written (its
+    /// header, its pages) and without a WAL or shared-memory file left beside it, as another
+    /// program's database is.
+    @Test func refusesAFileFromANewerTactusWithoutWritingToIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("library.sqlite")
+        try {
+            let library = try Fixture.library(in: directory)
+            try library.record(Fixture.song(1), analyses: [Fixture.record("alpha", bpm: 120)])
+            try library.pool.write { db in
+                try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES ('v99: from the future')")
+            }
+        }()
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(files == ["library.sqlite"], "the library was not closed: \(files)")
+        for mode in [Library.Mode.create, .existing, .readOnly] {
+            #expect(throws: StoreError.newerSchema(path: path, unknownMigrations: ["v99: from the future"]), "\(mode)") {
+                try Library(path: path, options: .init(mode: mode))
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before, "opening it for \(mode) changed it")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == files, "opening it for \(mode)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == files)
+    }
+
     @Test func refusesAFileThatIsNotADatabase() throws {
         let directory = try TemporaryDirectory()
         try Data("this is not sqlite, just text that is long enough to look like a header".utf8)

@@ -80,7 +80,7 @@ import Testing
         let output = directory.file("workout-\(placement).wav")
         let rendered = try WorkoutRender.render(
             [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 176, targetBPM: incoming)],
-            to: output, placement: placement)
+            to: try OutputFile(path: output), placement: placement)
         return (rendered, try DecodedAudio(decoding: .file(output)).samples)
     }
 
@@ -142,7 +142,7 @@ import Testing
             [Synth.whiteNoise(seconds: 20, sampleRate: Double(Self.rate), amplitude: 0.3)], sampleRate: Self.rate, to: noise)
         let rendered = try WorkoutRender.render(
             [.init(file: clicks, sourceBPM: 120, targetBPM: 120), .init(file: noise, sourceBPM: 120, targetBPM: 120)],
-            to: directory.file("out.wav"))
+            to: try OutputFile(path: directory.file("out.wav")))
         #expect(rendered.pieces.map(\.joinedOnBeat) == [false, false])
         #expect(abs(rendered.pieces[1].start - 18) < 0.01)
         #expect(abs(rendered.seconds - 38) < 0.01)

@@ -24,7 +24,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let song = try Self.song(bpm: source, in: directory)
         let output = directory.file("out.wav")
-        let result = try SongStretch.render(song, targetBPM: target, output: output)
+        let result = try SongStretch.render(song, targetBPM: target, output: try OutputFile(path: output))
         #expect(abs(result.sourceBPM * result.factor - source * result.factor) < 0.01 * source)
         #expect(abs(result.outputSeconds - 30 / result.tempoRatio) < 0.1)
         let measured = try Self.tempo(of: output, near: target)
@@ -37,7 +37,7 @@ import Testing
         let directory = try TemporaryDirectory()
         let song = try Self.song(bpm: 120, in: directory)
         #expect(throws: StretchError.tooFar(file: song, bpm: 140, target: 160, maxStretch: 0.08)) {
-            try SongStretch.render(song, targetBPM: 160, output: directory.file("out.wav"), sourceBPM: 140)
+            try SongStretch.render(song, targetBPM: 160, output: try OutputFile(path: directory.file("out.wav")), sourceBPM: 140)
         }
         #expect(!FileManager.default.fileExists(atPath: directory.file("out.wav")))
     }
@@ -66,8 +66,8 @@ import Testing
         let output = directory.file("workout.wav")
         // The song at 84 serves a cadence of 170 at double time. Joined by time, at the end of the first song.
         let rendered = try WorkoutRender.render(
-            [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 120, targetBPM: 125)], to: output,
-            placement: .byTime)
+            [.init(file: slow, sourceBPM: 168, targetBPM: 170), .init(file: fast, sourceBPM: 120, targetBPM: 125)],
+            to: try OutputFile(path: output), placement: .byTime)
         #expect(rendered.sampleRate == 22_050)
         let first = 30 * 168 / 170.0, second = 30 * 120 / 125.0
         #expect(abs(rendered.seconds - (first + second - 2)) < 0.1)
@@ -91,7 +91,7 @@ import Testing
         let notes = directory.file("notes.mp3")
         try Data("not audio".utf8).write(to: URL(fileURLWithPath: notes))
         do {
-            _ = try WorkoutRender.render([.init(file: notes, sourceBPM: 120, targetBPM: 125)], to: directory.file("out.wav"))
+            _ = try WorkoutRender.render([.init(file: notes, sourceBPM: 120, targetBPM: 125)], to: try OutputFile(path: directory.file("out.wav")))
             Issue.record("rendered a text file")
         } catch {
             #expect(error.description.hasPrefix(notes))

@@ -315,6 +315,29 @@ struct WebGatewayTests {
         #expect(malformed.status == 1 && malformed.standardError.contains("HOST:PORT"), "\(malformed.standardError)")
     }
 
+    /// A number in a query is a plain decimal: hexadecimal (`0x10` is 16 to Swift), exponents,
+    /// `inf` and `nan` are refused, naming the parameter, in the API and in the pages' forms.
+    @Test func numbersInAQueryArePlainDecimals() throws {
+        let served = try Served(["--no-local-workers"])
+        defer { served.serve.stop() }
+        for value in ["0x10", "0X1p4", "1e2", "1.6E1", "inf", "nan", "1.2.3", "16abc", "%2016", "-"] {
+            let api = served.http.get("/api/v1/songs?min_bpm=\(value)")
+            #expect(api.status == 400 && api.code == "bad-request" && api.text.contains("min_bpm"), "min_bpm=\(value): \(api.status) \(api.text)")
+            let page = served.http.get("/?max_bpm=\(value)")
+            #expect(page.status == 400 && page.text.contains("max_bpm"), "page max_bpm=\(value): \(page.status)")
+        }
+        // A cadence in a profile too (spaces around it are trimmed).
+        for value in ["0x96", "1.5e2", "0x1p7", "150x", "nan"] {
+            let playlist = served.http.get("/api/v1/playlist?profile=10m@\(value)")
+            #expect(playlist.status == 400 && playlist.code == "bad-request", "profile=10m@\(value): \(playlist.status) \(playlist.text)")
+        }
+        for value in ["16", "120.5", "016"] {
+            let api = served.http.get("/api/v1/songs?min_bpm=\(value)")
+            #expect(api.status == 200, "min_bpm=\(value): \(api.status) \(api.text)")
+        }
+        #expect(served.http.get("/api/v1/playlist?profile=10m@150,90s@170.5").status == 200)
+    }
+
     @Test func aPortInUseIsNamedAtStart() throws {
         let directory = try TemporaryDirectory()
         let first = try Served(["--no-local-workers"])

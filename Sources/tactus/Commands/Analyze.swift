@@ -95,14 +95,14 @@ extension Tactus {
                 if json {
                     print(AnalysisText.jsonLine(result))
                 } else {
-                    print(AnalysisText.table(result) + (stored.map { "\n  stored in \($0)" } ?? ""))
+                    print(lines: AnalysisText.table(result) + (stored.map { ["  stored in \($0)"] } ?? []))
                 }
             }
             for skipped in found.skipped {
                 if json {
                     try Output.jsonLine(SkippedFile(file: skipped.file, skipped: .init(code: skipped.code, message: skipped.message)))
                 } else {
-                    print("\(ShownText.escaped(skipped.file))  skipped: \(skipped.code): \(ShownText.escaped(skipped.message))")
+                    print("\(skipped.file)  skipped: \(skipped.code): \(skipped.message)")
                 }
             }
             if failures > 0 { throw ExitCode.failure }
@@ -222,7 +222,7 @@ enum AnalysisText {
     }
 
     /// The analysis as a table: the file and its audio, one row per detector, the consensus.
-    static func table(_ analysis: SongAnalysis) -> String {
+    static func table(_ analysis: SongAnalysis) -> [String] {
         var lines = [analysis.file]
         if let metadata = analysis.metadata, analysis.error == nil {
             lines.append(
@@ -233,7 +233,7 @@ enum AnalysisText {
         for warning in analysis.warnings { lines.append("  warning [\(warning.code)] \(warning.message)") }
         if let error = analysis.error {
             lines.append("  error [\(error.code)] \(error.message)")
-            return lines.joined(separator: "\n")
+            return lines
         }
         let header = ["detector", "BPM", "conf", "candidates", "time"]
         var rows = [header]
@@ -260,6 +260,6 @@ enum AnalysisText {
         let confidence = consensus.confidence.map { String(format: ", confidence %.2f", $0) } ?? ""
         lines.append(
             "  consensus: " + (consensus.bpm.map { String(format: "%.2f BPM", $0) + "\(confidence) (\(agreeing))" } ?? "no tempo"))
-        return lines.joined(separator: "\n")
+        return lines
     }
 }

@@ -74,11 +74,11 @@ extension Tactus {
                     if json {
                         try Output.jsonLine(error)
                     } else {
-                        FileHandle.standardError.write(Data("Error: \(ShownText.escaped(error.error.message))\n".utf8))
+                        printError("Error: \(error.error.message)")
                     }
                     continue
                 }
-                if json { try Output.jsonLine(report) } else { print(CadenceText.table(report, windows: windows)) }
+                if json { try Output.jsonLine(report) } else { print(lines: CadenceText.table(report, windows: windows)) }
                 if let plot { try CadenceText.draw(report, to: plot) }
             }
             if failures > 0 { throw ExitCode.failure }
@@ -125,7 +125,7 @@ struct CadenceFailure: Error, Encodable {
 
 /// How `cadence` prints and draws a report.
 enum CadenceText {
-    static func table(_ report: CadenceReport, windows listed: Bool) -> String {
+    static func table(_ report: CadenceReport, windows listed: Bool) -> [String] {
         var lines = [report.file]
         let unit = "\(report.unit.rawValue) (\(report.unitEvidence.rawValue))"
         lines.append(String(format: "  %@, %.1f Hz, %@, %d samples, %@, ", report.format.rawValue, report.sampleRate,
@@ -147,7 +147,7 @@ enum CadenceText {
                 }.joined(separator: "  "))
             }
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     /// The windows' cadences as a terminal sparkline (blank where a window has none), at most 100 wide.

@@ -63,7 +63,7 @@ extension Tactus {
             } catch {
                 throw CommandFailure(error.description)
             }
-            if !output.json { print("\nWrote \(path) (\(Int(document.width)) × \(Int(document.height)) px).") }
+            if !output.json { print(lines: ["", "Wrote \(path) (\(Int(document.width)) × \(Int(document.height)) px)."]) }
         }
 
         private func show(_ comparison: SongComparison) {

@@ -46,7 +46,7 @@ extension Tactus {
                 listings = try client.detectors().detectors.map(DetectorListing.init)
             }
             for listing in listings {
-                print(json ? listing.jsonLine() : listing.text())
+                if json { print(listing.jsonLine()) } else { print(lines: listing.lines()) }
             }
         }
     }
@@ -110,7 +110,7 @@ struct DetectorListing: Encodable {
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    func text() -> String {
+    func lines() -> [String] {
         var lines = ["\(name) \(version)\(advisory == true ? " (advisory: no vote in the consensus, runs when named)" : ""): \(summary)"]
         if let workers, let queued { lines[0] += "  [\(workers) worker\(workers == 1 ? "" : "s"), \(queued) queued]" }
         let width = parameters.map(\.name.count).max() ?? 0
@@ -123,6 +123,6 @@ struct DetectorListing: Encodable {
             lines.append(line)
             lines.append("  " + String(repeating: " ", count: width) + "  \(parameter.summary); \(parameter.accepts)")
         }
-        return lines.joined(separator: "\n")
+        return lines
     }
 }

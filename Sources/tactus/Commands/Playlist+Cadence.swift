@@ -92,7 +92,7 @@ extension Tactus.Playlist {
         let stretches = report.steadyStretches()
         guard !stretches.isEmpty else { throw CommandFailure("\(file): no steps found: the recording has no cadence to follow") }
         let summary = stretches.map { "\(Output.clock($0.duration)) at " + String(format: "%.1f", $0.cadence) }
-        FileHandle.standardError.write(Data((ShownText.escaped("cadence of \(file): \(summary.joined(separator: ", "))") + "\n").utf8))
+        printError("cadence of \(file): \(summary.joined(separator: ", "))")
         return stretches.map { CadenceProfile.Segment(cadence: $0.cadence, durationS: $0.duration) }
     }
 }

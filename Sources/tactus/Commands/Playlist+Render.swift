@@ -24,8 +24,9 @@ extension Tactus.Playlist {
         }
         let rendered: WorkoutRender.Rendered
         do throws(StretchError) {
+            // The file a playlist is rendered into is replaced, as it always was; never a song it plays.
             rendered = try WorkoutRender.render(
-                pieces, to: path, crossfade: following.crossfade, placement: following.crossfadeByTime ? .byTime : .onBeats)
+                pieces, to: try OutputFile(path: path, replacing: true, sparing: pieces.map(\.file)), crossfade: following.crossfade, placement: following.crossfadeByTime ? .byTime : .onBeats)
         } catch {
             throw CommandFailure(error.description)
         }
@@ -34,7 +35,7 @@ extension Tactus.Playlist {
             + "\(Output.clock(rendered.seconds)) in "
             + String(format: "%.1f s (%.0fx real time)", rendered.renderSeconds, rendered.seconds / max(rendered.renderSeconds, 1e-9))
         if output.json {
-            FileHandle.standardError.write(Data((ShownText.escaped(summary, keepingNewlines: true) + "\n").utf8))
+            printError(summary)
         } else {
             print(summary)
         }
@@ -47,6 +48,7 @@ extension Tactus.Playlist {
     func renderOnServer(_ request: PlaylistQuery, to path: String) throws {
         var query = request
         query.tolerance = nil
+        let file = try OutputFile.checked(path, replacing: true)
         let client = try reportingFailures { try source.server.client() }
         let rendered: (status: RenderStatus, wav: [UInt8])
         do throws(ClientError) {
@@ -54,15 +56,11 @@ extension Tactus.Playlist {
         } catch {
             throw CommandFailure("rendering the playlist: \(error.description)")
         }
-        do {
-            try Data(rendered.wav).write(to: URL(fileURLWithPath: path))
-        } catch {
-            throw CommandFailure("cannot write '\(path)': \(error.localizedDescription)")
-        }
+        try file.save(rendered.wav)
         let summary = "rendered \(path): \(rendered.status.songs?.count ?? 0) songs, \(Output.clock(rendered.status.durationS ?? 0)) "
             + String(format: "by %@ in %.1f s", client.server, rendered.status.renderS ?? 0)
         if output.json {
-            FileHandle.standardError.write(Data((summary + "\n").utf8))
+            printError(summary)
         } else {
             print(summary)
         }

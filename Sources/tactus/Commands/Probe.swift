@@ -49,7 +49,7 @@ extension Tactus {
             for file in files {
                 let report = ProbeReport(probing: file, options: options)
                 if report.error != nil { failures += 1 }
-                print(json ? report.jsonLine() : report.text())
+                if json { print(report.jsonLine()) } else { print(lines: report.lines()) }
             }
             if failures > 0 { throw ExitCode.failure }
         }
@@ -118,7 +118,7 @@ struct ProbeReport: Encodable {
         return String(decoding: (try? encoder.encode(self)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
-    func text() -> String {
+    func lines() -> [String] {
         var lines = [file]
         if let metadata {
             var signal = "\(metadata.format) (\(metadata.codec)), \(metadata.sampleRate) Hz, "
@@ -142,6 +142,6 @@ struct ProbeReport: Encodable {
         }
         for warning in warnings { lines.append("  warning   [\(warning.code)] \(warning)") }
         if let error { lines.append("  error     [\(error.code)] \(error)") }
-        return lines.joined(separator: "\n")
+        return lines
     }
 }

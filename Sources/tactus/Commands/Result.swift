@@ -60,13 +60,12 @@ extension Tactus {
             if json {
                 try Output.jsonLine(SongResult(response, envelope: energy))
             } else {
-                print(Self.text(response, envelope: energy, listingWindows: windows, listingEnvelope: envelope))
-                let timeline = Timeline(response, envelope: energy, width: Terminal.columns(default: 60))
-                if !timeline.lines.isEmpty { print(timeline.lines.joined(separator: "\n")) }
+                print(lines: Self.lines(response, envelope: energy, listingWindows: windows, listingEnvelope: envelope))
+                print(lines: Timeline(response, envelope: energy, width: Terminal.columns(default: 60)).lines)
             }
         }
 
-        static func text(_ response: ResultResponse, envelope: EnergyEnvelope?, listingWindows: Bool, listingEnvelope: Bool) -> String {
+        static func lines(_ response: ResultResponse, envelope: EnergyEnvelope?, listingWindows: Bool, listingEnvelope: Bool) -> [String] {
             var header = "song \(response.song)"
             if let name = response.name { header += "  \(name)" }
             if let duration = response.durationS { header += "  " + String(format: "%.2f s", duration) }
@@ -91,7 +90,7 @@ extension Tactus {
             if let envelope, listingEnvelope {
                 lines.append(String(format: "  envelope: %d values every %.4f s", envelope.values.count, envelope.hopS))
             }
-            return lines.joined(separator: "\n")
+            return lines
         }
     }
 }

@@ -99,8 +99,7 @@ extension Tactus {
 
         private func scanOnServer(_ absolute: [String]) throws -> ScanSummary {
             if !json {
-                FileHandle.standardError.write(
-                    Data("scanning \(absolute.isEmpty ? "every library root" : absolute.joined(separator: ", "))...\n".utf8))
+                printError("scanning \(absolute.isEmpty ? "every library root" : absolute.joined(separator: ", "))...")
             }
             let endpoint = events ?? CoordinatorEndpoints.events(forFrontend: server.endpoint)
             let progress = try endpoint.flatMap { isatty(STDERR_FILENO) == 1 ? try ScanProgressLine(events: $0, curve: server.curve.keys()) : nil }
@@ -123,8 +122,7 @@ extension Tactus {
                 return roots
             }
             if !json {
-                FileHandle.standardError.write(
-                    Data("scanning \(absolute.isEmpty ? roots.joined(separator: ", ") : absolute.joined(separator: ", "))...\n".utf8))
+                printError("scanning \(absolute.isEmpty ? roots.joined(separator: ", ") : absolute.joined(separator: ", "))...")
             }
             let scan = DatabaseScan(
                 library: library, roots: LibraryRoots(roots), detectors: try DetectorChoice(names: [], parameters: []).detectors,

@@ -46,11 +46,11 @@ extension Tactus {
                 if json { try Output.jsonLine(job) } else { print(ServerText.job(job)) }
             }
             if let state = response.server {
-                if json { try Output.jsonLine(state) } else { print(Self.text(state)) }
+                if json { try Output.jsonLine(state) } else { print(lines: Self.lines(state)) }
             }
         }
 
-        static func text(_ state: ServerStatus) -> String {
+        static func lines(_ state: ServerStatus) -> [String] {
             var lines = [
                 "\(state.accepting ? "accepting work" : "shutting down"), up \(ServerText.duration(state.uptimeS)), "
                     + String(format: "%.2f jobs/s over the last minute", state.jobsPerSecond)
@@ -60,9 +60,9 @@ extension Tactus {
             lines.append("workers: \(state.workers.count)")
             for worker in state.workers.sorted(by: { ($0.detector, $0.workerId) < ($1.detector, $1.workerId) }) {
                 let job = worker.job.map { "job \($0)" } ?? "idle"
-                lines.append("  \(ShownText.escaped(worker.workerId))  \(worker.detector) \(worker.version)  " + job)
+                lines.append("  \(worker.workerId)  \(worker.detector) \(worker.version)  " + job)
             }
-            return lines.joined(separator: "\n")
+            return lines
         }
     }
 }

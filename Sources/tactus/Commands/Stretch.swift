@@ -21,6 +21,10 @@ extension Tactus {
                 song's sample rate. A song further than --max-stretch from the target, even at half \
                 or double its tempo, is refused.
 
+                The output is written beside its path and put in place once complete: an existing \
+                file is refused unless --force (a symbolic link there is then replaced, never \
+                followed), and the song itself never.
+
                 With --server, the song is rendered by that server from its library (its `stretch` \
                 and `render` requests): SONG is a file whose content the library holds, a song id \
                 (or a prefix of 8 hex digits or more), or a path or file name the library stores; the song's tempo is the library's consensus \
@@ -41,6 +45,9 @@ extension Tactus {
 
         @Option(name: .shortAndLong, help: ArgumentHelp("The WAV file to write.", valueName: "file"))
         var output: String
+
+        @Flag(help: "Replace the output file if it exists.")
+        var force = false
 
         @Option(name: .customLong("from-bpm"), help: ArgumentHelp("The song's tempo, instead of analysing it.", valueName: "bpm"))
         var fromBPM: Double?
@@ -69,8 +76,9 @@ extension Tactus {
             if connection.server != nil { return try runOnServer() }
             let result: SongStretch
             do throws(StretchError) {
+                let file = try OutputFile(path: output, replacing: force, sparing: [song])
                 result = try SongStretch.render(
-                    song, targetBPM: bpm, output: output, sourceBPM: fromBPM, maxStretch: maxStretch / 100, engine: engine)
+                    song, targetBPM: bpm, output: file, sourceBPM: fromBPM, maxStretch: maxStretch / 100, engine: engine)
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -87,6 +95,7 @@ extension Tactus {
 
         /// The song rendered by the server and downloaded into --output.
         private func runOnServer() throws {
+            let file = try OutputFile.checked(output, replacing: force, sparing: [song])
             let client = try connection.client()
             let name = try SongLookup.songName(song, on: client)
             let rendered: (status: RenderStatus, wav: [UInt8])
@@ -95,11 +104,7 @@ extension Tactus {
             } catch {
                 throw CommandFailure("\(song): \(error.description)")
             }
-            do {
-                try Data(rendered.wav).write(to: URL(fileURLWithPath: output))
-            } catch {
-                throw CommandFailure("cannot write '\(output)': \(error.localizedDescription)")
-            }
+            try file.save(rendered.wav)
             let status = rendered.status
             if json {
                 try Output.jsonLine(status)

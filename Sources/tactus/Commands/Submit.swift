@@ -214,7 +214,7 @@ final class SubmitSession {
         if json {
             try Output.jsonLine(SubmittedSong(file: file, error: error))
         } else {
-            FileHandle.standardError.write(Data((ShownText.escaped("\(file): \(error.code): \(error.message)") + "\n").utf8))
+            printError("\(file): \(error.code): \(error.message)")
         }
     }
 
@@ -224,7 +224,7 @@ final class SubmitSession {
         if json {
             try Output.jsonLine(SubmittedSong(file: file, skipped: reason))
         } else {
-            print(ShownText.escaped("\(file)  skipped: \(reason.code): \(reason.message)"))
+            print("\(file)  skipped: \(reason.code): \(reason.message)")
         }
     }
 
@@ -242,7 +242,7 @@ final class SubmitSession {
         summary += String(format: " in %.1f s", seconds)
         // Standard output holds only JSON Lines with --json.
         if json {
-            FileHandle.standardError.write(Data((ShownText.escaped(summary, keepingNewlines: true) + "\n").utf8))
+            printError(summary)
         } else {
             print(summary)
         }

@@ -16,15 +16,15 @@ extension Tactus {
             commandName: "tags",
             abstract: "Read BPM tags into the library as reference tempi, or write the library's tempi into files' tags.",
             discussion: """
-                Songs are named as every command names them: a file (hashed), a folder (every \\
-                audio file under it), a SHA-256 or a prefix of 8+ hex digits, a stored path or \\
-                file name; --all takes every song of the library. Tags are read and written \\
+                Songs are named as every command names them: a file (hashed), a folder (every \
+                audio file under it), a SHA-256 or a prefix of 8+ hex digits, a stored path or \
+                file name; --all takes every song of the library. Tags are read and written \
                 through TagLib.
 
-                With --db, the command opens the library file and the files on this machine: a \\
-                file or folder named, or the stored path of a song named otherwise. Without \\
-                --db, the server does the work on its own files: only files below its library \\
-                roots (songs analysed in place, `tactus scan`) are read or written; other songs \\
+                With --db, the command opens the library file and the files on this machine: a \
+                file or folder named, or the stored path of a song named otherwise. Without \
+                --db, the server does the work on its own files: only files below its library \
+                roots (songs analysed in place, `tactus scan`) are read or written; other songs \
                 are reported as skipped.
 
                 Examples:
@@ -63,14 +63,14 @@ extension Tactus.Tags {
         static let configuration = CommandConfiguration(
             abstract: "Import the files' BPM tags as reference tempi (source `tag`).",
             discussion: """
-                Each file's BPM tag (MP3: TXXX:BPM when present, else TBPM; FLAC, Ogg Vorbis and \\
-                Opus: the BPM comment; MP4: tmpo) becomes the reference tempo of its song, so \\
-                `tactus compare` shows how the tags agree with each detector and lists the tags \\
-                that look wrong. A song keeps a reference set by hand or from a CSV file unless \\
-                --replace is given. Files without a tag, with a tag that is not a tempo in \\
+                Each file's BPM tag (MP3: TXXX:BPM when present, else TBPM; FLAC, Ogg Vorbis and \
+                Opus: the BPM comment; MP4: tmpo) becomes the reference tempo of its song, so \
+                `tactus compare` shows how the tags agree with each detector and lists the tags \
+                that look wrong. A song keeps a reference set by hand or from a CSV file unless \
+                --replace is given. Files without a tag, with a tag that is not a tempo in \
                 1...1000, or not in the library are skipped, with the reason.
 
-                With --json, one object per file: file, song, outcome (imported, skipped or \\
+                With --json, one object per file: file, song, outcome (imported, skipped or \
                 failed), tag (the text), bpm, reason, code. Exit status 1 when any file failed.
 
                 Example: tactus tags read ~/Music/*.mp3 --db lib.sqlite
@@ -98,26 +98,26 @@ extension Tactus.Tags {
         static let configuration = CommandConfiguration(
             abstract: "Write the library's tempo of each song into its file's BPM tag.",
             discussion: """
-                The tempo is the consensus of the detectors (--consensus, the default) or the \\
-                newest analysis by one detector (--detector NAME). MP3: ID3v2 TBPM (an integer, \\
-                as the ID3 specification requires) and TXXX:BPM (one decimal); FLAC, Ogg Vorbis \\
-                and Opus: the BPM Vorbis comment (one decimal); MP4: the tmpo atom (an integer). \\
+                The tempo is the consensus of the detectors (--consensus, the default) or the \
+                newest analysis by one detector (--detector NAME). MP3: ID3v2 TBPM (an integer, \
+                as the ID3 specification requires) and TXXX:BPM (one decimal); FLAC, Ogg Vorbis \
+                and Opus: the BPM Vorbis comment (one decimal); MP4: the tmpo atom (an integer). \
                 Other formats (WAV, AIFF) are skipped.
 
-                Every other tag and every audio byte stays as it was: the tag is written into a \\
-                temporary copy in the file's folder, the copy's decoded audio is checked sample \\
-                by sample against the original's, and the copy then replaces the file (--backup \\
-                keeps the original as FILE.bak). The new bytes have a new SHA-256: the library's \\
-                song takes it, keeping its analyses and reference tempo. Each file is opened once, \\
-                without following a symbolic link, and worked on through that descriptor and its \\
-                folder's: a file that is a link, or whose name is swapped while it is written, is \\
+                Every other tag and every audio byte stays as it was: the tag is written into a \
+                temporary copy in the file's folder, the copy's decoded audio is checked sample \
+                by sample against the original's, and the copy then replaces the file (--backup \
+                keeps the original as FILE.bak). The new bytes have a new SHA-256: the library's \
+                song takes it, keeping its analyses and reference tempo. Each file is opened once, \
+                without following a symbolic link, and worked on through that descriptor and its \
+                folder's: a file that is a link, or whose name is swapped while it is written, is \
                 refused and named, and nothing outside its folder is touched.
 
-                Each file is reported as written (would-write with --dry-run), skipped (not in \\
-                the library, no analysis, no tempo, below --min-confidence, unsupported format, \\
-                no file below the server's roots, being analysed) or failed (missing, read-only, \\
-                not audio...), with the reason. With --json, one object per file: file, song, \\
-                outcome, bpm, confidence, from, fields [{name, value}], backup, new_song, reason, \\
+                Each file is reported as written (would-write with --dry-run), skipped (not in \
+                the library, no analysis, no tempo, below --min-confidence, unsupported format, \
+                no file below the server's roots, being analysed) or failed (missing, read-only, \
+                not audio...), with the reason. With --json, one object per file: file, song, \
+                outcome, bpm, confidence, from, fields [{name, value}], backup, new_song, reason, \
                 code. Exit status 1 when any file failed.
 
                 Example: tactus tags write --detector comb-filter --min-confidence 0.4 song.mp3 --db lib.sqlite
@@ -331,7 +331,8 @@ final class TagRun {
     }
 
     private func failed(_ resolution: SongResolution) -> TagReport {
-        var report = TagReport(file: resolution.name, song: nil, outcome: .failed).because(SongLookup.message(resolution))
+        var report = TagReport(file: resolution.name, song: nil, outcome: .failed)
+            .because(SongLookup.message(resolution).joined(separator: "\n"))
         report.code = resolution.problem?.code
         return report
     }
