@@ -74,16 +74,11 @@ public final class ServeProcess {
     /// it did not listen within `timeout` seconds.
     public func webURL(timeout: TimeInterval = 30) -> String? {
         struct Announcement: Decodable { var url: String }
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let data = FileManager.default.contents(atPath: dataDirectory + "/web.json"),
-                let announcement = try? JSONDecoder().decode(Announcement.self, from: data)
-            {
-                return announcement.url
+        return try? Wait.value("the web gateway's DATA/web.json", timeout: .seconds(timeout), poll: .milliseconds(50)) {
+            FileManager.default.contents(atPath: dataDirectory + "/web.json").flatMap {
+                try? JSONDecoder().decode(Announcement.self, from: $0).url
             }
-            Thread.sleep(forTimeInterval: 0.05)
         }
-        return nil
     }
 
     /// The server's process id.

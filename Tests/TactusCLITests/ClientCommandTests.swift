@@ -163,6 +163,15 @@ import Testing
         #expect(!run.standardError.contains("submit again after it restarts"), "\(run.standardError)")
     }
 
+    /// Whether process `pid` has a handler for SIGINT (its `SigCgt` mask in Linux's `/proc/PID/status`).
+    static func catchesSIGINT(_ pid: Int32) -> Bool {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let mask = status.split(separator: "\n").first { $0.hasPrefix("SigCgt:") }.flatMap {
+            UInt64($0.dropFirst("SigCgt:".count).trimmingCharacters(in: .whitespaces), radix: 16)
+        }
+        return (mask ?? 0) & (1 << (UInt64(SIGINT) - 1)) != 0
+    }
+
     /// Ctrl-C while waiting ends the wait, saying that the songs go on at the server.
     @Test func anInterruptedWaitSaysTheSongsGoOnAtTheServer() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-interrupt-test")
@@ -192,10 +201,12 @@ import Testing
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        let deadline = ContinuousClock.now + .seconds(20)
-        while server.requests.isEmpty && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
-        Thread.sleep(forTimeInterval: 1)
-        kill(process.processIdentifier, SIGINT)
+        let pid = process.processIdentifier
+        // Ctrl-C once the command waits for its song: it catches SIGINT from then on (before,
+        // SIGINT would end it by the signal, or be ignored).
+        try Wait.until("tactus submit to send its song", timeout: .seconds(20)) { !server.requests.isEmpty }
+        try Wait.until("tactus submit --wait to catch SIGINT", timeout: .seconds(20)) { Self.catchesSIGINT(pid) }
+        kill(pid, SIGINT)
         process.waitUntilExit()
         let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 130)

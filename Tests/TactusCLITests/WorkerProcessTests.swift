@@ -97,8 +97,9 @@ import Testing
         try coordinator.send(.heartbeat, to: first.worker)
 
         // Gone: after 3 silent intervals the worker drops its socket and waits 1 s.
+        let silences = worker.mentions("nothing from the coordinator")
         coordinator.close()
-        Thread.sleep(forTimeInterval: 0.5)
+        try worker.awaitLog("nothing from the coordinator", moreThan: silences)
         coordinator = try FakeCoordinator(endpoint: endpoint)
         let second = try #require(try coordinator.awaitReady(timeout: .seconds(10)), "no READY again; worker log:\n\(worker.log)")
         #expect(second.body.workerId == first.body.workerId)
@@ -133,7 +134,7 @@ import Testing
         let worker = try WorkerProcess(connect: coordinator.endpoint, arguments: Self.fastHeartbeats)
         let ready = try #require(try coordinator.awaitReady(), "no READY; worker log:\n\(worker.log)")
         try coordinator.send(.job(job(7), audio: song), to: ready.worker)
-        Thread.sleep(forTimeInterval: 0.1)
+        try worker.awaitLog("job 7 (attempt 1)")
         worker.signal(SIGTERM)
         let result = try #require(try coordinator.receiveSkippingHeartbeats(timeout: .seconds(60)), "worker log:\n\(worker.log)")
         guard case .result(let body, _) = result.message else {

@@ -134,6 +134,15 @@ final class WorkerProcess {
 
     var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 
+    /// How many times the log says `text`.
+    func mentions(_ text: String) -> Int { log.components(separatedBy: text).count - 1 }
+
+    /// Waits until the log says `text` more than `earlier` times (``mentions(_:)`` before what
+    /// should make the worker say it again).
+    func awaitLog(_ text: String, moreThan earlier: Int = 0, timeout: Duration = .seconds(20)) throws {
+        try Wait.until("the worker's log to say \"\(text)\" (it says:\n\(log))", timeout: timeout) { mentions(text) > earlier }
+    }
+
     deinit {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)

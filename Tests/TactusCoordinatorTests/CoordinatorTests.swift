@@ -199,7 +199,13 @@ import Testing
         // Another process holds the write lock while the result arrives: it cannot be stored.
         let holder = try SQLiteLockHolder(path: directory.path + "/library.sqlite")
         try worker.finish(job, bpm: 111)
-        Thread.sleep(forTimeInterval: 1)
+        // The coordinator has taken the result (and failed to store it) once it no longer
+        // counts the job as the worker's.
+        try Wait.until("the coordinator to take worker w's result") {
+            try worker.heartbeat()
+            guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else { return false }
+            return status.server?.workers.first { $0.workerId == "w" }.map { $0.job == nil } == true
+        }
         holder.release()
 
         // Once the library is writable the job runs again and its result is stored.

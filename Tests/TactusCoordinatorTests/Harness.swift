@@ -78,12 +78,15 @@ struct HarnessError: Error, CustomStringConvertible {
 final class TestWorker {
     let socket: ZMQSocket
     let id: String
+    /// The socket's connections as libzmq's monitor sees them.
+    private let connection: ConnectionWatch
 
     /// Connects and sends READY; with `curve`, over CURVE with those keys.
     init(_ running: RunningCoordinator, detector: String = "fake", id: String, curve: CurveClientKeys? = nil) throws {
         self.id = id
         socket = try running.context.socket(.dealer)
         if let curve { try socket.set(curve.socketOptions) }
+        connection = try ConnectionWatch(socket, context: running.context)
         try socket.connect(running.endpoints.backend)
         let descriptor = DetectorDescriptor(name: detector, version: "1.0", summary: "a detector played by a test", specific: [])
         let ready = WorkerMessage.ready(ReadyBody(workerId: id, detector: DetectorInfo(descriptor), params: try descriptor.resolve()))
@@ -102,6 +105,15 @@ final class TestWorker {
             }
         }
         return nil
+    }
+
+    /// Waits until the coordinator has refused this worker's connection: the connection was
+    /// dropped and none has completed its handshake (CURVE refused the keys). READY, queued
+    /// until a handshake succeeds, was never delivered.
+    func awaitRefusal(timeout: Duration = .seconds(10)) throws {
+        try Wait.until("the coordinator to refuse worker \(id)'s connection", timeout: timeout) {
+            try connection.disconnections > 0 && !connection.isConnected
+        }
     }
 
     /// Sends HEARTBEAT if it can be queued now (a DEALER whose CURVE handshake was refused
@@ -168,15 +180,18 @@ final class TestClient {
 
     /// Waits until the coordinator has `count` workers, keeping `worker` alive meanwhile.
     func waitForWorkers(_ count: Int, heartbeating worker: TestWorker) throws {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            try worker.heartbeat()
-            if case .ok(.status(let status)) = try request(.status(StatusRequest())), status.server?.workers.count == count {
-                return
-            }
-            Thread.sleep(forTimeInterval: 0.02)
+        _ = try workers(count, heartbeating: worker.heartbeat)
+    }
+
+    /// The coordinator's workers once there are `count`, `heartbeating` called before each look.
+    func workers(_ count: Int, heartbeating: () throws -> Void) throws -> [WorkerInfo] {
+        try Wait.value("the coordinator to have \(count) workers", timeout: .seconds(10)) {
+            try heartbeating()
+            guard case .ok(.status(let status)) = try request(.status(StatusRequest())), let workers = status.server?.workers,
+                workers.count == count
+            else { return nil }
+            return workers
         }
-        throw HarnessError("the coordinator never had \(count) workers")
     }
 
     /// Waits for an event satisfying `matches`.

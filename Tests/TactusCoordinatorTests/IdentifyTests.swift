@@ -146,15 +146,12 @@ import Testing
     private func connect(_ setup: Setup, _ client: TestClient, identifies: Bool = true) throws -> SongTestWorker {
         let id = "sharing-\(UUID().uuidString.prefix(8))"
         let worker = try SongTestWorker(setup.running, detectors: ["fake"], id: id, roots: [setup.root], identifies: identifies)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
+        try Wait.until("worker \(id) to be the coordinator's only worker", timeout: .seconds(10)) {
             try worker.heartbeat()
-            if case .ok(.status(let status)) = try client.request(.status(StatusRequest())), status.server?.workers.map(\.workerId) == [id] {
-                return worker
-            }
-            Thread.sleep(forTimeInterval: 0.02)
+            guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else { return false }
+            return status.server?.workers.map(\.workerId) == [id]
         }
-        throw HarnessError("worker \(id) was never the coordinator's only worker")
+        return worker
     }
 
     /// Scans with a worker playing `behaviour`; returns the summary and what the worker was asked.
@@ -293,7 +290,7 @@ import Testing
             outcome.withLock { $0 = reply ?? nil }
             answered.signal()
         }
-        while played.asked.withLock({ $0.isEmpty }) { Thread.sleep(forTimeInterval: 0.02) }
+        try Wait.until("the worker to be asked to identify the scan's files") { !played.asked.withLock { $0.isEmpty } }
         // The stop is asked for, not waited for: the test's sockets live on until the answer.
         setup.running.coordinator.stop()
         #expect(answered.wait(timeout: .now() + 10) == .success)

@@ -99,10 +99,7 @@ import Testing
         defer { running.stop() }
         let client = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
         let impostor = try TestWorker(running, id: "impostor", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
-        for _ in 0..<10 {
-            try impostor.heartbeat()
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        try impostor.awaitRefusal()
         guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else {
             Issue.record("status refused"); return
         }
@@ -128,11 +125,8 @@ import Testing
         let intruder = try TestWorker(running, id: "intruder", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: CurveKeyPair.generate()))
         // A worker with the right key but the wrong server key fails the handshake too.
         let confused = try TestWorker(running, id: "confused", curve: CurveClientKeys(serverKey: CurveKeyPair.generate().publicKey, keyPair: alice))
-        for _ in 0..<10 {
-            try intruder.heartbeat()
-            try confused.heartbeat()
-            Thread.sleep(forTimeInterval: 0.05)
-        }
+        try intruder.awaitRefusal()
+        try confused.awaitRefusal()
         guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else {
             Issue.record("status refused"); return
         }

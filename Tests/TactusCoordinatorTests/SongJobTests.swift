@@ -78,20 +78,6 @@ final class SongTestWorker {
         return response
     }
 
-    private func waitForWorkers(_ client: TestClient, _ count: Int, heartbeating: () throws -> Void) throws -> [WorkerInfo] {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            try heartbeating()
-            if case .ok(.status(let status)) = try client.request(.status(StatusRequest())), let workers = status.server?.workers,
-                workers.count == count
-            {
-                return workers
-            }
-            Thread.sleep(forTimeInterval: 0.02)
-        }
-        throw HarnessError("the coordinator never had \(count) workers")
-    }
-
     /// A worker that shares the coordinator's blob directory (as serve's local workers do) is
     /// sent an upload's location in it, not its bytes, and the file there is the song; a
     /// worker that does not share it gets the bytes.
@@ -103,7 +89,7 @@ final class SongTestWorker {
         let blobRoot = running.coordinator.blobRoot
         #expect(blobRoot.hasPrefix("/") && blobRoot.hasSuffix("/blobs"))
         let local = try SongTestWorker(running, detectors: ["fake", "other"], id: "local", roots: [blobRoot])
-        _ = try waitForWorkers(client, 1) { try local.heartbeat() }
+        _ = try client.workers(1) { try local.heartbeat() }
         let bytes = try TestSong.clickTrack(bpm: 120, seconds: 8)
         let submitted = try submit(client, bytes)
         guard let (job, audio) = try local.nextJob() else {
@@ -117,7 +103,7 @@ final class SongTestWorker {
         }
 
         let remote = try SongTestWorker(running, detectors: ["fake", "other"], id: "remote", roots: ["/elsewhere"])
-        _ = try waitForWorkers(client, 2) { try local.heartbeat(); try remote.heartbeat() }
+        _ = try client.workers(2) { try local.heartbeat(); try remote.heartbeat() }
         let other = try TestSong.clickTrack(bpm: 100, seconds: 8)
         _ = try submit(client, other)
         guard let (otherJob, otherAudio) = try remote.nextJob() else {
@@ -134,7 +120,7 @@ final class SongTestWorker {
         defer { running.stop() }
         let client = try TestClient(running)
         let worker = try SongTestWorker(running, detectors: ["fake", "other"], id: "both")
-        let workers = try waitForWorkers(client, 1, heartbeating: worker.heartbeat)
+        let workers = try client.workers(1, heartbeating: worker.heartbeat)
         #expect(workers.first?.detectors == ["fake", "other"])
         let bytes = try testSong()
         let response = try submit(client, bytes)
@@ -171,7 +157,7 @@ final class SongTestWorker {
         defer { running.stop() }
         let client = try TestClient(running)
         let worker = try SongTestWorker(running, detectors: ["fake", "other"], id: "both")
-        _ = try waitForWorkers(client, 1, heartbeating: worker.heartbeat)
+        _ = try client.workers(1, heartbeating: worker.heartbeat)
         let response = try submit(client, try testSong())
         let (job, _) = try #require(try worker.nextJob())
         let fake = try #require(job.jobs.first { $0.detector == "fake" })
@@ -194,7 +180,7 @@ final class SongTestWorker {
         defer { running.stop() }
         let client = try TestClient(running)
         let first = try SongTestWorker(running, detectors: ["fake", "other"], id: "first")
-        _ = try waitForWorkers(client, 1, heartbeating: first.heartbeat)
+        _ = try client.workers(1, heartbeating: first.heartbeat)
         _ = try submit(client, try testSong())
         let (job, _) = try #require(try first.nextJob())
         #expect(job.jobs.count == 2)
@@ -210,9 +196,9 @@ final class SongTestWorker {
         defer { running.stop() }
         let client = try TestClient(running)
         let single = try TestWorker(running, detector: "fake", id: "single")
-        _ = try waitForWorkers(client, 1, heartbeating: single.heartbeat)
+        _ = try client.workers(1, heartbeating: single.heartbeat)
         let both = try SongTestWorker(running, detectors: ["fake", "other"], id: "both")
-        _ = try waitForWorkers(client, 2, heartbeating: { try single.heartbeat(); try both.heartbeat() })
+        _ = try client.workers(2, heartbeating: { try single.heartbeat(); try both.heartbeat() })
         _ = try submit(client, try testSong())
         // `single` has waited longest for `fake`: it gets that job (as a version-1 JOB); `both`
         // gets what is left of the song, the `other` job.

@@ -37,6 +37,7 @@ import Testing
                 return  // stopping would wait for the stuck loop
             }
             #expect(answer.detectors.count == 60)
+            // The requests are spread over two seconds on purpose: during the flood and after it.
             Thread.sleep(forTimeInterval: 0.5)
         }
 

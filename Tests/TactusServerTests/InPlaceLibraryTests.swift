@@ -159,9 +159,9 @@ import Testing
         let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", root, "--watch"])
         defer { server.stop() }
         let frontend = server.endpoints.frontend
-        // Wait until the workers are there (the watch needs detectors to queue jobs).
-        _ = try CLI.run(["detectors", "--server", frontend, "--timeout", "10"])
-        Thread.sleep(forTimeInterval: 1)
+        // Wait until the local worker is there (and the watch, set up before the server answers).
+        let client = try ServerClient(server.endpoints)
+        try Wait.until("the server's local worker to join") { try client.serverStatus().workers.count == 1 }
 
         try FileManager.default.copyItem(atPath: outside, toPath: root + "/deep/incoming.wav")
         let songs = try Self.songs(frontend, seconds: 120) { !$0.isEmpty }

@@ -28,6 +28,14 @@ import Testing
         return Array(synth.render().csv(.physicsToolbox).utf8)
     }
 
+    /// The bytes process `pid` has read with `read` and its kind (`rchar` in Linux's
+    /// `/proc/PID/io`): a host reads its calls from its channel that way.
+    static func bytesRead(by pid: Int32) -> Int {
+        let io = (try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)) ?? ""
+        let line = io.split(separator: "\n").first { $0.hasPrefix("rchar:") }
+        return line.flatMap { Int($0.dropFirst("rchar:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+    }
+
     @Test func aSongIsProbedFromItsBytesAndThroughItsFile() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-service-host")
         let bytes = try TestSong.clickTrack(bpm: 120, seconds: 6)
@@ -82,15 +90,25 @@ import Testing
         let pool = Self.pool()
         let analyzer = IsolatedRecordingAnalyzer(hosts: pool)
         let recording = Self.longRecording(seconds: 3600)
-        // Killed once it has the call in hand.
+        // Killed once it has the call in hand: it has read the recording from its channel.
+        let killerFailure = Locked<(any Error)?>(nil)
+        let killerDone = DispatchSemaphore(value: 0)
         let killer = Thread {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while pool.busyProcessIDs.isEmpty && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.005) }
-            Thread.sleep(forTimeInterval: 0.1)
-            for host in pool.busyProcessIDs { kill(host, SIGKILL) }
+            defer { killerDone.signal() }
+            do {
+                let host = try Wait.value("a host doing the call", poll: .milliseconds(5)) { pool.busyProcessIDs.first }
+                try Wait.until("host \(host) reading the \(recording.count) bytes of the recording", poll: .milliseconds(5)) {
+                    Self.bytesRead(by: host) >= recording.count
+                }
+                kill(host, SIGKILL)
+            } catch {
+                killerFailure.withLock { $0 = error }
+            }
         }
         killer.start()
         let error = #expect(throws: ErrorBody.self) { try analyzer.cadence(of: recording, name: "long.csv") }
+        killerDone.wait()
+        if let failure = killerFailure.withLock({ $0 }) { Issue.record(failure) }
         #expect(error?.code == .workerLost)
         #expect(error?.message == "cadence of long.csv: its process was killed by signal 9 (SIGKILL); nothing was stored")
         #expect(pool.idleProcessIDs.isEmpty)
@@ -106,8 +124,8 @@ import Testing
         _ = try? analyzer.cadence(of: Array("t,x,y,z\n".utf8), name: "warm-up.csv")
         let host = try #require(pool.idleProcessIDs.first)
         kill(host, SIGKILL)
-        while (try? String(contentsOfFile: "/proc/\(host)/stat", encoding: .utf8))?.contains(") Z ") == false {
-            Thread.sleep(forTimeInterval: 0.01)
+        try Wait.until("host \(host) to end (a zombie, not yet reaped)") {
+            (try? String(contentsOfFile: "/proc/\(host)/stat", encoding: .utf8))?.contains(") Z ") != false
         }
         var synth = StepRecordingSynth(stretches: [.init(seconds: 30, from: 170)])
         synth.seed = 4
@@ -119,8 +137,10 @@ import Testing
     @Test func aCallPastItsTimeLimitIsStoppedAndTheNextCallWorks() throws {
         let pool = Self.pool(limits: [.cadence: .milliseconds(200)])
         let analyzer = IsolatedRecordingAnalyzer(hosts: pool)
+        // Synthesised before the clock starts: the call is timed, not the test's synthesis.
+        let recording = Self.longRecording()
         let started = ContinuousClock.now
-        let error = #expect(throws: ErrorBody.self) { try analyzer.cadence(of: Self.longRecording(), name: "long.csv") }
+        let error = #expect(throws: ErrorBody.self) { try analyzer.cadence(of: recording, name: "long.csv") }
         #expect(error?.code == .timeout)
         #expect(error?.message == "cadence of long.csv: stopped after 0.2 s, the server's time limit for cadence")
         #expect(ContinuousClock.now - started < .seconds(5))

@@ -52,8 +52,10 @@ import Testing
         poller.add(readableDescriptor: readEnd)
 
         #expect(try poller.poll(timeout: .milliseconds(50)).isEmpty)
+        // The byte is written once this thread is blocked in the poll.
+        let polling = try LinuxThread.current()
         let writer = Thread {
-            Thread.sleep(forTimeInterval: 0.05)
+            try? Wait.until("the poll to block", timeout: .seconds(5), poll: .milliseconds(1)) { polling.isBlocked }
             var byte: UInt8 = 1
             _ = write(writeEnd, &byte, 1)
         }
@@ -74,6 +76,7 @@ import Testing
         var context: ZMQContext? = try ZMQContext(socketLinger: .zero)
         let shared = try #require(context)
         let outcome = Locked<ZMQError?>(nil)
+        let receiving = Locked<LinuxThread?>(nil)
         let started = DispatchSemaphore(value: 0)
         let finished = DispatchSemaphore(value: 0)
         let endpoint = inprocEndpoint()
@@ -81,6 +84,7 @@ import Testing
             do throws(ZMQError) {
                 let socket = try shared.socket(.router)
                 try socket.bind(endpoint)
+                receiving.withLock { $0 = try? LinuxThread.current() }
                 started.signal()
                 _ = try socket.receive()
             } catch {
@@ -90,7 +94,8 @@ import Testing
         }
         thread.start()
         #expect(started.wait(timeout: .now() + 5) == .success)
-        Thread.sleep(forTimeInterval: 0.1)
+        let blocked = try #require(receiving.withLock { $0 }, "the receiving thread's id")
+        try Wait.until("the receiving thread to block in receive") { blocked.isBlocked }
         shared.shutdown()
         #expect(finished.wait(timeout: .now() + 5) == .success)
         #expect(outcome.withLock { $0?.isTerminated } == true)
