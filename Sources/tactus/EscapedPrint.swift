@@ -16,6 +16,13 @@ func print(lines: [String]) {
     for line in lines { print(line) }
 }
 
+/// One line of JSON Lines output: the controls JSON lets through raw inside strings (C1,
+/// bidirectional overrides) written as `\uXXXX` escapes (``TactusModel/ShownText/jsonSafe(_:)``),
+/// never as the `\xNN` of ``print(_:separator:terminator:)``, which is not JSON.
+func print(jsonLine line: String) {
+    Swift.print(ShownText.jsonSafe(line))
+}
+
 /// `line` on standard error, shown escaped as ``print(_:separator:terminator:)`` shows it.
 func printError(_ line: String) {
     FileHandle.standardError.write(Data((ShownText.escaped(line) + "\n").utf8))

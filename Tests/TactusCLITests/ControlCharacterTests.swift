@@ -23,6 +23,22 @@ import Testing
         #expect(text.contains("\\x1B]0;owned\\x07"), "\(command) does not show the name escaped", sourceLocation: sourceLocation)
     }
 
+    /// `probe` and `analyze` with `--json` of a file whose name holds controls JSON lets through
+    /// raw (C1, a bidirectional override): valid JSON carrying the name exactly, no raw control.
+    @Test func jsonLinesOfProbeAndAnalyzeAreJSONWhateverTheName() throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("song\u{9B}1m\u{202E}.wav")
+        try AudioFileWriter(.wav16).write(
+            [Synth.drumPattern(bpm: 120, seconds: 12, sampleRate: 22_050, seed: 5)], sampleRate: 22_050, to: path)
+        for command in ["probe", "analyze"] {
+            let run = try CLI.run([command, "--json", path])
+            #expect(run.status == 0, "\(command): \(run.standardError)")
+            let line = try #require(run.jsonLines.first, "\(command) printed no JSON: \(run.standardOutput)")
+            #expect(line["file"] as? String == path, "\(command)")
+            #expect(!run.standardOutput.unicodeScalars.contains { (0x80...0x9F).contains($0.value) || $0 == "\u{202E}" })
+        }
+    }
+
     @Test func queryShowsHostileTagsAndFileNamesEscaped() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)

@@ -93,7 +93,7 @@ extension Tactus {
                     }
                 }
                 if json {
-                    print(AnalysisText.jsonLine(result))
+                    print(jsonLine: AnalysisText.jsonLine(result))
                 } else {
                     print(lines: AnalysisText.table(result) + (stored.map { ["  stored in \($0)"] } ?? []))
                 }

@@ -46,7 +46,7 @@ extension Tactus {
                 listings = try client.detectors().detectors.map(DetectorListing.init)
             }
             for listing in listings {
-                if json { print(listing.jsonLine()) } else { print(lines: listing.lines()) }
+                if json { print(jsonLine: listing.jsonLine()) } else { print(lines: listing.lines()) }
             }
         }
     }

@@ -49,7 +49,7 @@ extension Tactus {
             for file in files {
                 let report = ProbeReport(probing: file, options: options)
                 if report.error != nil { failures += 1 }
-                if json { print(report.jsonLine()) } else { print(lines: report.lines()) }
+                if json { print(jsonLine: report.jsonLine()) } else { print(lines: report.lines()) }
             }
             if failures > 0 { throw ExitCode.failure }
         }

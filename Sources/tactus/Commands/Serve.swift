@@ -451,7 +451,7 @@ extension Tactus {
             let json = (try? encoder.encode(endpoints)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
             FileManager.default.createFile(atPath: data + "/endpoints.json", contents: Data(json.utf8))
             if self.json {
-                print(json)
+                print(jsonLine: json)
             } else {
                 print("tactus serve: frontend \(endpoints.frontend)  backend \(endpoints.backend)  events \(endpoints.events)")
                 print("data in \(data); stop with Ctrl-C")
