@@ -128,20 +128,17 @@ public final class ServiceHostPool: Sendable {
             throw failure(of: host, service: service, what: what, limit: limit, error)
         }
         answer.closeDescriptors()
-        guard answer.descriptors.isEmpty, answer.parts.count >= 2, let status = String(validating: answer.parts[0], as: UTF8.self)
-        else {
-            throw failure(of: host, service: service, what: what, limit: limit, .invalid("an answer is a status and a body"))
+        // An answer is `ok` with a result (and perhaps bytes) or `error` with its body; a host
+        // that sends anything else breaks the channel and is replaced.
+        let status = answer.parts.first.map { String(decoding: $0, as: UTF8.self) }
+        guard answer.descriptors.isEmpty, status == "ok" && answer.parts.count >= 2 || status == "error" && answer.parts.count == 2 else {
+            throw failure(of: host, service: service, what: what, limit: limit, .invalid("an answer that is neither ok nor error"))
         }
         hosts.withLock { $0.idle.append(host) }
-        switch status {
-        case "ok":
-            return Answer(result: answer.parts[1], payload: answer.parts.count > 2 ? answer.parts[2] : nil)
-        case "error" where answer.parts.count == 2:
-            let error = try ServiceJSON.decode(ErrorBody.self, from: answer.parts[1], what: "the \(service.rawValue) service's error")
-            throw error
-        default:
-            throw ErrorBody(code: .internal, message: "\(what): the \(service.rawValue) service answered \(String(decoding: answer.parts[0].prefix(16), as: UTF8.self).debugDescription)")
+        if status == "error" {
+            throw try ServiceJSON.decode(ErrorBody.self, from: answer.parts[1], what: "the \(service.rawValue) service's error")
         }
+        return Answer(result: answer.parts[1], payload: answer.parts.count > 2 ? answer.parts[2] : nil)
     }
 
     /// An idle host whose process still runs (one that ended meanwhile is replaced, its end
