@@ -6,9 +6,6 @@ extension TactusClient {
     /// The wait for the answer grows with the recording's size (at least ``timeout``).
     public func cadence(of recording: [UInt8], name: String) throws(ClientError) -> CadenceReport {
         let wait = max(timeout, .milliseconds(Int64(recording.count / 10_000)))
-        guard case .cadence(let report) = try send(.cadence(CadenceRequest(name: name), recording: recording), timeout: wait) else {
-            throw .unexpectedReply(expected: ClientCommand.cadence.rawValue, received: "another command")
-        }
-        return report
+        return try send(CadenceCommand.self, CadenceCommand.Request(CadenceRequest(name: name), recording: recording), timeout: wait)
     }
 }

@@ -6,18 +6,13 @@ extension TactusClient {
     /// render's id and state, `pending` until it is done. Asking again for the same song and tempo
     /// names the same render.
     public func stretch(_ request: StretchRequest) throws(ClientError) -> RenderStatus {
-        guard case .stretch(let status) = try send(.stretch(request)) else {
-            throw .unexpectedReply(expected: ClientCommand.stretch.rawValue, received: "another command")
-        }
-        return status
+        try send(StretchCommand.self, request)
     }
 
     /// A render's state (a `render` request) and, once it is done, the rendered WAV file's bytes.
     public func render(_ id: String) throws(ClientError) -> (status: RenderStatus, wav: [UInt8]?) {
-        guard case .render(let status, let wav) = try send(.render(RenderRequest(render: id))) else {
-            throw .unexpectedReply(expected: ClientCommand.render.rawValue, received: "another command")
-        }
-        return (status, wav)
+        let answer = try send(RenderCommand.self, RenderRequest(render: id))
+        return (answer.status, answer.wav)
     }
 
     /// Renders a song of the server's library at a tempo and downloads it: `stretch`, then `render`

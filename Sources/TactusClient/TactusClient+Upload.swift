@@ -13,7 +13,7 @@ extension TactusClient {
     ///   `unknown-command` (a server older than uploads), and what ``send(_:timeout:)`` throws.
     public func upload(_ audio: [UInt8]) throws(ClientError) -> String {
         let begin = UploadRequest.begin(size: Int64(audio.count), sha256: SongID(hashing: audio).hex)
-        guard case .upload(var status) = try send(.upload(begin, chunk: nil)) else { throw uploadMismatch() }
+        var status = try send(UploadCommand.self, UploadCommand.Request(begin, chunk: nil))
         while status.received < status.size {
             // What the server says is checked before it is used as an index.
             guard status.size == Int64(audio.count), status.received >= 0, status.chunkBytes >= 1 else {
@@ -22,7 +22,7 @@ extension TactusClient {
             let start = Int(status.received)
             let end = start + min(status.chunkBytes, audio.count - start)
             let chunk = UploadRequest.chunk(status.upload, offset: status.received)
-            guard case .upload(let next) = try send(.upload(chunk, chunk: Array(audio[start..<end]))) else { throw uploadMismatch() }
+            let next = try send(UploadCommand.self, UploadCommand.Request(chunk, chunk: Array(audio[start..<end])))
             guard next.received > status.received else {
                 throw .unexpectedReply(expected: "upload with more than \(status.received) bytes", received: "\(next.received) bytes")
             }
@@ -35,18 +35,11 @@ extension TactusClient {
     func submitUploaded(_ request: SubmitRequest, size: Int) throws(ClientError) -> SubmitResponse {
         // Reading the song back, hashing and storing it take the server about a second per 100 MB.
         let wait = timeout + .milliseconds(size / 100_000)
-        guard case .submit(let response) = try send(.submit(request, audio: nil), timeout: wait) else {
-            throw .unexpectedReply(expected: "submit", received: "another command")
-        }
-        return response
+        return try send(SubmitCommand.self, SubmitCommand.Request(request, audio: nil), timeout: wait)
     }
 
     /// Whether `audio` goes as an upload rather than in the `submit` message.
     func uploads(_ audio: [UInt8]) -> Bool {
         audio.count > inlineSongBytes && serverTakesUploads != false
-    }
-
-    private func uploadMismatch() -> ClientError {
-        .unexpectedReply(expected: "upload", received: "another command")
     }
 }

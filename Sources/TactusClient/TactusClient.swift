@@ -43,7 +43,7 @@ public final class TactusClient {
     public var patience: Duration = .seconds(900)
     /// Told each time a connected server has not answered a request within the wait, with the
     /// command and the time waited so far (to show progress: the server is slow, not gone).
-    public var onSlowAnswer: ((ClientCommand, Duration) -> Void)?
+    public var onSlowAnswer: ((String, Duration) -> Void)?
     /// Songs up to this size go in one `submit` message; larger ones as an `upload`.
     public var inlineSongBytes = 1 << 20
     /// The size limits applied to replies.
@@ -113,7 +113,7 @@ public final class TactusClient {
             throw .unencodable(error)
         }
         let base = (timeout ?? self.timeout) + .milliseconds(frames.reduce(0) { $0 + $1.count } / 4_000)
-        let idempotent = Self.isIdempotent(body)
+        let idempotent = body.isIdempotent
         let attempts = idempotent ? retries + 1 : 1
         let clock = ContinuousClock()
         let start = clock.now
@@ -136,7 +136,7 @@ public final class TactusClient {
                 switch reply.outcome {
                 case .ok(let response):
                     guard response.command == body.command else {
-                        throw .unexpectedReply(expected: body.command.rawValue, received: reply.command)
+                        throw .unexpectedReply(expected: body.command.name, received: reply.command)
                     }
                     return response
                 case .error(let error):
@@ -149,7 +149,7 @@ public final class TactusClient {
             if connected {
                 // There, but slow: wait on (sending again only what a lost connection may have lost).
                 guard waited < patience else { throw .unanswered(server: server, seconds: waited.seconds) }
-                onSlowAnswer?(body.command, waited)
+                onSlowAnswer?(body.command.name, waited)
                 if idempotent, (try? watch.disconnections) != disconnectionsAtSend { mustSend = true }
                 wait = min(wait * 2, max(.seconds(30), base), patience - waited)
             } else {
@@ -163,14 +163,15 @@ public final class TactusClient {
         }
     }
 
-    /// Whether sending `body` twice does no more than sending it once: everything but a
-    /// forced `submit` (SPEC section 8), which could analyse a song again if its first copy
-    /// finished before the second arrived, and a `tags` write.
-    public static func isIdempotent(_ body: ClientRequest.Body) -> Bool {
-        if case .submit(let request, _) = body { return request.force != true }
-        // A write renames its songs: sent again, it would find them gone.
-        if case .tags(let request) = body { return request.action == "read" || request.dryRun == true }
-        return true
+
+    /// Sends `command`'s `request` and returns its answer (see ``send(_:timeout:)``).
+    public func send<C: ClientCommand>(_ command: C.Type, _ request: C.Request, timeout: Duration? = nil) throws(ClientError) -> C.Answer {
+        let response = try send(ClientRequest.Body(command, request), timeout: timeout)
+        // `send` checked that the reply answers this command, and decoded it as its answer.
+        guard let answer = response.answer(command) else {
+            throw .unexpectedReply(expected: command.name, received: response.command.name)
+        }
+        return answer
     }
 
     /// The reply whose request id is `requestID`, or nil when none came within `wait`.
@@ -215,32 +216,28 @@ public final class TactusClient {
                 serverTakesUploads = false
             }
         }
-        guard case .submit(let response) = try send(.submit(request, audio: audio)) else { throw mismatch(.submit) }
-        return response
+        return try send(SubmitCommand.self, SubmitCommand.Request(request, audio: audio))
     }
 
     /// The state of one job, of one song's jobs, or (with neither) of the server.
     public func status(job: Int64? = nil, song: String? = nil) throws(ClientError) -> StatusResponse {
-        guard case .status(let response) = try send(.status(StatusRequest(job: job, song: song))) else { throw mismatch(.status) }
-        return response
+        try send(StatusCommand.self, StatusRequest(job: job, song: song))
     }
 
     /// A song's stored analyses, and its energy envelope when the request asks for it.
     public func result(_ request: ResultRequest) throws(ClientError) -> (response: ResultResponse, envelope: [Float]?) {
-        guard case .result(let response, let envelope) = try send(.result(request)) else { throw mismatch(.result) }
-        return (response, envelope)
+        let answer = try send(ResultCommand.self, request)
+        return (answer.body, answer.envelope)
     }
 
     /// The detectors the connected workers offer.
     public func detectors() throws(ClientError) -> DetectorsResponse {
-        guard case .detectors(let response) = try send(.detectors) else { throw mismatch(.detectors) }
-        return response
+        try send(DetectorsCommand.self, EmptyBody())
     }
 
     /// Cancels one job or every unfinished job of a song; the answer lists those cancelled.
     public func cancel(_ request: CancelRequest) throws(ClientError) -> CancelResponse {
-        guard case .cancel(let response) = try send(.cancel(request)) else { throw mismatch(.cancel) }
-        return response
+        try send(CancelCommand.self, request)
     }
 
     /// The songs whose tempo lies in the request's range, as `tactus query` lists them.
@@ -251,45 +248,36 @@ public final class TactusClient {
     /// The whole answer to `query`: the songs, and the histogram of all matches when the
     /// request asks for one (``QueryRequest/histogram``).
     public func songList(_ request: QueryRequest) throws(ClientError) -> SongList {
-        guard case .query(let response) = try send(.query(request)) else { throw mismatch(.query) }
-        return response
+        try send(QueryCommand.self, request)
     }
 
     /// One song's results side by side, or (without a song) the detectors over the whole library.
     public func compare(_ request: CompareRequest) throws(ClientError) -> CompareResponse {
-        guard case .compare(let response) = try send(.compare(request)) else { throw mismatch(.compare) }
-        return response
+        try send(CompareCommand.self, request)
     }
 
     /// Songs for a running cadence or a profile of cadences.
     public func playlist(_ request: PlaylistQuery) throws(ClientError) -> Playlist {
-        guard case .playlist(let response) = try send(.playlist(request)) else { throw mismatch(.playlist) }
-        return response.playlist
+        try send(PlaylistCommand.self, request).playlist
     }
 
     /// A song's reference tempo, set first when the request has a `bpm`.
     public func truth(_ request: TruthRequest) throws(ClientError) -> TruthResponse {
-        guard case .truth(let response) = try send(.truth(request)) else { throw mismatch(.truth) }
-        return response
+        try send(TruthCommand.self, request)
     }
 
     /// The songs that names stand for on the server, in order (see ``SongNames`` for names that
     /// are files on this machine).
     public func resolve(_ request: ResolveRequest) throws(ClientError) -> [SongResolution] {
-        guard case .resolve(let response) = try send(.resolve(request)) else { throw mismatch(.resolve) }
-        return response.songs
+        try send(ResolveCommand.self, request).songs
     }
 
     /// BPM tags of songs' files under the server's library roots, read or written. Writing a
     /// file decodes it twice, so the request waits `timeout` (longer than the client's default).
     public func tags(_ request: TagsRequest, timeout: Duration = .seconds(300)) throws(ClientError) -> TagsResponse {
-        guard case .tags(let response) = try send(.tags(request), timeout: timeout) else { throw mismatch(.tags) }
-        return response
+        try send(TagsCommand.self, request, timeout: timeout)
     }
 
-    private func mismatch(_ command: ClientCommand) -> ClientError {
-        .unexpectedReply(expected: command.rawValue, received: "another command")
-    }
 }
 
 /// Why a request to the coordinator failed.

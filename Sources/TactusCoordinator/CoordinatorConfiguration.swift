@@ -20,6 +20,11 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxQueuedJobs: Int
     /// Frame and message size limits of every socket.
     public var limits: ProtocolLimits
+    /// The commands clients may send: the protocol's, and any an extension adds (each added
+    /// one needs its service in ``services``).
+    public var commands = ClientCommands.standard
+    /// The services of the commands added to ``commands``, one per command.
+    public var services: [any CommandService] = []
     /// The largest song accepted by `submit`, in bytes (`too-large` above it), checked before
     /// the song is decoded or stored.
     public var maxSongBytes: Int

@@ -21,49 +21,54 @@ extension CoordinatorLoop {
         }
         let request: ClientRequest
         do {
-            request = try ClientRequest(frames: message, limits: configuration.limits)
+            request = try ClientRequest(frames: message, limits: configuration.limits, commands: configuration.commands)
         } catch {
             reply(envelope, error.reply)
             return
         }
-        let command = request.body.command.rawValue
+        let command = request.body.command.name
         let requestID = request.requestID
         let client = userID.map { "key:" + $0 } ?? "connection:" + envelope.routingID.map { String($0, radix: 16) }.joined()
-        let answer: (Result<ClientReply.Response, any Error>) -> Void = { [self] outcome in
+        let answer: RequestRoutes.Answer = { [self] outcome in
             reply(envelope, Self.reply(to: requestID, command: command, outcome, logger: logger))
         }
-        switch request.body {
-        case .submit(let submit, let audio): beginSubmit(submit, audio: audio, client: client, then: answer)
-        case .status(let status):
+        // Every command of the table has a route (checked when the loop is made).
+        routes.handler(for: command)!(self, request.body, RequestOrigin(client: client), answer)
+    }
+
+    /// Routes the library's commands: submissions, reads of the library, `truth`, `detectors`
+    /// and `cancel`.
+    static func routeLibraryRequests(into routes: inout RequestRoutes) {
+        routes.on(SubmitCommand.self) { loop, request, origin, answer in
+            loop.beginSubmit(request.body, audio: request.audio, client: origin.client, then: answer)
+        }
+        routes.on(StatusCommand.self) { loop, status, _, answer in
             if let job = status.job {
-                answerInBackground(.job(job), then: answer)
+                loop.answerInBackground(.job(job), then: answer)
             } else if let song = status.song {
-                answerInBackground(.jobs(song: song), then: answer)
+                loop.answerInBackground(.jobs(song: song), then: answer)
             } else {
-                answer(.success(.status(StatusResponse(jobs: [], server: serverStatus()))))
+                answer(.success(.status(StatusResponse(jobs: [], server: loop.serverStatus()))))
             }
-        case .result(let result): answerInBackground(.result(result), then: answer)
-        case .query(let query): answerInBackground(.query(query), then: answer)
-        case .compare(let compare): answerInBackground(.compare(compare), then: answer)
-        case .playlist(let playlist): answerInBackground(.playlist(playlist), then: answer)
-        case .truth(let truth): answer(Result { try service.answer(.truth(truth)) })
-        case .detectors: answer(.success(.detectors(detectors())))
-        case .cancel(let cancel): answer(Result { .cancel(try self.cancel(cancel)) })
-        case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
-        case .stretch(let stretch): beginStretch(stretch, then: answer)
-        case .render(let render): answerRender(render, then: answer)
-        case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)
-        case .tags(let tags): beginTags(tags, then: answer)
-        case .scan(let scan): beginScan(scan, then: answer)
-        case .prune(let prune): answer(Result { .prune(try self.prune(prune)) })
-        case .upload(let upload, let chunk): self.upload(upload, chunk: chunk, client: client, then: answer)
+        }
+        routes.on(ResultCommand.self) { loop, request, _, answer in loop.answerInBackground(.result(request), then: answer) }
+        routes.on(QueryCommand.self) { loop, request, _, answer in loop.answerInBackground(.query(request), then: answer) }
+        routes.on(CompareCommand.self) { loop, request, _, answer in loop.answerInBackground(.compare(request), then: answer) }
+        routes.on(PlaylistCommand.self) { loop, request, _, answer in loop.answerInBackground(.playlist(request), then: answer) }
+        routes.on(ResolveCommand.self) { loop, request, _, answer in loop.answerInBackground(.resolve(request), then: answer) }
+        // A truth with a tempo writes the library, which only the loop does.
+        routes.on(TruthCommand.self) { loop, request, _, answer in answer(Result { try loop.service.answer(.truth(request)) }) }
+        routes.on(DetectorsCommand.self) { loop, _, _, answer in answer(.success(.detectors(loop.detectors()))) }
+        routes.on(CancelCommand.self) { loop, request, _, answer in answer(Result { .cancel(try loop.cancel(request)) }) }
+        routes.on(UploadCommand.self) { loop, request, origin, answer in
+            loop.upload(request.body, chunk: request.chunk, client: origin.client, then: answer)
         }
     }
 
     /// Answers a read of the library on a background thread (the library's read pool lets
     /// several run at once, beside the loop's writes).
     private func answerInBackground(
-        _ read: LibraryService.Request, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void
+        _ read: LibraryService.Request, then answer: @escaping RequestRoutes.Answer
     ) {
         guard reads.inFlight < Self.maxBackgroundWork else { return answer(.failure(backgroundBusy(reads))) }
         reads.run({ [service] in Result { try service.answer(read) } }, then: answer)
@@ -121,7 +126,7 @@ extension CoordinatorLoop {
     /// limits, the jobs stored, queued and answered.
     private func beginSubmit(
         _ request: SubmitRequest, audio: [UInt8]?, client: String,
-        then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void
+        then answer: @escaping RequestRoutes.Answer
     ) {
         do {
             guard accepting else {
@@ -241,7 +246,7 @@ extension CoordinatorLoop {
     /// Begins an upload, or writes one of its chunks (on the thread that writes uploads: the
     /// loop never waits for the disk).
     private func upload(
-        _ request: UploadRequest, chunk: [UInt8]?, client: String, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void
+        _ request: UploadRequest, chunk: [UInt8]?, client: String, then answer: @escaping RequestRoutes.Answer
     ) {
         do {
             if let id = request.upload, let offset = request.offset, let chunk {

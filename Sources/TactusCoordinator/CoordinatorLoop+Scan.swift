@@ -10,14 +10,14 @@ import TactusStore
 struct PendingScan {
     var paths: [String]
     /// The clients to answer with the summary (none for a scan the watcher started).
-    var answers: [(Result<ClientReply.Response, any Error>) -> Void]
+    var answers: [RequestRoutes.Answer]
 }
 
 /// A running scan's progress, on the loop.
 final class ScanState {
     let scan: LibraryScan
     let plan: LibraryScan.Plan
-    let answers: [(Result<ClientReply.Response, any Error>) -> Void]
+    let answers: [RequestRoutes.Answer]
     /// When the scan started (before its walk).
     let started: ContinuousClock.Instant
     var tally: ScanTally
@@ -26,7 +26,7 @@ final class ScanState {
     var skippedReported = 0
 
     init(
-        scan: LibraryScan, plan: LibraryScan.Plan, answers: [(Result<ClientReply.Response, any Error>) -> Void],
+        scan: LibraryScan, plan: LibraryScan.Plan, answers: [RequestRoutes.Answer],
         started: ContinuousClock.Instant
     ) {
         self.scan = scan
@@ -40,12 +40,18 @@ final class ScanState {
 /// `scan` and `serve --watch`: the library roots compared with the library, one scan at a time
 /// (a scan asked for while one runs waits; the watcher's paths gather meanwhile).
 extension CoordinatorLoop {
+    /// Routes `scan` (one at a time, the others wait for it) and `prune`.
+    static func routeScans(into routes: inout RequestRoutes) {
+        routes.on(ScanCommand.self) { loop, request, _, answer in loop.beginScan(request, then: answer) }
+        routes.on(PruneCommand.self) { loop, request, _, answer in answer(Result { .prune(try loop.prune(request)) }) }
+    }
+
     /// Files looked at in one piece of background work: small enough that the first songs are
     /// queued (and analysed) while the rest of a large tree is still being looked at.
     static let scanBatch = 32
 
     /// Queues a scan of `paths` (empty: every root), answered with its summary.
-    func beginScan(_ request: ScanRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+    func beginScan(_ request: ScanRequest, then answer: @escaping RequestRoutes.Answer) {
         guard !configuration.libraryRoots.isEmpty else {
             return answer(
                 .failure(ErrorBody(code: .forbidden, message: "the server has no library root (start it with --library-root DIR)")))

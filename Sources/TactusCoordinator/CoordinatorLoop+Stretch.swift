@@ -10,10 +10,16 @@ import TactusStore
 /// threads, their WAV files kept under the data directory (`renders/`) for
 /// ``CoordinatorConfiguration/renderRetentionS`` after they end.
 extension CoordinatorLoop {
+    /// Routes `stretch` (a render begun) and `render` (its state and file).
+    static func routeRenders(into routes: inout RequestRoutes) {
+        routes.on(StretchCommand.self) { loop, request, _, answer in loop.beginStretch(request, then: answer) }
+        routes.on(RenderCommand.self) { loop, request, _, answer in loop.answerRender(request, then: answer) }
+    }
+
     /// Checks the request against the library on a read thread (the song, its tempo, the change of
     /// tempo, the output's size; or the playlist, its songs' bytes and the output's size), then
     /// starts the render and answers with its id at once.
-    func beginStretch(_ request: StretchRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+    func beginStretch(_ request: StretchRequest, then answer: @escaping RequestRoutes.Answer) {
         guard let renderer = coordinator.renderer else {
             return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not render songs")))
         }
@@ -39,7 +45,7 @@ extension CoordinatorLoop {
     }
 
     /// The render's state; once it is done, its file too (read on a read thread).
-    func answerRender(_ request: RenderRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+    func answerRender(_ request: RenderRequest, then answer: @escaping RequestRoutes.Answer) {
         removeExpiredRenders()
         guard let entry = renders.entries[request.render] else {
             return answer(.failure(ErrorBody(

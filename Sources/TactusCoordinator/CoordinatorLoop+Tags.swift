@@ -8,7 +8,12 @@ import TactusStore
 /// The `tags` request: BPM tags of the files under the library roots, read into the library or
 /// written from it (``LibraryTags``) through the coordinator's ``SongTagger``, on an intake thread.
 extension CoordinatorLoop {
-    func beginTags(_ request: TagsRequest, then answer: @escaping (Result<ClientReply.Response, any Error>) -> Void) {
+    /// Routes `tags`: read and written by a service host, on files below the library roots.
+    static func routeTags(into routes: inout RequestRoutes) {
+        routes.on(TagsCommand.self) { loop, request, _, answer in loop.beginTags(request, then: answer) }
+    }
+
+    func beginTags(_ request: TagsRequest, then answer: @escaping RequestRoutes.Answer) {
         guard let tagger = coordinator.tagger else {
             return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not read or write tags")))
         }

@@ -33,6 +33,8 @@ final class CoordinatorLoop {
     /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
     let intakeBudget: IntakeBudget
 
+    /// The handler of each command clients may send.
+    let routes: RequestRoutes
     /// The songs being uploaded in chunks.
     var uploads: UploadBook
     /// Workers a message could not be queued for (they do not read theirs): lost at the next tick.
@@ -81,6 +83,7 @@ final class CoordinatorLoop {
         serviceWork = try BackgroundWork(threads: 4, name: "tactus-serviceWork")
         uploadWrites = try BackgroundWork(threads: 1, name: "tactus-uploads")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
+        routes = try Self.routes(configuration)
         uploads = try UploadBook(
             directory: configuration.uploadDirectory, maxOpenBytes: Int64(configuration.maxSongBytes) * 8, logger: coordinator.logger)
         frontend = try context.socket(.router)
@@ -129,6 +132,35 @@ final class CoordinatorLoop {
                 "queued": "\(pending.count)", "curve": "\(authorizedKeys != nil)",
             ])
         logAuthorizedKeys(event: "authorized keys loaded")
+    }
+
+    /// The routes of every command of the configuration's table: the coordinator's own, then
+    /// the added services'.
+    ///
+    /// - Throws: when a command of the table has no route, or a service's command is not in
+    ///   the table.
+    static func routes(_ configuration: CoordinatorConfiguration) throws(CoordinatorError) -> RequestRoutes {
+        var routes = RequestRoutes()
+        routeLibraryRequests(into: &routes)
+        routeCadence(into: &routes)
+        routeRenders(into: &routes)
+        routeTags(into: &routes)
+        routeScans(into: &routes)
+        for service in configuration.services {
+            let command = service.commandName
+            guard configuration.commands[command] != nil else {
+                throw CoordinatorError(message: "a service answers '\(command)', which is not in the coordinator's command table")
+            }
+            guard routes.handler(for: command) == nil else {
+                throw CoordinatorError(message: "two services answer '\(command)'")
+            }
+            service.route(into: &routes)
+        }
+        let unrouted = Set(configuration.commands.names).subtracting(routes.commands)
+        guard unrouted.isEmpty else {
+            throw CoordinatorError(message: "no service answers \(unrouted.sorted().joined(separator: ", "))")
+        }
+        return routes
     }
 
     /// Serves until a stop is requested and the running jobs are over (or the grace period

@@ -1,11 +1,5 @@
 import TactusModel
 
-/// The commands a client may send to the coordinator's frontend.
-public enum ClientCommand: String, Sendable, Hashable, CaseIterable {
-    case submit, status, result, query, compare, playlist, truth, detectors, cancel, cadence, stretch, render, resolve, tags, scan
-    case prune, upload
-}
-
 /// The frames a ROUTER puts in front of a client's message: the client's routing id, then
 /// the empty delimiter frame when the client is a REQ socket or a DEALER that sends one.
 ///
@@ -57,57 +51,29 @@ public struct ClientRequest: Sendable, Hashable {
     public var requestID: [UInt8]
     public var body: Body
 
-    /// What is asked, with its JSON body and binary frames.
-    public enum Body: Sendable, Hashable {
-        /// The song's bytes travel in `audio`, unless the body names a server-side `path` or
-        /// a finished `upload`.
-        case submit(SubmitRequest, audio: [UInt8]?)
-        case status(StatusRequest)
-        case result(ResultRequest)
-        case query(QueryRequest)
-        case compare(CompareRequest)
-        case playlist(PlaylistQuery)
-        case truth(TruthRequest)
-        case detectors
-        case cancel(CancelRequest)
-        /// An accelerometer recording's bytes travel in `recording`.
-        case cadence(CadenceRequest, recording: [UInt8])
-        /// A song of the library to render at another tempo, on the server.
-        case stretch(StretchRequest)
-        /// A render's state, and its file once done.
-        case render(RenderRequest)
-        /// The songs that names (ids, prefixes, stored paths, file names) stand for.
-        case resolve(ResolveRequest)
-        /// BPM tags of files under the server's library roots, read or written.
-        case tags(TagsRequest)
-        /// Compare the library roots with the library, queue new and changed files.
-        case scan(ScanRequest)
-        /// Remove the song bytes no job needs.
-        case prune(PruneRequest)
-        /// The beginning of an upload (no chunk), or one chunk of it.
-        case upload(UploadRequest, chunk: [UInt8]?)
+    /// What is asked: one command's request (build one with the command's shorthand,
+    /// `.status(StatusRequest())`, or with ``init(_:_:)``).
+    public struct Body: Sendable, Hashable, CustomStringConvertible {
+        let held: CommandValue
 
-        public var command: ClientCommand {
-            switch self {
-            case .submit: .submit
-            case .status: .status
-            case .result: .result
-            case .query: .query
-            case .compare: .compare
-            case .playlist: .playlist
-            case .truth: .truth
-            case .detectors: .detectors
-            case .cancel: .cancel
-            case .cadence: .cadence
-            case .stretch: .stretch
-            case .render: .render
-            case .resolve: .resolve
-            case .tags: .tags
-            case .scan: .scan
-            case .prune: .prune
-            case .upload: .upload
-            }
+        /// `command`'s `request`.
+        public init<C: ClientCommand>(_ command: C.Type, _ request: C.Request) {
+            held = CommandValue(command, request: request)
         }
+
+        init(_ held: CommandValue) { self.held = held }
+
+        /// The command asked.
+        public var command: any ClientCommand.Type { held.command }
+
+        /// The request, when it is one of `command`'s.
+        public func request<C: ClientCommand>(_ command: C.Type) -> C.Request? { held.typed(command, as: C.Request.self) }
+
+        /// Whether sending it twice does no more than sending it once (see
+        /// ``ClientCommand/isIdempotent(_:)``).
+        public var isIdempotent: Bool { held.command.isIdempotent(requestIn: held) }
+
+        public var description: String { held.description }
     }
 
     public init(requestID: [UInt8] = [], _ body: Body) {
@@ -118,41 +84,17 @@ public struct ClientRequest: Sendable, Hashable {
     /// The message's frames, from the protocol identifier on. A DEALER client sends them
     /// after an empty delimiter frame (`delimited: true`); a REQ socket adds that itself.
     public func frames(delimited: Bool = false) throws(ProtocolError) -> [[UInt8]] {
-        let command = body.command.rawValue
-        let header = (delimited ? [[]] : []) + [ProtocolVersion.frontend.frame, Array(command.utf8), requestID]
-        switch body {
-        case .submit(let request, let audio):
-            guard [request.path != nil, request.upload != nil, audio != nil].filter({ $0 }).count == 1 else {
-                throw .unencodable(command: command, detail: "a submission has one of a path, an upload or the song's bytes")
-            }
-            return header + [try JSONBody.encode(request, command: command)] + (audio.map { [$0] } ?? [])
-        case .status(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .result(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .query(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .compare(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .playlist(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .truth(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .detectors: return header + [try JSONBody.encode(EmptyBody(), command: command)]
-        case .cancel(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
-        case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .render(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .resolve(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .tags(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .scan(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .prune(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .upload(let request, let chunk):
-            guard request.isBeginning == (chunk == nil) else {
-                throw .unencodable(command: command, detail: "a chunk, and only a chunk, carries bytes")
-            }
-            return header + [try JSONBody.encode(request, command: command)] + (chunk.map { [$0] } ?? [])
-        }
+        let command = body.command
+        let header = (delimited ? [[]] : []) + [ProtocolVersion.frontend.frame, Array(command.name.utf8), requestID]
+        return header + (try command.frames(ofRequestIn: body.held))
     }
 
     /// Decodes a request from its frames, envelope removed (see ``ClientEnvelope/split(_:)``).
     ///
     /// - Throws: a ``RequestRejection`` holding the problem and what is needed to answer it.
-    public init(frames: [[UInt8]], limits: ProtocolLimits = .standard) throws(RequestRejection) {
+    public init(
+        frames: [[UInt8]], limits: ProtocolLimits = .standard, commands: ClientCommands = .standard
+    ) throws(RequestRejection) {
         // The command and request id are taken first, as far as they are there, so that any
         // rejection (a version error included) can be matched by the client to its request.
         let commandFrame = frames.count > 1 ? frames[1] : []
@@ -165,68 +107,13 @@ public struct ClientRequest: Sendable, Hashable {
             _ = try reader.next("command", limit: .max)
             _ = try reader.next("request id", limit: limits.maxRequestIDBytes)
             _ = try ProtocolVersion.check(identifier)
-            guard let known = ClientCommand(rawValue: String(decoding: commandFrame, as: UTF8.self)),
-                Array(known.rawValue.utf8) == commandFrame
-            else {
-                throw .unknownCommand(received: command, known: ClientCommand.allCases.map(\.rawValue))
+            guard let known = commands.command(named: commandFrame) else {
+                throw .unknownCommand(received: command, known: commands.names)
             }
-            reader.command = known.rawValue
-            self.init(requestID: requestID, try Self.decodeBody(known, &reader, limits: limits))
+            reader.command = known.name
+            self.init(requestID: requestID, Body(try known.decodeRequest(&reader, limits: limits)))
         } catch {
             throw RequestRejection(requestID: requestID, command: command, error: error)
-        }
-    }
-
-    private static func decodeBody(_ command: ClientCommand, _ reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Body {
-        switch command {
-        case .submit:
-            let request = try reader.body(SubmitRequest.self, limits: limits)
-            if request.path != nil || request.upload != nil {
-                _ = try reader.rest("audio", max: 0)
-                return .submit(request, audio: nil)
-            }
-            let audio = try reader.rest("audio", min: 1, max: 1)[0]
-            guard audio.count <= limits.maxAudioBytes else {
-                throw .frameTooLarge(frame: "audio", size: audio.count, limit: limits.maxAudioBytes)
-            }
-            return .submit(request, audio: audio)
-        case .status: return .status(try reader.onlyBody(StatusRequest.self, limits: limits))
-        case .result: return .result(try reader.onlyBody(ResultRequest.self, limits: limits))
-        case .query: return .query(try reader.onlyBody(QueryRequest.self, limits: limits))
-        case .compare: return .compare(try reader.onlyBody(CompareRequest.self, limits: limits))
-        case .playlist: return .playlist(try reader.onlyBody(PlaylistQuery.self, limits: limits))
-        case .truth: return .truth(try reader.onlyBody(TruthRequest.self, limits: limits))
-        case .detectors:
-            _ = try reader.onlyBody(EmptyBody.self, limits: limits)
-            return .detectors
-        case .cancel: return .cancel(try reader.onlyBody(CancelRequest.self, limits: limits))
-        case .cadence:
-            let request = try reader.body(CadenceRequest.self, limits: limits)
-            let recording = try reader.rest("recording", min: 1, max: 1)[0]
-            guard recording.count <= limits.maxAudioBytes else {
-                throw .frameTooLarge(frame: "recording", size: recording.count, limit: limits.maxAudioBytes)
-            }
-            return .cadence(request, recording: recording)
-        case .stretch: return .stretch(try reader.onlyBody(StretchRequest.self, limits: limits))
-        case .render: return .render(try reader.onlyBody(RenderRequest.self, limits: limits))
-        case .resolve: return .resolve(try reader.onlyBody(ResolveRequest.self, limits: limits))
-        case .tags: return .tags(try reader.onlyBody(TagsRequest.self, limits: limits))
-        case .scan: return .scan(try reader.onlyBody(ScanRequest.self, limits: limits))
-        case .prune: return .prune(try reader.onlyBody(PruneRequest.self, limits: limits))
-        case .upload:
-            let request = try reader.body(UploadRequest.self, limits: limits)
-            if request.isBeginning {
-                _ = try reader.rest("chunk", max: 0)
-                return .upload(request, chunk: nil)
-            }
-            let chunk = try reader.rest("chunk", min: 1, max: 1)[0]
-            guard !chunk.isEmpty else {
-                throw .invalidFrame(command: reader.command, frame: "chunk", detail: "a chunk has at least 1 byte")
-            }
-            guard chunk.count <= limits.maxAudioBytes else {
-                throw .frameTooLarge(frame: "chunk", size: chunk.count, limit: limits.maxAudioBytes)
-            }
-            return .upload(request, chunk: chunk)
         }
     }
 }
@@ -265,11 +152,17 @@ public struct ClientReply: Sendable, Hashable {
     public enum Outcome: Sendable, Hashable {
         case ok(Response)
         case error(ErrorBody)
+
+        /// The answer, when the request succeeded and this is `command`'s answer.
+        public func answer<C: ClientCommand>(_ command: C.Type) -> C.Answer? {
+            guard case .ok(let response) = self else { return nil }
+            return response.answer(command)
+        }
     }
 
     /// A successful reply.
     public init(requestID: [UInt8], _ response: Response) {
-        self.command = response.command.rawValue
+        self.command = response.command.name
         self.requestID = requestID
         self.outcome = .ok(response)
     }
@@ -281,51 +174,25 @@ public struct ClientReply: Sendable, Hashable {
         self.outcome = .error(error)
     }
 
-    /// The answer to a request, by command.
-    public enum Response: Sendable, Hashable {
-        case submit(SubmitResponse)
-        case status(StatusResponse)
-        /// With the envelope's values when `envelope_hop_s` is set.
-        case result(ResultResponse, envelope: [Float]?)
-        case query(SongList)
-        case compare(CompareResponse)
-        case playlist(PlaylistResponse)
-        case truth(TruthResponse)
-        case detectors(DetectorsResponse)
-        case cancel(CancelResponse)
-        case cadence(CadenceReport)
-        /// The render accepted (or found, when asked again).
-        case stretch(RenderStatus)
-        /// With the rendered WAV file's bytes exactly when the state is `done`.
-        case render(RenderStatus, wav: [UInt8]?)
-        case resolve(ResolveResponse)
-        case tags(TagsResponse)
-        case scan(ScanSummary)
-        case prune(PruneSummary)
-        /// Where an upload stands.
-        case upload(UploadStatus)
+    /// The answer to a request: one command's answer (build one with the command's
+    /// shorthand, `.status(StatusResponse(...))`, or with ``init(_:_:)``).
+    public struct Response: Sendable, Hashable, CustomStringConvertible {
+        let held: CommandValue
 
-        public var command: ClientCommand {
-            switch self {
-            case .submit: .submit
-            case .status: .status
-            case .result: .result
-            case .query: .query
-            case .compare: .compare
-            case .playlist: .playlist
-            case .truth: .truth
-            case .detectors: .detectors
-            case .cancel: .cancel
-            case .cadence: .cadence
-            case .stretch: .stretch
-            case .render: .render
-            case .resolve: .resolve
-            case .tags: .tags
-            case .scan: .scan
-            case .prune: .prune
-            case .upload: .upload
-            }
+        /// `command`'s `answer`.
+        public init<C: ClientCommand>(_ command: C.Type, _ answer: C.Answer) {
+            held = CommandValue(command, answer: answer)
         }
+
+        init(_ held: CommandValue) { self.held = held }
+
+        /// The command answered.
+        public var command: any ClientCommand.Type { held.command }
+
+        /// The answer, when it is one of `command`'s.
+        public func answer<C: ClientCommand>(_ command: C.Type) -> C.Answer? { held.typed(command, as: C.Answer.self) }
+
+        public var description: String { held.description }
     }
 
     static let okStatus: [UInt8] = Array("ok".utf8)
@@ -339,40 +206,13 @@ public struct ClientReply: Sendable, Hashable {
         case .error(let body):
             return header + [Self.errorStatus, try JSONBody.encode(body, command: command)]
         case .ok(let response):
-            let ok = header + [Self.okStatus]
-            switch response {
-            case .submit(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .status(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .result(let body, let envelope):
-                guard (body.envelopeHopS == nil) == (envelope == nil) else {
-                    throw .unencodable(command: command, detail: "envelope_hop_s is set exactly when the envelope is sent")
-                }
-                return ok + [try JSONBody.encode(body, command: command)] + (envelope.map { [Float32Frame.encode($0)] } ?? [])
-            case .query(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .playlist(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .compare(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .truth(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .detectors(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .cancel(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .cadence(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .stretch(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .scan(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .prune(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .render(let body, let wav):
-                guard (body.state == .done) == (wav != nil) else {
-                    throw .unencodable(command: command, detail: "the file is sent exactly when the render is done")
-                }
-                return ok + [try JSONBody.encode(body, command: command)] + (wav.map { [$0] } ?? [])
-            case .resolve(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .tags(let body): return ok + [try JSONBody.encode(body, command: command)]
-            case .upload(let body): return ok + [try JSONBody.encode(body, command: command)]
-            }
+            return header + [Self.okStatus] + (try response.command.frames(ofAnswerIn: response.held))
         }
     }
 
     /// Decodes a reply as a client receives it; a leading empty delimiter frame (on a DEALER)
     /// is skipped.
-    public init(frames: [[UInt8]], limits: ProtocolLimits = .standard) throws(ProtocolError) {
+    public init(frames: [[UInt8]], limits: ProtocolLimits = .standard, commands: ClientCommands = .standard) throws(ProtocolError) {
         let frames = frames.first?.isEmpty == true ? Array(frames.dropFirst()) : frames
         var reader = try FrameReader(frames, message: "reply", limits: limits, minimum: 5)
         _ = try ProtocolVersion.check(try reader.next("identifier", limit: .max))
@@ -386,54 +226,19 @@ public struct ClientReply: Sendable, Hashable {
         case Self.errorStatus:
             outcome = .error(try reader.onlyBody(ErrorBody.self, limits: limits))
         case Self.okStatus:
-            guard let known = ClientCommand(rawValue: command) else {
-                throw .unknownCommand(received: reader.command, known: ClientCommand.allCases.map(\.rawValue))
+            guard let known = commands.command(named: commandFrame) else {
+                throw .unknownCommand(received: reader.command, known: commands.names)
             }
-            outcome = .ok(try Self.decodeResponse(known, &reader, limits: limits))
+            outcome = .ok(Response(try known.decodeAnswer(&reader, limits: limits)))
         default:
             throw .invalidFrame(command: reader.command, frame: "status", detail: "expected ok or error, received '\(Printable.text(status, limit: 8))'")
-        }
-    }
-
-    private static func decodeResponse(_ command: ClientCommand, _ reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Response {
-        switch command {
-        case .submit: return .submit(try reader.onlyBody(SubmitResponse.self, limits: limits))
-        case .status: return .status(try reader.onlyBody(StatusResponse.self, limits: limits))
-        case .result:
-            let body = try reader.body(ResultResponse.self, limits: limits)
-            let envelope = try reader.floats("envelope", present: body.envelopeHopS != nil, limits: limits)
-            return .result(body, envelope: envelope)
-        case .query: return .query(try reader.onlyBody(SongList.self, limits: limits))
-        case .compare: return .compare(try reader.onlyBody(CompareResponse.self, limits: limits))
-        case .playlist: return .playlist(try reader.onlyBody(PlaylistResponse.self, limits: limits))
-        case .truth: return .truth(try reader.onlyBody(TruthResponse.self, limits: limits))
-        case .detectors: return .detectors(try reader.onlyBody(DetectorsResponse.self, limits: limits))
-        case .cancel: return .cancel(try reader.onlyBody(CancelResponse.self, limits: limits))
-        case .cadence: return .cadence(try reader.onlyBody(CadenceReport.self, limits: limits))
-        case .stretch: return .stretch(try reader.onlyBody(RenderStatus.self, limits: limits))
-        case .scan: return .scan(try reader.onlyBody(ScanSummary.self, limits: limits))
-        case .prune: return .prune(try reader.onlyBody(PruneSummary.self, limits: limits))
-        case .render:
-            let body = try reader.body(RenderStatus.self, limits: limits)
-            guard body.state == .done else {
-                _ = try reader.rest("wav", max: 0)
-                return .render(body, wav: nil)
-            }
-            let wav = try reader.rest("wav", min: 1, max: 1)[0]
-            guard wav.count <= limits.maxAudioBytes else {
-                throw .frameTooLarge(frame: "wav", size: wav.count, limit: limits.maxAudioBytes)
-            }
-            return .render(body, wav: wav)
-        case .resolve: return .resolve(try reader.onlyBody(ResolveResponse.self, limits: limits))
-        case .tags: return .tags(try reader.onlyBody(TagsResponse.self, limits: limits))
-        case .upload: return .upload(try reader.onlyBody(UploadStatus.self, limits: limits))
         }
     }
 }
 
 extension FrameReader {
     /// The next frame as a validated JSON body of type `T`.
-    mutating func body<T: WireBody>(_ type: T.Type, limits: ProtocolLimits) throws(ProtocolError) -> T {
+    public mutating func body<T: WireBody>(_ type: T.Type, limits: ProtocolLimits) throws(ProtocolError) -> T {
         let frame = try next("body", limit: limits.maxBodyBytes)
         let body = try JSONBody.decode(T.self, from: frame, command: command, limit: limits.maxBodyBytes)
         try body.validate(command: command)
@@ -441,14 +246,14 @@ extension FrameReader {
     }
 
     /// The body, which must be the last frame.
-    mutating func onlyBody<T: WireBody>(_ type: T.Type, limits: ProtocolLimits) throws(ProtocolError) -> T {
+    public mutating func onlyBody<T: WireBody>(_ type: T.Type, limits: ProtocolLimits) throws(ProtocolError) -> T {
         let body = try body(type, limits: limits)
         _ = try rest("binary", max: 0)
         return body
     }
 
     /// The float32 frame that ends the message when `present`, or nothing when not.
-    mutating func floats(_ name: String, present: Bool, limits: ProtocolLimits) throws(ProtocolError) -> [Float]? {
+    public mutating func floats(_ name: String, present: Bool, limits: ProtocolLimits) throws(ProtocolError) -> [Float]? {
         guard present else {
             _ = try rest(name, max: 0)
             return nil
@@ -458,5 +263,12 @@ extension FrameReader {
             throw .frameTooLarge(frame: name, size: frame.count, limit: limits.maxFloatArrayBytes)
         }
         return try Float32Frame.decode(frame, command: command, name: name)
+    }
+
+    /// The one binary frame that ends the message, of at most `limit` bytes.
+    public mutating func binary(_ name: String, limit: Int) throws(ProtocolError) -> [UInt8] {
+        let frame = try rest(name, min: 1, max: 1)[0]
+        guard frame.count <= limit else { throw .frameTooLarge(frame: name, size: frame.count, limit: limit) }
+        return frame
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 
-/// Reads the frames of one message in order, with typed errors naming what is missing.
-struct FrameReader {
+/// Reads the frames of one message in order, with typed errors naming what is missing: what a
+/// ``ClientCommand`` reads its request and answer with.
+public struct FrameReader {
     private let frames: [[UInt8]]
     private var position: Int
     let message: String
     /// The command being decoded, for errors (empty until known).
-    var command: String = ""
+    public internal(set) var command: String = ""
 
     init(_ frames: [[UInt8]], message: String, limits: ProtocolLimits, minimum: Int) throws(ProtocolError) {
         guard frames.count <= limits.maxFrames else {
@@ -20,11 +21,11 @@ struct FrameReader {
         self.message = message
     }
 
-    var remaining: Int { frames.count - position }
+    public var remaining: Int { frames.count - position }
 
     /// The next frame, which must exist (the minimum count was checked at init for the
     /// header; later frames are checked here).
-    mutating func next(_ name: String, limit: Int) throws(ProtocolError) -> [UInt8] {
+    public mutating func next(_ name: String, limit: Int) throws(ProtocolError) -> [UInt8] {
         guard position < frames.count else {
             throw .missingFrames(message: message, expected: position + 1, received: frames.count)
         }
@@ -35,7 +36,7 @@ struct FrameReader {
     }
 
     /// The remaining frames, which must number at most `max` (and at least `min`).
-    mutating func rest(_ name: String, min: Int = 0, max: Int) throws(ProtocolError) -> [[UInt8]] {
+    public mutating func rest(_ name: String, min: Int = 0, max: Int) throws(ProtocolError) -> [[UInt8]] {
         guard remaining >= min else {
             throw .invalidFrame(command: command, frame: name, detail: "expected \(min) \(name) frame(s), received \(remaining)")
         }
@@ -51,8 +52,10 @@ struct FrameReader {
 
 /// JSON bodies: UTF-8 JSON objects, keys sorted on output, `/` unescaped, dates in ISO 8601
 /// (as the CLI's `--json` writes them).
-enum JSONBody {
-    static func encode(_ value: some Encodable, command: String) throws(ProtocolError) -> [UInt8] {
+public enum JSONBody {
+    /// `value` as a JSON body; a value that JSON cannot hold (a non-finite number) is
+    /// ``ProtocolError/unencodable(command:detail:)`` for `command`.
+    public static func encode(_ value: some Encodable, command: String) throws(ProtocolError) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -26,9 +26,8 @@ extension TactusClient {
                     uploads += 1
                 }
                 // Reading the song back, hashing and storing it take the coordinator about a second per 100 MB.
-                guard case .submit(let response) = try send(.submit(uploaded!, audio: nil), timeout: timeout + .milliseconds(song.size / 100_000))
-                else { throw ClientError.unexpectedReply(expected: "submit", received: "another command") }
-                return response
+                return try send(
+                    SubmitCommand.self, SubmitCommand.Request(uploaded!, audio: nil), timeout: timeout + .milliseconds(song.size / 100_000))
             } catch ClientError.rejected(let refusal) where refusal.code == .notFound && uploaded != nil && uploads < 3 {
                 uploaded = nil
             } catch ClientError.rejected(let refusal) where refusal.code == .busy {
@@ -40,9 +39,7 @@ extension TactusClient {
     /// Uploads a spooled song in the chunks the coordinator asks for; returns the upload's id.
     private func upload(_ song: SpooledSong) throws -> String {
         let begin = UploadRequest.begin(size: Int64(song.size), sha256: song.id.hex)
-        guard case .upload(var status) = try send(.upload(begin, chunk: nil)) else {
-            throw ClientError.unexpectedReply(expected: "upload", received: "another command")
-        }
+        var status = try send(UploadCommand.self, UploadCommand.Request(begin, chunk: nil))
         while status.received < status.size {
             // What the coordinator says is checked before it is used as an offset.
             guard status.size == Int64(song.size), status.received >= 0, status.chunkBytes >= 1 else {
@@ -50,9 +47,7 @@ extension TactusClient {
             }
             let start = Int(status.received)
             let chunk = try song.bytes(from: start, count: min(status.chunkBytes, song.size - start))
-            guard case .upload(let next) = try send(.upload(.chunk(status.upload, offset: status.received), chunk: chunk)) else {
-                throw ClientError.unexpectedReply(expected: "upload", received: "another command")
-            }
+            let next = try send(UploadCommand.self, UploadCommand.Request(.chunk(status.upload, offset: status.received), chunk: chunk))
             guard next.received > status.received else {
                 throw ClientError.unexpectedReply(expected: "upload with more than \(status.received) bytes", received: "\(next.received) bytes")
             }

@@ -43,7 +43,7 @@ struct ServerOptions: ParsableArguments {
         let server = endpoint
         let erase = isatty(STDERR_FILENO) == 1 ? "\r\u{1B}[K" : ""
         client.onSlowAnswer = { command, waited in
-            let message = "\(server) has not answered '\(command.rawValue)' for \(Int(waited.seconds.rounded())) s; it is "
+            let message = "\(server) has not answered '\(command)' for \(Int(waited.seconds.rounded())) s; it is "
                 + "connected (busy, not gone), so tactus keeps waiting (Ctrl-C to stop)"
             FileHandle.standardError.write(Data((erase + ShownText.escaped(message) + "\n").utf8))
         }

@@ -15,20 +15,20 @@ import Testing
         let descriptor = DetectorDescriptor(name: "comb-filter", version: "9", summary: "test", specific: [])
         let submissions = Locked(0)
         return try FakeFrontend { request in
-            switch request.body {
-            case .submit where submissions.withLock({ count in count += 1; return count }) == 1:
+            let body = request.body
+            if body.request(SubmitCommand.self) != nil, submissions.withLock({ count in count += 1; return count }) == 1 {
                 return .init(replies: [ClientReply(
                     requestID: request.requestID, command: "submit",
                     error: ErrorBody(code: .busy, message: "the queue is full", retryAfterMs: 300))])
-            case .submit(_, let audio):
-                let song = SongID(hashing: audio ?? []).hex
+            } else if let submit = body.request(SubmitCommand.self) {
+                let song = SongID(hashing: submit.audio ?? []).hex
                 let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
                 var done = queued
                 (done.state, done.attempt) = (.done, 1)
                 return .init(
                     replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))],
                     events: [.songDone(SongDoneEvent(song: song, jobs: [done], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"])))])
-            case .result(let result):
+            } else if let result = body.request(ResultCommand.self) {
                 let analysis = TempoAnalysis(
                     descriptor: descriptor, params: ParameterSet(["preset": .text("default")]),
                     output: DetectorOutput(bpm: 120, confidence: 0.9, candidates: [TempoCandidate(bpm: 120, strength: 1)], windows: []),
@@ -37,22 +37,22 @@ import Testing
                 return .init(replies: [ClientReply(requestID: request.requestID, .result(ResultResponse(
                     song: result.song, analyses: [analysis], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"]),
                     envelopeHopS: envelope == nil ? nil : 0.5), envelope: envelope))])
-            case .status(let status) where status.song == nil && status.job == nil:
+            } else if let status = body.request(StatusCommand.self), status.song == nil && status.job == nil {
                 let server = ServerStatus(
                     queue: ["comb-filter": 3], workers: [WorkerInfo(workerId: "host:1", detector: "comb-filter", version: "9", job: 7)],
                     jobsPerSecond: 1.5, uptimeS: 3700, accepting: true)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: server)))])
-            case .status(let status):
+            } else if let status = body.request(StatusCommand.self) {
                 let job = JobInfo(job: status.job ?? 1, song: status.song ?? "s", detector: "comb-filter", state: .done, attempt: 1)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [job])))])
-            case .cancel(let cancel):
+            } else if let cancel = body.request(CancelCommand.self) {
                 return .init(replies: [ClientReply(requestID: request.requestID, .cancel(CancelResponse(cancelled: cancel.job.map { [$0] } ?? [4, 5])))])
-            case .detectors:
+            } else if body.request(DetectorsCommand.self) != nil {
                 let offered = OfferedDetector(detector: DetectorInfo(descriptor), workers: 2, queued: 3)
                 return .init(replies: [ClientReply(requestID: request.requestID, .detectors(DetectorsResponse(detectors: [offered])))])
-            default:
+            } else {
                 return .init(replies: [ClientReply(
-                    requestID: request.requestID, command: request.body.command.rawValue,
+                    requestID: request.requestID, command: request.body.command.name,
                     error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
             }
         }
@@ -93,7 +93,7 @@ import Testing
         #expect(run.standardError.contains("2 songs submitted, 2 finished, 0 failed, 1 file skipped (not audio)"))
 
         let submits = server.requests.compactMap { request -> SubmitRequest? in
-            if case .submit(let submit, let audio) = request.body, audio?.isEmpty == false { return submit }
+            if let submit = request.body.request(SubmitCommand.self), submit.audio?.isEmpty == false { return submit.body }
             return nil
         }
         // The first was answered `busy` and sent again after the wait it asked for.
@@ -141,19 +141,18 @@ import Testing
         }
         let submissions = Locked(0)
         let server = try FakeFrontend { request in
-            switch request.body {
-            case .submit(_, let audio) where submissions.withLock({ count in count += 1; return count }) == 1:
-                let song = SongID(hashing: audio ?? []).hex
-                let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
-                return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
-            case .submit:
-                return .init(replies: [ClientReply(
-                    requestID: request.requestID, command: "submit",
-                    error: ErrorBody(code: .unavailable, message: "the server is stopping", retryAfterMs: 5000))])
-            default:
+            guard let submit = request.body.request(SubmitCommand.self) else {
                 let state = ServerStatus(queue: [:], workers: [], jobsPerSecond: 0, uptimeS: 1, accepting: false)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: state)))])
             }
+            guard submissions.withLock({ count in count += 1; return count }) == 1 else {
+                return .init(replies: [ClientReply(
+                    requestID: request.requestID, command: "submit",
+                    error: ErrorBody(code: .unavailable, message: "the server is stopping", retryAfterMs: 5000))])
+            }
+            let song = SongID(hashing: submit.audio ?? []).hex
+            let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
+            return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
         }
         defer { server.stop() }
         let run = try CLI.run(["submit", directory.path, "--server", server.frontend])
@@ -179,17 +178,16 @@ import Testing
         try AudioFileWriter(.flac).write([signal], sampleRate: 22_050, to: directory.file("song.flac"))
         // Songs are accepted and never finish.
         let server = try FakeFrontend { request in
-            switch request.body {
-            case .submit(_, let audio):
-                let song = SongID(hashing: audio ?? []).hex
+            if let submit = request.body.request(SubmitCommand.self) {
+                let song = SongID(hashing: submit.audio ?? []).hex
                 let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
                 return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
-            case .status(let status):
+            } else if let status = request.body.request(StatusCommand.self) {
                 let queued = JobInfo(job: 1, song: status.song ?? "", detector: "comb-filter", state: .queued)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [queued])))])
-            default:
+            } else {
                 return .init(replies: [ClientReply(
-                    requestID: request.requestID, command: request.body.command.rawValue,
+                    requestID: request.requestID, command: request.body.command.name,
                     error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
             }
         }
@@ -318,6 +316,7 @@ import Testing
         let text = try CLI.run(["status", "--server", server.frontend])
         #expect(
             text.standardOutput.contains("accepting work, up 1 h 01 min") && text.standardOutput.contains("host:1  comb-filter 9  job 7"))
-        #expect(server.requests.map(\.body.command) == [.status, .status, .status, .result, .cancel, .detectors, .status])
+        let commands = server.requests.map { request in request.body.command.name }
+        #expect(commands == ["status", "status", "status", "result", "cancel", "detectors", "status"])
     }
 }

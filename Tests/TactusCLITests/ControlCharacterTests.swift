@@ -97,13 +97,12 @@ import Testing
 
     @Test func statusShowsHostileWorkerIdsAndMessagesEscaped() throws {
         let server = try FakeFrontend { request in
-            switch request.body {
-            case .status(let status) where status.song == nil && status.job == nil:
+            if let status = request.body.request(StatusCommand.self), status.song == nil && status.job == nil {
                 let state = ServerStatus(
                     queue: ["comb-filter": 1], workers: [WorkerInfo(workerId: Self.hostile, detector: "comb-filter", version: "1", job: 7)],
                     jobsPerSecond: 0, uptimeS: 10, accepting: true)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: state)))])
-            default:
+            } else {
                 let job = JobInfo(
                     job: 7, song: String(repeating: "ab", count: 32), detector: "comb-filter", state: .failed, attempt: 1,
                     error: ErrorBody(code: .corrupt, message: Self.hostile + ".mp3: damaged"))

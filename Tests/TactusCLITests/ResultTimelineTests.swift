@@ -11,9 +11,9 @@ import Testing
     /// windows (10 s, one every 5 s) climb from 100 to 130 BPM.
     static func server() throws -> FakeFrontend {
         try FakeFrontend { request in
-            guard case .result(let result) = request.body else {
+            guard let result = request.body.request(ResultCommand.self) else {
                 return .init(replies: [ClientReply(
-                    requestID: request.requestID, command: request.body.command.rawValue,
+                    requestID: request.requestID, command: request.body.command.name,
                     error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
             }
             guard result.song.hasPrefix("abababab") else {
@@ -70,7 +70,7 @@ import Testing
         let run = try CLI.run(["result", String(repeating: "ab", count: 32), "--server", server.frontend, "--json"])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(!run.standardOutput.contains("▁") && !run.standardOutput.contains("over 0:40"))
-        guard case .result(let request)? = server.requests.last?.body else { Issue.record("no result request"); return }
+        guard let request = server.requests.last?.body.request(ResultCommand.self) else { Issue.record("no result request"); return }
         #expect(request.windows == nil && request.envelope == nil)
     }
 
@@ -85,7 +85,7 @@ import Testing
         #expect(summary["source"] as? String == "server" && summary["detectors"] as? [String] == ["comb-filter"])
         let svg = try String(contentsOfFile: directory, encoding: .utf8)
         #expect(svg.contains("climb.flac") && svg.contains(#"data-detector="comb-filter""#) && svg.contains(#"class="envelope""#))
-        guard case .result(let request)? = server.requests.last?.body else { Issue.record("no result request"); return }
+        guard let request = server.requests.last?.body.request(ResultCommand.self) else { Issue.record("no result request"); return }
         #expect(request.windows == true && request.envelope == true)
 
         let unknown = try CLI.run(["plot", "cdcdcdcd", "--server", server.frontend, "-o", directory])

@@ -32,7 +32,7 @@ import Testing
         client.patience = .milliseconds(1500)
         let waits = Locked<[Duration]>([])
         client.onSlowAnswer = { command, waited in
-            #expect(command == .status)
+            #expect(command == StatusCommand.name)
             waits.withLock { $0.append(waited) }
         }
         let start = ContinuousClock.now
@@ -77,8 +77,8 @@ import Testing
             _ = try client.submit(SubmitRequest(force: true), audio: [1, 2, 3])
         }
         #expect(try server.drain().count == 1)
-        #expect(TactusClient.isIdempotent(.submit(SubmitRequest(), audio: [1])))
-        #expect(!TactusClient.isIdempotent(.submit(SubmitRequest(force: true), audio: [1])))
+        #expect(ClientRequest.Body.submit(SubmitRequest(), audio: [1]).isIdempotent)
+        #expect(!ClientRequest.Body.submit(SubmitRequest(force: true), audio: [1]).isIdempotent)
     }
 
     @Test func repliesAreMatchedByRequestIdAndErrorsCarryTheirCode() throws {
@@ -86,13 +86,12 @@ import Testing
         let frontend = try FakeFrontend { request in
             // A stale reply to some earlier request first: the client must skip it.
             let stale = ClientReply(requestID: Array("stale".utf8), .status(StatusResponse(jobs: [])))
-            switch request.body {
-            case .status: return .init(replies: [stale, ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: jobs)))])
-            default:
+            guard request.body.request(StatusCommand.self) != nil else {
                 return .init(replies: [ClientReply(
-                    requestID: request.requestID, command: request.body.command.rawValue,
+                    requestID: request.requestID, command: request.body.command.name,
                     error: ErrorBody(code: .busy, message: "queue full", retryAfterMs: 250))])
             }
+            return .init(replies: [stale, ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: jobs)))])
         }
         defer { frontend.stop() }
         let client = try TactusClient(server: frontend.frontend, timeout: .seconds(5))
@@ -100,19 +99,20 @@ import Testing
         #expect(throws: ClientError.rejected(ErrorBody(code: .busy, message: "queue full", retryAfterMs: 250))) {
             _ = try client.submit(SubmitRequest(name: "a.wav"), audio: [1, 2, 3])
         }
-        #expect(frontend.requests.map(\.body.command) == [.status, .submit])
+        let commands = frontend.requests.map { request in request.body.command.name }
+        #expect(commands == ["status", "submit"])
     }
 
     /// A song's `song.done` lists every job of the song, earlier ones included: a batch hands
     /// on only the jobs its own submission got, so an old failure is not this submission's.
     @Test func aBatchCountsOnlyTheJobsOfItsOwnSubmission() throws {
         let frontend = try FakeFrontend { request in
-            guard case .submit(_, let audio) = request.body else {
+            guard let audio = request.body.request(SubmitCommand.self)?.audio else {
                 return .init(replies: [ClientReply(
-                    requestID: request.requestID, command: request.body.command.rawValue,
+                    requestID: request.requestID, command: request.body.command.name,
                     error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
             }
-            let song = SongID(hashing: audio ?? []).hex
+            let song = SongID(hashing: audio).hex
             let queued = JobInfo(job: 7, song: song, detector: "comb-filter", state: .queued)
             let old = JobInfo(
                 job: 3, song: song, detector: "statistical-energy", state: .failed, attempt: 3,

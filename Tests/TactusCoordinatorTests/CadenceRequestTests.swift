@@ -18,7 +18,7 @@ import Testing
         defer { running.stop() }
         let (csv, recording) = Self.recording()
         let outcome = try TestClient(running).request(.cadence(CadenceRequest(name: "TotalAcceleration.csv"), recording: csv))
-        guard case .ok(.cadence(let report)) = outcome else {
+        guard let report = outcome.answer(CadenceCommand.self) else {
             Issue.record("no cadence: \(outcome)")
             return
         }
@@ -57,7 +57,7 @@ import Testing
         #expect(error.message.hasPrefix("long.csv: "))
         #expect(error.message.hasSuffix("more than the limit of 10000 bytes"))
         // The server goes on answering.
-        guard case .ok(.status) = try client.request(.status(StatusRequest())) else {
+        guard try client.request(.status(StatusRequest())).answer(StatusCommand.self) != nil else {
             Issue.record("no status after a refused recording")
             return
         }

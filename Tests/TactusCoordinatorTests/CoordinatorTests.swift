@@ -15,7 +15,7 @@ import Testing
     }
 
     private func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
-        guard case .ok(.submit(let response)) = outcome else { throw HarnessError("submit failed: \(outcome)") }
+        guard let response = outcome.answer(SubmitCommand.self) else { throw HarnessError("submit failed: \(outcome)") }
         return response
     }
 
@@ -40,7 +40,7 @@ import Testing
         guard case .songDone(let body)? = done else { Issue.record("no song.done"); return }
         #expect(body.consensus.bpm == 128)
 
-        guard case .ok(.result(let result, let envelope)) = try client.request(.result(ResultRequest(song: response.song, envelope: true))) else {
+        guard let (result, envelope) = try client.request(.result(ResultRequest(song: response.song, envelope: true))).answer(ResultCommand.self).map({ ($0.body, $0.envelope) }) else {
             Issue.record("no result")
             return
         }
@@ -48,12 +48,12 @@ import Testing
         #expect(envelope == [0.1, 0.2, 0.3])
         #expect(result.durationS == 6)
 
-        guard case .ok(.query(let list)) = try client.request(.query(QueryRequest(minBpm: 120, maxBpm: 130))) else {
+        guard let list = try client.request(.query(QueryRequest(minBpm: 120, maxBpm: 130))).answer(QueryCommand.self) else {
             Issue.record("no query answer")
             return
         }
         #expect(list.songs.map(\.song.hex) == [response.song])
-        guard case .ok(.query(let none)) = try client.request(.query(QueryRequest(minBpm: 60, maxBpm: 100))) else { return }
+        guard let none = try client.request(.query(QueryRequest(minBpm: 60, maxBpm: 100))).answer(QueryCommand.self) else { return }
         #expect(none.songs.isEmpty)
     }
 
@@ -203,7 +203,7 @@ import Testing
         // counts the job as the worker's.
         try Wait.until("the coordinator to take worker w's result") {
             try worker.heartbeat()
-            guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else { return false }
+            guard let status = try client.request(.status(StatusRequest())).answer(StatusCommand.self) else { return false }
             return status.server?.workers.first { $0.workerId == "w" }.map { $0.job == nil } == true
         }
         holder.release()
@@ -297,7 +297,7 @@ import Testing
         let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [library.path] }
         defer { running.stop() }
         let client = try TestClient(running)
-        guard case .ok(.submit) = try client.request(.submit(SubmitRequest(path: song, detectors: ["fake"]), audio: nil)) else {
+        guard try client.request(.submit(SubmitRequest(path: song, detectors: ["fake"]), audio: nil)).answer(SubmitCommand.self) != nil else {
             Issue.record("a file inside the root was refused")
             return
         }
@@ -359,8 +359,8 @@ import Testing
         defer { stop.store(true, ordering: .relaxed) }
         var escaped = 0
         for _ in 0..<400 {
-            if case .ok(.submit(let response)) = try client.request(
-                .submit(SubmitRequest(path: library.file("d/song.wav"), detectors: ["fake"], force: true), audio: nil)),
+            if let response = try client.request(
+                .submit(SubmitRequest(path: library.file("d/song.wav"), detectors: ["fake"], force: true), audio: nil)).answer(SubmitCommand.self),
                 response.song == SongID(hashing: secret).hex {
                 escaped += 1
             }
@@ -443,7 +443,7 @@ import Testing
         Thread.detachNewThread {
             let outcome = try? TestClient(running).request(
                 .submit(SubmitRequest(name: "long.wav", detectors: ["fake"]), audio: song), timeout: .seconds(60))
-            if case .ok(.submit)? = outcome { answers.withLock { $0.append("submit") } }
+            if outcome?.answer(SubmitCommand.self) != nil { answers.withLock { $0.append("submit") } }
             submitted.signal()
         }
         // The song's blob is being written once its partial file shows in the blob directory.
@@ -456,8 +456,8 @@ import Testing
             }
             Thread.sleep(forTimeInterval: 0.001)
         }
-        guard case .ok(.query(let list))? = try other.request(.query(QueryRequest(minBpm: 60, maxBpm: 200)), timeout: .seconds(10)),
-            case .ok(.status(let status))? = try other.request(.status(StatusRequest()), timeout: .seconds(10))
+        guard let list = try other.request(.query(QueryRequest(minBpm: 60, maxBpm: 200)), timeout: .seconds(10))?.answer(QueryCommand.self),
+            let status = try other.request(.status(StatusRequest()), timeout: .seconds(10))?.answer(StatusCommand.self)
         else {
             Issue.record("no answer to a query or status during the submission")
             return
@@ -523,7 +523,7 @@ import Testing
         defer { running.stop() }
         let client = try TestClient(running)
         let response = try submitted(try submit(client, try testSong(), detectors: ["fake"]))
-        guard case .ok(.cancel(let cancelled)) = try client.request(.cancel(CancelRequest(song: response.song))) else {
+        guard let cancelled = try client.request(.cancel(CancelRequest(song: response.song))).answer(CancelCommand.self) else {
             Issue.record("cancel failed")
             return
         }

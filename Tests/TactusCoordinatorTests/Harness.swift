@@ -147,10 +147,13 @@ final class TestWorker {
 final class TestClient {
     let socket: ZMQSocket
     let events: ZMQSocket
+    /// The commands whose replies the client reads.
+    let commands: ClientCommands
     private var counter = 0
 
     /// Connects to the frontend and the events; with `curve`, over CURVE with those keys.
-    init(_ running: RunningCoordinator, curve: CurveClientKeys? = nil) throws {
+    init(_ running: RunningCoordinator, curve: CurveClientKeys? = nil, commands: ClientCommands = .standard) throws {
+        self.commands = commands
         socket = try running.context.socket(.dealer)
         if let curve { try socket.set(curve.socketOptions) }
         try socket.connect(running.endpoints.frontend)
@@ -173,7 +176,7 @@ final class TestClient {
         // Not queued (no connection: a refused CURVE handshake) is as good as unanswered.
         guard try socket.trySend(try ClientRequest(requestID: id, body).frames()) else { return nil }
         guard let frames = try socket.receive(timeout: timeout) else { return nil }
-        let reply = try ClientReply(frames: frames)
+        let reply = try ClientReply(frames: frames, commands: commands)
         guard reply.requestID == id else { throw HarnessError("reply to another request") }
         return reply.outcome
     }
@@ -187,7 +190,7 @@ final class TestClient {
     func workers(_ count: Int, heartbeating: () throws -> Void) throws -> [WorkerInfo] {
         try Wait.value("the coordinator to have \(count) workers", timeout: .seconds(10)) {
             try heartbeating()
-            guard case .ok(.status(let status)) = try request(.status(StatusRequest())), let workers = status.server?.workers,
+            guard let status = try request(.status(StatusRequest())).answer(StatusCommand.self), let workers = status.server?.workers,
                 workers.count == count
             else { return nil }
             return workers

@@ -148,7 +148,7 @@ import Testing
         let worker = try SongTestWorker(setup.running, detectors: ["fake"], id: id, roots: [setup.root], identifies: identifies)
         try Wait.until("worker \(id) to be the coordinator's only worker", timeout: .seconds(10)) {
             try worker.heartbeat()
-            guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else { return false }
+            guard let status = try client.request(.status(StatusRequest())).answer(StatusCommand.self) else { return false }
             return status.server?.workers.map(\.workerId) == [id]
         }
         return worker
@@ -159,7 +159,7 @@ import Testing
         let client = try TestClient(setup.running)
         let played = PlayedWorker(try connect(setup, client, identifies: identifies), music: setup.music.path, behaviour: behaviour)
         defer { played.stop() }
-        guard case .ok(.scan(let summary))? = try client.request(.scan(ScanRequest()), timeout: .seconds(30)) else {
+        guard let summary = try client.request(.scan(ScanRequest()), timeout: .seconds(30))?.answer(ScanCommand.self) else {
             throw HarnessError("the scan failed")
         }
         return (summary, played.asked.withLock { $0 })
@@ -201,7 +201,7 @@ import Testing
         let client = try TestClient(setup.running)
         let worker = try connect(setup, client)
         let played = PlayedWorker(worker, music: setup.music.path, behaviour: .claimsNewSong)
-        guard case .ok(.scan(let first))? = try client.request(.scan(ScanRequest()), timeout: .seconds(30)) else {
+        guard let first = try client.request(.scan(ScanRequest()), timeout: .seconds(30))?.answer(ScanCommand.self) else {
             throw HarnessError("the scan failed")
         }
         #expect(first.hashedByWorkers == 1)
@@ -217,7 +217,7 @@ import Testing
         #expect(failure.error.code == .songChanged)
         let honest = PlayedWorker(worker, music: setup.music.path, behaviour: .honest)
         defer { honest.stop() }
-        guard case .ok(.scan(let second))? = try client.request(.scan(ScanRequest()), timeout: .seconds(30)) else {
+        guard let second = try client.request(.scan(ScanRequest()), timeout: .seconds(30))?.answer(ScanCommand.self) else {
             throw HarnessError("the second scan failed")
         }
         #expect(second.unchanged == 0 && second.changed == 1, "the file is looked at again: \(second)")

@@ -48,11 +48,11 @@ import Testing
 
         probe.release.signal()
         let reply = try ClientReply(frames: try #require(try holder.socket.receive(timeout: .seconds(10))))
-        guard case .ok(.submit) = reply.outcome else { Issue.record("the first submission failed: \(reply.outcome)"); return }
+        guard reply.outcome.answer(SubmitCommand.self) != nil else { Issue.record("the first submission failed: \(reply.outcome)"); return }
         // Once the bytes are released, the second song goes in.
         probe.release.signal()
-        guard case .ok(.submit) = try TestClient(running).request(
-            .submit(SubmitRequest(name: "second.wav", detectors: ["fake"]), audio: try testSong(seed: 2)))
+        guard try TestClient(running).request(
+            .submit(SubmitRequest(name: "second.wav", detectors: ["fake"]), audio: try testSong(seed: 2))).answer(SubmitCommand.self) != nil
         else {
             Issue.record("still busy once the first submission was done")
             return

@@ -46,8 +46,8 @@ import Testing
 
         // A full round trip over CURVE: the job reaches the worker, the event reaches the client.
         let bytes = try testSong()
-        guard case .ok(.submit(let submitted)) = try client.request(
-            .submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: bytes))
+        guard let submitted = try client.request(
+            .submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: bytes)).answer(SubmitCommand.self)
         else { Issue.record("submit refused"); return }
         let (job, audio) = try #require(try worker.nextJob())
         #expect(audio == bytes)
@@ -100,7 +100,7 @@ import Testing
         let client = try TestClient(running, curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
         let impostor = try TestWorker(running, id: "impostor", curve: CurveClientKeys(serverKey: server.publicKey, keyPair: alice))
         try impostor.awaitRefusal()
-        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else {
+        guard let status = try client.request(.status(StatusRequest())).answer(StatusCommand.self) else {
             Issue.record("status refused"); return
         }
         #expect(status.server?.workers.isEmpty == true, "a client's key joined as a worker")
@@ -127,7 +127,7 @@ import Testing
         let confused = try TestWorker(running, id: "confused", curve: CurveClientKeys(serverKey: CurveKeyPair.generate().publicKey, keyPair: alice))
         try intruder.awaitRefusal()
         try confused.awaitRefusal()
-        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())) else {
+        guard let status = try client.request(.status(StatusRequest())).answer(StatusCommand.self) else {
             Issue.record("status refused"); return
         }
         #expect(status.server?.workers.isEmpty == true)
@@ -220,8 +220,8 @@ import Testing
         defer { running.stop() }
         let client = try TestClient(running)
         let worker = try TestWorker(running, id: "w1")
-        guard case .ok(.submit(let submitted)) = try client.request(
-            .submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong()))
+        guard let submitted = try client.request(
+            .submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong())).answer(SubmitCommand.self)
         else { Issue.record("submit refused"); return }
         let (job, _) = try #require(try worker.nextJob())
         try worker.finish(job, bpm: 120)
@@ -229,7 +229,7 @@ import Testing
         guard case .jobFailed(let body)? = failed else { Issue.record("no job.failed"); return }
         #expect(body.error.code == .tooLarge)
         #expect(body.error.message.contains("limit of 200 bytes"))
-        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest(song: submitted.song))) else {
+        guard let status = try client.request(.status(StatusRequest(song: submitted.song))).answer(StatusCommand.self) else {
             Issue.record("status refused"); return
         }
         #expect(status.jobs.first?.state == .failed)

@@ -72,8 +72,8 @@ final class SongTestWorker {
     }
 
     private func submit(_ client: TestClient, _ bytes: [UInt8]) throws -> SubmitResponse {
-        guard case .ok(.submit(let response)) = try client.request(
-            .submit(SubmitRequest(name: "song.wav", detectors: ["fake", "other"]), audio: bytes))
+        guard let response = try client.request(
+            .submit(SubmitRequest(name: "song.wav", detectors: ["fake", "other"]), audio: bytes)).answer(SubmitCommand.self)
         else { throw HarnessError("submit failed") }
         return response
     }
@@ -129,7 +129,7 @@ final class SongTestWorker {
         #expect(audio == bytes, "the song's bytes are sent once for both jobs")
         #expect(job.song == response.song && Set(job.jobs.map(\.detector)) == ["fake", "other"])
         #expect(job.jobs.allSatisfy { $0.attempt == 1 })
-        guard case .ok(.status(let busy)) = try client.request(.status(StatusRequest())) else { return }
+        guard let busy = try client.request(.status(StatusRequest())).answer(StatusCommand.self) else { return }
         #expect(busy.server?.workers.first?.jobs.map(Set.init) == Set(job.jobs.map(\.job)))
 
         // One detector succeeds, the other fails: each job ends on its own.
@@ -143,7 +143,7 @@ final class SongTestWorker {
         guard case .songDone(let body)? = done else { Issue.record("no song.done"); return }
         #expect(Dictionary(uniqueKeysWithValues: body.jobs.map { ($0.detector, $0.state) }) == ["fake": .done, "other": .failed])
         #expect(body.consensus.bpm == 128)
-        guard case .ok(.result(let result, let envelope)) = try client.request(.result(ResultRequest(song: response.song, envelope: true)))
+        guard let (result, envelope) = try client.request(.result(ResultRequest(song: response.song, envelope: true))).answer(ResultCommand.self).map({ ($0.body, $0.envelope) })
         else { Issue.record("no result"); return }
         #expect(result.analyses.filter { $0.bpm != nil }.map(\.detector) == ["fake"])
         #expect(envelope == [0.1, 0.2, 0.3])

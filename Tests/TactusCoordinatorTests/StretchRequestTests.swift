@@ -41,7 +41,7 @@ import Testing
         let worker = try TestWorker(running, id: "w1")
         let bytes = try testSong()
         let submit = ClientRequest.Body.submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: bytes)
-        guard case .ok(.submit(let submitted)) = try client.request(submit) else { throw HarnessError("the song was not accepted") }
+        guard let submitted = try client.request(submit).answer(SubmitCommand.self) else { throw HarnessError("the song was not accepted") }
         guard let (job, _) = try worker.nextJob() else { throw HarnessError("no job") }
         try worker.finish(job, bpm: 128)
         _ = try client.waitForEvent { if case .songDone(let body) = $0 { body.song == submitted.song } else { false } }
@@ -51,7 +51,7 @@ import Testing
     /// The render's status once it is no longer pending, with its file.
     static func finished(_ client: TestClient, _ render: String) throws -> (RenderStatus, [UInt8]?) {
         try Wait.value("render \(render) to end", timeout: .seconds(10)) {
-            guard case .ok(.render(let status, let wav)) = try client.request(.render(RenderRequest(render: render))) else {
+            guard let (status, wav) = try client.request(.render(RenderRequest(render: render))).answer(RenderCommand.self).map({ ($0.status, $0.wav) }) else {
                 throw HarnessError("render \(render) was not answered")
             }
             return status.state == .pending ? nil : (status, wav)
@@ -59,7 +59,7 @@ import Testing
     }
 
     static func started(_ client: TestClient, _ request: StretchRequest) throws -> RenderStatus {
-        guard case .ok(.stretch(let status)) = try client.request(.stretch(request)) else { throw HarnessError("\(request) refused") }
+        guard let status = try client.request(.stretch(request)).answer(StretchCommand.self) else { throw HarnessError("\(request) refused") }
         return status
     }
 

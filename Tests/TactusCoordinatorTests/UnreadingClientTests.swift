@@ -32,7 +32,7 @@ import Testing
         // Another client, while the coordinator works through the flood and after.
         let client = try TestClient(running)
         for _ in 0..<4 {
-            guard case .ok(.detectors(let answer))? = try client.request(.detectors, timeout: .seconds(10)) else {
+            guard let answer = try client.request(.detectors, timeout: .seconds(10))?.answer(DetectorsCommand.self) else {
                 Issue.record("another client got no answer: the loop is waiting for the client that does not read")
                 return  // stopping would wait for the stuck loop
             }

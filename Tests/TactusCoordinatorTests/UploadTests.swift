@@ -22,7 +22,7 @@ import Testing
         let sha256 = SongID(hashing: song).hex
         #expect(song.count > 2 << 20, "the song must take several chunks")
 
-        guard case .ok(.upload(let begun)) = try client.request(.upload(.begin(size: Int64(song.count), sha256: sha256), chunk: nil))
+        guard let begun = try client.request(.upload(.begin(size: Int64(song.count), sha256: sha256), chunk: nil)).answer(UploadCommand.self)
         else { Issue.record("the upload was not begun"); return }
         #expect(begun.received == 0 && begun.size == Int64(song.count) && begun.chunkBytes == 1 << 20)
         var received: Int64 = 0
@@ -30,12 +30,12 @@ import Testing
         while received < Int64(song.count) {
             let end = min(Int(received) + begun.chunkBytes, song.count)
             let chunk = Array(song[Int(received)..<end])
-            guard case .ok(.upload(let status)) = try client.request(.upload(.chunk(begun.upload, offset: received), chunk: chunk))
+            guard let status = try client.request(.upload(.chunk(begun.upload, offset: received), chunk: chunk)).answer(UploadCommand.self)
             else { Issue.record("chunk at \(received) refused"); return }
             chunks += 1
             if chunks == 2 {
                 // The same chunk again (a client that timed out resends it): answered, not written twice.
-                guard case .ok(.upload(let again)) = try client.request(.upload(.chunk(begun.upload, offset: received), chunk: chunk))
+                guard let again = try client.request(.upload(.chunk(begun.upload, offset: received), chunk: chunk)).answer(UploadCommand.self)
                 else { Issue.record("a chunk sent again was refused"); return }
                 #expect(again.received == status.received)
             }
@@ -44,10 +44,10 @@ import Testing
         #expect(chunks == (song.count + begun.chunkBytes - 1) / begun.chunkBytes)
 
         let submit = ClientRequest.Body.submit(SubmitRequest(name: "long.wav", detectors: ["fake"], upload: begun.upload), audio: nil)
-        guard case .ok(.submit(let submitted)) = try client.request(submit) else { Issue.record("the upload's submit failed"); return }
+        guard let submitted = try client.request(submit).answer(SubmitCommand.self) else { Issue.record("the upload's submit failed"); return }
         #expect(submitted.song == sha256)
         #expect(submitted.jobs.map(\.detector) == ["fake"])
-        guard case .ok(.submit(let again)) = try client.request(submit) else { Issue.record("the submit sent again failed"); return }
+        guard let again = try client.request(submit).answer(SubmitCommand.self) else { Issue.record("the submit sent again failed"); return }
         #expect(again == submitted)
         // The upload's file is gone once submitted; the song is in the blob store.
         #expect((try FileManager.default.contentsOfDirectory(atPath: directory.file("uploads"))).isEmpty)
@@ -71,7 +71,7 @@ import Testing
         }
         // Over the song size limit: refused at the beginning, before a byte is sent.
         #expect(try code(.upload(.begin(size: 5 << 20, sha256: sha256), chunk: nil)) == .tooLarge)
-        guard case .ok(.upload(let begun)) = try client.request(.upload(.begin(size: Int64(song.count), sha256: sha256), chunk: nil))
+        guard let begun = try client.request(.upload(.begin(size: Int64(song.count), sha256: sha256), chunk: nil)).answer(UploadCommand.self)
         else { Issue.record("the upload was not begun"); return }
         let first = Array(song[0..<begun.chunkBytes])
         // Chunks come in order, from byte 0; an offset beyond any size is refused, not overflowed.
@@ -84,7 +84,7 @@ import Testing
         // A chunk larger than chunk_bytes.
         #expect(try code(.upload(.chunk(begun.upload, offset: 0), chunk: song)) == .tooLarge)
         // Submitting before every byte has arrived.
-        guard case .ok(.upload) = try client.request(.upload(.chunk(begun.upload, offset: 0), chunk: first)) else {
+        guard try client.request(.upload(.chunk(begun.upload, offset: 0), chunk: first)).answer(UploadCommand.self) != nil else {
             Issue.record("the first chunk was refused"); return
         }
         let submit = ClientRequest.Body.submit(SubmitRequest(detectors: ["fake"], upload: begun.upload), audio: nil)
@@ -93,12 +93,12 @@ import Testing
         // Bytes that are not those announced: refused at the submit, nothing stored.
         var other = song
         other[other.count - 1] ^= 0xFF
-        guard case .ok(.upload(let wrong)) = try client.request(.upload(.begin(size: Int64(other.count), sha256: sha256), chunk: nil))
+        guard let wrong = try client.request(.upload(.begin(size: Int64(other.count), sha256: sha256), chunk: nil)).answer(UploadCommand.self)
         else { Issue.record("the second upload was not begun"); return }
         var offset = 0
         while offset < other.count {
             let end = min(offset + wrong.chunkBytes, other.count)
-            guard case .ok(.upload) = try client.request(.upload(.chunk(wrong.upload, offset: Int64(offset)), chunk: Array(other[offset..<end])))
+            guard try client.request(.upload(.chunk(wrong.upload, offset: Int64(offset)), chunk: Array(other[offset..<end]))).answer(UploadCommand.self) != nil
             else { Issue.record("a chunk of the second upload was refused"); return }
             offset = end
         }
@@ -110,12 +110,12 @@ import Testing
         // name for them (not the server's file), nothing stored.
         let text = [UInt8](repeating: UInt8(ascii: "x"), count: (2 << 20) + 5)
         let textID = SongID(hashing: text).hex
-        guard case .ok(.upload(let notes)) = try client.request(.upload(.begin(size: Int64(text.count), sha256: textID), chunk: nil))
+        guard let notes = try client.request(.upload(.begin(size: Int64(text.count), sha256: textID), chunk: nil)).answer(UploadCommand.self)
         else { Issue.record("the third upload was not begun"); return }
         offset = 0
         while offset < text.count {
             let end = min(offset + notes.chunkBytes, text.count)
-            guard case .ok(.upload) = try client.request(.upload(.chunk(notes.upload, offset: Int64(offset)), chunk: Array(text[offset..<end])))
+            guard try client.request(.upload(.chunk(notes.upload, offset: Int64(offset)), chunk: Array(text[offset..<end]))).answer(UploadCommand.self) != nil
             else { Issue.record("a chunk of the third upload was refused"); return }
             offset = end
         }
@@ -146,7 +146,7 @@ import Testing
         // Over every frame limit (the body's, 4 MiB): the connection is dropped, nothing answered.
         let huge = [UInt8](repeating: 7, count: 6 << 20)
         #expect(try TestClient(running).request(.submit(SubmitRequest(detectors: ["fake"]), audio: huge), timeout: .seconds(2)) == nil)
-        guard case .ok(.status) = try TestClient(running).request(.status(StatusRequest())) else {
+        guard try TestClient(running).request(.status(StatusRequest())).answer(StatusCommand.self) != nil else {
             Issue.record("the server stopped answering"); return
         }
     }

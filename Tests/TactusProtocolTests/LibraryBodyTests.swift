@@ -31,7 +31,7 @@ import Testing
         var sent = query
         if sent.limit == nil { sent.limit = 100 }
         let frames = try ClientRequest(.query(QueryRequest(sent))).frames()
-        guard case .query(let received) = try ClientRequest(frames: frames).body else {
+        guard let received = try ClientRequest(frames: frames).body.request(QueryCommand.self) else {
             Issue.record("not a query")
             return
         }

@@ -143,7 +143,7 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
 
     @Test func unknownCommandsAreNamedSafelyInTheReply() throws {
         let rejected = try #require(rejection(request("explode", "{}")))
-        #expect(rejected.error == .unknownCommand(received: "explode", known: ClientCommand.allCases.map(\.rawValue)))
+        #expect(rejected.error == .unknownCommand(received: "explode", known: ClientCommands.standard.names))
         let reply = rejected.reply
         #expect(reply.command == "explode" && reply.requestID == Array("id-1".utf8))
         guard case .error(let body) = reply.outcome else { return }
@@ -343,7 +343,7 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         #expect(
             try decoded("query", #"{"min_bpm": 165, "max_bpm": 175, "octave": true, "limit": 20}"#)
                 == .query(QueryRequest(minBpm: 165, maxBpm: 175, octave: true, limit: 20)))
-        guard case .playlist(let playlist) = try decoded("playlist", #"{"profile": "10m@150,5m@170"}"#) else {
+        guard let playlist = try decoded("playlist", #"{"profile": "10m@150,5m@170"}"#).request(PlaylistCommand.self) else {
             Issue.record("not a playlist request")
             return
         }

@@ -23,7 +23,7 @@ import TactusZMQ
             try frontend.send(envelope.wrap(try error.reply.frames()))
             return nil
         }
-        guard case .status(let status) = request.body else { return request }
+        guard let status = request.body.request(StatusCommand.self) else { return request }
         let job = JobInfo(job: status.job ?? 1, song: Examples.song, detector: "comb-filter", state: .running, attempt: 1)
         try frontend.send(envelope.wrap(try ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [job]))).frames()))
         return request
@@ -41,7 +41,7 @@ import TactusZMQ
         #expect(try answer(frontend)?.requestID == Array("a".utf8))
         let reqReply = try ClientReply(frames: try #require(try req.receive(timeout: .seconds(2))))
         #expect(reqReply.requestID == Array("a".utf8))
-        guard case .ok(.status(let status)) = reqReply.outcome else {
+        guard let status = reqReply.outcome.answer(StatusCommand.self) else {
             Issue.record("unexpected reply \(reqReply)")
             return
         }

@@ -11,7 +11,7 @@ import TactusProtocol
             let (envelope, message) = try ClientEnvelope.split(received)
             #expect(envelope == ClientEnvelope(routingID: [0, 0x80, 0, 0x41, 0xA7], delimited: delimited, version: .v1))
             #expect(message[0] == Array("TACTUS1".utf8))
-            #expect(message[1] == Array(request.body.command.rawValue.utf8))
+            #expect(message[1] == Array(request.body.command.name.utf8))
             #expect(try ClientRequest(frames: message) == request)
         }
     }

@@ -13,10 +13,10 @@ import TactusProtocol
     static func exampleBodies() throws -> [(schema: String, body: [UInt8])] {
         var bodies: [(String, [UInt8])] = []
         for request in Examples.requests {
-            bodies.append(("request.\(request.body.command.rawValue)", try request.frames()[3]))
+            bodies.append(("request.\(request.body.command.name)", try request.frames()[3]))
         }
         for response in Examples.responses {
-            bodies.append(("reply.\(response.command.rawValue)", try ClientReply(requestID: [], response).frames()[4]))
+            bodies.append(("reply.\(response.command.name)", try ClientReply(requestID: [], response).frames()[4]))
         }
         bodies.append(("reply.error", try ClientReply(requestID: [], command: "submit", error: Examples.error).frames()[4]))
         bodies.append(("reply.error", try RequestRejection(
@@ -35,6 +35,22 @@ import TactusProtocol
             bodies.append(("event.\(event.name.rawValue)", try event.frames()[3]))
         }
         return bodies
+    }
+
+    /// The protocol's table of commands, its schemas and its examples agree: each command has a
+    /// request and a reply schema, each request or reply schema is a command's, and the examples
+    /// (validated against the schemas below) have a request and an answer of every command.
+    @Test func everyCommandOfTheTableHasItsSchemasAndExamplesAndEverySchemaItsCommand() throws {
+        let table = Set(ClientCommands.standard.names)
+        #expect(table.count == ClientCommands.standard.names.count)
+        let files = try FileManager.default.contentsOfDirectory(atPath: Self.protocolDirectory.appendingPathComponent("schema").path)
+        func commands(_ kind: String) -> Set<String> {
+            Set(files.filter { $0.hasPrefix(kind + ".") && $0.hasSuffix(".json") }.map { String($0.dropFirst(kind.count + 1).dropLast(5)) })
+        }
+        #expect(commands("request") == table)
+        #expect(commands("reply").subtracting(["error"]) == table)
+        #expect(Set(Examples.requests.map { $0.body.command.name }) == table)
+        #expect(Set(Examples.responses.map { $0.command.name }) == table)
     }
 
     private func write(_ bodies: [(schema: String, body: [UInt8])]) throws -> URL {

@@ -114,7 +114,7 @@ struct MultiHostTests {
         let started = ContinuousClock.now
         var songs = Set<String>()
         for (index, bytes) in batch.enumerated() {
-            guard case .ok(.submit(let response)) = try client.submit(bytes, name: "song-\(index).wav") else {
+            guard let response = try client.submit(bytes, name: "song-\(index).wav").answer(SubmitCommand.self) else {
                 throw ServerTestError("submission \(index) was refused")
             }
             songs.insert(response.song)
@@ -160,8 +160,8 @@ struct MultiHostTests {
         var secondBatch = Set<String>()
         for index in 0..<4 {
             let signal = Synth.clickTrack(bpm: 100 + Double(index * 7), seconds: 20, sampleRate: 22050)
-            guard case .ok(.submit(let response)) = try client.submit(
-                try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050), name: "after-\(index).wav")
+            guard let response = try client.submit(
+                try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050), name: "after-\(index).wav").answer(SubmitCommand.self)
             else { throw ServerTestError("a submission after the link came back was refused") }
             secondBatch.insert(response.song)
         }
@@ -214,7 +214,7 @@ struct MultiHostTests {
 
     /// The jobs the coordinator has running on workers whose id starts with `prefix`.
     private static func jobs(heldBy prefix: String, _ client: ServerClient) throws -> Set<Int64> {
-        guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())), let server = status.server else {
+        guard let status = try client.request(.status(StatusRequest())).answer(StatusCommand.self), let server = status.server else {
             throw ServerTestError("no server status")
         }
         return Set(server.workers.filter { $0.workerId.hasPrefix(prefix) }.compactMap(\.job))

@@ -43,7 +43,7 @@ struct PythonExamplesTests {
         var offered: [OfferedDetector] = []
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            guard case .ok(.detectors(let response)) = try client.request(.detectors) else { throw ServerTestError("detectors refused") }
+            guard let response = try client.request(.detectors).answer(DetectorsCommand.self) else { throw ServerTestError("detectors refused") }
             offered = response.detectors
             let workers = Dictionary(offered.map { ($0.detector.name, $0.workers) }, uniquingKeysWith: +)
             if workers["python-onset"] == 1 && Self.builtins.allSatisfy({ workers[$0, default: 0] >= 1 }) { break }
@@ -91,7 +91,7 @@ struct PythonExamplesTests {
 
         // `result` returns the external analysis like a built-in one; the FLAC's Python job failed.
         let wavSong = try #require(songLines.first { ($0["file"] as? String)?.hasSuffix("b-120.wav") == true }?["song"] as? String)
-        guard case .ok(.result(let result, _)) = try client.request(.result(ResultRequest(song: wavSong))) else {
+        guard let result = try client.request(.result(ResultRequest(song: wavSong))).answer(ResultCommand.self)?.body else {
             throw ServerTestError("no result for \(wavSong)")
         }
         let onset = try #require(result.analyses.first { $0.detector == "python-onset" })

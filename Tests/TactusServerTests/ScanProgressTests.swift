@@ -16,7 +16,7 @@ import Testing
         // The subscription reaches the publisher before the scan begins.
         _ = try client.serverStatus()
         Thread.sleep(forTimeInterval: 0.3)
-        guard case .ok(.scan(let summary)) = try client.request(.scan(ScanRequest()), timeout: .seconds(120)) else {
+        guard let summary = try client.request(.scan(ScanRequest()), timeout: .seconds(120)).answer(ScanCommand.self) else {
             Issue.record("the scan was not answered")
             return
         }

@@ -65,7 +65,7 @@ import Testing
         var workers = 0
         let deadline = ContinuousClock.now + .seconds(20)
         while workers < 1 && ContinuousClock.now < deadline {
-            guard case .ok(.status(let status)) = try aliceClient.request(.status(StatusRequest())) else {
+            guard let status = try aliceClient.request(.status(StatusRequest())).answer(StatusCommand.self) else {
                 throw ServerTestError("status refused")
             }
             workers = status.server?.workers.count ?? 0
@@ -83,8 +83,8 @@ import Testing
         }
 
         let signal = Synth.drumPattern(bpm: 124, seconds: 12, sampleRate: 22050)
-        guard case .ok(.submit(let submitted)) = try aliceClient.submit(
-            try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050), name: "drums.wav")
+        guard let submitted = try aliceClient.submit(
+            try AudioFileWriter(.wav16).encode([signal], sampleRate: 22050), name: "drums.wav").answer(SubmitCommand.self)
         else { throw ServerTestError("submit refused") }
         #expect(try aliceClient.waitForSongs([submitted.song], timeout: .seconds(30)) == [submitted.song])
         #expect(try aliceClient.jobs(of: submitted.song).allSatisfy { $0.state == .done })
@@ -173,7 +173,7 @@ import Testing
         var workers: [String] = []
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            guard case .ok(.status(let answer)) = try status.request(.status(StatusRequest())) else { throw ServerTestError("no status") }
+            guard let answer = try status.request(.status(StatusRequest())).answer(StatusCommand.self) else { throw ServerTestError("no status") }
             workers = answer.server?.workers.map(\.workerId) ?? []
             if workers.contains("admitted") { break }
             Thread.sleep(forTimeInterval: 0.1)
@@ -191,7 +191,7 @@ import Testing
         let onset = try #require(analyses.first { $0["detector"] as? String == "python-onset" }, "worker log:\n\(admitted.log)")
         #expect(TempoRelation.acc2(onset["bpm"] as? Double, 120))
         // The stranger never got in: its handshake was refused, so it never became a worker.
-        guard case .ok(.status(let answer)) = try status.request(.status(StatusRequest())) else { throw ServerTestError("no status") }
+        guard let answer = try status.request(.status(StatusRequest())).answer(StatusCommand.self) else { throw ServerTestError("no status") }
         #expect(answer.server?.workers.map(\.workerId).contains("refused") == false)
     }
 }

@@ -46,13 +46,13 @@ final class ServerClient {
     func submit(_ bytes: [UInt8], name: String, detectors: [String]? = nil) throws -> ClientReply.Outcome {
         guard bytes.count > 16 << 20 else { return try request(.submit(SubmitRequest(name: name, detectors: detectors), audio: bytes)) }
         let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes).hex)
-        guard case .ok(.upload(var status)) = try request(.upload(begin, chunk: nil)) else {
+        guard var status = try request(.upload(begin, chunk: nil)).answer(UploadCommand.self) else {
             return try request(.upload(begin, chunk: nil))
         }
         while status.received < status.size {
             let start = Int(status.received), end = min(Int(status.received) + status.chunkBytes, bytes.count)
             let outcome = try request(.upload(.chunk(status.upload, offset: status.received), chunk: Array(bytes[start..<end])))
-            guard case .ok(.upload(let next)) = outcome else { return outcome }
+            guard let next = outcome.answer(UploadCommand.self) else { return outcome }
             status = next
         }
         return try request(.submit(SubmitRequest(name: name, detectors: detectors, upload: status.upload), audio: nil), timeout: .seconds(60))
@@ -72,7 +72,7 @@ final class ServerClient {
 
     /// The server's own status (queue, workers).
     func serverStatus() throws -> ServerStatus {
-        guard case .ok(.status(let status)) = try request(.status(StatusRequest())), let server = status.server else {
+        guard let status = try request(.status(StatusRequest())).answer(StatusCommand.self), let server = status.server else {
             throw ServerTestError("no server status")
         }
         return server
@@ -80,7 +80,7 @@ final class ServerClient {
 
     /// The jobs of `song`.
     func jobs(of song: String) throws -> [JobInfo] {
-        guard case .ok(.status(let status)) = try request(.status(StatusRequest(song: song))) else {
+        guard let status = try request(.status(StatusRequest(song: song))).answer(StatusCommand.self) else {
             throw ServerTestError("no status for song \(song)")
         }
         return status.jobs
@@ -106,7 +106,7 @@ final class ServerClient {
 
 /// The answer of an accepted submission; a refusal is an error.
 func submitted(_ outcome: ClientReply.Outcome) throws -> SubmitResponse {
-    guard case .ok(.submit(let response)) = outcome else { throw ServerTestError("submit refused: \(outcome)") }
+    guard let response = outcome.answer(SubmitCommand.self) else { throw ServerTestError("submit refused: \(outcome)") }
     return response
 }
 

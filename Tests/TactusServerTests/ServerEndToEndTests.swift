@@ -35,14 +35,14 @@ import Testing
         let finished = try client.waitForSongs(Set(songs.keys), timeout: .seconds(180))
         #expect(finished.count == songs.count)
         for (id, bpm) in songs {
-            guard case .ok(.result(let result, _)) = try client.request(.result(ResultRequest(song: id))) else {
+            guard let result = try client.request(.result(ResultRequest(song: id))).answer(ResultCommand.self)?.body else {
                 Issue.record("no result for \(id)")
                 continue
             }
             #expect(Set(result.analyses.map(\.detector)).count == Self.detectorCount)
             #expect(TempoRelation.acc2(result.consensus.bpm, bpm), "consensus \(String(describing: result.consensus.bpm)) for \(bpm)")
         }
-        guard case .ok(.query(let list)) = try client.request(.query(QueryRequest(minBpm: 60, maxBpm: 200, octave: true))) else {
+        guard let list = try client.request(.query(QueryRequest(minBpm: 60, maxBpm: 200, octave: true))).answer(QueryCommand.self) else {
             Issue.record("query failed")
             return
         }
@@ -59,7 +59,7 @@ import Testing
         var victim: (pid: Int32, job: Int64)?
         let deadline = ContinuousClock.now + .seconds(30)
         while victim == nil && ContinuousClock.now < deadline {
-            guard case .ok(.status(let status)) = try client.request(.status(StatusRequest())), let server = status.server else { continue }
+            guard let status = try client.request(.status(StatusRequest())).answer(StatusCommand.self), let server = status.server else { continue }
             if let busy = server.workers.first(where: { $0.job != nil }), let pid = Int32(busy.workerId.split(separator: ":").last ?? "") {
                 victim = (pid, busy.job!)
             } else {

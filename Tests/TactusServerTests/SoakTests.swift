@@ -77,7 +77,7 @@ struct SoakTests {
         let started = ContinuousClock.now
         var submitted = Set<String>()
         for bytes in batch {
-            guard case .ok(.submit(let response)) = try client.submit(bytes, name: "soak.wav") else {
+            guard let response = try client.submit(bytes, name: "soak.wav").answer(SubmitCommand.self) else {
                 Issue.record("a submission was refused")
                 continue
             }
@@ -125,7 +125,7 @@ struct SoakTests {
                     guard let frames = try socket.receive(timeout: .milliseconds(200)),
                         let reply = try? ClientReply(frames: frames), reply.requestID == id
                     else { continue }
-                    if case .ok(.submit(let response)) = reply.outcome { answer = response }
+                    if let response = reply.outcome.answer(SubmitCommand.self) { answer = response }
                 }
                 if answer == nil { resent += 1 }
             }

@@ -74,8 +74,8 @@ import Testing
 
         // Asking again names the same render, already done; its file is downloaded again.
         let render = try #require(status["render"] as? String)
-        guard case .ok(.stretch(let again)) = try client.request(.stretch(StretchRequest(song: try #require(ids[song]), bpm: 126))),
-            case .ok(.render(let done, let wav)) = try client.request(.render(RenderRequest(render: render)))
+        guard let again = try client.request(.stretch(StretchRequest(song: try #require(ids[song]), bpm: 126))).answer(StretchCommand.self),
+            let (done, wav) = try client.request(.render(RenderRequest(render: render))).answer(RenderCommand.self).map({ ($0.status, $0.wav) })
         else {
             Issue.record("the same render was not answered")
             return
@@ -148,8 +148,8 @@ import Testing
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.jsonLines.compactMap { $0["song"] as? String } == [ids[first], ids[second]])
         let again = StretchRequest(playlist: PlaylistQuery(profile: "16s@123,14s@146"))
-        guard case .ok(.stretch(let status)) = try client.request(.stretch(again)),
-            case .ok(.render(let done, let wav)) = try client.request(.render(RenderRequest(render: status.render)))
+        guard let status = try client.request(.stretch(again)).answer(StretchCommand.self),
+            let (done, wav) = try client.request(.render(RenderRequest(render: status.render))).answer(RenderCommand.self).map({ ($0.status, $0.wav) })
         else {
             Issue.record("the same render was not answered")
             return

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 from pathlib import Path
@@ -209,3 +210,38 @@ def test_a_song_over_the_servers_inline_limit_is_uploaded_in_chunks(server, tmp_
         answer = client.submit(audio, name=song.name)
     assert answer["song"] == hashlib.sha256(audio).hexdigest()
     assert answer["jobs"]
+
+
+def test_every_command_of_the_protocol_is_a_method_of_the_client() -> None:
+    # The request schemas are the protocol's commands: the Swift suite checks them against the
+    # table of commands the coordinator and the Swift client decode with.
+    schemas = Path(tactus.__file__).parent / "schemas"
+    commands = {path.name[len("request."):-len(".json")] for path in schemas.glob("request.*.json")}
+    assert "submit" in commands and "tags" in commands
+    missing = sorted(command for command in commands if not callable(getattr(Client, command, None)))
+    assert missing == [], f"commands the Python client has no method for: {missing}"
+
+
+def test_resolve_stretch_render_prune_tags_and_cadence_answer_through_their_methods(server, songs: Path) -> None:
+    with Client(server.frontend, events=server.events, timeout=10) as client:
+        client.submit_files([songs], timeout=240)
+        song = client.query(140, 160)[0]["song"]
+        resolved = client.resolve([song[:12], "click-150.wav", "no-such-song"])
+        assert [entry.get("song") for entry in resolved[:2]] == [song, song]
+        assert resolved[2]["problem"]["code"] == "not-found"
+        # This server keeps no uploaded bytes (no --keep-uploads) and has no library root.
+        with pytest.raises(Rejected) as refusal:
+            client.stretch(song, 160)
+        assert refusal.value.code == "not-found" and "--keep-uploads" in refusal.value.message
+        with pytest.raises(Rejected) as refusal:
+            client.render(f"{song[:16]}-160")
+        assert refusal.value.code == "not-found"
+        assert client.prune(dry_run=True)["dry_run"] is True
+        files = client.tags("read", songs=[song])["files"]
+        assert [(file["song"], file["outcome"]) for file in files] == [(song, "skipped")], files
+        # A minute at 100 Hz, `t,x,y,z` in m/s^2: gravity and a bounce at 2.8 Hz.
+        rows = ["t,x,y,z"] + [f"{i / 100:.2f},0,0,{9.8 + 4 * math.sin(2 * math.pi * 2.8 * i / 100):.3f}"
+                              for i in range(100 * 60)]
+        report = client.cadence("\n".join(rows).encode(), "walk.csv", timeout=30)
+        assert report["file"] == "walk.csv" and report["samples"] == 6000, report
+        assert abs(report["duration_s"] - 60) < 0.1 and report["windows"], report

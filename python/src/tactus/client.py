@@ -163,8 +163,7 @@ class Client:
         wait = timeout if timeout is not None else self.timeout
         if binary is not None:
             wait += len(binary) / 20e6  # a second more per 20 MB sent
-        forced = command == "submit" and body.get("force") is True
-        attempts = 1 if forced else self.retries + 1
+        attempts = self.retries + 1 if _idempotent(command, body) else 1
         for _ in range(attempts):
             deadline = time.monotonic() + wait
             # A DEALER with no peer blocks in send: with no connection (a server that refused
@@ -420,6 +419,61 @@ class Client:
         body: Json = {"job": job} if job is not None else {"song": song}
         return list(self.request("cancel", body)["cancelled"])
 
+    def resolve(self, names: Sequence[str]) -> List[Json]:
+        """The songs that names (ids, id prefixes, stored paths, file names) stand for, in order:
+        each ``{"name", "song"}``, or ``{"name", "problem"}`` (its ``code`` and ``message``) when it names none or several."""
+        return list(self.request("resolve", {"names": list(names)})["songs"])
+
+    def tags(self, action: str = "read", *, songs: Optional[Sequence[str]] = None, all: bool = False,
+             offset: Optional[int] = None, limit: Optional[int] = None, replace: bool = False,
+             detector: Optional[str] = None, min_confidence: Optional[float] = None, dry_run: bool = False,
+             backup: bool = False, timeout: float = 300.0) -> Json:
+        """BPM tags of songs' files under the server's library roots: ``action`` ``read`` or
+        ``write`` (the tempo the library holds), for ``songs`` or ``all`` of them (paged by
+        ``offset`` and ``limit``). Returns ``{"files", "total"}``. A write is never sent twice."""
+        body: Json = {"action": action}
+        for name, value in (("songs", list(songs) if songs is not None else None), ("offset", offset),
+                            ("limit", limit), ("detector", detector), ("min_confidence", min_confidence)):
+            if value is not None:
+                body[name] = value
+        for name, flag in (("all", all), ("replace", replace), ("dry_run", dry_run), ("backup", backup)):
+            if flag:
+                body[name] = True
+        return self.request("tags", body, timeout=timeout)
+
+    def scan(self, paths: Optional[Sequence[str]] = None, *, timeout: float = 600.0) -> Json:
+        """Compares the server's library roots (or ``paths`` below them) with the library and
+        queues new and changed files; returns the scan's summary (``new``, ``changed``, ``moved``,
+        ``missing``, ``unchanged``, ``skipped``...)."""
+        return self.request("scan", {"paths": list(paths)} if paths is not None else {}, timeout=timeout)
+
+    def prune(self, *, dry_run: bool = False) -> Json:
+        """Removes the song bytes no job needs; returns what was (or, with ``dry_run``, would be) removed."""
+        return self.request("prune", {"dry_run": True} if dry_run else {})
+
+    def stretch(self, song: str, bpm: float, *, max_stretch_pct: Optional[float] = None) -> Json:
+        """Asks the server to render a song of its library at ``bpm``: the render's status
+        (``render``, ``state``...), ``pending`` until done; poll it with :meth:`render`."""
+        body: Json = {"song": song, "bpm": bpm}
+        if max_stretch_pct is not None:
+            body["max_stretch_pct"] = max_stretch_pct
+        return self.request("stretch", body)
+
+    def render(self, render: str) -> "tuple[Json, Optional[bytes]]":
+        """A render's status and, once its ``state`` is ``done``, the WAV file's bytes. A file
+        larger than ``MAX_FRAME_BYTES`` exceeds what this client takes from a server, and the
+        request ends in :class:`NoAnswer`: download large renders with ``tactus stretch``."""
+        status, frames = self._exchange("render", {"render": render}, None, None)
+        done = status.get("state") == "done"
+        if len(frames) != (1 if done else 0):
+            raise InvalidReply("render", "the WAV file comes exactly when the render is done")
+        return status, frames[0] if done else None
+
+    def cadence(self, recording: bytes, name: str, *, timeout: Optional[float] = None) -> Json:
+        """The cadence of an accelerometer recording (its CSV bytes, named ``name``), analysed
+        by the server: steps per minute, stretches and the tempo to play."""
+        return self.request("cadence", {"name": name}, recording, timeout=timeout)
+
     def events(self, topics: Optional[Sequence[str]] = None) -> "EventStream":
         """The server's events from now on (``topics``: song ids or ``worker:`` prefixes; all
         by default), as an iterator of :class:`Event` (see :class:`EventStream`)."""
@@ -484,6 +538,17 @@ class EventStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _idempotent(command: str, body: Json) -> bool:
+    """Whether sending the request twice does no more than sending it once (SPEC.md section 8),
+    so that it may be sent again when no answer came: all but a forced ``submit`` and a
+    ``tags`` write that is not a dry run."""
+    if command == "submit":
+        return body.get("force") is not True
+    if command == "tags":
+        return body.get("action") == "read" or body.get("dry_run") is True
+    return True
 
 
 def to_frame(rows: List[Json]) -> "Any":
