@@ -23,13 +23,11 @@ final class CoordinatorLoop {
     let reads: BackgroundWork
     /// The threads that take the slow steps of submissions off the loop.
     let intake: BackgroundWork
-    /// The thread that renders songs for `stretch` (one: a render takes a core).
-    let renderWork: BackgroundWork
     /// The threads that wait for the coordinator's services on what clients sent (the cadence of
     /// recordings), which may take seconds: never a read thread.
     let serviceWork: BackgroundWork
-    /// The renders of `stretch` requests.
-    var renders = RenderBook()
+    /// The renders of `stretch`, with their state and thread.
+    let renders: RenderService
     /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
     let intakeBudget: IntakeBudget
 
@@ -79,11 +77,11 @@ final class CoordinatorLoop {
         // A submission waits mostly on the disk (file creation, fsync), so more threads than
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
-        renderWork = try BackgroundWork(threads: 1, name: "tactus-render")
+        renders = try RenderService(coordinator: coordinator)
         serviceWork = try BackgroundWork(threads: 4, name: "tactus-serviceWork")
         uploadWrites = try BackgroundWork(threads: 1, name: "tactus-uploads")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
-        routes = try Self.routes(configuration)
+        routes = try Self.routes(coordinator, renders: renders)
         uploads = try UploadBook(
             directory: configuration.uploadDirectory, maxOpenBytes: Int64(configuration.maxSongBytes) * 8, logger: coordinator.logger)
         frontend = try context.socket(.router)
@@ -139,12 +137,13 @@ final class CoordinatorLoop {
     ///
     /// - Throws: when a command of the table has no route, or a service's command is not in
     ///   the table.
-    static func routes(_ configuration: CoordinatorConfiguration) throws(CoordinatorError) -> RequestRoutes {
+    static func routes(_ coordinator: Coordinator, renders: RenderService) throws(CoordinatorError) -> RequestRoutes {
+        let configuration = coordinator.configuration
         var routes = RequestRoutes()
         routeLibraryRequests(into: &routes)
         routeCadence(into: &routes)
-        routeRenders(into: &routes)
-        routeTags(into: &routes)
+        renders.route(into: &routes)
+        TagsService(coordinator: coordinator).route(into: &routes)
         routeScans(into: &routes)
         for service in configuration.services {
             let command = service.commandName
@@ -170,7 +169,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake, renderWork, serviceWork, uploadWrites] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, renders.work, serviceWork, uploadWrites] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
         var lastTurn = ContinuousClock.now
         while true {
@@ -211,7 +210,7 @@ final class CoordinatorLoop {
             if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
-            if ready.contains(readableDescriptor: renderWork.doorbell.descriptor) { renderWork.deliver() }
+            if ready.contains(readableDescriptor: renders.work.doorbell.descriptor) { renders.work.deliver() }
             if ready.contains(readableDescriptor: serviceWork.doorbell.descriptor) { serviceWork.deliver() }
             if ready.contains(readableDescriptor: uploadWrites.doorbell.descriptor) { uploadWrites.deliver() }
             tick()

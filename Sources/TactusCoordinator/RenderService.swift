@@ -5,21 +5,40 @@ import TactusModel
 import TactusProtocol
 import TactusStore
 
-/// The frontend's `stretch` and `render` requests: songs of the library rendered at another tempo,
-/// or playlists of it rendered as workouts, by the coordinator's ``SongRenderer`` on its render
-/// threads, their WAV files kept under the data directory (`renders/`) for
+/// The `stretch` and `render` requests: songs of the library rendered at another tempo, or
+/// playlists of it rendered as workouts, by the coordinator's ``SongRenderer`` on the service's
+/// render thread, their WAV files kept under the data directory (`renders/`) for
 /// ``CoordinatorConfiguration/renderRetentionS`` after they end.
-extension CoordinatorLoop {
-    /// Routes `stretch` (a render begun) and `render` (its state and file).
-    static func routeRenders(into routes: inout RequestRoutes) {
-        routes.on(StretchCommand.self) { loop, request, _, answer in loop.beginStretch(request, then: answer) }
-        routes.on(RenderCommand.self) { loop, request, _, answer in loop.answerRender(request, then: answer) }
+///
+/// Owns its state: the renders known (``RenderBook``) and the render thread. Lives on the
+/// loop's thread, which routes it its requests and lends it the read threads and whether the
+/// server still takes work.
+final class RenderService {
+    private let coordinator: Coordinator
+    /// The renders of `stretch` requests.
+    private var renders = RenderBook()
+    /// The thread that renders (one: a render takes a core).
+    let work: BackgroundWork
+
+    init(coordinator: Coordinator) throws(CoordinatorError) {
+        self.coordinator = coordinator
+        work = try BackgroundWork(threads: 1, name: "tactus-render")
+    }
+
+    private var configuration: CoordinatorConfiguration { coordinator.configuration }
+
+    /// Routes `stretch` (a render begun) and `render` (its state and file) to this service.
+    func route(into routes: inout RequestRoutes) {
+        routes.on(StretchCommand.self) { [self] loop, request, _, answer in
+            begin(request, accepting: loop.accepting, reads: loop.reads, then: answer)
+        }
+        routes.on(RenderCommand.self) { [self] loop, request, _, answer in self.answer(request, reads: loop.reads, then: answer) }
     }
 
     /// Checks the request against the library on a read thread (the song, its tempo, the change of
     /// tempo, the output's size; or the playlist, its songs' bytes and the output's size), then
     /// starts the render and answers with its id at once.
-    func beginStretch(_ request: StretchRequest, then answer: @escaping RequestRoutes.Answer) {
+    func begin(_ request: StretchRequest, accepting: Bool, reads: BackgroundWork, then answer: @escaping RequestRoutes.Answer) {
         guard let renderer = coordinator.renderer else {
             return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not render songs")))
         }
@@ -28,12 +47,12 @@ extension CoordinatorLoop {
                 code: .unavailable, message: "the server is stopping; ask again after it restarts", retryAfterMs: 5000)))
         }
         removeExpiredRenders()
-        guard reads.inFlight < Self.maxBackgroundWork else {
+        guard reads.inFlight < CoordinatorLoop.maxBackgroundWork else {
             return answer(.failure(ErrorBody(
                 code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
         }
         reads.run({
-            [library, blobs = coordinator.blobs, probe = coordinator.probe, maxBytes = configuration.maxRenderBytes,
+            [library = coordinator.library, blobs = coordinator.blobs, probe = coordinator.probe, maxBytes = configuration.maxRenderBytes,
              roots = configuration.libraryRoots] in
             Result {
                 let songs = SongFiles(library: library, blobs: blobs, roots: LibraryRoots(roots), probe: probe)
@@ -45,7 +64,7 @@ extension CoordinatorLoop {
     }
 
     /// The render's state; once it is done, its file too (read on a read thread).
-    func answerRender(_ request: RenderRequest, then answer: @escaping RequestRoutes.Answer) {
+    func answer(_ request: RenderRequest, reads: BackgroundWork, then answer: @escaping RequestRoutes.Answer) {
         removeExpiredRenders()
         guard let entry = renders.entries[request.render] else {
             return answer(.failure(ErrorBody(
@@ -53,7 +72,7 @@ extension CoordinatorLoop {
                 message: "no render \(request.render) (a render is kept \(Int(configuration.renderRetentionS)) s after it ends)")))
         }
         guard entry.status.state == .done else { return answer(.success(.render(entry.status, wav: nil))) }
-        guard reads.inFlight < Self.maxBackgroundWork else {
+        guard reads.inFlight < CoordinatorLoop.maxBackgroundWork else {
             return answer(.failure(ErrorBody(
                 code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
         }
@@ -69,7 +88,7 @@ extension CoordinatorLoop {
         }
     }
 
-    /// The render of `plan`: the one already known (unless it failed), or a new one handed to a
+    /// The render of `plan`: the one already known (unless it failed), or a new one handed to the
     /// render thread.
     private func startRender(_ plan: RenderPlan, renderer: any SongRenderer) throws(ErrorBody) -> RenderStatus {
         let id = plan.status.render
@@ -82,8 +101,9 @@ extension CoordinatorLoop {
         let output = configuration.renderDirectory + "/\(id).wav"
         renders.entries[id] = RenderBook.Entry(status: plan.status, path: output)
         let maxBytes = configuration.maxRenderBytes
+        let logger = coordinator.logger
         logger.info("render started", metadata: ["render": "\(id)", "song": "\(plan.name)"])
-        renderWork.run({ plan.render(with: renderer, to: output, maxBytes: maxBytes) }) { [self] outcome in
+        work.run({ plan.render(with: renderer, to: output, maxBytes: maxBytes) }) { [self] outcome in
             renders.finish(id, outcome)
             logger.info("render ended", metadata: ["render": "\(id)", "state": "\(renders.entries[id]?.status.state.rawValue ?? "?")"])
         }

@@ -6,22 +6,26 @@ import TactusProtocol
 import TactusStore
 
 /// The `tags` request: BPM tags of the files under the library roots, read into the library or
-/// written from it (``LibraryTags``) through the coordinator's ``SongTagger``, on an intake thread.
-extension CoordinatorLoop {
-    /// Routes `tags`: read and written by a service host, on files below the library roots.
-    static func routeTags(into routes: inout RequestRoutes) {
-        routes.on(TagsCommand.self) { loop, request, _, answer in loop.beginTags(request, then: answer) }
+/// written from it (``LibraryTags``) through the coordinator's ``SongTagger``, on one of the
+/// loop's intake threads. Keeps no state between requests.
+struct TagsService {
+    let coordinator: Coordinator
+
+    /// Routes `tags` to this service.
+    func route(into routes: inout RequestRoutes) {
+        routes.on(TagsCommand.self) { loop, request, _, answer in begin(request, on: loop.intake, then: answer) }
     }
 
-    func beginTags(_ request: TagsRequest, then answer: @escaping RequestRoutes.Answer) {
+    func begin(_ request: TagsRequest, on pool: BackgroundWork, then answer: @escaping RequestRoutes.Answer) {
         guard let tagger = coordinator.tagger else {
             return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not read or write tags")))
         }
-        guard intake.inFlight < Self.maxBackgroundWork else {
+        guard pool.inFlight < CoordinatorLoop.maxBackgroundWork else {
             return answer(.failure(ErrorBody(code: .busy, message: "the server is busy; try again shortly", retryAfterMs: 200)))
         }
-        let work = TagsWork(request: request, library: library, roots: configuration.libraryRoots, tagger: tagger)
-        intake.run({ Result { .tags(try work.answer()) } }, then: answer)
+        let work = TagsWork(
+            request: request, library: coordinator.library, roots: coordinator.configuration.libraryRoots, tagger: tagger)
+        pool.run({ Result { .tags(try work.answer()) } }, then: answer)
     }
 }
 
