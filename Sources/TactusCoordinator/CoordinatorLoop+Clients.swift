@@ -60,9 +60,6 @@ extension CoordinatorLoop {
         routes.on(TruthCommand.self) { loop, request, _, answer in answer(Result { try loop.service.answer(.truth(request)) }) }
         routes.on(DetectorsCommand.self) { loop, _, _, answer in answer(.success(.detectors(loop.detectors()))) }
         routes.on(CancelCommand.self) { loop, request, _, answer in answer(Result { .cancel(try loop.cancel(request)) }) }
-        routes.on(UploadCommand.self) { loop, request, origin, answer in
-            loop.upload(request.body, chunk: request.chunk, client: origin.client, then: answer)
-        }
     }
 
     /// Answers a read of the library on a background thread (the library's read pool lets
@@ -239,38 +236,6 @@ extension CoordinatorLoop {
     private var retryHintMs: Int {
         let rate = max(Double(completions.count) / 60, 0.1)
         return min(max(Int(Double(pending.count) / 10 / rate * 1000), 500), 60_000)
-    }
-
-    // MARK: upload
-
-    /// Begins an upload, or writes one of its chunks (on the thread that writes uploads: the
-    /// loop never waits for the disk).
-    private func upload(
-        _ request: UploadRequest, chunk: [UInt8]?, client: String, then answer: @escaping RequestRoutes.Answer
-    ) {
-        do {
-            if let id = request.upload, let offset = request.offset, let chunk {
-                switch try uploads.append(chunk, to: id, offset: offset, client: client) {
-                case .answered(let status):
-                    answer(.success(.upload(status)))
-                case .write(let write):
-                    uploadWrites.run({ [writer = uploads.writer] in write.perform(with: writer) }) { [self] outcome in
-                        answer(Result { .upload(try uploads.written(write, outcome)) })
-                    }
-                }
-                return
-            }
-            guard accepting else {
-                throw ErrorBody(code: .unavailable, message: "the server is stopping and takes no new songs", retryAfterMs: 5000)
-            }
-            answer(
-                .success(
-                    .upload(
-                        try uploads.begin(
-                            size: request.size ?? 0, sha256: request.sha256 ?? "", client: client, maxSongBytes: configuration.maxSongBytes))))
-        } catch {
-            answer(.failure(error))
-        }
     }
 
     // MARK: status, truth, detectors, cancel

@@ -33,16 +33,13 @@ final class CoordinatorLoop {
 
     /// The handler of each command clients may send.
     let routes: RequestRoutes
-    /// The songs being uploaded in chunks.
-    var uploads: UploadBook
+    /// The songs being uploaded in chunks, with the thread that writes them.
+    let uploads: UploadService
     /// Workers a message could not be queued for (they do not read theirs): lost at the next tick.
     var unreadingWorkers = Set<[UInt8]>()
     /// Answers dropped because their client's queue was full, and when that was last logged.
     var droppedAnswers = 0
     var lastDroppedAnswersLog: ContinuousClock.Instant?
-    /// The thread that writes and hashes the uploads' chunks (one: the disk takes one write
-    /// at a time, and the writer has one staging buffer).
-    let uploadWrites: BackgroundWork
     var workers = WorkerRegistry()
     var pending = PendingJobs()
     /// Scans waiting for the running one (``scanRunning``) to end.
@@ -79,11 +76,9 @@ final class CoordinatorLoop {
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renders = try RenderService(coordinator: coordinator)
         serviceWork = try BackgroundWork(threads: 4, name: "tactus-serviceWork")
-        uploadWrites = try BackgroundWork(threads: 1, name: "tactus-uploads")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
-        routes = try Self.routes(coordinator, renders: renders)
-        uploads = try UploadBook(
-            directory: configuration.uploadDirectory, maxOpenBytes: Int64(configuration.maxSongBytes) * 8, logger: coordinator.logger)
+        uploads = try UploadService(configuration: configuration, logger: coordinator.logger)
+        routes = try Self.routes(coordinator, renders: renders, uploads: uploads)
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -137,12 +132,13 @@ final class CoordinatorLoop {
     ///
     /// - Throws: when a command of the table has no route, or a service's command is not in
     ///   the table.
-    static func routes(_ coordinator: Coordinator, renders: RenderService) throws(CoordinatorError) -> RequestRoutes {
+    static func routes(_ coordinator: Coordinator, renders: RenderService, uploads: UploadService) throws(CoordinatorError) -> RequestRoutes {
         let configuration = coordinator.configuration
         var routes = RequestRoutes()
         routeLibraryRequests(into: &routes)
         routeCadence(into: &routes)
         renders.route(into: &routes)
+        uploads.route(into: &routes)
         TagsService(coordinator: coordinator).route(into: &routes)
         routeScans(into: &routes)
         for service in configuration.services {
@@ -169,7 +165,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake, renders.work, serviceWork, uploadWrites] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, renders.work, serviceWork, uploads.writes] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
         var lastTurn = ContinuousClock.now
         while true {
@@ -188,7 +184,7 @@ final class CoordinatorLoop {
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
             if let stopDeadline,
-                runningCount == 0 && reads.inFlight + intake.inFlight + serviceWork.inFlight + uploadWrites.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
+                runningCount == 0 && reads.inFlight + intake.inFlight + serviceWork.inFlight + uploads.writes.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
             {
                 disconnectAllWorkers()
                 answerScansStopping()
@@ -212,7 +208,7 @@ final class CoordinatorLoop {
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             if ready.contains(readableDescriptor: renders.work.doorbell.descriptor) { renders.work.deliver() }
             if ready.contains(readableDescriptor: serviceWork.doorbell.descriptor) { serviceWork.deliver() }
-            if ready.contains(readableDescriptor: uploadWrites.doorbell.descriptor) { uploadWrites.deliver() }
+            if ready.contains(readableDescriptor: uploads.writes.doorbell.descriptor) { uploads.writes.deliver() }
             tick()
             dispatch()
         }
