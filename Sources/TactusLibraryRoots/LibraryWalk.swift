@@ -51,9 +51,10 @@ public struct LibraryWalk: Sendable {
                     code: failure == ENOENT ? .notFound : .unreadable,
                     message: "\(root)/\(relative): \(String(cString: strerror(failure)))")
             }
-            if index == names.count - 1, status.st_mode & S_IFMT == S_IFREG {
-                files.append(Entry(relative: relative, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
+            if index == names.count - 1, status.st_mode & S_IFMT != S_IFDIR {
+                // The path asked for is itself a file: listed, or skipped with its reason as in a folder.
                 close(directory)
+                classify(relative, status)
                 return
             }
             let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -64,6 +65,15 @@ public struct LibraryWalk: Sendable {
         }
         walk(directory, prefix: names.joined(separator: "/"))
         files.sort { $0.relative < $1.relative }
+    }
+
+    /// Lists what is not a directory: a regular file as found, anything else as skipped.
+    private mutating func classify(_ path: String, _ status: stat) {
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: files.append(Entry(relative: path, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
+        case S_IFLNK: skipped.append(Skipped(path: path, reason: "a symbolic link (links below a library root are not followed)"))
+        default: skipped.append(Skipped(path: path, reason: "not a regular file"))
+        }
     }
 
     /// Lists `directory` (closing it) and everything below it.
@@ -89,11 +99,10 @@ public struct LibraryWalk: Sendable {
                 skipped.append(Skipped(path: path, reason: "cannot stat (\(String(cString: strerror(errno))))"))
                 continue
             }
-            switch status.st_mode & S_IFMT {
-            case S_IFREG: files.append(Entry(relative: path, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
-            case S_IFDIR: subdirectories.append(name)
-            case S_IFLNK: skipped.append(Skipped(path: path, reason: "a symbolic link (links below a library root are not followed)"))
-            default: skipped.append(Skipped(path: path, reason: "not a regular file"))
+            if status.st_mode & S_IFMT == S_IFDIR {
+                subdirectories.append(name)
+            } else {
+                classify(path, status)
             }
         }
         for name in subdirectories.sorted() {

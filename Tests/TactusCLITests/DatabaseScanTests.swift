@@ -49,6 +49,26 @@ import Testing
         #expect((summary["skipped"] as? [Any])?.count == 3, "\(summary)")
     }
 
+    /// A path asked for by name that is no regular file (a FIFO moved over a song, a link) is
+    /// listed as skipped with its reason, as the same thing found in a folder is; the song it
+    /// replaced is missing.
+    @Test func aNamedPathThatIsNoRegularFileIsSkippedWithItsReason() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-fifo")
+        let root = directory.file("music")
+        let database = directory.file("library.sqlite")
+        try Self.writeSong(root + "/song.wav", bpm: 120, seed: 1)
+        #expect(try Self.scan(database, ["--library-root", root])["new"] as? Int == 1)
+        #expect(mkfifo(directory.file("fifo"), 0o600) == 0)
+        #expect(rename(directory.file("fifo"), root + "/song.wav") == 0)
+        #expect(symlink("/etc/passwd", root + "/link.wav") == 0)
+        let summary = try Self.scan(database, ["--library-root", root, root + "/song.wav", root + "/link.wav"])
+        let skipped = (summary["skipped"] as? [[String: Any]] ?? []).map { "\($0["path"] ?? "")|\($0["reason"] ?? "")" }.sorted()
+        #expect(skipped == [
+            root + "/link.wav|a symbolic link (links below a library root are not followed)", root + "/song.wav|not a regular file",
+        ], "\(summary)")
+        #expect(summary["missing"] as? Int == 1, "\(summary)")
+    }
+
     /// New files are analysed here and recorded where they lie; a second scan (of the roots the
     /// library recorded) reads nothing; a rename and a move keep the song and its analyses, a
     /// copy is counted as one, a deleted file's song leaves query results, a touched file is
