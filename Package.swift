@@ -75,8 +75,8 @@ let package = Package(
             ]),
 
         // The library's value types that cross the wire (song ids and tags, queries, matches,
-        // comparisons, playlists and profiles, reference tempi, the library's errors): Codable
-        // with explicit wire names, no SQLite.
+        // comparisons, playlists and profiles, reference tempi, the library's errors, the stable
+        // error codes): Codable with explicit wire names, no SQLite.
         .target(
             name: "TactusModel",
             dependencies: ["TactusDetector", .product(name: "Crypto", package: "swift-crypto")]
@@ -128,8 +128,8 @@ let package = Package(
             name: "TactusLibraryService", dependencies: ["TactusProtocol", "TactusStore", "TactusModel", "TactusDetector", "TactusLibraryRoots"]),
         // Files below the library roots, opened safely (component by component, no symbolic
         // links), hashed and read in bounded pieces, and walked: the coordinator and the workers
-        // that share its host both open songs through it.
-        .target(name: "TactusLibraryRoots", dependencies: ["TactusProtocol", "TactusModel"]),
+        // that share its host both open songs through it. Its errors are its own (LibraryRootsError).
+        .target(name: "TactusLibraryRoots", dependencies: ["TactusModel"]),
         // The coordinator, a broker only: the durable job queue, dispatch to workers, the client
         // frontend, events. It is given the audio probe; it never decodes audio.
         .target(
@@ -165,7 +165,7 @@ let package = Package(
         .target(
             name: "TactusWorker",
             dependencies: [
-                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusLibraryRoots",
+                "TactusZMQ", "TactusProtocol", "TactusAnalysis", "TactusAudio", "TactusDetector", "TactusLibraryRoots", "TactusModel",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -294,7 +294,7 @@ let package = Package(
         .testTarget(name: "TactusCadenceTests", dependencies: ["TactusCadence", "TactusModel", "TactusTestSupport"]),
         .testTarget(
             name: "TactusTagsTests",
-            dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusLibraryRoots", "TactusProtocol", "TactusTestSupport"]),
+            dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusLibraryRoots", "TactusTestSupport"]),
         .testTarget(name: "TactusWebTests", dependencies: ["TactusTestSupport"]),
         .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
     ] + builtinDetectorTests

@@ -7,8 +7,8 @@ module reaches one that it must not: SQLite (GRDB) under the wire protocol, the 
 worker, the plots and the web gateway (which is a client of the coordinator, never opening the
 library); anything that computes on audio, recordings or tags (and FFTW, libsoxr, the decoders,
 Rubber Band, TagLib) under the coordinator, its service-host pool, the wire protocol, the client
-and the web gateway. `--graph` prints
-every target with its direct dependencies instead.
+and the web gateway; the wire protocol under the library roots (which throw their own error, not
+the protocol's error body). `--graph` prints every target with its direct dependencies instead.
 """
 import json
 import subprocess
@@ -29,7 +29,7 @@ FORBIDDEN = {
     "TactusWeb": ["GRDB", "TactusStore", "TactusLibraryService", "TactusCoordinator"] + CONTENT,
     "TactusCoordinator": CONTENT,
     "TactusServiceHost": CONTENT,
-    "TactusLibraryRoots": ["GRDB", "TactusStore", "TactusAudio"],
+    "TactusLibraryRoots": ["GRDB", "TactusStore", "TactusAudio", "TactusProtocol"],
 }
 
 

@@ -81,6 +81,7 @@ extension CoordinatorLoop {
         case .failure(let error as ErrorBody): return ClientReply(requestID: requestID, command: command, error: error)
         case .failure(let error as ProtocolError): return ClientReply(requestID: requestID, command: command, error: error.body)
         case .failure(let error as StoreError): return ClientReply(requestID: requestID, command: command, error: errorBody(error))
+        case .failure(let error as any CodedError): return ClientReply(requestID: requestID, command: command, error: ErrorBody(error))
         case .failure(let error):
             logger.error("internal error answering a client", metadata: ["command": "\(command)", "error": "\(error)"])
             return ClientReply(requestID: requestID, command: command, error: ErrorBody(code: .internal, message: "internal error: \(error)"))

@@ -347,15 +347,15 @@ extension CoordinatorLoop {
         var problems = [String]()
         let roots = LibraryRoots(configuration.libraryRoots)
         for location in locations {
-            do throws(ErrorBody) {
-                let file = try roots.open(root: location.root, relative: location.path, named: location.absolutePath)
-                let bytes = try file.read()
+            do throws(LibraryRootsError) {
+                let bytes = try roots.open(root: location.root, relative: location.path, named: location.absolutePath).read()
                 guard SongID(hashing: bytes).hex == job.song else {
-                    throw ErrorBody(code: .songChanged, message: "\(location.absolutePath): the file changed since it was scanned")
+                    problems.append("\(location.absolutePath): the file changed since it was scanned")
+                    continue
                 }
                 return JobSource(location: nil, bytes: bytes)
             } catch {
-                problems.append(error.message)
+                problems.append(error.description)
             }
         }
         guard !problems.isEmpty else {

@@ -32,13 +32,23 @@ public protocol SongProbe: Sendable {
 
 extension SongProbe {
     public func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
-        var record = try record(of: try file.read(), name: name, id: id)
+        let bytes: [UInt8]
+        do throws(LibraryRootsError) {
+            bytes = try file.read()
+        } catch {
+            throw ErrorBody(error)
+        }
+        var record = try record(of: bytes, name: name, id: id)
         record.byteSize = file.size
         return record
     }
 
     public func songID(of file: LibraryFile) throws(ErrorBody) -> SongID {
-        try file.songID()
+        do throws(LibraryRootsError) {
+            return try file.songID()
+        } catch {
+            throw ErrorBody(error)
+        }
     }
 
     public func record(ofFileAt path: String, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord {

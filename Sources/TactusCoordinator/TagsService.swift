@@ -72,7 +72,7 @@ struct TagsWork: Sendable {
                 "no file of this song below the server's library roots (it was uploaded, or its files are missing): "
                     + "the server writes only files under its roots (tactus scan), tactus tags --db writes local files")
         case .refused(let file, let error):
-            var refused = TagReport(file: file, song: song, outcome: .failed).because(error.message)
+            var refused = TagReport(file: file, song: song, outcome: .failed).because(error.description)
             refused.code = error.code.rawValue
             return refused
         case .opened(let opened):
@@ -99,7 +99,7 @@ struct TagsWork: Sendable {
         /// No present location below the roots.
         case none
         /// The first present location, refused by the safe open (a symbolic link, not a regular file).
-        case refused(file: String, ErrorBody)
+        case refused(file: String, LibraryRootsError)
         /// The first present location that the safe open reached, open with its folder.
         case opened(LibraryEntry)
     }
@@ -112,11 +112,11 @@ struct TagsWork: Sendable {
         var reach = Reach.none
         for location in try library.locations(of: song) where !location.missing {
             let path = location.absolutePath
-            do throws(ErrorBody) {
+            do throws(LibraryRootsError) {
                 return .opened(try roots.openEntry(path))
             } catch {
                 // A file gone since the last scan: the next location may be there.
-                if error.code != .notFound, case .none = reach { reach = .refused(file: path, error) }
+                if error.problem != .notFound, case .none = reach { reach = .refused(file: path, error) }
             }
         }
         return reach

@@ -1,6 +1,5 @@
 import Foundation
 import TactusModel
-import TactusProtocol
 
 /// The directories under which a server analyses files in place, and under which clients may
 /// name server-side files to submit. The coordinator opens songs through it, and so do the
@@ -40,59 +39,52 @@ public struct LibraryRoots: Sendable {
 
     /// The root (as resolved) and the relative path below it that `path` names, without
     /// opening anything; a `forbidden` error when `path` is outside the roots or has `..`.
-    public func locate(_ path: String) throws(ErrorBody) -> (root: String, relative: String) {
-        guard !roots.isEmpty else {
-            throw ErrorBody(
-                code: .forbidden, message: "submitting by server-side path is disabled (start the server with --library-root DIR)")
-        }
+    public func locate(_ path: String) throws(LibraryRootsError) -> (root: String, relative: String) {
+        guard !roots.isEmpty else { throw LibraryRootsError(path: path, problem: .noRoots) }
         let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         let named = Self.components(absolute)
         guard let (root, below) = roots.lazy.compactMap({ root in
             root.prefixes.first { named.count >= $0.count && Array(named.prefix($0.count)) == $0 }
                 .map { (root, Array(named.dropFirst($0.count))) }
         }).first else {
-            throw ErrorBody(code: .forbidden, message: "\(path): outside the server's library roots")
+            throw LibraryRootsError(path: path, problem: .outsideRoots)
         }
-        guard !below.contains("..") else {
-            throw ErrorBody(code: .forbidden, message: "\(path): `..` is not allowed below a library root")
-        }
+        guard !below.contains("..") else { throw LibraryRootsError(path: path, problem: .parentDirectory) }
         return (root.directory, below.joined(separator: "/"))
     }
 
     /// The regular file `path` names below a root, open for reading; a `forbidden`,
     /// `not-found` or `unreadable` error naming `path` otherwise.
-    public func open(_ path: String) throws(ErrorBody) -> LibraryFile {
+    public func open(_ path: String) throws(LibraryRootsError) -> LibraryFile {
         try openEntry(path).file
     }
 
     /// The regular file at `relative` below the root `root` (one of ``directories``), open for
     /// reading: how a worker opens the file a JOB names by its location.
-    public func open(root: String, relative: String, named: String? = nil) throws(ErrorBody) -> LibraryFile {
+    public func open(root: String, relative: String, named: String? = nil) throws(LibraryRootsError) -> LibraryFile {
         try openEntry(root: root, relative: relative, named: named).file
     }
 
     /// The regular file `path` names below a root, open for reading, with the folder that
     /// holds it open too: what a file rewritten in place (a tag written) is worked on through.
-    public func openEntry(_ path: String) throws(ErrorBody) -> LibraryEntry {
+    public func openEntry(_ path: String) throws(LibraryRootsError) -> LibraryEntry {
         let (root, relative) = try locate(path)
-        guard !relative.isEmpty else { throw ErrorBody(code: .unreadable, message: "\(path): not a regular file") }
+        guard !relative.isEmpty else { throw LibraryRootsError(path: path, problem: .notRegularFile) }
         return try openEntry(root: root, relative: relative, named: path)
     }
 
     /// The regular file at `relative` below the root `root` (one of ``directories``), open for
     /// reading, with its folder, both opened as ``open(_:)`` describes.
-    public func openEntry(root: String, relative: String, named: String? = nil) throws(ErrorBody) -> LibraryEntry {
+    public func openEntry(root: String, relative: String, named: String? = nil) throws(LibraryRootsError) -> LibraryEntry {
         let name = named ?? relative
         guard roots.contains(where: { $0.directory == root }) else {
-            throw ErrorBody(code: .forbidden, message: "\(name): \(root) is not one of the library roots")
+            throw LibraryRootsError(path: name, problem: .notARoot(root: root))
         }
         let below = relative.split(separator: "/").map(String.init).filter { $0 != "." }
-        guard !below.isEmpty, !below.contains("..") else {
-            throw ErrorBody(code: .forbidden, message: "\(name): not a path below the library root")
-        }
+        guard !below.isEmpty, !below.contains("..") else { throw LibraryRootsError(path: name, problem: .notBelowRoot) }
         var directory = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else {
-            throw ErrorBody(code: .unavailable, message: "\(name): the library root \(root) cannot be opened (\(Self.reason()))")
+            throw LibraryRootsError(path: name, problem: .rootUnavailable(root: root, reason: Self.reason(errno)))
         }
         for component in below.dropLast() {
             let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
@@ -108,7 +100,7 @@ public struct LibraryRoots: Sendable {
         var status = stat()
         guard fstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
             close(file)
-            throw ErrorBody(code: .unreadable, message: "\(name): not a regular file")
+            throw LibraryRootsError(path: name, problem: .notRegularFile)
         }
         let opened = LibraryFile(
             descriptor: file, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status), path: name, root: root,
@@ -119,7 +111,7 @@ public struct LibraryRoots: Sendable {
     /// The regular file `path` names, opened with its folder for a command of the operator's
     /// own (`tactus tags --db` on a file it names): the folder as the path names it (symbolic
     /// links in it followed, as for a root), the file itself without following a link.
-    public static func openEntry(atPath path: String) throws(ErrorBody) -> LibraryEntry {
+    public static func openEntry(atPath path: String) throws(LibraryRootsError) -> LibraryEntry {
         let url = URL(fileURLWithPath: path)
         let folder = LibraryRoots([url.deletingLastPathComponent().path])
         return try folder.openEntry(root: folder.directories[0], relative: url.lastPathComponent, named: path)
@@ -128,22 +120,18 @@ public struct LibraryRoots: Sendable {
     /// The error for `component` of `directory` that could not be opened, by its `errno` (a
     /// symbolic link opened as a directory with `O_NOFOLLOW` fails with `ENOTDIR`, so the
     /// component itself is looked at, without following it).
-    static func openError(_ path: String, _ directory: Int32, _ component: String, _ failure: Int32) -> ErrorBody {
+    static func openError(_ path: String, _ directory: Int32, _ component: String, _ failure: Int32) -> LibraryRootsError {
         var status = stat()
         let isLink = fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
-        if isLink || failure == ELOOP {
-            return ErrorBody(
-                code: .forbidden, message: "\(path): \(component) is a symbolic link, and links below a library root are not followed")
-        }
+        if isLink || failure == ELOOP { return LibraryRootsError(path: path, problem: .symbolicLink(component: component)) }
         return switch failure {
-        case ENOENT, ENOTDIR:
-            ErrorBody(code: .notFound, message: "\(path): no such file on the server")
-        default:
-            ErrorBody(code: .unreadable, message: "\(path): cannot open \(component) (\(String(cString: strerror(failure))))")
+        case ENOENT, ENOTDIR: LibraryRootsError(path: path, problem: .notFound)
+        default: LibraryRootsError(path: path, problem: .cannotOpen(component: component, reason: reason(failure)))
         }
     }
 
-    private static func reason() -> String { String(cString: strerror(errno)) }
+    /// The system's text for the `errno` value `failure`.
+    static func reason(_ failure: Int32) -> String { String(cString: strerror(failure)) }
 
     /// The names in `path`, without empty and `.` components (`..` is kept, to be refused).
     private static func components(_ path: String) -> [String] {
@@ -183,36 +171,32 @@ public final class LibraryFile: @unchecked Sendable {
     /// Calls `body` with the file's bytes in order, in pieces of at most `chunkBytes` read
     /// through the open descriptor (one buffer, reused): at most ``size`` bytes are read, and a
     /// file that shrinks meanwhile is an `unreadable` error.
-    public func forEachChunk(chunkBytes: Int = 1 << 20, _ body: (UnsafeRawBufferPointer) throws -> Void) throws {
+    public func forEachChunk(
+        chunkBytes: Int = 1 << 20, _ body: (UnsafeRawBufferPointer) throws(LibraryRootsError) -> Void
+    ) throws(LibraryRootsError) {
         var buffer = [UInt8](repeating: 0, count: max(1, min(chunkBytes, size)))
         var offset = 0
         while offset < size {
             let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress!, min($0.count, size - offset), off_t(offset)) }
             if count < 0, errno == EINTR || errno == EAGAIN { continue }
             guard count > 0 else {
-                let reason = count == 0 ? "the file shrank while it was read" : String(cString: strerror(errno))
-                throw ErrorBody(code: .unreadable, message: "\(path): cannot read the file (\(reason))")
+                let reason = count == 0 ? "the file shrank while it was read" : LibraryRoots.reason(errno)
+                throw LibraryRootsError(path: path, problem: .cannotRead(reason: reason))
             }
-            try buffer.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[0..<count])) }
+            // `withUnsafeBytes` rethrows untyped errors: the body's error comes out as a result.
+            try buffer.withUnsafeBytes { read in Result { () throws(LibraryRootsError) in try body(UnsafeRawBufferPointer(rebasing: read[0..<count])) } }
+                .get()
             offset += count
         }
     }
 
     /// The SHA-256 of the file's bytes, read in bounded pieces; with a `deadline`, an
     /// `unavailable` error once it has passed (checked between pieces).
-    public func songID(before deadline: ContinuousClock.Instant? = nil) throws(ErrorBody) -> SongID {
+    public func songID(before deadline: ContinuousClock.Instant? = nil) throws(LibraryRootsError) -> SongID {
         var hasher = SongID.Hasher()
-        do {
-            try forEachChunk { piece in
-                if let deadline, ContinuousClock.now >= deadline {
-                    throw ErrorBody(code: .unavailable, message: "\(path): not hashed (out of time)")
-                }
-                hasher.update(piece)
-            }
-        } catch let error as ErrorBody {
-            throw error
-        } catch {
-            throw ErrorBody(code: .unreadable, message: "\(path): \(error)")
+        try forEachChunk { piece throws(LibraryRootsError) in
+            if let deadline, ContinuousClock.now >= deadline { throw LibraryRootsError(path: path, problem: .outOfTime) }
+            hasher.update(piece)
         }
         return hasher.finalize()
     }
@@ -220,16 +204,10 @@ public final class LibraryFile: @unchecked Sendable {
     /// The file's bytes, read through the open descriptor into a buffer of the size `fstat`
     /// gave: a file that grows meanwhile is read no further, one that shrinks is an
     /// `unreadable` error. For a worker that does not share the root (the bytes go in its JOB).
-    public func read(chunkBytes: Int = 1 << 20) throws(ErrorBody) -> [UInt8] {
+    public func read(chunkBytes: Int = 1 << 20) throws(LibraryRootsError) -> [UInt8] {
         var bytes = [UInt8]()
         bytes.reserveCapacity(size)
-        do {
-            try forEachChunk(chunkBytes: chunkBytes) { bytes.append(contentsOf: $0) }
-        } catch let error as ErrorBody {
-            throw error
-        } catch {
-            throw ErrorBody(code: .unreadable, message: "\(path): \(error)")
-        }
+        try forEachChunk(chunkBytes: chunkBytes) { bytes.append(contentsOf: $0) }
         return bytes
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import TactusModel
-import TactusProtocol
 
 /// The regular files below a directory of a library root, found without following symbolic
 /// links: every directory is opened relative to its parent with `O_NOFOLLOW` and listed
@@ -32,13 +31,12 @@ public struct LibraryWalk: Sendable {
     /// Walks `relative` (a directory or a file; empty for the whole root) below `root`, one of
     /// `roots`' ``LibraryRoots/directories``. Names starting with `.` (hidden files, partial
     /// downloads) are left out silently.
-    public init(roots: LibraryRoots, root: String, relative: String) throws(ErrorBody) {
-        guard roots.directories.contains(root) else {
-            throw ErrorBody(code: .forbidden, message: "\(root) is not one of the library roots")
-        }
+    public init(roots: LibraryRoots, root: String, relative: String) throws(LibraryRootsError) {
+        let path = relative.isEmpty ? root : "\(root)/\(relative)"
+        guard roots.directories.contains(root) else { throw LibraryRootsError(path: path, problem: .notARoot(root: root)) }
         var directory = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else {
-            throw ErrorBody(code: .unavailable, message: "the library root \(root) cannot be opened (\(String(cString: strerror(errno))))")
+            throw LibraryRootsError(path: path, problem: .rootUnavailable(root: root, reason: LibraryRoots.reason(errno)))
         }
         let names = relative.split(separator: "/").map(String.init)
         // Every directory on the way down to `relative`, refusing links.
@@ -47,9 +45,9 @@ public struct LibraryWalk: Sendable {
             guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
                 let failure = errno
                 close(directory)
-                throw ErrorBody(
-                    code: failure == ENOENT ? .notFound : .unreadable,
-                    message: "\(root)/\(relative): \(String(cString: strerror(failure)))")
+                throw LibraryRootsError(
+                    path: path,
+                    problem: failure == ENOENT ? .notFound : .cannotOpen(component: name, reason: LibraryRoots.reason(failure)))
             }
             if index == names.count - 1, status.st_mode & S_IFMT != S_IFDIR {
                 // The path asked for is itself a file: listed, or skipped with its reason as in a folder.
@@ -58,7 +56,7 @@ public struct LibraryWalk: Sendable {
                 return
             }
             let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-            let failure = next < 0 ? LibraryRoots.openError("\(root)/\(relative)", directory, name, errno) : nil
+            let failure = next < 0 ? LibraryRoots.openError(path, directory, name, errno) : nil
             close(directory)
             if let failure { throw failure }
             directory = next
@@ -79,7 +77,7 @@ public struct LibraryWalk: Sendable {
     /// Lists `directory` (closing it) and everything below it.
     private mutating func walk(_ directory: Int32, prefix: String) {
         guard let stream = fdopendir(directory) else {
-            skipped.append(Skipped(path: prefix, reason: "cannot list the directory (\(String(cString: strerror(errno))))"))
+            skipped.append(Skipped(path: prefix, reason: "cannot list the directory (\(LibraryRoots.reason(errno)))"))
             close(directory)
             return
         }
@@ -96,7 +94,7 @@ public struct LibraryWalk: Sendable {
             let path = prefix.isEmpty ? name : prefix + "/" + name
             var status = stat()
             guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
-                skipped.append(Skipped(path: path, reason: "cannot stat (\(String(cString: strerror(errno))))"))
+                skipped.append(Skipped(path: path, reason: "cannot stat (\(LibraryRoots.reason(errno)))"))
                 continue
             }
             if status.st_mode & S_IFMT == S_IFDIR {
@@ -109,7 +107,7 @@ public struct LibraryWalk: Sendable {
             let path = prefix.isEmpty ? name : prefix + "/" + name
             let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard next >= 0 else {
-                skipped.append(Skipped(path: path, reason: "cannot open the directory (\(String(cString: strerror(errno))))"))
+                skipped.append(Skipped(path: path, reason: "cannot open the directory (\(LibraryRoots.reason(errno)))"))
                 continue
             }
             walk(next, prefix: path)

@@ -1,3 +1,4 @@
+import TactusModel
 import TactusProtocol
 import TactusStore
 

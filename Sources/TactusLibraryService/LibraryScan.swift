@@ -159,11 +159,11 @@ public struct LibraryScan: Sendable {
     }
 
     /// The walk of `relative` below `root`, or nil when it does not exist.
-    private static func walk(_ roots: LibraryRoots, _ root: String, _ relative: String) throws(ErrorBody) -> LibraryWalk? {
+    private static func walk(_ roots: LibraryRoots, _ root: String, _ relative: String) throws(LibraryRootsError) -> LibraryWalk? {
         do {
             return try LibraryWalk(roots: roots, root: root, relative: relative)
         } catch {
-            if error.code == .notFound { return nil }
+            if error.problem == .notFound { return nil }
             throw error
         }
     }
@@ -306,10 +306,10 @@ public struct ScanTally: Sendable {
 }
 
 extension ScanSkip {
-    /// The file at `path`, left alone because of `error` (an ``ErrorBody``'s code and message,
-    /// or `internal`).
+    /// The file at `path`, left alone because of `error` (the code and message of its error
+    /// body, see ``ErrorBody/init(answering:)``).
     init(_ path: String, _ error: any Error) {
-        let body = error as? ErrorBody ?? ErrorBody(code: .internal, message: "\(error)")
+        let body = ErrorBody(answering: error)
         self.init(path: path, reason: body.message, code: body.code)
     }
 }

@@ -139,6 +139,8 @@ public struct LibraryTags: Sendable {
         switch error {
         case let error as ErrorBody:
             (report.reason, report.code) = (error.message, error.code.rawValue)
+        case let error as LibraryRootsError:
+            (report.reason, report.code) = (error.description, error.code.rawValue)
         case let error as StoreError:
             (report.reason, report.code) = ("\(file): \(error.description)", "library")
         default:

@@ -17,10 +17,3 @@ public struct CadenceRequest: WireBody {
 
 /// The body of a `cadence` reply: the recording's cadence, as `tactus cadence --json` prints it.
 extension CadenceReport: WireBody {}
-
-extension ErrorCode {
-    /// A `cadence` request's recording could not be read or is too short: not a recording,
-    /// too few samples, non-monotonic or duplicated timestamps, values that are not numbers,
-    /// an absurd sampling rate. The message names the recording and the problem.
-    public static let badRecording = ErrorCode(rawValue: "bad-recording")
-}

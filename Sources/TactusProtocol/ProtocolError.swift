@@ -1,3 +1,5 @@
+import TactusModel
+
 /// Why a sequence of frames is not a valid message, or a message cannot be encoded.
 ///
 /// Decoding never traps and never allocates more than its input: every problem is one of

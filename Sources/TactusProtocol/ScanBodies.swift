@@ -1,3 +1,5 @@
+import TactusModel
+
 // The JSON bodies of `scan` and `prune`: songs analysed in place under the server's library
 // roots, and song bytes no job needs.
 

@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 /// The body of a `stretch` request: a song of the library to render at another tempo, pitch kept,
 /// or a playlist built from the library rendered as one continuous workout (section 3.7 of
@@ -211,13 +212,4 @@ public struct RenderedSong: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case song, sourceBPM = "source_bpm", targetBPM = "target_bpm"
     }
-}
-
-extension ErrorCode {
-    /// A `stretch` request's song has no tempo in the library: no detector found one, or its
-    /// analyses are not done yet.
-    public static let noTempo = ErrorCode(rawValue: "no-tempo")
-    /// A `stretch` request's target is further from the song's tempo (even at half or double) than
-    /// its `max_stretch_pct`.
-    public static let tooFar = ErrorCode(rawValue: "too-far")
 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import TactusClient
+import TactusModel
 import TactusProtocol
 
 /// A request the gateway answers with an error: the protocol's error body (`code`, `message`,

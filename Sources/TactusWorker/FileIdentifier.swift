@@ -23,14 +23,14 @@ struct FileIdentifier {
     private func identity(of location: JobLocation, before deadline: ContinuousClock.Instant) -> FileIdentity {
         let name = "\(location.root)/\(location.path)"
         guard ContinuousClock.now < deadline else {
-            return FileIdentity(error: ErrorBody(code: .unavailable, message: "\(name): not hashed (out of time)"))
+            return FileIdentity(error: ErrorBody(LibraryRootsError(path: name, problem: .outOfTime)))
         }
-        do throws(ErrorBody) {
+        do throws(LibraryRootsError) {
             let file = try roots.open(root: location.root, relative: location.path, named: name)
             let song = try file.songID(before: deadline)
             return FileIdentity(sha256: song.hex, size: Int64(file.size), mtimeNs: file.mtimeNs)
         } catch {
-            return FileIdentity(error: error)
+            return FileIdentity(error: ErrorBody(error))
         }
     }
 }

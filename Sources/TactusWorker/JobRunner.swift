@@ -2,6 +2,7 @@ import TactusAnalysis
 import TactusAudio
 import TactusDetector
 import TactusLibraryRoots
+import TactusModel
 import TactusProtocol
 
 /// Runs jobs: makes each job's detector with the job's parameters, decodes the song's bytes
@@ -135,8 +136,15 @@ public struct JobRunner: Sendable {
     /// The file a JOB's `location` names, opened below this worker's library roots (refusing
     /// symbolic links, as the coordinator does) and checked to still hold the song's bytes.
     private func open(_ location: JobLocation, song: String) throws(ErrorBody) -> LibraryFile {
-        let file = try libraryRoots.open(root: location.root, relative: location.path, named: "\(location.root)/\(location.path)")
-        guard try file.songID().hex == song else {
+        let file: LibraryFile
+        let found: SongID
+        do throws(LibraryRootsError) {
+            file = try libraryRoots.open(root: location.root, relative: location.path, named: "\(location.root)/\(location.path)")
+            found = try file.songID()
+        } catch {
+            throw ErrorBody(error)
+        }
+        guard found.hex == song else {
             throw ErrorBody(
                 code: .songChanged, message: "\(file.path): the file's bytes are no longer those of song \(song.prefix(16)) (scan again)")
         }

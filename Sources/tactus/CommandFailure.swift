@@ -35,6 +35,8 @@ func reportingFailures<T>(_ body: () throws -> T) throws -> T {
         throw CommandFailure(error.description)
     } catch let error as ErrorBody {
         throw CommandFailure(error.message)
+    } catch let error as any CodedError {
+        throw CommandFailure(error.description)
     } catch ClientError.rejected(let error) {
         throw CommandFailure(error.message)
     } catch let error as ClientError {

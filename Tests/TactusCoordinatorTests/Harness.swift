@@ -4,6 +4,7 @@ import TactusAudio
 import TactusAudioProbe
 import TactusCoordinator
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusServiceHost
 import TactusTestSupport

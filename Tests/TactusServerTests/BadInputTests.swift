@@ -1,5 +1,6 @@
 import Foundation
 import TactusAudio
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ

@@ -2,7 +2,6 @@ import Foundation
 import TactusAudio
 import TactusLibraryRoots
 import TactusModel
-import TactusProtocol
 import TactusTags
 import TactusTestSupport
 import Testing
@@ -134,8 +133,8 @@ struct SafeTagWriterTests {
     @Test func badFilesAreRefusedWithAnErrorNamingThem() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-tags")
         let missing = directory.file("missing.mp3")
-        let gone = #expect(throws: ErrorBody.self) { try Self.write(120, to: missing) }
-        #expect(gone?.code == .notFound && gone?.message.hasPrefix(missing + ": ") == true)
+        let gone = #expect(throws: LibraryRootsError.self) { try Self.write(120, to: missing) }
+        #expect(gone?.problem == .notFound && gone?.description.hasPrefix(missing + ": ") == true)
 
         let wav = try Self.song(.wav16, named: "song.wav", in: directory)
         #expect(throws: TagError.unsupportedFormat(path: wav, format: .other)) { try Self.write(120, to: wav) }

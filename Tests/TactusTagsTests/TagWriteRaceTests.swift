@@ -1,7 +1,6 @@
 import Foundation
 import TactusLibraryRoots
 import TactusModel
-import TactusProtocol
 import TactusTags
 import TactusTestSupport
 import Testing
@@ -36,9 +35,9 @@ struct TagWriteRaceTests {
     @Test func theLinkItselfIsNeverOpened() throws {
         let swap = try LinkSwap()
         try swap.swapForLink()
-        let error = #expect(throws: ErrorBody.self) { try LibraryRoots.openEntry(atPath: swap.song) }
-        #expect(error?.code == .forbidden)
-        #expect(error?.message.hasPrefix("\(swap.song): song.flac is a symbolic link") == true, "\(String(describing: error))")
+        let error = #expect(throws: LibraryRootsError.self) { try LibraryRoots.openEntry(atPath: swap.song) }
+        #expect(error?.problem == .symbolicLink(component: "song.flac") && error?.code == .forbidden)
+        #expect(error?.description.hasPrefix("\(swap.song): song.flac is a symbolic link") == true, "\(String(describing: error))")
         try Self.expectUntouched(swap)
     }
 

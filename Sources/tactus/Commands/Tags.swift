@@ -190,7 +190,7 @@ final class TagRun {
         }
 
         /// The file, opened with its folder.
-        func open() throws(ErrorBody) -> LibraryEntry {
+        func open() throws(LibraryRootsError) -> LibraryEntry {
             switch place {
             case .named(let path):
                 return try LibraryRoots.openEntry(atPath: path)
@@ -220,10 +220,10 @@ final class TagRun {
         case .file(let service):
             let tags = LibraryTags(library: service.library, tagger: LocalSongTagger())
             for target in try localTargets(service.library, resolving: { try SongLookup.resolve($0, in: service) }) {
-                do throws(ErrorBody) {
+                do throws(LibraryRootsError) {
                     report(local(tags, try target.open(), target.song))
                 } catch {
-                    var refused = TagReport(file: target.file, song: target.song, outcome: .failed).because(error.message)
+                    var refused = TagReport(file: target.file, song: target.song, outcome: .failed).because(error.description)
                     refused.code = error.code.rawValue
                     report(refused)
                 }

@@ -90,33 +90,25 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     /// since it was submitted or scanned; a new scan analyses the new bytes.
     public static let songChanged = ErrorCode(rawValue: "song-changed")
 
+    // Services.
+    /// A `cadence` request's recording could not be read or is too short: not a recording,
+    /// too few samples, non-monotonic or duplicated timestamps, values that are not numbers,
+    /// an absurd sampling rate. The message names the recording and the problem.
+    public static let badRecording = ErrorCode(rawValue: "bad-recording")
+    /// A `stretch` request's song has no tempo in the library: no detector found one, or its
+    /// analyses are not done yet.
+    public static let noTempo = ErrorCode(rawValue: "no-tempo")
+    /// A `stretch` request's target is further from the song's tempo (even at half or double) than
+    /// its `max_stretch_pct`.
+    public static let tooFar = ErrorCode(rawValue: "too-far")
+
     /// A fault of the server or worker; the message says what.
     public static let `internal` = ErrorCode(rawValue: "internal")
 }
 
-/// The JSON body of an error reply, of a failed job, or of a DISCONNECT: a code, a message
-/// for people, and the details some codes carry.
-public struct ErrorBody: Sendable, Hashable, Codable, Error, CustomStringConvertible {
-    public var code: ErrorCode
-    /// One sentence for people; not meant for parsing.
-    public var message: String
-    /// With ``ErrorCode/busy``: how long to wait before retrying, in milliseconds.
-    public var retryAfterMs: Int?
-    /// With ``ErrorCode/unsupportedVersion``: the identifiers the receiver speaks (`["TACTUS1"]`).
-    public var supportedVersions: [String]?
-
-    public init(code: ErrorCode, message: String, retryAfterMs: Int? = nil, supportedVersions: [String]? = nil) {
-        self.code = code
-        self.message = message
-        self.retryAfterMs = retryAfterMs
-        self.supportedVersions = supportedVersions
-    }
-
-    enum CodingKeys: String, CodingKey {
-        case code, message
-        case retryAfterMs = "retry_after_ms"
-        case supportedVersions = "supported_versions"
-    }
-
-    public var description: String { "\(code): \(message)" }
+/// An error that answers a request with a stable code: the protocol's error body for it is its
+/// ``code`` and its description (`ErrorBody(error)` in TactusProtocol).
+public protocol CodedError: Error, CustomStringConvertible {
+    /// The code an error answer for it carries.
+    var code: ErrorCode { get }
 }
