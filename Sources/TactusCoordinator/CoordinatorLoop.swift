@@ -33,6 +33,8 @@ final class CoordinatorLoop {
 
     /// The handler of each command clients may send.
     let routes: RequestRoutes
+    /// The scans waiting and running.
+    let scans = ScanService()
     /// The songs being uploaded in chunks, with the thread that writes them.
     let uploads: UploadService
     /// Workers a message could not be queued for (they do not read theirs): lost at the next tick.
@@ -42,11 +44,6 @@ final class CoordinatorLoop {
     var lastDroppedAnswersLog: ContinuousClock.Instant?
     var workers = WorkerRegistry()
     var pending = PendingJobs()
-    /// Scans waiting for the running one (``scanRunning``) to end.
-    var waitingScans: [PendingScan] = []
-    var scanRunning = false
-    /// The scan whose files are being looked at, if any.
-    var runningScan: ScanState?
     /// The IDENTIFY requests sent to workers and not answered yet, by number.
     var identifyRequests: [Int64: IdentifyRequest] = [:]
     var nextIdentifyRequest: Int64 = 1
@@ -78,7 +75,7 @@ final class CoordinatorLoop {
         serviceWork = try BackgroundWork(threads: 4, name: "tactus-serviceWork")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
         uploads = try UploadService(configuration: configuration, logger: coordinator.logger)
-        routes = try Self.routes(coordinator, renders: renders, uploads: uploads)
+        routes = try Self.routes(coordinator, renders: renders, uploads: uploads, scans: scans)
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -132,7 +129,9 @@ final class CoordinatorLoop {
     ///
     /// - Throws: when a command of the table has no route, or a service's command is not in
     ///   the table.
-    static func routes(_ coordinator: Coordinator, renders: RenderService, uploads: UploadService) throws(CoordinatorError) -> RequestRoutes {
+    static func routes(
+        _ coordinator: Coordinator, renders: RenderService, uploads: UploadService, scans: ScanService
+    ) throws(CoordinatorError) -> RequestRoutes {
         let configuration = coordinator.configuration
         var routes = RequestRoutes()
         routeLibraryRequests(into: &routes)
@@ -140,7 +139,7 @@ final class CoordinatorLoop {
         renders.route(into: &routes)
         uploads.route(into: &routes)
         TagsService(coordinator: coordinator).route(into: &routes)
-        routeScans(into: &routes)
+        scans.route(into: &routes)
         for service in configuration.services {
             let command = service.commandName
             guard configuration.commands[command] != nil else {
@@ -187,14 +186,14 @@ final class CoordinatorLoop {
                 runningCount == 0 && reads.inFlight + intake.inFlight + serviceWork.inFlight + uploads.writes.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
             {
                 disconnectAllWorkers()
-                answerScansStopping()
+                scans.answerStopping()
                 return
             }
             if coordinator.takeReloadRequest() { reloadAuthorizedKeys() }
             for ended in coordinator.takeEndedWorkers() {
                 workerEnded(id: ended.workerID, reason: ended.reason)
             }
-            if let watched = coordinator.takeWatchedPaths() { scanWatched(watched.isEmpty ? nil : watched) }
+            if let watched = coordinator.takeWatchedPaths() { scans.watched(watched.isEmpty ? nil : watched, loop: self) }
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
             // Answers to reads go out between the other steps: a client waits on each.

@@ -39,117 +39,128 @@ final class ScanState {
 
 /// `scan` and `serve --watch`: the library roots compared with the library, one scan at a time
 /// (a scan asked for while one runs waits; the watcher's paths gather meanwhile).
-extension CoordinatorLoop {
-    /// Routes `scan` (one at a time, the others wait for it) and `prune`.
-    static func routeScans(into routes: inout RequestRoutes) {
-        routes.on(ScanCommand.self) { loop, request, _, answer in loop.beginScan(request, then: answer) }
+///
+/// Owns its state: the scans waiting and the one running. Lives on the loop's thread; the loop
+/// routes it `scan`, hands it the watcher's paths, and lends it what a scan needs of the broker:
+/// the intake threads, the workers that hash files, the queue its songs' jobs go to, the events.
+final class ScanService {
+    /// Scans waiting for the running one (``isRunning``) to end.
+    private var waiting: [PendingScan] = []
+    /// Whether a scan is running (from its walk on).
+    private var isRunning = false
+    /// The scan whose files are being looked at, if any.
+    private var running: ScanState?
+
+    /// Routes `scan` to this service (one at a time, the others wait for it), and `prune`.
+    func route(into routes: inout RequestRoutes) {
+        routes.on(ScanCommand.self) { [self] loop, request, _, answer in begin(request, loop: loop, then: answer) }
         routes.on(PruneCommand.self) { loop, request, _, answer in answer(Result { .prune(try loop.prune(request)) }) }
     }
 
     /// Files looked at in one piece of background work: small enough that the first songs are
     /// queued (and analysed) while the rest of a large tree is still being looked at.
-    static let scanBatch = 32
+    static let batch = 32
 
     /// Queues a scan of `paths` (empty: every root), answered with its summary.
-    func beginScan(_ request: ScanRequest, then answer: @escaping RequestRoutes.Answer) {
-        guard !configuration.libraryRoots.isEmpty else {
+    func begin(_ request: ScanRequest, loop: CoordinatorLoop, then answer: @escaping RequestRoutes.Answer) {
+        guard !loop.configuration.libraryRoots.isEmpty else {
             return answer(
                 .failure(ErrorBody(code: .forbidden, message: "the server has no library root (start it with --library-root DIR)")))
         }
-        guard accepting else {
+        guard loop.accepting else {
             return answer(.failure(ErrorBody(code: .unavailable, message: "the server is stopping", retryAfterMs: 5000)))
         }
-        waitingScans.append(PendingScan(paths: request.paths ?? [], answers: [answer]))
-        startNextScan()
+        waiting.append(PendingScan(paths: request.paths ?? [], answers: [answer]))
+        startNext(loop)
     }
 
     /// Adds paths the watcher saw change to the next scan (`nil`: every root, after an overflow).
-    func scanWatched(_ paths: [String]?) {
-        guard accepting else { return }
-        if let index = waitingScans.firstIndex(where: { $0.answers.isEmpty }) {
-            if let paths, !waitingScans[index].paths.isEmpty {
-                waitingScans[index].paths = Array(Set(waitingScans[index].paths + paths)).sorted()
+    func watched(_ paths: [String]?, loop: CoordinatorLoop) {
+        guard loop.accepting else { return }
+        if let index = waiting.firstIndex(where: { $0.answers.isEmpty }) {
+            if let paths, !waiting[index].paths.isEmpty {
+                waiting[index].paths = Array(Set(waiting[index].paths + paths)).sorted()
             } else {
-                waitingScans[index].paths = []
+                waiting[index].paths = []
             }
         } else {
-            waitingScans.append(PendingScan(paths: paths ?? [], answers: []))
+            waiting.append(PendingScan(paths: paths ?? [], answers: []))
         }
-        startNextScan()
+        startNext(loop)
     }
 
-    private func startNextScan() {
-        guard scanRunning == false, !waitingScans.isEmpty else { return }
-        let pending = waitingScans.removeFirst()
+    private func startNext(_ loop: CoordinatorLoop) {
+        guard isRunning == false, !waiting.isEmpty else { return }
+        let pending = waiting.removeFirst()
         let detectors: [SubmissionIntake.Detector]
         do {
-            let names = defaultDetectorNames
+            let names = loop.defaultDetectorNames
             guard !names.isEmpty else {
                 throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
             }
-            detectors = try names.map { SubmissionIntake.Detector(name: $0, descriptor: try descriptor(of: $0)) }
+            detectors = try names.map { SubmissionIntake.Detector(name: $0, descriptor: try loop.descriptor(of: $0)) }
         } catch {
             pending.answers.forEach { $0(.failure(error)) }
-            return startNextScan()
+            return startNext(loop)
         }
         let intake = SubmissionIntake(
-            request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: library, blobs: coordinator.blobs,
-            probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-            libraryRoots: configuration.libraryRoots)
-        let scan = LibraryScan(library: library, roots: LibraryRoots(configuration.libraryRoots)) { file, name, song in
+            request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: loop.library, blobs: loop.coordinator.blobs,
+            probe: loop.coordinator.probe, maxSongBytes: loop.configuration.maxSongBytes, maxAudioBytes: loop.configuration.limits.maxAudioBytes,
+            libraryRoots: loop.configuration.libraryRoots)
+        let scan = LibraryScan(library: loop.library, roots: LibraryRoots(loop.configuration.libraryRoots)) { file, name, song in
             let prepared = try intake.prepare(file, name: name, song: song)
             return LibraryScan.Preparation(
                 song: prepared.song, location: file.location, songWasKnown: prepared.songWasKnown, requests: prepared.requests)
         }
-        scanRunning = true
+        isRunning = true
         let paths = pending.paths
         let started = ContinuousClock.now
-        self.intake.run({ Result { try scan.plan(paths: paths) } }) { [self] planned in
+        loop.intake.run({ Result { try scan.plan(paths: paths) } }) { [self] planned in
             switch planned {
             case .failure(let error):
-                scanRunning = false
+                isRunning = false
                 pending.answers.forEach { $0(.failure(error)) }
-                if pending.answers.isEmpty { logger.warning("a watched scan failed", metadata: ["error": "\(error)"]) }
-                startNextScan()
+                if pending.answers.isEmpty { loop.logger.warning("a watched scan failed", metadata: ["error": "\(error)"]) }
+                startNext(loop)
             case .success(let plan):
                 let state = ScanState(scan: scan, plan: plan, answers: pending.answers, started: started)
-                runningScan = state
-                continueScan(state)
+                running = state
+                proceed(state, loop)
             }
         }
     }
 
     /// Looks at the next batch of files (hashed by the workers that share their roots, where
     /// any does), then the next, then finishes.
-    private func continueScan(_ state: ScanState) {
-        guard accepting else { return answerScansStopping() }
-        guard state.next < state.plan.files.count else { return finishScan(state) }
-        let batch = Array(state.plan.files[state.next..<min(state.next + Self.scanBatch, state.plan.files.count)])
+    private func proceed(_ state: ScanState, _ loop: CoordinatorLoop) {
+        guard loop.accepting else { return answerStopping() }
+        guard state.next < state.plan.files.count else { return finish(state, loop) }
+        let batch = Array(state.plan.files[state.next..<min(state.next + Self.batch, state.plan.files.count)])
         state.next += batch.count
         let scan = state.scan
-        identities(of: batch) { [self] identities in
-            intake.run({ zip(batch, identities).map { scan.look(at: $0, identity: $1) } }) { [self] outcomes in
+        loop.identities(of: batch) { [self] identities in
+            loop.intake.run({ zip(batch, identities).map { scan.look(at: $0, identity: $1) } }) { [self] outcomes in
                 for (found, outcome) in zip(batch, outcomes) {
-                    record(outcome, of: found, in: state)
+                    record(outcome, of: found, in: state, loop)
                 }
                 let progress = state.tally.progress(
                     looked: state.next, seconds: (ContinuousClock.now - state.started).seconds, skippedSince: state.skippedReported)
                 state.skippedReported = progress.skippedCount ?? 0
-                publish(.scanProgress(progress))
-                continueScan(state)
+                loop.publish(.scanProgress(progress))
+                proceed(state, loop)
             }
         }
     }
 
-    private func record(_ outcome: LibraryScan.Outcome, of found: LibraryScan.Found, in state: ScanState) {
+    private func record(_ outcome: LibraryScan.Outcome, of found: LibraryScan.Found, in state: ScanState, _ loop: CoordinatorLoop) {
         guard case .queue(let prepared, _, _) = outcome else { return state.tally.count(outcome) }
         do {
-            guard pending.count + prepared.requests.count <= configuration.maxQueuedJobs else {
-                throw ErrorBody(code: .busy, message: "the queue is full (\(pending.count) jobs); scan again later")
+            guard loop.pending.count + prepared.requests.count <= loop.configuration.maxQueuedJobs else {
+                throw ErrorBody(code: .busy, message: "the queue is full (\(loop.pending.count) jobs); scan again later")
             }
-            let jobs = try library.enqueue(prepared.song, jobs: prepared.requests, location: prepared.location)
-            for job in jobs where job.state == .queued && !pending.contains(job.id) {
-                pending.append(PendingJob(job))
+            let jobs = try loop.library.enqueue(prepared.song, jobs: prepared.requests, location: prepared.location)
+            for job in jobs where job.state == .queued && !loop.pending.contains(job.id) {
+                loop.pending.append(PendingJob(job))
                 state.tally.queued(1)
             }
             state.tally.count(outcome)
@@ -158,18 +169,18 @@ extension CoordinatorLoop {
         }
     }
 
-    private func finishScan(_ state: ScanState) {
+    private func finish(_ state: ScanState, _ loop: CoordinatorLoop) {
         let scan = state.scan
         let unseen = state.plan.unseen
-        intake.run({ Result { try scan.finish(unseen) } }) { [self] finished in
-            scanRunning = false
-            runningScan = nil
+        loop.intake.run({ Result { try scan.finish(unseen) } }) { [self] finished in
+            isRunning = false
+            running = nil
             switch finished {
             case .failure(let error):
                 state.answers.forEach { $0(.failure(error)) }
             case .success(let (moved, missing)):
                 let summary = state.tally.finished(moved: moved, missing: missing, seconds: (ContinuousClock.now - state.started).seconds)
-                logger.info(
+                loop.logger.info(
                     "scan done",
                     metadata: [
                         "files": "\(summary.files)", "new": "\(summary.new)", "changed": "\(summary.changed)",
@@ -179,24 +190,25 @@ extension CoordinatorLoop {
                     ])
                 state.answers.forEach { $0(.success(.scan(summary))) }
             }
-            startNextScan()
+            startNext(loop)
         }
     }
 
     /// Answers the running scan (which stops where it is) and the waiting ones `unavailable`:
     /// the server is stopping. The files not looked at yet are looked at by the next scan.
-    func answerScansStopping() {
+    func answerStopping() {
         let stopping = ErrorBody(
             code: .unavailable, message: "the server is stopping; scan again once it is back", retryAfterMs: 5000)
-        runningScan?.answers.forEach { $0(.failure(stopping)) }
-        runningScan = nil
-        scanRunning = false
-        for scan in waitingScans { scan.answers.forEach { $0(.failure(stopping)) } }
-        waitingScans.removeAll()
+        running?.answers.forEach { $0(.failure(stopping)) }
+        running = nil
+        isRunning = false
+        for scan in waiting { scan.answers.forEach { $0(.failure(stopping)) } }
+        waiting.removeAll()
     }
+}
 
-    // MARK: prune
-
+/// `prune`: the song bytes no job needs removed.
+extension CoordinatorLoop {
     /// Removes the blobs no queued or running job needs (uploads whose jobs are over, when the
     /// server keeps uploads, and anything left by an older version).
     func prune(_ request: PruneRequest) throws -> PruneSummary {
