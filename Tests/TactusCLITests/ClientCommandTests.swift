@@ -320,3 +320,51 @@ import Testing
         #expect(commands == ["status", "status", "status", "result", "cancel", "detectors", "status"])
     }
 }
+
+/// The `--json` output of the commands that ask a server is the protocol's answer, or one
+/// item of it per line: each checked with python `jsonschema` against the reply schema of the
+/// command the CLI sent (named from the protocol's table of commands).
+@Suite struct ServerJSONShapeTests {
+    static let protocolDirectory = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("protocol")
+
+    /// `tactus ARGUMENTS --json` against `server`, its lines validated against `part` (a JSON
+    /// Pointer, empty for the whole body) of the reply schema of `command`.
+    func expectShape<C: ClientCommand>(
+        _ arguments: [String], sends command: C.Type, part: String = "", server: FakeFrontend,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let run = try CLI.run(arguments + ["--json", "--server", server.frontend])
+        #expect(run.status == 0, "\(arguments): \(run.standardError)", sourceLocation: sourceLocation)
+        #expect(server.requests.last?.body.command.name == command.name, sourceLocation: sourceLocation)
+        let directory = try TemporaryDirectory(prefix: "tactus-json-shape")
+        let lines = directory.file("lines.json")
+        try Data(run.standardOutput.utf8).write(to: URL(fileURLWithPath: lines))
+        let check = Process()
+        check.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        check.arguments = [
+            "python3", Self.protocolDirectory.appendingPathComponent("validate_json_lines.py").path,
+            "reply.\(command.name).json" + (part.isEmpty ? "" : "#" + part), lines,
+        ]
+        let output = Pipe()
+        check.standardOutput = output
+        try check.run()
+        let report = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        check.waitUntilExit()
+        #expect(check.terminationStatus == 0, "\(arguments): \(report)", sourceLocation: sourceLocation)
+    }
+
+    @Test func theJSONOfStatusResultCancelAndDetectorsIsTheProtocolsAnswer() throws {
+        let server = try ClientCommandTests.fakeServer()
+        defer { server.stop() }
+        let song = String(repeating: "ab", count: 32)
+        try expectShape(["status", "12"], sends: StatusCommand.self, part: "/properties/jobs/items", server: server)
+        try expectShape(["status", song], sends: StatusCommand.self, part: "/properties/jobs/items", server: server)
+        try expectShape(["status"], sends: StatusCommand.self, part: "/properties/server", server: server)
+        try expectShape(["result", song], sends: ResultCommand.self, server: server)
+        try expectShape(["cancel", song], sends: CancelCommand.self, server: server)
+        // `detectors --json` is not the wire's `{detector, workers, queued}`: each line is the
+        // declaration as `tactus detectors --json` prints it without a server, with `workers`
+        // and `queued` added (ClientCommandTests checks those fields).
+    }
+}
