@@ -34,13 +34,17 @@ import Testing
 
         let everything = try bothWays(["query", "--bpm", "60..200", "--json"])
         #expect(everything.jsonLines.count == 2)
+        // The JSON lines are the protocol's answers (checked against the commands' reply schemas).
+        #expect(try ReplySchema.problems(of: everything.standardOutput, command: "query", part: "/properties/songs/items") == nil)
         _ = try bothWays(["query", "--bpm", "95..105"])
         let octave = try bothWays(["query", "--bpm", "45..55", "--octave", "--order", "bpm", "--json"])
         #expect(octave.jsonLines.map { $0["song"] as? String } == [slowSong])
         #expect(octave.jsonLines.first?["factor"] as? Double == 2)
         _ = try bothWays(["compare", String(slowSong.prefix(10))])
-        _ = try bothWays(["compare", fast, "--json"])  // a file: hashed by the client
+        let comparedFile = try bothWays(["compare", fast, "--json"])  // a file: hashed by the client
+        #expect(try ReplySchema.problems(of: comparedFile.standardOutput, command: "compare", part: "/properties/song") == nil)
         _ = try bothWays(["compare", "--bin-width", "20"])
+        // One line per entry, its match's fields inlined: not the reply's nesting.
         _ = try bothWays(["playlist", "--cadence", "140", "--minutes", "1", "--json"])
         _ = try bothWays(["playlist", "--profile", "10s@100,10s@140"])
 
@@ -51,6 +55,7 @@ import Testing
         #expect(set.status == 0, "\(set.standardError)")
         #expect(set.jsonLines.first?["bpm"] as? Double == 101)
         #expect(set.jsonLines.first?["song"] as? String == slowSong)
+        #expect(try ReplySchema.problems(of: set.standardOutput, command: "truth", part: "/properties/reference") == nil)
         let setOffline = try CLI.run(["truth", "--db", database, "set", fast, "70", "--json"])
         #expect(setOffline.status == 1)
         #expect(setOffline.standardError.contains("\(database) is in use by another writer"), "\(setOffline.standardError)")
