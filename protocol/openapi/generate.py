@@ -9,7 +9,11 @@ local `$defs` components named `FILE.DEF`, and `defs.json`'s definitions compone
 names; `$ref`s are rewritten to match. OpenAPI 3.1 schemas are JSON Schema 2020-12, so nothing
 else changes.
 
-`--check` writes nothing and fails when the committed Swift file differs from what it would write
+Every endpoint answers with a protocol reply of a command the protocol has (`reply.<command>`,
+which the Swift suite's schema test ties to the table of commands), `reply.error`, or a body that
+is no JSON reply (a figure, an event stream).
+
+`--check` writes nothing and fails when the committed file differs from what it would write
 (`make test` runs it).
 """
 import json
@@ -82,9 +86,34 @@ def block_strings(dumper, text):
 yaml.SafeDumper.add_representer(str, block_strings)
 
 
+def commands():
+    """The protocol's commands: those with a request schema (the Swift suite's schema test
+    checks these against the table of commands, `ClientCommands.standard`)."""
+    return {entry[len("request."):-len(".json")] for entry in os.listdir(SCHEMAS)
+            if entry.startswith("request.") and entry.endswith(".json")}
+
+
+def check_answers(openapi):
+    """Every endpoint answers with a protocol reply (`reply.<command>`) of a command the
+    protocol has, or with none: an HTTP body is never a shape of its own."""
+    known = commands()
+    for path, operations in openapi["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation.get("responses", {}).items():
+                for content in response.get("content", {}).values():
+                    ref = content.get("schema", {}).get("$ref", "")
+                    match = re.fullmatch(r"#/components/schemas/reply\.([a-z-]+)", ref)
+                    if ref and not match:
+                        raise SystemExit(f"generate.py: {method.upper()} {path} answers {status} with {ref}, not a protocol reply")
+                    if match and match.group(1) != "error" and match.group(1) not in known:
+                        raise SystemExit(f"generate.py: {method.upper()} {path} answers {status} with reply.{match.group(1)}, "
+                                         "which is no command of the protocol")
+
+
 def document():
     with open(os.path.join(HERE, "paths.yaml")) as file:
         openapi = yaml.safe_load(file)
+    check_answers(openapi)
     openapi["components"]["schemas"] = components()
     return yaml.safe_dump(openapi, sort_keys=False, allow_unicode=True, width=120)
 
