@@ -3,10 +3,19 @@ import TactusProtocol
 
 extension TactusClient {
     /// The cadence of an accelerometer recording (CSV bytes) named `name`, analysed by the server.
-    /// The wait for the answer grows with the recording's size (at least ``timeout``).
+    /// A recording larger than ``inlineSongBytes`` is uploaded in chunks first (``upload(_:)``),
+    /// and the request names the upload. The wait for the answer grows with the recording's
+    /// size (at least ``timeout``).
+    ///
+    /// - Throws: what ``send(_:timeout:)`` and ``upload(_:)`` throw; `too-large` when the
+    ///   recording is over the server's limit for recordings.
     public func cadence(of recording: [UInt8], name: String) throws(ClientError) -> CadenceReport {
         let wait = max(timeout, .milliseconds(Int64(recording.count / 10_000)))
-        guard case .cadence(let report) = try send(.cadence(CadenceRequest(name: name), recording: recording), timeout: wait) else {
+        let request: ClientRequest.Body =
+            uploads(recording)
+            ? .cadence(CadenceRequest(name: name, upload: try upload(recording)), recording: nil)
+            : .cadence(CadenceRequest(name: name), recording: recording)
+        guard case .cadence(let report) = try send(request, timeout: wait) else {
             throw .unexpectedReply(expected: ClientCommand.cadence.rawValue, received: "another command")
         }
         return report

@@ -49,7 +49,7 @@ extension CoordinatorLoop {
         case .truth(let truth): answer(Result { try service.answer(.truth(truth)) })
         case .detectors: answer(.success(.detectors(detectors())))
         case .cancel(let cancel): answer(Result { .cancel(try self.cancel(cancel)) })
-        case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, then: answer)
+        case .cadence(let cadence, let recording): beginCadence(cadence, recording: recording, client: client, then: answer)
         case .stretch(let stretch): beginStretch(stretch, then: answer)
         case .render(let render): answerRender(render, then: answer)
         case .resolve(let resolve): answerInBackground(.resolve(resolve), then: answer)

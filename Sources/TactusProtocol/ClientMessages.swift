@@ -70,8 +70,9 @@ public struct ClientRequest: Sendable, Hashable {
         case truth(TruthRequest)
         case detectors
         case cancel(CancelRequest)
-        /// An accelerometer recording's bytes travel in `recording`.
-        case cadence(CadenceRequest, recording: [UInt8])
+        /// An accelerometer recording's bytes travel in `recording`, unless the body names a
+        /// finished `upload`.
+        case cadence(CadenceRequest, recording: [UInt8]?)
         /// A song of the library to render at another tempo, on the server.
         case stretch(StretchRequest)
         /// A render's state, and its file once done.
@@ -134,7 +135,11 @@ public struct ClientRequest: Sendable, Hashable {
         case .truth(let request): return header + [try JSONBody.encode(request, command: command)]
         case .detectors: return header + [try JSONBody.encode(EmptyBody(), command: command)]
         case .cancel(let request): return header + [try JSONBody.encode(request, command: command)]
-        case .cadence(let request, let recording): return header + [try JSONBody.encode(request, command: command), recording]
+        case .cadence(let request, let recording):
+            guard (request.upload == nil) == (recording != nil) else {
+                throw .unencodable(command: command, detail: "a recording travels in its frame or in an upload, not both")
+            }
+            return header + [try JSONBody.encode(request, command: command)] + (recording.map { [$0] } ?? [])
         case .stretch(let request): return header + [try JSONBody.encode(request, command: command)]
         case .render(let request): return header + [try JSONBody.encode(request, command: command)]
         case .resolve(let request): return header + [try JSONBody.encode(request, command: command)]
@@ -202,6 +207,10 @@ public struct ClientRequest: Sendable, Hashable {
         case .cancel: return .cancel(try reader.onlyBody(CancelRequest.self, limits: limits))
         case .cadence:
             let request = try reader.body(CadenceRequest.self, limits: limits)
+            if request.upload != nil {
+                _ = try reader.rest("recording", max: 0)
+                return .cadence(request, recording: nil)
+            }
             let recording = try reader.rest("recording", min: 1, max: 1)[0]
             guard recording.count <= limits.maxAudioBytes else {
                 throw .frameTooLarge(frame: "recording", size: recording.count, limit: limits.maxAudioBytes)
