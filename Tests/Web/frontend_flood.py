@@ -5,6 +5,7 @@
     python3 Tests/Web/frontend_flood.py inline    [--connections 400] [--mib 16]
     python3 Tests/Web/frontend_flood.py at-limit  [--connections 400] [--mib 1]
     python3 Tests/Web/frontend_flood.py pipelined [--connections 1] [--messages 1000] [--mib 1]
+    python3 Tests/Web/frontend_flood.py many-frames [--connections 1] [--frames 400] [--mib 1]
 
 Starts `tactus serve --no-web` ($TACTUS_BINARY, else this checkout's debug build) with its
 default settings on free loopback ports (extra `serve` options after `--`), waits until it is
@@ -13,7 +14,9 @@ idle, then opens `--connections` connections and, once all are connected, sends 
 - `oversized`: a `submit` whose song frame is `--mib` MiB of junk (over any inline limit);
 - `inline`: a `submit` of a valid WAV of `--mib` MiB, different on each connection;
 - `at-limit`: a `submit` of a valid WAV just under `--mib` MiB (the largest frame a server takes);
-- `pipelined`: `--messages` `submit`s of `--mib` MiB each, without waiting for the answers.
+- `pipelined`: `--messages` `submit`s of `--mib` MiB each, without waiting for the answers;
+- `many-frames`: one `submit` with `--frames` frames of `--mib` MiB after its body (libzmq's
+  limit is per frame, and it holds a message until its last frame: this one it holds whole).
 
 Meanwhile another client asks `status` every 0.2 s and times each answer. Prints the
 coordinator's resident memory (VmRSS) when idle, its peak (the most sampled every 20 ms, and
@@ -156,9 +159,10 @@ def attack(frontend: str, arguments: argparse.Namespace) -> dict:
         sockets.append(socket)
     time.sleep(1)  # every handshake done
     size = int(arguments.mib * (1 << 20))
-    oversized = bytes(size) if arguments.kind == "oversized" else None
-    if arguments.kind == "at-limit":
+    if arguments.kind in ("at-limit", "many-frames"):
         size -= 4096  # room for nothing else: the song frame itself is what is limited
+    junk = bytes(size) if arguments.kind in ("oversized", "many-frames") else None
+    copies = arguments.frames if arguments.kind == "many-frames" else 1
     messages = arguments.messages if arguments.kind == "pipelined" else 1
     barrier = threading.Barrier(len(sockets))
     sent = [0]
@@ -167,8 +171,8 @@ def attack(frontend: str, arguments: argparse.Namespace) -> dict:
     def send(index: int, socket: zmq.Socket) -> None:
         for message in range(messages):
             seed = index * messages + message
-            song = oversized if oversized is not None else wav(size, seed)
-            frames = request(b"submit", b"flood-%d" % seed, {"name": f"flood-{seed}.wav"}, song)
+            song = junk if junk is not None else wav(size, seed)
+            frames = request(b"submit", b"flood-%d" % seed, {"name": f"flood-{seed}.wav"}, *([song] * copies))
             if message == 0:
                 barrier.wait()
             socket.send_multipart(frames, copy=False)
@@ -207,10 +211,11 @@ def attack(frontend: str, arguments: argparse.Namespace) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=["oversized", "inline", "at-limit", "pipelined"])
+    parser.add_argument("kind", choices=["oversized", "inline", "at-limit", "pipelined", "many-frames"])
     parser.add_argument("--connections", type=int)
     parser.add_argument("--mib", type=float)
     parser.add_argument("--messages", type=int, default=1000)
+    parser.add_argument("--frames", type=int, default=400)
     parser.add_argument("--wait", type=float, default=60, help="seconds to wait for the answers")
     parser.add_argument("--settle", type=float, default=15, help="seconds between the attack's end and the last figure")
     parser.add_argument("--limit-mb", type=float, default=512)
@@ -218,7 +223,7 @@ def main() -> int:
     parser.add_argument("--after-limit-mb", type=float, default=100)
     parser.add_argument("serve", nargs="*", help="options for tactus serve (after --)")
     arguments = parser.parse_args()
-    defaults = {"oversized": (100, 60), "inline": (400, 16), "at-limit": (400, 1), "pipelined": (1, 1)}[arguments.kind]
+    defaults = {"oversized": (100, 60), "inline": (400, 16), "at-limit": (400, 1), "pipelined": (1, 1), "many-frames": (1, 1)}[arguments.kind]
     arguments.connections = arguments.connections or defaults[0]
     arguments.mib = arguments.mib or defaults[1]
 
@@ -229,7 +234,8 @@ def main() -> int:
         idle = memory_mib(pid)["VmRSS"]
         print(f"binary {binary()}, coordinator pid {pid}, frontend {server.frontend}")
         print(f"{arguments.kind}: {arguments.connections} connections x {arguments.mib:g} MiB"
-              + (f" x {arguments.messages} messages" if arguments.kind == "pipelined" else ""))
+              + (f" x {arguments.messages} messages" if arguments.kind == "pipelined" else "")
+              + (f" x {arguments.frames} frames" if arguments.kind == "many-frames" else ""))
         print(f"idle: VmRSS {idle:.0f} MiB")
         sampler, probe = Sampler(pid), StatusProbe(server.frontend)
         sampler.start()
