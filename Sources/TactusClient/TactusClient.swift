@@ -113,7 +113,8 @@ public final class TactusClient {
         } catch {
             throw .unencodable(error)
         }
-        // A server drops the connection that sends a frame over its limit, unanswered: refused here.
+        // A server drops the connection that sends a frame over its limit, unanswered: refused
+        // here. (The frames: delimiter, identifier, command, request id, body, binary.)
         let limit = max(inlineSongBytes, ProtocolLimits.maxRequestFrameBytes)
         if let index = frames.indices.first(where: { frames[$0].count > limit }) {
             throw .unencodable(.unencodable(

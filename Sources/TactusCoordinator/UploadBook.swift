@@ -6,8 +6,8 @@ import TactusProtocol
 
 /// The songs and recordings being uploaded in chunks (`upload`, SPEC section 3.9), each written
 /// to a file of its own under the uploads directory as its chunks arrive, so that the
-/// coordinator holds at most one chunk of each in memory. Owned by the poll loop; the loop hands each chunk's
-/// ``ChunkWrite`` to a thread of its own and reports it with ``written(_:_:)``.
+/// coordinator holds at most one chunk of each in memory. Owned by the poll loop; the loop hands
+/// each chunk's ``ChunkWrite`` to a thread of its own and reports it with ``written(_:_:)``.
 ///
 /// An upload belongs to the client that began it (its CURVE key, or its connection without
 /// CURVE): another client is told it does not exist. Chunks come in order; a chunk sent again

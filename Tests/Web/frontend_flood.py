@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import struct
 import subprocess
@@ -94,23 +95,33 @@ def request(command: bytes, request_id: bytes, body: dict, *binary: bytes) -> li
     return [b"", b"TACTUS1", command, request_id, json.dumps(body).encode(), *binary]
 
 
-class StatusProbe(threading.Thread):
-    """Asks `status` every 0.2 s on a connection (and a context) of its own; keeps each wait."""
+class StatusProbe:
+    """Asks `status` every 0.2 s from a process of its own (the attack's threads hold Python's
+    lock while they build songs, which would delay this client's reads), and keeps each wait."""
 
     def __init__(self, frontend: str) -> None:
-        super().__init__(daemon=True)
-        self.frontend = frontend
+        self.stopping = multiprocessing.Event()
+        self.results = multiprocessing.Queue()
+        self.process = multiprocessing.Process(target=self.run, args=(frontend, self.stopping, self.results), daemon=True)
         self.waits: list[float] = []
         self.unanswered = 0
-        self.running = True
 
-    def run(self) -> None:
+    def start(self) -> None:
+        self.process.start()
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.waits, self.unanswered = self.results.get(timeout=60)
+        self.process.join()
+
+    @staticmethod
+    def run(frontend: str, stopping, results) -> None:  # type: ignore[no-untyped-def]
         context = zmq.Context()
         socket = context.socket(zmq.DEALER)
         socket.setsockopt(zmq.LINGER, 0)
-        socket.connect(self.frontend)
-        counter = 0
-        while self.running:
+        socket.connect(frontend)
+        waits, unanswered, counter = [], 0, 0
+        while not stopping.is_set():
             counter += 1
             request_id = b"status-%d" % counter
             started = time.monotonic()
@@ -123,12 +134,13 @@ class StatusProbe(threading.Thread):
                         answered = True
                         break
             if answered:
-                self.waits.append(time.monotonic() - started)
+                waits.append(time.monotonic() - started)
             else:
-                self.unanswered += 1
+                unanswered += 1
             time.sleep(0.2)
         socket.close()
         context.term()
+        results.put((waits, unanswered))
 
 
 class Sampler(threading.Thread):
@@ -244,8 +256,7 @@ def main() -> int:
         tally = attack(server.frontend, arguments)
         attacked = time.monotonic() - started
         time.sleep(1)
-        probe.running = False
-        probe.join()
+        probe.stop()
         sampler.running = False
         sampler.join()
         figures = memory_mib(pid)

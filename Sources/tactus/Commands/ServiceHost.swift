@@ -95,8 +95,10 @@ struct HostedHandlers: Sendable {
     private func cadence(_ input: ServiceCallInput) throws(ErrorBody) -> CadenceReport {
         let arguments = try input.decode(CadenceArguments.self)
         let name = arguments.name
-        var recording = input.payload ?? []
-        if input.payload == nil {
+        let recording: [UInt8]
+        if let payload = input.payload {
+            recording = payload
+        } else {
             recording = try Self.contents(of: try input.requireDescriptors(1)[0], size: arguments.size ?? 0, name: name)
         }
         do throws(CadenceError) {
@@ -106,8 +108,8 @@ struct HostedHandlers: Sendable {
         }
     }
 
-    /// The `size` bytes of the open file `descriptor` (an uploaded recording), read in one go:
-    /// a file of another size is refused before anything is read.
+    /// The `size` bytes of the open file `descriptor` (an uploaded recording), read whole: a
+    /// file of another size is refused before anything is read.
     private static func contents(of descriptor: Int32, size: Int, name: String) throws(ErrorBody) -> [UInt8] {
         var status = stat()
         guard fstat(descriptor, &status) == 0, Int(status.st_size) == size, size <= RecordingReader.maximumFileBytes else {
