@@ -8,7 +8,8 @@ import TactusProtocol
 ///
 /// A file here is replaced by its SHA-256; every other name is sent as typed to a library's
 /// `resolve` (a server's, or a library file's read service), in requests of at most
-/// ``ResolveRequest/maxNames`` names. Each answer keeps the name the person typed.
+/// ``ResolveRequest/maxNames`` names and one frame's bytes. Each answer keeps the name the
+/// person typed.
 ///
 /// ```swift
 /// let songs = try SongNames.resolve(["dev_039.mp3", "3f9a3f9a"]) { try client.resolve(ResolveRequest(names: $0)) }
@@ -31,9 +32,10 @@ public enum SongNames {
                 answers[index] = SongResolution(name: name, error: error)
             }
         }
+        let sent = asked.map(\.sent)
         var start = 0
         while start < asked.count {
-            let chunk = asked[start..<min(start + ResolveRequest.maxNames, asked.count)]
+            let chunk = asked[start..<batchEnd(sent, from: start)]
             let found = try lookup(chunk.map(\.sent))
             guard found.count == chunk.count else {
                 throw ClientError.unexpectedReply(expected: "\(chunk.count) resolved names", received: "\(found.count)")
@@ -55,6 +57,20 @@ public enum SongNames {
             start += chunk.count
         }
         return answers.map { $0! }
+    }
+
+    /// The end of the batch of `names` that starts at `start`: at most ``ResolveRequest/maxNames``
+    /// names, and few enough bytes that the request's body, each byte escaped as JSON at worst
+    /// (6 bytes), stays within the frame a server takes (``ProtocolLimits/maxRequestFrameBytes``).
+    static func batchEnd(_ names: [String], from start: Int) -> Int {
+        var end = start
+        var bytes = 0
+        while end < names.count && end - start < ResolveRequest.maxNames {
+            bytes += 6 * names[end].utf8.count + 3
+            guard end == start || bytes < ProtocolLimits.maxRequestFrameBytes - 1024 else { break }
+            end += 1
+        }
+        return end
     }
 
     /// Whether `name` is a regular file (or a link to one) on this machine.

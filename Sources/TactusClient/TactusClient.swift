@@ -20,9 +20,9 @@ import TactusZMQ
 ///   `submit`) is sent again, Lazy Pirate style, up to ``retries`` times; then the request
 ///   fails with ``ClientError/noAnswer(server:seconds:attempts:)``.
 ///
-/// Songs larger than ``inlineSongBytes`` are sent as a chunked upload (`upload`, SPEC section
-/// 3.9) when the server offers it, so that neither side holds a whole large message in
-/// ZeroMQ's buffers.
+/// Songs and recordings larger than ``inlineSongBytes`` are sent as a chunked upload (`upload`,
+/// SPEC section 3.9) when the server offers it, so that neither side holds a whole large message
+/// in ZeroMQ's buffers.
 ///
 /// ```swift
 /// let client = try TactusClient(server: "tcp://127.0.0.1:5555")
@@ -44,8 +44,9 @@ public final class TactusClient {
     /// Told each time a connected server has not answered a request within the wait, with the
     /// command and the time waited so far (to show progress: the server is slow, not gone).
     public var onSlowAnswer: ((String, Duration) -> Void)?
-    /// Songs up to this size go in one `submit` message; larger ones as an `upload`.
-    public var inlineSongBytes = 1 << 20
+    /// Songs (and `cadence` recordings) up to this size go in one message; larger ones as an
+    /// `upload`. A server takes no frame over ``ProtocolLimits/maxRequestFrameBytes`` by default.
+    public var inlineSongBytes = ProtocolLimits.maxRequestFrameBytes
     /// The size limits applied to replies.
     public let limits: ProtocolLimits
     /// The context of the client's sockets; share it with an ``EventSubscriber``.
@@ -111,6 +112,14 @@ public final class TactusClient {
             frames = try ClientRequest(requestID: requestID, body).frames(delimited: true)
         } catch {
             throw .unencodable(error)
+        }
+        // A server drops the connection that sends a frame over its limit, unanswered: refused
+        // here. (The frames: delimiter, identifier, command, request id, body, binary.)
+        let limit = max(inlineSongBytes, ProtocolLimits.maxRequestFrameBytes)
+        if let index = frames.indices.first(where: { frames[$0].count > limit }) {
+            throw .unencodable(.unencodable(
+                command: body.command.name,
+                detail: "the \(index == 4 ? "body" : "binary") frame has \(frames[index].count) bytes, more than the \(limit) a server takes in one frame"))
         }
         let base = (timeout ?? self.timeout) + .milliseconds(frames.reduce(0) { $0 + $1.count } / 4_000)
         let idempotent = body.isIdempotent

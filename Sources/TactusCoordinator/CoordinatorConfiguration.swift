@@ -40,18 +40,19 @@ public struct CoordinatorConfiguration: Sendable {
     }
 
     /// The largest song a client may send in one `submit` message; a larger one is sent as an
-    /// `upload`, in chunks. Every frame a client sends is bounded by this, the chunk size,
-    /// the body limit and ``maxRecordingBytes`` (the frontend's `ZMQ_MAXMSGSIZE`).
-    public var maxInlineSongBytes = 16 << 20
+    /// `upload`, in chunks. Every frame a client sends is bounded by this, the chunk size and
+    /// ``ProtocolLimits/maxRequestFrameBytes`` (the frontend's `ZMQ_MAXMSGSIZE`).
+    public var maxInlineSongBytes = ProtocolLimits.maxRequestFrameBytes
 
     /// The largest frame the frontend receives (`ZMQ_MAXMSGSIZE`): a frame beyond it makes
-    /// libzmq drop the connection before the message is received.
+    /// libzmq drop the connection as soon as the frame's size is read, before anything of it
+    /// is held. Recordings and songs larger than this travel as uploads.
     public var maxClientFrameBytes: Int {
-        max(maxInlineSongBytes, maxRecordingBytes, UploadBook.chunkBytes, limits.maxBodyBytes, limits.maxRequestIDBytes)
+        max(maxInlineSongBytes, UploadBook.chunkBytes, ProtocolLimits.maxRequestFrameBytes)
     }
 
     /// The largest accelerometer recording accepted by `cadence`, in bytes (`too-large` above it;
-    /// 30 minutes at 500 Hz is about 36 MB of CSV).
+    /// 30 minutes at 500 Hz is about 36 MB of CSV). One larger than a frame comes as an upload.
     public var maxRecordingBytes = 64 << 20
     /// The largest WAV file a `stretch` request may render, in bytes (`too-large` above it,
     /// estimated from the song's duration before rendering, checked again after).

@@ -5,28 +5,62 @@ import TactusProtocol
 extension CoordinatorLoop {
     /// Routes `cadence`: the recording is analysed by a service host, waited for on a service thread.
     static func routeCadence(into routes: inout RequestRoutes) {
-        routes.on(CadenceCommand.self) { loop, request, _, answer in
-            loop.beginCadence(request.body, recording: request.recording, then: answer)
+        routes.on(CadenceCommand.self) { loop, request, origin, answer in
+            loop.beginCadence(request.body, recording: request.recording, client: origin.client, then: answer)
         }
     }
 
     /// Checks the recording's size here, then hands it to the analyzer on a service thread
     /// (``BackgroundWork``), so that a long recording never holds up the loop nor the reads.
+    /// A recording sent in the message (`recording`) is at most a frame; a larger one comes as
+    /// an upload of `client`'s, whose file the analyzer reads, and which is removed once answered.
     func beginCadence(
-        _ request: CadenceRequest, recording: [UInt8], then answer: @escaping RequestRoutes.Answer
+        _ request: CadenceRequest, recording: [UInt8]?, client: String, then answer: @escaping RequestRoutes.Answer
     ) {
-        guard let analyzer = coordinator.recordings else {
-            return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not analyse recordings")))
+        do {
+            guard let analyzer = coordinator.recordings else {
+                throw ErrorBody(code: .forbidden, message: "this server does not analyse recordings")
+            }
+            var upload: UploadBook.Upload?
+            if let id = request.upload { upload = try uploadedRecording(id, name: request.name, client: client) }
+            let size = upload.map { Int($0.size) } ?? recording?.count ?? 0
+            let limit = configuration.maxRecordingBytes
+            guard size <= limit else {
+                throw ErrorBody(code: .tooLarge, message: "\(request.name): \(size) bytes, more than the limit of \(limit) bytes")
+            }
+            guard serviceWork.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(serviceWork) }
+            let name = request.name
+            guard let upload else {
+                serviceWork.run({ Result { () throws(ErrorBody) in .cadence(try analyzer.cadence(of: recording ?? [], name: name)) } }) {
+                    answer($0.mapError { $0 as any Error })
+                }
+                return
+            }
+            uploads.submitting(upload.id)
+            serviceWork.run({
+                Result { () throws(ErrorBody) in .cadence(try analyzer.cadence(ofFileAt: upload.path, size: size, name: name)) }
+            }) { [self] outcome in
+                uploads.remove(upload.id)
+                answer(outcome.mapError { $0 as any Error })
+            }
+        } catch {
+            answer(.failure(error))
         }
-        let limit = configuration.maxRecordingBytes
-        guard recording.count <= limit else {
-            return answer(.failure(ErrorBody(
-                code: .tooLarge,
-                message: "\(request.name): \(recording.count) bytes, more than the limit of \(limit) bytes")))
+    }
+
+    /// The finished upload `id` of `client` holding a recording, its bytes checked against the
+    /// SHA-256 announced when it began.
+    private func uploadedRecording(_ id: String, name: String, client: String) throws(ErrorBody) -> UploadBook.Upload {
+        let upload = try uploads.finished(id, client: client)
+        guard upload.submitted == nil else {
+            throw ErrorBody(code: .notFound, message: "no upload \(id): it was submitted as a song")
         }
-        guard serviceWork.inFlight < Self.maxBackgroundWork else { return answer(.failure(backgroundBusy(serviceWork))) }
-        serviceWork.run({ Result { () throws(ErrorBody) in .cadence(try analyzer.cadence(of: recording, name: request.name)) } }) {
-            answer($0.mapError { $0 as any Error })
+        let received = upload.digest.song.hex
+        guard received == upload.sha256 else {
+            throw ErrorBody(
+                code: .badRequest,
+                message: "\(name): the \(upload.size) bytes uploaded have the SHA-256 \(received), not \(upload.sha256) as announced")
         }
+        return upload
     }
 }

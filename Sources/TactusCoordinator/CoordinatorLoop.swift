@@ -92,10 +92,14 @@ final class CoordinatorLoop {
         } else {
             authenticator = nil
         }
-        // libzmq receives a whole message before the loop sees it: a client's frames are kept
-        // small (large songs come as an upload, in chunks), so that many large messages at
-        // once cannot take the coordinator's memory. A larger frame drops its connection.
+        // libzmq receives a whole message before the loop sees it, and holds as many as
+        // connections send: a client's frames are kept small (large songs and recordings come
+        // as uploads, in chunks), and each connection may have only a few messages waiting
+        // (libzmq then stops reading it until the loop has taken them), so that many large
+        // messages at once cannot take the coordinator's memory. A larger frame drops its
+        // connection as soon as its size is read.
         try frontend.set(.maxMessageSize(configuration.maxClientFrameBytes))
+        try frontend.set(.receiveHighWaterMark(Self.messagesWaitingPerClient))
         try backend.set(.maxMessageSize(maxMessage))
         for socket in [frontend, backend] {
             try socket.set(.routerMandatory(true))
@@ -216,6 +220,11 @@ final class CoordinatorLoop {
     /// Messages handled from one socket in one turn of the loop: enough to keep up, few enough
     /// that neither socket starves the other and answers to reads go out in between.
     static let messagesPerTurn = 8
+
+    /// Messages of one client connection that libzmq holds for the loop (`ZMQ_RCVHWM`); beyond
+    /// them it reads no more from that connection until the loop has taken some. A client waits
+    /// for each answer (or sends a request again after a timeout), so two are enough.
+    static let messagesWaitingPerClient = 2
 
     /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` (the rest wait
     /// for the next turn, which comes at once: the poll sees them). The handler gets each

@@ -13,4 +13,8 @@ public protocol RecordingAnalyzer: Sendable {
     /// The cadence of `recording`, named `name` in the report and its errors. A recording that
     /// cannot be read throws `bad-recording` naming the problem.
     func cadence(of recording: [UInt8], name: String) throws(ErrorBody) -> CadenceReport
+
+    /// The cadence of the recording in the coordinator's file at `path` (an upload's), `size`
+    /// bytes, named `name` in the report and its errors.
+    func cadence(ofFileAt path: String, size: Int, name: String) throws(ErrorBody) -> CadenceReport
 }

@@ -4,10 +4,10 @@ import Synchronization
 import TactusModel
 import TactusProtocol
 
-/// The songs being uploaded in chunks (`upload`, SPEC section 3.9), each written to a file of
-/// its own under the uploads directory as its chunks arrive, so that the coordinator holds at
-/// most one chunk of each in memory. Owned by the poll loop; the loop hands each chunk's
-/// ``ChunkWrite`` to a thread of its own and reports it with ``written(_:_:)``.
+/// The songs and recordings being uploaded in chunks (`upload`, SPEC section 3.9), each written
+/// to a file of its own under the uploads directory as its chunks arrive, so that the
+/// coordinator holds at most one chunk of each in memory. Owned by the poll loop; the loop hands
+/// each chunk's ``ChunkWrite`` to a thread of its own and reports it with ``written(_:_:)``.
 ///
 /// An upload belongs to the client that began it (its CURVE key, or its connection without
 /// CURVE): another client is told it does not exist. Chunks come in order; a chunk sent again
@@ -15,10 +15,10 @@ import TactusProtocol
 /// `submit` that comes while the last chunk is still being written is told to wait. An upload whose
 /// client has been silent for ``idleLimit`` is forgotten, its file removed. Once submitted, its
 /// file is removed and the answer kept (for a client that resends the `submit`) until it is
-/// forgotten in turn.
+/// forgotten in turn; once a `cadence` request has read it, it is forgotten at once.
 struct UploadBook {
-    /// The largest chunk taken, in bytes.
-    static let chunkBytes = 1 << 20
+    /// The largest chunk taken, in bytes: the largest frame a client sends.
+    static let chunkBytes = ProtocolLimits.maxRequestFrameBytes
     /// The uploads one client may have open at once.
     static let maxPerClient = 8
     /// The uploads open at once, over all clients.
@@ -153,7 +153,7 @@ struct UploadBook {
         guard !upload.writing else { throw Self.stillWriting(id) }
         guard !upload.submitting else {
             throw ErrorBody(
-                code: .busy, message: "upload \(id) is being submitted; send the submit again shortly for its answer", retryAfterMs: 200)
+                code: .busy, message: "upload \(id) is in use by an earlier request; send again shortly for its answer", retryAfterMs: 200)
         }
         upload.lastUsed = .now
         uploads[id] = upload
@@ -163,8 +163,8 @@ struct UploadBook {
         return upload
     }
 
-    /// Marks upload `id` as being submitted: a `submit` sent again meanwhile is told to wait
-    /// (it would find the file gone once the first is done).
+    /// Marks upload `id` as being submitted (or its recording analysed): a request sent again
+    /// meanwhile is told to wait (it would find the file gone once the first is done).
     mutating func submitting(_ id: String) {
         uploads[id]?.submitting = true
     }
@@ -180,8 +180,14 @@ struct UploadBook {
         unlink(uploads[id]!.path)
     }
 
+    /// Forgets upload `id` and removes its file: a recording's, once its `cadence` is answered.
+    mutating func remove(_ id: String) {
+        guard let upload = uploads.removeValue(forKey: id) else { return }
+        unlink(upload.path)
+    }
+
     /// Forgets the uploads idle for longer than ``idleLimit``, removing their files (not one
-    /// whose chunk is being written or that is being submitted).
+    /// whose chunk is being written or that is being submitted or analysed).
     mutating func expire(at now: ContinuousClock.Instant) {
         for (id, upload) in uploads where now - upload.lastUsed > Self.idleLimit && !upload.writing && !upload.submitting {
             unlink(upload.path)

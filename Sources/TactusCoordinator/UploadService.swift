@@ -64,6 +64,9 @@ final class UploadService {
     /// The `submit` naming upload `id` has ended, with its answer when it succeeded.
     func submitEnded(_ id: String, answer: SubmitResponse?) { book.submitEnded(id, answer: answer) }
 
+    /// Forgets upload `id` and removes its file: a recording's, once its `cadence` is answered.
+    func remove(_ id: String) { book.remove(id) }
+
     /// Forgets the uploads idle too long, and removes their files.
     func expire(at now: ContinuousClock.Instant) { book.expire(at: now) }
 }

@@ -104,6 +104,12 @@ public struct ProtocolLimits: Sendable, Hashable {
     /// The defaults: 16 frames, 4 MiB of JSON, 512 MiB of audio, 64 MiB of floats, 64-byte request ids.
     public static let standard = ProtocolLimits()
 
+    /// The largest frame a client sends to a coordinator (1 MiB): a request's body, a song or a
+    /// recording in one message, a chunk of an upload. A coordinator's frontend takes no larger
+    /// frame by default (its `ZMQ_MAXMSGSIZE`, SPEC section 3.4): larger songs and recordings
+    /// travel as uploads (section 3.9).
+    public static let maxRequestFrameBytes = 1 << 20
+
     /// The largest single frame these limits allow: the value for a socket's `ZMQ_MAXMSGSIZE`.
     public var maxFrameBytes: Int {
         max(maxBodyBytes, maxAudioBytes, maxFloatArrayBytes, maxRequestIDBytes)

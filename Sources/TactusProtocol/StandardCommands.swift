@@ -196,16 +196,17 @@ extension ClientReply.Response {
 
 // MARK: cadence
 
-/// A running recording's cadence: the recording's bytes travel in a frame after the body.
+/// A running recording's cadence: the recording's bytes travel in a frame after the body,
+/// unless the body names a finished `upload` (a recording over the frontend's frame limit).
 public enum CadenceCommand: ClientCommand {
     public static let name = "cadence"
 
-    /// The body and the recording's bytes.
+    /// The body, and the recording's bytes exactly when no upload is named.
     public struct Request: Sendable, Hashable {
         public var body: CadenceRequest
-        public var recording: [UInt8]
+        public var recording: [UInt8]?
 
-        public init(_ body: CadenceRequest, recording: [UInt8]) {
+        public init(_ body: CadenceRequest, recording: [UInt8]?) {
             self.body = body
             self.recording = recording
         }
@@ -213,17 +214,24 @@ public enum CadenceCommand: ClientCommand {
     public typealias Answer = CadenceReport
 
     public static func frames(of request: Request) throws(ProtocolError) -> [[UInt8]] {
-        [try JSONBody.encode(request.body, command: name), request.recording]
+        guard (request.body.upload == nil) == (request.recording != nil) else {
+            throw .unencodable(command: name, detail: "a recording travels in its frame or in an upload, not both")
+        }
+        return [try JSONBody.encode(request.body, command: name)] + (request.recording.map { [$0] } ?? [])
     }
 
     public static func request(from reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Request {
         let body = try reader.body(CadenceRequest.self, limits: limits)
+        if body.upload != nil {
+            _ = try reader.rest("recording", max: 0)
+            return Request(body, recording: nil)
+        }
         return Request(body, recording: try reader.binary("recording", limit: limits.maxAudioBytes))
     }
 }
 
 extension ClientRequest.Body {
-    public static func cadence(_ request: CadenceRequest, recording: [UInt8]) -> Self {
+    public static func cadence(_ request: CadenceRequest, recording: [UInt8]?) -> Self {
         Self(CadenceCommand.self, CadenceCommand.Request(request, recording: recording))
     }
 }

@@ -14,8 +14,8 @@ public enum HostedService: String, Sendable, Hashable, CaseIterable, Codable {
     /// server's limits: ``ProbeArguments`` in, the song's record out. The song is the payload
     /// or the one descriptor.
     case probe
-    /// An accelerometer recording's cadence: ``CadenceArguments`` in, the payload the recording,
-    /// a `CadenceReport` out.
+    /// An accelerometer recording's cadence: ``CadenceArguments`` in, the recording the payload
+    /// or the one descriptor (an upload's file), a `CadenceReport` out.
     case cadence
     /// A song played at another tempo, written as WAV: ``RenderArguments`` in, the song the one
     /// descriptor, ``RenderedFile`` out.
@@ -77,9 +77,12 @@ public struct ProbeArguments: Codable, Sendable, Hashable {
 public struct CadenceArguments: Codable, Sendable, Hashable {
     /// The recording's name, as the report and its errors give it.
     public var name: String
+    /// The recording's size in bytes, when it comes as a descriptor (none with a payload).
+    public var size: Int?
 
-    public init(name: String) {
+    public init(name: String, size: Int? = nil) {
         self.name = name
+        self.size = size
     }
 }
 

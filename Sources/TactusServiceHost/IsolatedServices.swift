@@ -59,8 +59,19 @@ public struct IsolatedRecordingAnalyzer: RecordingAnalyzer {
     }
 
     public func cadence(of recording: [UInt8], name: String) throws(ErrorBody) -> CadenceReport {
-        let answer = try hosts.call(.cadence, arguments: CadenceArguments(name: name), payload: recording, what: "cadence of \(name)")
-        return try ServiceJSON.decode(CadenceReport.self, from: answer.result, what: "cadence of \(name): the report")
+        try call(CadenceArguments(name: name), payload: recording, descriptors: [])
+    }
+
+    public func cadence(ofFileAt path: String, size: Int, name: String) throws(ErrorBody) -> CadenceReport {
+        let file = try OpenFile(path, what: "\(name): the uploaded recording's file")
+        defer { withExtendedLifetime(file) {} }
+        return try call(CadenceArguments(name: name, size: size), payload: nil, descriptors: [file.descriptor])
+    }
+
+    private func call(_ arguments: CadenceArguments, payload: [UInt8]?, descriptors: [Int32]) throws(ErrorBody) -> CadenceReport {
+        let what = "cadence of \(arguments.name)"
+        let answer = try hosts.call(.cadence, arguments: arguments, payload: payload, descriptors: descriptors, what: what)
+        return try ServiceJSON.decode(CadenceReport.self, from: answer.result, what: "\(what): the report")
     }
 }
 

@@ -14,12 +14,6 @@ public struct ServiceCallInput: Sendable {
         try ServiceJSON.decode(T.self, from: arguments, what: "the call's arguments")
     }
 
-    /// The client's bytes, which the call must carry.
-    public func requirePayload() throws(ErrorBody) -> [UInt8] {
-        guard let payload else { throw ErrorBody(code: .internal, message: "the call carries no bytes") }
-        return payload
-    }
-
     /// The `count` descriptors the call must carry.
     public func requireDescriptors(_ count: Int) throws(ErrorBody) -> [Int32] {
         guard descriptors.count == count else {

@@ -78,22 +78,66 @@ public struct SongBlobs: Sendable {
     public func put(_ bytes: [UInt8], id: String) throws(SongBlobError) {
         guard !holds(id, size: bytes.count) else { return }
         let directory = try makeDirectory(for: id)
+        let temporary = try writeTemporary(in: directory, id: id) { descriptor, temporary in
+            bytes.withUnsafeBytes { Self.write($0, to: descriptor, path: temporary) }
+        }
+        try publish(temporary, as: id, in: directory)
+    }
+
+    /// Stores the file at `path`, `size` bytes already checked to be the song `id`, as the blob
+    /// `id` without copying it: the blob is a second (hard) link to the file, which must not
+    /// change afterwards (an upload's finished file). When the blobs are on another file system
+    /// than the file (or on one without hard links), the file is copied instead, a piece at a
+    /// time. A no-op when a blob of that id and size exists.
+    public func put(linking path: String, size: Int, id: String) throws(SongBlobError) {
+        guard !holds(id, size: size) else { return }
+        let directory = try makeDirectory(for: id)
+        var temporary = Self.temporaryPath(in: directory, id: id)
+        if link(path, temporary) == 0 {
+            if syncsToDisk, let failure = Self.flush(path) {
+                unlink(temporary)
+                throw failure
+            }
+        } else {
+            let error = errno
+            guard [EXDEV, EPERM, EMLINK, EOPNOTSUPP].contains(error) else { throw .posix("link", path: temporary, errno: error) }
+            temporary = try copy(path, size: size, into: directory, id: id)
+        }
+        try publish(temporary, as: id, in: directory)
+    }
+
+    /// A copy of the `size` bytes of the file at `path`, as a temporary file of the blob `id`.
+    private func copy(_ path: String, size: Int, into directory: String, id: String) throws(SongBlobError) -> String {
+        let source = open(path, O_RDONLY | O_CLOEXEC)
+        guard source >= 0 else { throw .posix("open", path: path, errno: errno) }
+        defer { close(source) }
+        return try writeTemporary(in: directory, id: id) { descriptor, temporary in
+            var piece = [UInt8](repeating: 0, count: min(size, 1 << 20))
+            var copied = 0
+            while copied < size {
+                let count = piece.withUnsafeMutableBytes { Foundation.read(source, $0.baseAddress!, min($0.count, size - copied)) }
+                if count < 0 && errno == EINTR { continue }
+                if count < 0 { return .posix("read", path: path, errno: errno) }
+                if count == 0 { return SongBlobError(code: .io, path: path, message: "ends at byte \(copied) of \(size)") }
+                if let failure = piece.withUnsafeBytes({ Self.write(UnsafeRawBufferPointer(rebasing: $0[..<count]), to: descriptor, path: temporary) }) {
+                    return failure
+                }
+                copied += count
+            }
+            return nil
+        }
+    }
+
+    /// A new temporary file of the blob `id` in `directory`, filled by `fill` (given its
+    /// descriptor and path, it answers the error it met) and flushed when ``syncsToDisk``;
+    /// removed again when either fails.
+    private func writeTemporary(
+        in directory: String, id: String, fill: (Int32, String) -> SongBlobError?
+    ) throws(SongBlobError) -> String {
         let temporary = Self.temporaryPath(in: directory, id: id)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw .posix("create", path: temporary, errno: errno) }
-        var failure: SongBlobError?
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = .posix("write", path: temporary, errno: errno)
-                    return
-                }
-                offset += written
-            }
-        }
+        var failure = fill(descriptor, temporary)
         if failure == nil, syncsToDisk, fsync(descriptor) != 0 {
             failure = .posix("fsync", path: temporary, errno: errno)
         }
@@ -102,27 +146,27 @@ public struct SongBlobs: Sendable {
             unlink(temporary)
             throw failure
         }
-        try publish(temporary, as: id, in: directory)
+        return temporary
     }
 
-    /// Stores the file at `path`, `size` bytes already checked to be the song `id`, as the blob
-    /// `id` without copying it: the blob is a second (hard) link to the file, which must not
-    /// change afterwards (an upload's finished file). A no-op when a blob of that id and size
-    /// exists.
-    public func put(linking path: String, size: Int, id: String) throws(SongBlobError) {
-        guard !holds(id, size: size) else { return }
-        let directory = try makeDirectory(for: id)
-        if syncsToDisk {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw .posix("open", path: path, errno: errno) }
-            let synced = fsync(descriptor) == 0
-            let error = errno
-            close(descriptor)
-            guard synced else { throw .posix("fsync", path: path, errno: error) }
+    /// Writes all of `buffer` to `descriptor` (the file at `path`); the error met, if any.
+    private static func write(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32, path: String) -> SongBlobError? {
+        var offset = 0
+        while offset < buffer.count {
+            let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if written < 0 && errno == EINTR { continue }
+            if written < 0 { return .posix("write", path: path, errno: errno) }
+            offset += written
         }
-        let temporary = Self.temporaryPath(in: directory, id: id)
-        guard link(path, temporary) == 0 else { throw .posix("link", path: temporary, errno: errno) }
-        try publish(temporary, as: id, in: directory)
+        return nil
+    }
+
+    /// Flushes the file at `path` to the disk; the error met, if any.
+    private static func flush(_ path: String) -> SongBlobError? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .posix("open", path: path, errno: errno) }
+        defer { close(descriptor) }
+        return fsync(descriptor) == 0 ? nil : .posix("fsync", path: path, errno: errno)
     }
 
     /// Whether the blob `id` exists with `size` bytes.

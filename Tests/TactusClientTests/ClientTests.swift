@@ -81,6 +81,29 @@ import Testing
         #expect(!ClientRequest.Body.submit(SubmitRequest(force: true), audio: [1]).isIdempotent)
     }
 
+    /// A request with a frame over what a server takes (1 MiB: it would drop the connection,
+    /// unanswered) is refused before it is sent, naming the frame; a recording that large is
+    /// sent as an upload instead, which begins with a small message.
+    @Test func aFrameOverWhatAServerTakesIsRefusedBeforeItIsSent() throws {
+        let server = try SilentServer()
+        let client = try TactusClient(server: server.endpoint, timeout: .milliseconds(200), retries: 0)
+        client.patience = .milliseconds(400)
+        let recording = [UInt8](repeating: UInt8(ascii: "1"), count: (1 << 20) + 1)
+        #expect {
+            _ = try client.send(.cadence(CadenceRequest(name: "run.csv"), recording: recording))
+        } throws: { error in
+            "\(error)" == "cannot send the request: cadence: cannot encode: the binary frame has 1048577 bytes, more than the 1048576 a server takes in one frame"
+        }
+        #expect(try server.drain().isEmpty)
+        #expect(throws: ClientError.self) { _ = try client.cadence(of: recording, name: "run.csv") }
+        let sent = try server.drain()
+        #expect(sent.count == 1)
+        guard let begin = sent.first?.body.request(UploadCommand.self), begin.chunk == nil else {
+            Issue.record("not an upload's beginning: \(sent)"); return
+        }
+        #expect(begin.body.size == Int64(recording.count))
+    }
+
     @Test func repliesAreMatchedByRequestIdAndErrorsCarryTheirCode() throws {
         let jobs = [JobInfo(job: 1, song: "song-1", detector: "comb-filter", state: .queued)]
         let frontend = try FakeFrontend { request in

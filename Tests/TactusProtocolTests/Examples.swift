@@ -83,6 +83,7 @@ enum Examples {
             ClientRequest(.detectors),
             ClientRequest(.cancel(CancelRequest(song: song))),
             ClientRequest(.cadence(CadenceRequest(name: "TotalAcceleration.csv"), recording: recording)),
+            ClientRequest(.cadence(CadenceRequest(name: "half-marathon.csv", upload: upload), recording: nil)),
             ClientRequest(requestID: Array("s1".utf8), .stretch(StretchRequest(song: song, bpm: 170, maxStretchPct: 5))),
             ClientRequest(.stretch(StretchRequest(song: String(song.prefix(8)), bpm: 128.5))),
             ClientRequest(.render(RenderRequest(render: renderStatus.render))),

@@ -45,7 +45,8 @@ import Testing
             ("a request id of 65 bytes", [raw("TACTUS1"), raw("status"), [UInt8](repeating: 65, count: 65), raw("{}")], .tooLarge),
             ("17 frames", header + [raw("{}")] + Array(repeating: [], count: 13), .tooLarge),
             ("100 frames", header + [raw("{}")] + Array(repeating: [9], count: 96), .tooLarge),
-            ("a body of 5 MiB", header + [raw("{\"a\":\"") + [UInt8](repeating: 97, count: 5 << 20) + raw("\"}")], .tooLarge),
+            // Over the 1 MiB a frame may have: the connection is dropped, unanswered (the socket connects again).
+            ("a body of 5 MiB", header + [raw("{\"a\":\"") + [UInt8](repeating: 97, count: 5 << 20) + raw("\"}")], nil),
             ("a submit without its audio frame", [raw("TACTUS1"), raw("submit"), raw("r1"), raw("{}")], .badRequest),
             ("a submit with an empty audio frame", [raw("TACTUS1"), raw("submit"), raw("r1"), raw("{}"), []], .empty),
             ("a query with min_bpm above max_bpm", [raw("TACTUS1"), raw("query"), raw("r1"), raw(#"{"min_bpm": 150, "max_bpm": 120}"#)], .badRequest),

@@ -15,12 +15,21 @@ import Testing
         let bad = directory.file("bad.csv")
         try Data("time,gFx,gFy,gFz,TgF\n0,0,0,1,1\n".utf8).write(to: URL(fileURLWithPath: bad))
 
+        // Larger than a frame: sent as an upload.
+        var long = StepRecordingSynth(stretches: [.init(seconds: 400, from: 160), .init(seconds: 200, from: 175)])
+        long.seed = 52
+        let longRun = directory.file("long run.csv")
+        try Data(long.render().csv(.physicsToolbox).utf8).write(to: URL(fileURLWithPath: longRun))
+        #expect(try FileManager.default.attributesOfItem(atPath: longRun)[.size] as? Int ?? 0 > 1 << 20)
+
         let server = try ServeProcess(dataDirectory: data, extraArguments: ["--no-local-workers"])
-        for format in [["--json"], []] {
-            let offline = try CLI.run(["cadence", run] + format)
-            let online = try CLI.run(["cadence", run, "--server", server.endpoints.frontend] + format)
-            #expect(offline.status == 0 && online.status == 0, "\(online.standardError)")
-            #expect(online.standardOutput == offline.standardOutput)
+        for file in [run, longRun] {
+            for format in [["--json"], []] {
+                let offline = try CLI.run(["cadence", file] + format)
+                let online = try CLI.run(["cadence", file, "--server", server.endpoints.frontend] + format)
+                #expect(offline.status == 0 && online.status == 0, "\(online.standardError)")
+                #expect(online.standardOutput == offline.standardOutput)
+            }
         }
         let refused = try CLI.run(["cadence", bad, "--server", server.endpoints.frontend, "--json"])
         #expect(refused.status == 1)

@@ -93,11 +93,12 @@ import Testing
         var description: String { "\(code) after \(seconds) s: \(message)" }
     }
 
-    /// Sends `bytes` as a cadence request and says how it was answered.
+    /// Sends `bytes` as a cadence request (as an upload when larger than a frame) and says how it
+    /// was answered.
     static func send(_ bytes: [UInt8], name: String, to endpoints: ServeProcess.Endpoints) throws -> Outcome {
         let client = try ServerClient(endpoints)
         let started = ContinuousClock.now
-        let outcome = try client.request(.cadence(CadenceRequest(name: name), recording: bytes), timeout: .seconds(60))
+        let outcome = try client.cadence(bytes, name: name, timeout: .seconds(60))
         let seconds = (ContinuousClock.now - started).seconds
         switch outcome {
         case .error(let error): return Outcome(code: error.code.rawValue, message: error.message, seconds: seconds)

@@ -41,21 +41,36 @@ final class ServerClient {
         return reply.outcome
     }
 
-    /// Submits a song: in one message up to 16 MiB (the server's limit for that), otherwise
+    /// Submits a song: in one message up to 1 MiB (the largest frame the server takes), otherwise
     /// as an upload in chunks (SPEC section 3.9).
     func submit(_ bytes: [UInt8], name: String, detectors: [String]? = nil) throws -> ClientReply.Outcome {
-        guard bytes.count > 16 << 20 else { return try request(.submit(SubmitRequest(name: name, detectors: detectors), audio: bytes)) }
-        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes).hex)
-        guard var status = try request(.upload(begin, chunk: nil)).answer(UploadCommand.self) else {
-            return try request(.upload(begin, chunk: nil))
+        guard bytes.count > ProtocolLimits.maxRequestFrameBytes else {
+            return try request(.submit(SubmitRequest(name: name, detectors: detectors), audio: bytes))
         }
-        while status.received < status.size {
-            let start = Int(status.received), end = min(Int(status.received) + status.chunkBytes, bytes.count)
-            let outcome = try request(.upload(.chunk(status.upload, offset: status.received), chunk: Array(bytes[start..<end])))
-            guard let next = outcome.answer(UploadCommand.self) else { return outcome }
-            status = next
-        }
+        let uploaded = try upload(bytes)
+        guard let status = uploaded.answer(UploadCommand.self) else { return uploaded }
         return try request(.submit(SubmitRequest(name: name, detectors: detectors, upload: status.upload), audio: nil), timeout: .seconds(60))
+    }
+
+    /// Asks for the cadence of a recording: in one message up to 1 MiB, otherwise as an upload.
+    func cadence(_ bytes: [UInt8], name: String, timeout: Duration = .seconds(20)) throws -> ClientReply.Outcome {
+        guard bytes.count > ProtocolLimits.maxRequestFrameBytes else {
+            return try request(.cadence(CadenceRequest(name: name), recording: bytes), timeout: timeout)
+        }
+        let uploaded = try upload(bytes)
+        guard let status = uploaded.answer(UploadCommand.self) else { return uploaded }
+        return try request(.cadence(CadenceRequest(name: name, upload: status.upload), recording: nil), timeout: timeout)
+    }
+
+    /// Uploads `bytes` in chunks; the last answer (the upload complete, or the refusal).
+    func upload(_ bytes: [UInt8]) throws -> ClientReply.Outcome {
+        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes).hex)
+        var outcome = try request(.upload(begin, chunk: nil))
+        while let status = outcome.answer(UploadCommand.self), status.received < status.size {
+            let start = Int(status.received), end = min(Int(status.received) + status.chunkBytes, bytes.count)
+            outcome = try request(.upload(.chunk(status.upload, offset: status.received), chunk: Array(bytes[start..<end])))
+        }
+        return outcome
     }
 
     /// Waits (at most `timeout`) until `count` workers have joined; returns how many there are.

@@ -25,6 +25,27 @@ import Testing
         #expect(left.isEmpty, "partial files left: \(left.prefix(3))")
     }
 
+    /// An upload's file on another file system than the blobs (`/dev/shm`, a tmpfs) cannot be
+    /// linked: it is copied (it was refused with "Invalid cross-device link").
+    @Test func aFileOnAnotherFileSystemIsCopied() throws {
+        let directory = try TemporaryDirectory()
+        var shm = stat(), here = stat()
+        guard stat("/dev/shm", &shm) == 0, stat(directory.path, &here) == 0, shm.st_dev != here.st_dev else {
+            print("skipped: no /dev/shm on another file system than \(directory.path)")
+            return
+        }
+        let blobs = try SongBlobs(root: directory.file("blobs"), syncsToDisk: true)
+        let bytes = (0..<((3 << 20) + 17)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        let upload = "/dev/shm/tactus-test-upload-\(getpid())-\(UInt32.random(in: .min ... .max))"
+        #expect(FileManager.default.createFile(atPath: upload, contents: Data(bytes)))
+        defer { unlink(upload) }
+        let id = SongID(hashing: bytes).hex
+        try blobs.put(linking: upload, size: bytes.count, id: id)
+        #expect(try blobs.read(id) == bytes)
+        let left = try FileManager.default.subpathsOfDirectory(atPath: blobs.root).filter { $0.hasSuffix(".partial") }
+        #expect(left.isEmpty, "partial files left: \(left)")
+    }
+
     /// Prune removes the partial files a crash left (over an hour old) and keeps a recent one (a
     /// put in progress), counting what it removed.
     @Test func pruneRemovesAbandonedPartialFiles() throws {

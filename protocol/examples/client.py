@@ -96,7 +96,7 @@ class Client:
         raise NoAnswer(f"no answer from {self.server} within {timeout * (retries + 1):.0f} s")
 
 
-INLINE_LIMIT = 16 << 20  # the largest song a server takes in one submit message (SPEC 3.9)
+INLINE_LIMIT = 1 << 20  # the largest frame a server takes: larger songs go as an upload (SPEC 3.4, 3.9)
 
 
 def upload(client, data, sha256):

@@ -202,10 +202,10 @@ def test_a_curve_server_answers_an_authorized_key_only(tmp_path: Path) -> None:
 def test_a_song_over_the_servers_inline_limit_is_uploaded_in_chunks(server, tmp_path: Path) -> None:
     from conftest import click_track
 
-    # 44.1 kHz 16-bit mono: 200 s is about 17.6 MB, over the server's 16 MiB for one submit message.
-    song = click_track(tmp_path / "click-long.wav", 126, seconds=200, rate=44100)
+    # 44.1 kHz 16-bit mono: 30 s is about 2.6 MB, over the 1 MiB a server takes in one frame.
+    song = click_track(tmp_path / "click-long.wav", 126, seconds=30, rate=44100)
     audio = song.read_bytes()
-    assert len(audio) > 16 << 20
+    assert len(audio) > tactus.client.INLINE_SONG_BYTES == 1 << 20
     with Client(server.frontend, timeout=30) as client:
         answer = client.submit(audio, name=song.name)
     assert answer["song"] == hashlib.sha256(audio).hexdigest()

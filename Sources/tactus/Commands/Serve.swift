@@ -7,6 +7,7 @@ import TactusAudio
 import TactusAudioProbe
 import TactusCoordinator
 import TactusLocalWorkers
+import TactusProtocol
 import TactusServiceHost
 import TactusStore
 import TactusWeb
@@ -101,11 +102,12 @@ extension Tactus {
 
         @Option(help: ArgumentHelp(
             "The largest song a client may send in one submit message, in bytes; larger ones come as an upload, "
-                + "in chunks (too-large above it).", valueName: "bytes"))
-        var maxInlineSongBytes = 16 << 20
+                + "in chunks (too-large above it). Above 1 MiB it also raises the largest frame the server takes.", valueName: "bytes"))
+        var maxInlineSongBytes = ProtocolLimits.maxRequestFrameBytes
 
-        @Option(help: ArgumentHelp("The largest accelerometer recording accepted by cadence, in bytes (too-large above it).",
-            valueName: "bytes"))
+        @Option(help: ArgumentHelp(
+            "The largest accelerometer recording accepted by cadence, in bytes (too-large above it); one over 1 MiB comes "
+                + "as an upload.", valueName: "bytes"))
         var maxRecordingBytes = 64 << 20
 
         @Option(help: ArgumentHelp("The largest WAV file a stretch request may render, in bytes (too-large above it).",
@@ -256,6 +258,7 @@ extension Tactus {
         }
 
         func run() throws {
+            CoordinatorHeap.configure()
             let logger = CommandLogging.logger("tactus.serve", level: logLevel)
             let descriptors = BuiltinDetectors.registry.descriptors
             let webAddress = try checkedWebAddress()
@@ -353,7 +356,7 @@ extension Tactus {
         private func serviceHosts(logger: Logger) -> ServiceHosts {
             let arguments = [
                 "service-host", "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
-                "--nice", String(workerNice), "--max-call-bytes", String(max(maxInlineSongBytes, maxRecordingBytes) + (1 << 20)),
+                "--nice", String(workerNice), "--max-call-bytes", String(max(maxInlineSongBytes, ProtocolLimits.maxRequestFrameBytes) + (1 << 20)),
             ]
             let memory = maxWorkerMemoryMb > 0 ? maxWorkerMemoryMb : nil
             let pool = { (processes: Int, limits: [HostedService: Duration]) in

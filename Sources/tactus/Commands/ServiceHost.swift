@@ -93,13 +93,40 @@ struct HostedHandlers: Sendable {
     }
 
     private func cadence(_ input: ServiceCallInput) throws(ErrorBody) -> CadenceReport {
-        let name = try input.decode(CadenceArguments.self).name
-        let recording = try input.requirePayload()
+        let arguments = try input.decode(CadenceArguments.self)
+        let name = arguments.name
+        let recording: [UInt8]
+        if let payload = input.payload {
+            recording = payload
+        } else {
+            recording = try Self.contents(of: try input.requireDescriptors(1)[0], size: arguments.size ?? 0, name: name)
+        }
         do throws(CadenceError) {
             return try CadenceAnalyzer().analyze(RecordingReader.read(recording, file: name), file: name)
         } catch {
             throw ErrorBody(code: .badRecording, message: error.description)
         }
+    }
+
+    /// The `size` bytes of the open file `descriptor` (an uploaded recording), read whole: a
+    /// file of another size is refused before anything is read.
+    private static func contents(of descriptor: Int32, size: Int, name: String) throws(ErrorBody) -> [UInt8] {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, Int(status.st_size) == size, size <= RecordingReader.maximumFileBytes else {
+            throw ErrorBody(code: .internal, message: "\(name): the uploaded recording's file is not the \(size) bytes announced")
+        }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var done = 0
+        while done < size {
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + done, size - done, off_t(done)) }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw ErrorBody(code: .internal, message: "\(name): the uploaded recording's file cannot be read: \(String(cString: strerror(errno)))")
+            }
+            guard got > 0 else { throw ErrorBody(code: .internal, message: "\(name): the uploaded recording's file ends at byte \(done) of \(size)") }
+            done += got
+        }
+        return bytes
     }
 
     private func render(_ input: ServiceCallInput) throws(ErrorBody) -> RenderedFile {

@@ -16,8 +16,9 @@ from .messages import read_body
 
 PROTOCOL = b"TACTUS1"
 #: The largest song sent in one ``submit`` message; larger ones go as an upload in chunks
-#: (the server's ``--max-inline-song-bytes`` is 16 MiB by default; SPEC.md section 3.9).
-INLINE_SONG_BYTES = 8 << 20
+#: (a server takes no frame over 1 MiB by default and drops the connection that sends one;
+#: SPEC.md sections 3.4 and 3.9).
+INLINE_SONG_BYTES = 1 << 20
 #: The largest frame taken from a server (``ZMQ_MAXMSGSIZE``): the protocol's largest JSON body,
 #: 4 MiB (SPEC.md section 3.4). The client asks for no binary frame, so a larger frame is a
 #: broken or hostile server's: libzmq drops the connection before holding it (the request then
