@@ -23,9 +23,11 @@ final class CoordinatorLoop {
     let reads: BackgroundWork
     /// The threads that take the slow steps of submissions off the loop.
     let intake: BackgroundWork
-    /// The threads that wait for the coordinator's services on what clients sent (the cadence of
-    /// recordings), which may take seconds: never a read thread.
+    /// The threads of the services added to the configuration (``CommandService``), which may
+    /// take seconds: never a read thread.
     let serviceWork: BackgroundWork
+    /// The cadence of recordings, with the threads that wait for it.
+    let cadence: CadenceService
     /// The renders of `stretch`, with their state and thread.
     let renders: RenderService
     /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
@@ -72,10 +74,11 @@ final class CoordinatorLoop {
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renders = try RenderService(coordinator: coordinator)
-        serviceWork = try BackgroundWork(threads: 4, name: "tactus-serviceWork")
+        serviceWork = try BackgroundWork(threads: configuration.services.isEmpty ? 1 : 4, name: "tactus-services")
         intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
         uploads = try UploadService(configuration: configuration, logger: coordinator.logger)
-        routes = try Self.routes(coordinator, renders: renders, uploads: uploads, scans: scans)
+        cadence = try CadenceService(coordinator: coordinator, uploads: uploads)
+        routes = try Self.routes(coordinator, services: [renders, uploads, scans, cadence, TagsService(coordinator: coordinator)])
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
@@ -133,17 +136,11 @@ final class CoordinatorLoop {
     ///
     /// - Throws: when a command of the table has no route, or a service's command is not in
     ///   the table.
-    static func routes(
-        _ coordinator: Coordinator, renders: RenderService, uploads: UploadService, scans: ScanService
-    ) throws(CoordinatorError) -> RequestRoutes {
+    static func routes(_ coordinator: Coordinator, services: [any RequestService]) throws(CoordinatorError) -> RequestRoutes {
         let configuration = coordinator.configuration
         var routes = RequestRoutes()
         routeLibraryRequests(into: &routes)
-        routeCadence(into: &routes)
-        renders.route(into: &routes)
-        uploads.route(into: &routes)
-        TagsService(coordinator: coordinator).route(into: &routes)
-        scans.route(into: &routes)
+        for service in services { service.route(into: &routes) }
         for service in configuration.services {
             let command = service.commandName
             guard configuration.commands[command] != nil else {
@@ -168,7 +165,7 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake, renders.work, serviceWork, uploads.writes] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, renders.work, cadence.work, serviceWork, uploads.writes] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
         var stopDeadline: ContinuousClock.Instant?
         var lastTurn = ContinuousClock.now
         while true {
@@ -187,7 +184,7 @@ final class CoordinatorLoop {
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
             if let stopDeadline,
-                runningCount == 0 && reads.inFlight + intake.inFlight + serviceWork.inFlight + uploads.writes.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
+                runningCount == 0 && reads.inFlight + intake.inFlight + cadence.work.inFlight + serviceWork.inFlight + uploads.writes.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
             {
                 disconnectAllWorkers()
                 scans.answerStopping()
@@ -210,6 +207,7 @@ final class CoordinatorLoop {
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             if ready.contains(readableDescriptor: renders.work.doorbell.descriptor) { renders.work.deliver() }
+            if ready.contains(readableDescriptor: cadence.work.doorbell.descriptor) { cadence.work.deliver() }
             if ready.contains(readableDescriptor: serviceWork.doorbell.descriptor) { serviceWork.deliver() }
             if ready.contains(readableDescriptor: uploads.writes.doorbell.descriptor) { uploads.writes.deliver() }
             tick()

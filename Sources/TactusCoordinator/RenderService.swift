@@ -13,7 +13,7 @@ import TactusStore
 /// Owns its state: the renders known (``RenderBook``) and the render thread. Lives on the
 /// loop's thread, which routes it its requests and lends it the read threads and whether the
 /// server still takes work.
-final class RenderService {
+final class RenderService: RequestService {
     private let coordinator: Coordinator
     /// The renders of `stretch` requests.
     private var renders = RenderBook()

@@ -38,6 +38,13 @@ struct RequestRoutes {
     var commands: Set<String> { Set(handlers.keys) }
 }
 
+/// A part of the coordinator that answers some commands with state of its own (uploads, scans,
+/// renders, recordings, tags): it registers a handler for each of its commands.
+protocol RequestService {
+    /// Registers a handler for each of its commands.
+    func route(into routes: inout RequestRoutes)
+}
+
 /// A service the coordinator routes commands to beside its own: for commands added to its
 /// table (``CoordinatorConfiguration/commands``) by an extension or a test. It answers on a
 /// thread of the coordinator's service pool, never on the loop, so a slow answer delays no other

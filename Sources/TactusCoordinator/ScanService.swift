@@ -43,7 +43,7 @@ final class ScanState {
 /// Owns its state: the scans waiting and the one running. Lives on the loop's thread; the loop
 /// routes it `scan`, hands it the watcher's paths, and lends it what a scan needs of the broker:
 /// the intake threads, the workers that hash files, the queue its songs' jobs go to, the events.
-final class ScanService {
+final class ScanService: RequestService {
     /// Scans waiting for the running one (``isRunning``) to end.
     private var waiting: [PendingScan] = []
     /// Whether a scan is running (from its walk on).

@@ -8,7 +8,7 @@ import TactusStore
 /// The `tags` request: BPM tags of the files under the library roots, read into the library or
 /// written from it (``LibraryTags``) through the coordinator's ``SongTagger``, on one of the
 /// loop's intake threads. Keeps no state between requests.
-struct TagsService {
+struct TagsService: RequestService {
     let coordinator: Coordinator
 
     /// Routes `tags` to this service.

@@ -8,7 +8,7 @@ import TactusProtocol
 ///
 /// Owns its state: the uploads in progress (``UploadBook``) and the thread that writes them.
 /// Lives on the loop's thread, which routes it its requests and ticks it (``expire(at:)``).
-final class UploadService {
+final class UploadService: RequestService {
     private var book: UploadBook
     /// The thread that writes and hashes the chunks (one: the disk takes one write at a time,
     /// and the writer has one staging buffer).

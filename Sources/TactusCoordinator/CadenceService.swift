@@ -1,12 +1,27 @@
 import TactusProtocol
 
-/// The frontend's `cadence` requests: an accelerometer recording analysed by the coordinator's
-/// ``RecordingAnalyzer`` on a service thread (with `tactus serve`, in a service host process).
-extension CoordinatorLoop {
-    /// Routes `cadence`: the recording is analysed by a service host, waited for on a service thread.
-    static func routeCadence(into routes: inout RequestRoutes) {
-        routes.on(CadenceCommand.self) { loop, request, origin, answer in
-            loop.beginCadence(request.body, recording: request.recording, client: origin.client, then: answer)
+/// The `cadence` request: an accelerometer recording analysed by the coordinator's
+/// ``RecordingAnalyzer`` (with `tactus serve`, in a service host process), waited for on the
+/// service's own threads, never a read thread.
+///
+/// Owns its threads; a recording over a frame comes as an upload, which it takes from the
+/// ``UploadService`` and removes once answered. Lives on the loop's thread.
+final class CadenceService: RequestService {
+    private let coordinator: Coordinator
+    private let uploads: UploadService
+    /// The threads that wait for the analyzer (which may take seconds per recording).
+    let work: BackgroundWork
+
+    init(coordinator: Coordinator, uploads: UploadService) throws(CoordinatorError) {
+        self.coordinator = coordinator
+        self.uploads = uploads
+        work = try BackgroundWork(threads: 4, name: "tactus-cadence")
+    }
+
+    /// Routes `cadence` to this service.
+    func route(into routes: inout RequestRoutes) {
+        routes.on(CadenceCommand.self) { [self] _, request, origin, answer in
+            begin(request.body, recording: request.recording, client: origin.client, then: answer)
         }
     }
 
@@ -14,7 +29,7 @@ extension CoordinatorLoop {
     /// (``BackgroundWork``), so that a long recording never holds up the loop nor the reads.
     /// A recording sent in the message (`recording`) is at most a frame; a larger one comes as
     /// an upload of `client`'s, whose file the analyzer reads, and which is removed once answered.
-    func beginCadence(
+    func begin(
         _ request: CadenceRequest, recording: [UInt8]?, client: String, then answer: @escaping RequestRoutes.Answer
     ) {
         do {
@@ -24,20 +39,22 @@ extension CoordinatorLoop {
             var upload: UploadBook.Upload?
             if let id = request.upload { upload = try uploadedRecording(id, name: request.name, client: client) }
             let size = upload.map { Int($0.size) } ?? recording?.count ?? 0
-            let limit = configuration.maxRecordingBytes
+            let limit = coordinator.configuration.maxRecordingBytes
             guard size <= limit else {
                 throw ErrorBody(code: .tooLarge, message: "\(request.name): \(size) bytes, more than the limit of \(limit) bytes")
             }
-            guard serviceWork.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(serviceWork) }
+            guard work.inFlight < CoordinatorLoop.maxBackgroundWork else {
+                throw ErrorBody(code: .busy, message: "the server has \(work.inFlight) recordings in hand; try again shortly", retryAfterMs: 200)
+            }
             let name = request.name
             guard let upload else {
-                serviceWork.run({ Result { () throws(ErrorBody) in .cadence(try analyzer.cadence(of: recording ?? [], name: name)) } }) {
+                work.run({ Result { () throws(ErrorBody) in .cadence(try analyzer.cadence(of: recording ?? [], name: name)) } }) {
                     answer($0.mapError { $0 as any Error })
                 }
                 return
             }
             uploads.submitting(upload.id)
-            serviceWork.run({
+            work.run({
                 Result { () throws(ErrorBody) in .cadence(try analyzer.cadence(ofFileAt: upload.path, size: size, name: name)) }
             }) { [self] outcome in
                 uploads.remove(upload.id)
