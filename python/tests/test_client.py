@@ -245,3 +245,10 @@ def test_resolve_stretch_render_prune_tags_and_cadence_answer_through_their_meth
         report = client.cadence("\n".join(rows).encode(), "walk.csv", timeout=30)
         assert report["file"] == "walk.csv" and report["samples"] == 6000, report
         assert abs(report["duration_s"] - 60) < 0.1 and report["windows"], report
+        # Twenty minutes (over a frame) go as an upload, with the same answer for the same steps.
+        rows = ["t,x,y,z"] + [f"{i / 100:.2f},0,0,{9.8 + 4 * math.sin(2 * math.pi * 2.8 * i / 100):.3f}"
+                              for i in range(100 * 60 * 20)]
+        long = "\n".join(rows).encode()
+        assert len(long) > tactus.client.INLINE_SONG_BYTES
+        report = client.cadence(long, "long.csv", timeout=60)
+        assert report["file"] == "long.csv" and report["samples"] == 120000, report

@@ -472,7 +472,10 @@ class Client:
 
     def cadence(self, recording: bytes, name: str, *, timeout: Optional[float] = None) -> Json:
         """The cadence of an accelerometer recording (its CSV bytes, named ``name``), analysed
-        by the server: steps per minute, stretches and the tempo to play."""
+        by the server: steps per minute, stretches and the tempo to play. A recording over
+        ``INLINE_SONG_BYTES`` is uploaded first (:meth:`upload`) and the request names it."""
+        if len(recording) > INLINE_SONG_BYTES:
+            return self.request("cadence", {"name": name, "upload": self.upload(recording)}, timeout=timeout)
         return self.request("cadence", {"name": name}, recording, timeout=timeout)
 
     def events(self, topics: Optional[Sequence[str]] = None) -> "EventStream":
