@@ -53,6 +53,8 @@ final class CoordinatorLoop {
     var accepting = true
     /// Completed jobs, for the jobs-per-second figure of `status`.
     var completions: [ContinuousClock.Instant] = []
+    /// The heap trimmed after bursts of client messages.
+    var heap = HeapTrim()
     let started = ContinuousClock.now
     private var nextHeartbeat = ContinuousClock.now
 
@@ -203,7 +205,12 @@ final class CoordinatorLoop {
                 drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage)
             }
             reads.deliverIfFinished()
-            if ready.contains(frontend) { drain(frontend, handler: handleFrontend, tooManyFrames: refuseClientMessage) }
+            if ready.contains(frontend) {
+                drain(frontend, handler: { [self] frames, userID in
+                    heap.received(frames)
+                    handleFrontend(frames, userID: userID)
+                }, tooManyFrames: refuseClientMessage)
+            }
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             if ready.contains(readableDescriptor: renders.work.doorbell.descriptor) { renders.work.deliver() }
@@ -346,6 +353,7 @@ final class CoordinatorLoop {
         }
         requeueOrphanedJobs()
         uploads.expire(at: now)
+        heap.trimIfDue()
         let cutoff = now - .seconds(60)
         completions.removeAll { $0 < cutoff }
     }

@@ -258,7 +258,6 @@ extension Tactus {
         }
 
         func run() throws {
-            CoordinatorHeap.configure()
             let logger = CommandLogging.logger("tactus.serve", level: logLevel)
             let descriptors = BuiltinDetectors.registry.descriptors
             let webAddress = try checkedWebAddress()
