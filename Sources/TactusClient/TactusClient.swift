@@ -219,10 +219,16 @@ public final class TactusClient {
         return response
     }
 
-    /// The state of one job, of one song's jobs, or (with neither) of the server.
+    /// The state of one job, of one song's jobs (`song`: its id or a unique prefix of at least 8
+    /// hex digits), or (with neither) of the server.
     public func status(job: Int64? = nil, song: String? = nil) throws(ClientError) -> StatusResponse {
         guard case .status(let response) = try send(.status(StatusRequest(job: job, song: song))) else { throw mismatch(.status) }
         return response
+    }
+
+    /// The state of the jobs of the song `song`.
+    public func status(song: SongID) throws(ClientError) -> StatusResponse {
+        try status(song: song.hex)
     }
 
     /// A song's stored analyses, and its energy envelope when the request asks for it.

@@ -199,11 +199,11 @@ extension CoordinatorLoop {
             clientJobs.add(jobs.filter { $0.state.isActive }.map(\.id), to: client)
             logger.info(
                 "song submitted", metadata: ["song": "\(prepared.song.id.short)", "name": "\(prepared.song.fileName)", "jobs": "\(jobs.count)"])
-            return SubmitResponse(song: prepared.song.id.hex, jobs: prepared.answered + jobs.map(JobInfo.init))
+            return SubmitResponse(song: prepared.song.id, jobs: prepared.answered + jobs.map(JobInfo.init))
         } catch {
             // Another submission of the same song may have stored jobs meanwhile: its blob stays.
             if prepared.createdBlob, (try? library.jobs(of: prepared.song.id))?.isEmpty ?? false {
-                coordinator.blobs.remove(prepared.song.id.hex)
+                coordinator.blobs.remove(prepared.song.id)
             }
             throw error
         }
@@ -259,11 +259,10 @@ extension CoordinatorLoop {
             guard accepting else {
                 throw ErrorBody(code: .unavailable, message: "the server is stopping and takes no new songs", retryAfterMs: 5000)
             }
-            answer(
-                .success(
-                    .upload(
-                        try uploads.begin(
-                            size: request.size ?? 0, sha256: request.sha256 ?? "", client: client, maxSongBytes: configuration.maxSongBytes))))
+            guard let size = request.size, let sha256 = request.sha256 else {
+                throw ErrorBody(code: .badRequest, message: "an upload begins with size and sha256, a chunk has its bytes")
+            }
+            answer(.success(.upload(try uploads.begin(size: size, sha256: sha256, client: client, maxSongBytes: configuration.maxSongBytes))))
         } catch {
             answer(.failure(error))
         }
@@ -311,7 +310,7 @@ extension CoordinatorLoop {
             _ = pending.remove(job.id)
             clientJobs.end(job.id)
             cancelled.append(job.id)
-            publishSongDoneIfFinished(job.song.hex, completion)
+            publishSongDoneIfFinished(job.song, completion)
         }
         return CancelResponse(cancelled: cancelled)
     }

@@ -39,7 +39,7 @@ extension TactusClient {
 
     /// Uploads a spooled song in the chunks the coordinator asks for; returns the upload's id.
     private func upload(_ song: SpooledSong) throws -> String {
-        let begin = UploadRequest.begin(size: Int64(song.size), sha256: song.id.hex)
+        let begin = UploadRequest.begin(size: Int64(song.size), sha256: song.id)
         guard case .upload(var status) = try send(.upload(begin, chunk: nil)) else {
             throw ClientError.unexpectedReply(expected: "upload", received: "another command")
         }

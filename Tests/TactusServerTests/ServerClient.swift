@@ -45,7 +45,7 @@ final class ServerClient {
     /// as an upload in chunks (SPEC section 3.9).
     func submit(_ bytes: [UInt8], name: String, detectors: [String]? = nil) throws -> ClientReply.Outcome {
         guard bytes.count > 16 << 20 else { return try request(.submit(SubmitRequest(name: name, detectors: detectors), audio: bytes)) }
-        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes).hex)
+        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes))
         guard case .ok(.upload(var status)) = try request(.upload(begin, chunk: nil)) else {
             return try request(.upload(begin, chunk: nil))
         }
@@ -79,7 +79,7 @@ final class ServerClient {
     }
 
     /// The jobs of `song`.
-    func jobs(of song: String) throws -> [JobInfo] {
+    func jobs(of song: SongID) throws -> [JobInfo] {
         guard case .ok(.status(let status)) = try request(.status(StatusRequest(song: song))) else {
             throw ServerTestError("no status for song \(song)")
         }
@@ -88,8 +88,8 @@ final class ServerClient {
 
     /// Waits until no job of any song in `songs` is queued or running; returns the songs
     /// that finished in time.
-    func waitForSongs(_ songs: Set<String>, timeout: Duration) throws -> Set<String> {
-        var finished = Set<String>()
+    func waitForSongs(_ songs: Set<SongID>, timeout: Duration) throws -> Set<SongID> {
+        var finished = Set<SongID>()
         let deadline = ContinuousClock.now + timeout
         while finished.count < songs.count && ContinuousClock.now < deadline {
             for song in songs.subtracting(finished) {
