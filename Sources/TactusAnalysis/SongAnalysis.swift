@@ -12,9 +12,8 @@ import TactusModel
 public struct SongAnalysis: Sendable, Encodable {
     /// The file path, or the name given to in-memory bytes.
     public var file: String
-    /// The song's identity: the SHA-256 of its bytes in lowercase hex (TactusStore's
-    /// `SongID`), when the bytes could be read.
-    public var song: String?
+    /// The song's identity (the SHA-256 of its bytes), when the bytes could be read.
+    public var song: SongID?
     /// What the decoder found out about the song (exact duration once decoded).
     public var metadata: AudioMetadata?
     /// One analysis per detector, in the order the detectors were given.
@@ -34,7 +33,7 @@ public struct SongAnalysis: Sendable, Encodable {
     public var includesEnvelopeInJSON = false
 
     public init(
-        file: String, song: String? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
+        file: String, song: SongID? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
         envelope: EnergyEnvelope? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0,
         advisory: Set<String> = []
     ) {

@@ -60,16 +60,16 @@ public struct SongAnalyzer: Sendable {
     /// Hashes and decodes `source`, runs the detectors, and returns what they found (or why the
     /// song could not be analysed). A caller that knows the song's id (a worker, told it by its
     /// JOB) passes it as `song`, and the bytes are not hashed again.
-    public func analyze(_ source: AudioSource, song knownID: String? = nil) -> SongAnalysis {
+    public func analyze(_ source: AudioSource, song knownID: SongID? = nil) -> SongAnalysis {
         let clock = ContinuousClock()
         let began = clock.now
-        let song: String
+        let song: SongID
         let stream: AudioStream
         do throws(AudioError) {
             if let knownID {
                 song = knownID
             } else {
-                song = try SongID(of: source).hex
+                song = try SongID(of: source)
             }
             stream = try AudioStream(source, options: decoding)
         } catch {

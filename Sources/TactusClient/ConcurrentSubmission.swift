@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TactusModel
 import TactusProtocol
 
 /// Songs submitted from several connections at once: `clients` threads, each with its own
@@ -18,7 +19,7 @@ public final class ConcurrentSubmission: Sendable {
         /// The number of the song (`0..<count`).
         public var index: Int
         /// The accepted song's id; nil for a `busy` answer.
-        public var song: String?
+        public var song: SongID?
         /// From the request's sending to its answer.
         public var seconds: Double
         /// Songs accepted so far, this one included.
@@ -26,7 +27,7 @@ public final class ConcurrentSubmission: Sendable {
     }
 
     private struct State {
-        var accepted: [String] = []
+        var accepted: [SongID] = []
         var answers: [Answer] = []
         var errors: [String] = []
     }
@@ -57,7 +58,7 @@ public final class ConcurrentSubmission: Sendable {
     }
 
     /// The ids of the songs accepted so far, in the order they were.
-    public var accepted: [String] { state.withLock { $0.accepted } }
+    public var accepted: [SongID] { state.withLock { $0.accepted } }
     /// Every answer so far, `busy` ones included.
     public var answers: [Answer] { state.withLock { $0.answers } }
     /// What stopped a client (each then stops submitting).
@@ -87,7 +88,7 @@ public final class ConcurrentSubmission: Sendable {
         }
     }
 
-    private func record(index: Int, song: String?, seconds: Double, _ answered: (Answer) -> Void) {
+    private func record(index: Int, song: SongID?, seconds: Double, _ answered: (Answer) -> Void) {
         let answer = state.withLock { state in
             if let song { state.accepted.append(song) }
             let answer = Answer(index: index, song: song, seconds: seconds, acceptedSoFar: state.accepted.count)

@@ -1,3 +1,4 @@
+import TactusModel
 import TactusProtocol
 import TactusZMQ
 
@@ -57,6 +58,16 @@ public final class EventSubscriber {
         } catch {
             throw .transport(error)
         }
+    }
+
+    /// Receives the events of `song` (their topic is its id) from now on.
+    public func subscribe(_ song: SongID) throws(ClientError) {
+        try subscribe(song.hex)
+    }
+
+    /// Stops receiving the events of `song`.
+    public func unsubscribe(_ song: SongID) throws(ClientError) {
+        try unsubscribe(song.hex)
     }
 
     /// The next event, waiting at most `timeout` (`.zero` only looks); nil when none came.

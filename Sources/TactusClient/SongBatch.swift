@@ -21,7 +21,7 @@ public final class SongBatch {
     /// A song whose every job is final.
     public struct Finished: Sendable {
         /// The song's id (its SHA-256).
-        public var song: String
+        public var song: SongID
         /// The jobs this batch's submissions of the song got (those answered from the library
         /// included), every one final; other jobs of the song (earlier analyses, other
         /// clients' submissions) are left out.
@@ -38,10 +38,10 @@ public final class SongBatch {
     private let finished: (Finished) throws -> Void
     private let eventsRead: () -> Void
     /// Labels per song id still being followed.
-    private var pending: [String: [String]] = [:]
+    private var pending: [SongID: [String]] = [:]
     /// The jobs of this batch's submissions per song followed: the ids of those queued, and
     /// the answers from the library (job 0) as they came.
-    private var submittedJobs: [String: (ids: Set<Int64>, answered: [JobInfo])] = [:]
+    private var submittedJobs: [SongID: (ids: Set<Int64>, answered: [JobInfo])] = [:]
     private let clock = ContinuousClock()
     private var lastStatusCheck: ContinuousClock.Instant
 
@@ -72,7 +72,7 @@ public final class SongBatch {
     /// - Throws: what ``TactusClient/submitWhileBusy(_:audio:pause:)`` throws (a refusal of
     ///   this song, such as `too-large`, leaves the batch as it was), and what the handler throws.
     public func submit(_ request: SubmitRequest, audio: [UInt8], label: String) throws -> SubmitResponse {
-        let expected = SongID(hashing: audio).hex
+        let expected = SongID(hashing: audio)
         try subscriber?.subscribe(expected)
         let response: SubmitResponse
         do {
@@ -133,12 +133,12 @@ public final class SongBatch {
 
     /// The jobs of `song` this batch submitted, from `jobs` (all of the song's, as `status` and
     /// `song.done` give them), with those answered from the library.
-    private func submitted(_ song: String, among jobs: [JobInfo]) -> [JobInfo] {
+    private func submitted(_ song: SongID, among jobs: [JobInfo]) -> [JobInfo] {
         guard let submitted = submittedJobs[song] else { return jobs }
         return submitted.answered + jobs.filter { submitted.ids.contains($0.job) }
     }
 
-    private func finish(_ song: String, jobs: [JobInfo]) throws {
+    private func finish(_ song: SongID, jobs: [JobInfo]) throws {
         guard let labels = pending.removeValue(forKey: song) else { return }
         let ours = submitted(song, among: jobs)
         submittedJobs[song] = nil

@@ -12,7 +12,7 @@ extension TactusClient {
     ///   again after `retry_after_ms`), `too-large` (over the server's song size limit),
     ///   `unknown-command` (a server older than uploads), and what ``send(_:timeout:)`` throws.
     public func upload(_ audio: [UInt8]) throws(ClientError) -> String {
-        let begin = UploadRequest.begin(size: Int64(audio.count), sha256: SongID(hashing: audio).hex)
+        let begin = UploadRequest.begin(size: Int64(audio.count), sha256: SongID(hashing: audio))
         var status = try send(UploadCommand.self, UploadCommand.Request(begin, chunk: nil))
         while status.received < status.size {
             // What the server says is checked before it is used as an index.

@@ -228,9 +228,15 @@ public final class TactusClient {
         return try send(SubmitCommand.self, SubmitCommand.Request(request, audio: audio))
     }
 
-    /// The state of one job, of one song's jobs, or (with neither) of the server.
+    /// The state of one job, of one song's jobs (`song`: its id or a unique prefix of at least 8
+    /// hex digits), or (with neither) of the server.
     public func status(job: Int64? = nil, song: String? = nil) throws(ClientError) -> StatusResponse {
         try send(StatusCommand.self, StatusRequest(job: job, song: song))
+    }
+
+    /// The state of the jobs of the song `song`.
+    public func status(song: SongID) throws(ClientError) -> StatusResponse {
+        try status(song: song.hex)
     }
 
     /// A song's stored analyses, and its energy envelope when the request asks for it.

@@ -72,7 +72,7 @@ final class CadenceService: RequestService {
         guard upload.submitted == nil else {
             throw ErrorBody(code: .notFound, message: "no upload \(id): it was submitted as a song")
         }
-        let received = upload.digest.song.hex
+        let received = upload.digest.song
         guard received == upload.sha256 else {
             throw ErrorBody(
                 code: .badRequest,

@@ -201,11 +201,11 @@ extension CoordinatorLoop {
             clientJobs.add(jobs.filter { $0.state.isActive }.map(\.id), to: client)
             logger.info(
                 "song submitted", metadata: ["song": "\(prepared.song.id.short)", "name": "\(prepared.song.fileName)", "jobs": "\(jobs.count)"])
-            return SubmitResponse(song: prepared.song.id.hex, jobs: prepared.answered + jobs.map(JobInfo.init))
+            return SubmitResponse(song: prepared.song.id, jobs: prepared.answered + jobs.map(JobInfo.init))
         } catch {
             // Another submission of the same song may have stored jobs meanwhile: its blob stays.
             if prepared.createdBlob, (try? library.jobs(of: prepared.song.id))?.isEmpty ?? false {
-                coordinator.blobs.remove(prepared.song.id.hex)
+                coordinator.blobs.remove(prepared.song.id)
             }
             throw error
         }
@@ -281,7 +281,7 @@ extension CoordinatorLoop {
             _ = pending.remove(job.id)
             clientJobs.end(job.id)
             cancelled.append(job.id)
-            publishSongDoneIfFinished(job.song.hex, completion)
+            publishSongDoneIfFinished(job.song, completion)
         }
         return CancelResponse(cancelled: cancelled)
     }

@@ -83,7 +83,7 @@ extension CoordinatorLoop {
         }
         if body.files.count == request.indices.count {
             for (index, file) in zip(request.indices, body.files) {
-                guard let sha256 = file.sha256, let song = SongID(sha256), let size = file.size, let mtimeNs = file.mtimeNs else { continue }
+                guard let song = file.sha256, let size = file.size, let mtimeNs = file.mtimeNs else { continue }
                 request.batch.identities[index] = LibraryScan.Identity(song: song, size: Int(size), mtimeNs: mtimeNs)
             }
         } else {

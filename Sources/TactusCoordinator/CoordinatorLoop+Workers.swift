@@ -235,7 +235,7 @@ extension CoordinatorLoop {
     /// Stores a successful analysis and publishes `job.done` (and `song.done` when it was
     /// the song's last job); true when it was stored.
     private func store(
-        _ analysis: TempoAnalysis, job: AssignedJob, song: String, worker: ConnectedWorker, durationS: Double?,
+        _ analysis: TempoAnalysis, job: AssignedJob, song: SongID, worker: ConnectedWorker, durationS: Double?,
         envelope: EnergyEnvelope?
     ) -> Bool {
         do {
@@ -289,18 +289,18 @@ extension CoordinatorLoop {
             publish(
                 .jobFailed(
                     JobFailedEvent(
-                        job: job, song: record.song.hex, detector: record.detector, attempts: attempts,
+                        job: job, song: record.song, detector: record.detector, attempts: attempts,
                         error: ErrorBody(code: ErrorCode(rawValue: failure.code), message: failure.message))))
-            publishSongDoneIfFinished(record.song.hex, completion)
+            publishSongDoneIfFinished(record.song, completion)
         } catch {
             logger.error("cannot record a job failure", metadata: ["job": "\(job)", "error": "\(error)"])
         }
     }
 
-    func publishSongDoneIfFinished(_ song: String, _ completion: JobCompletion) {
+    func publishSongDoneIfFinished(_ song: SongID, _ completion: JobCompletion) {
         guard completion.songFinished else { return }
         // An upload's bytes are kept only until its jobs end (unless the server keeps uploads).
-        if !configuration.keepUploads, SongBlobs.isValidID(song) { coordinator.blobs.remove(song) }
+        if !configuration.keepUploads { coordinator.blobs.remove(song) }
         publish(.songDone(SongDoneEvent(song: song, jobs: completion.songJobs.map(JobInfo.init), consensus: completion.consensus)))
     }
 
@@ -330,8 +330,7 @@ extension CoordinatorLoop {
     private func jobSource(_ job: PendingJob, for worker: ConnectedWorker) throws(ErrorBody) -> JobSource {
         let locations: [SongLocation]
         do {
-            guard let song = SongID(job.song) else { throw ErrorBody(code: .internal, message: "invalid song id \(job.song)") }
-            locations = try library.locations(of: song).filter { !$0.missing }
+            locations = try library.locations(of: job.song).filter { !$0.missing }
         } catch {
             throw ErrorBody(code: .internal, message: "cannot read the song's locations: \(error)")
         }
@@ -349,7 +348,7 @@ extension CoordinatorLoop {
         for location in locations {
             do throws(LibraryRootsError) {
                 let bytes = try roots.open(root: location.root, relative: location.path, named: location.absolutePath).read()
-                guard SongID(hashing: bytes).hex == job.song else {
+                guard SongID(hashing: bytes) == job.song else {
                     problems.append("\(location.absolutePath): the file changed since it was scanned")
                     continue
                 }

@@ -6,7 +6,7 @@ import TactusStore
 /// A queued job as the dispatcher needs it.
 struct PendingJob: Sendable, Hashable {
     var id: Int64
-    var song: String
+    var song: SongID
     /// The name the song was submitted with, for the worker's messages and ours.
     var name: String
     var detector: String
@@ -14,10 +14,10 @@ struct PendingJob: Sendable, Hashable {
 
     /// The queued copy of a stored job.
     init(_ job: JobRecord) {
-        self.init(id: job.id, song: job.song.hex, name: job.songName, detector: job.detector, params: job.params)
+        self.init(id: job.id, song: job.song, name: job.songName, detector: job.detector, params: job.params)
     }
 
-    init(id: Int64, song: String, name: String, detector: String, params: ParameterSet) {
+    init(id: Int64, song: SongID, name: String, detector: String, params: ParameterSet) {
         self.id = id
         self.song = song
         self.name = name
@@ -35,7 +35,7 @@ struct PendingJobs {
     private var ids: Set<Int64> = []
     /// The queued jobs of each song by detector, so a worker offering several detectors gets
     /// all of a song's jobs in one message without a search through every queue.
-    private var songs: [String: [String: Int]] = [:]
+    private var songs: [SongID: [String: Int]] = [:]
 
     var count: Int { ids.count }
 
@@ -69,7 +69,7 @@ struct PendingJobs {
     /// Takes every queued job of `song` for one of `detectors`, at most `limit`, oldest
     /// first per detector. The jobs of a song are queued together, so each is found near
     /// the front of its queue.
-    mutating func take(song: String, detectors: [String], limit: Int) -> [PendingJob] {
+    mutating func take(song: SongID, detectors: [String], limit: Int) -> [PendingJob] {
         guard let counts = songs[song] else { return [] }
         var taken: [PendingJob] = []
         for detector in detectors where counts[detector] != nil {

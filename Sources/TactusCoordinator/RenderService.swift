@@ -178,7 +178,7 @@ struct RenderPlan: Sendable {
         }
         let file = try songs.path(of: id, named: song)
         status = RenderStatus(
-            render: RenderStatus.id(song: id.hex, bpm: target), song: id.hex, sourceBPM: songBPM, factor: change.factor,
+            render: RenderStatus.id(song: id, bpm: target), song: id, sourceBPM: songBPM, factor: change.factor,
             targetBPM: target, tempoRatio: change.tempoRatio, state: .pending)
         name = record.fileName
         work = .song(blob: file, sourceBPM: songBPM * change.factor, targetBPM: target)
@@ -218,7 +218,7 @@ struct RenderPlan: Sendable {
                     + "over the server's limit of \(maxBytes) (--max-render-bytes)")
         }
         let rendered = zip(playlist.entries, songs).map { entry, song in
-            RenderedSong(song: entry.match.song.hex, sourceBPM: song.sourceBPM, targetBPM: song.targetBPM)
+            RenderedSong(song: entry.match.song, sourceBPM: song.sourceBPM, targetBPM: song.targetBPM)
         }
         status = RenderStatus(render: RenderStatus.id(playlist: rendered), songs: rendered, state: .pending)
         name = songs.map(\.name).joined(separator: ", ")
@@ -334,7 +334,7 @@ final class SongFiles: Sendable {
 
     /// A path the renderer can read the song `id` (`song` in messages) from.
     func path(of id: SongID, named song: String) throws -> String {
-        if blobs.contains(id.hex) { return blobs.path(for: id.hex) }
+        if blobs.contains(id) { return blobs.path(for: id) }
         for location in try library.locations(of: id) where !location.missing {
             guard let file = try? roots.open(root: location.root, relative: location.path, named: location.absolutePath),
                 (try? probe.songID(of: file)) == id

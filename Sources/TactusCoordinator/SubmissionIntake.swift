@@ -26,7 +26,7 @@ struct SubmissionIntake: Sendable {
         var path: String
         var size: Int
         /// The SHA-256 the client announced.
-        var sha256: String
+        var sha256: SongID
         /// The id of the bytes received (hashed as the chunks arrived).
         var song: SongID
     }
@@ -66,8 +66,8 @@ struct SubmissionIntake: Sendable {
         let record = try probe.record(of: bytes, name: name, id: song)
         var prepared = try jobs(for: record)
         if !prepared.requests.isEmpty {
-            prepared.createdBlob = !blobs.contains(song.hex)
-            try store { () throws(SongBlobError) in try blobs.put(bytes, id: song.hex) }
+            prepared.createdBlob = !blobs.contains(song)
+            try store { () throws(SongBlobError) in try blobs.put(bytes, id: song) }
         }
         return prepared
     }
@@ -89,10 +89,10 @@ struct SubmissionIntake: Sendable {
     private func prepareChunkedUpload(_ uploaded: UploadedFile) throws -> PreparedSubmission {
         let name = request.name ?? "upload"
         let song = uploaded.song
-        guard song.hex == uploaded.sha256 else {
+        guard song == uploaded.sha256 else {
             throw ErrorBody(
                 code: .badRequest,
-                message: "\(name): the \(uploaded.size) bytes uploaded have the SHA-256 \(song.hex), not \(uploaded.sha256) as announced")
+                message: "\(name): the \(uploaded.size) bytes uploaded have the SHA-256 \(song), not \(uploaded.sha256) as announced")
         }
         guard uploaded.size <= maxSongBytes else {
             throw ErrorBody(
@@ -102,8 +102,8 @@ struct SubmissionIntake: Sendable {
         let record = try probe.record(ofFileAt: uploaded.path, size: uploaded.size, name: name, id: song)
         var prepared = try jobs(for: record)
         if !prepared.requests.isEmpty {
-            prepared.createdBlob = !blobs.contains(song.hex)
-            try store { () throws(SongBlobError) in try blobs.put(linking: uploaded.path, size: uploaded.size, id: song.hex) }
+            prepared.createdBlob = !blobs.contains(song)
+            try store { () throws(SongBlobError) in try blobs.put(linking: uploaded.path, size: uploaded.size, id: song) }
         }
         return prepared
     }
@@ -135,7 +135,7 @@ struct SubmissionIntake: Sendable {
             if let descriptor = detector.descriptor, request.force != true, let stored = try storedAnalysis(record.id, descriptor, given) {
                 answered.append(
                     JobInfo(
-                        job: 0, song: record.id.hex, detector: detector.name, state: stored.record.status == .failed ? .failed : .done,
+                        job: 0, song: record.id, detector: detector.name, state: stored.record.status == .failed ? .failed : .done,
                         error: stored.record.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) }))
                 continue
             }

@@ -30,7 +30,7 @@ struct UploadBook {
         let id: String
         let client: String
         let size: Int64
-        let sha256: String
+        let sha256: SongID
         let path: String
         var received: Int64 = 0
         var lastUsed: ContinuousClock.Instant
@@ -68,7 +68,7 @@ struct UploadBook {
     }
 
     /// Begins an upload of `size` bytes for `client`, within `maxSongBytes`.
-    mutating func begin(size: Int64, sha256: String, client: String, maxSongBytes: Int) throws(ErrorBody) -> UploadStatus {
+    mutating func begin(size: Int64, sha256: SongID, client: String, maxSongBytes: Int) throws(ErrorBody) -> UploadStatus {
         guard size <= Int64(maxSongBytes) else {
             throw ErrorBody(
                 code: .tooLarge, message: "the song is \(size) bytes, over the server's song size limit of \(maxSongBytes) bytes")

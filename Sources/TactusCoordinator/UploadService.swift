@@ -47,8 +47,10 @@ final class UploadService: RequestService {
             guard accepting else {
                 throw ErrorBody(code: .unavailable, message: "the server is stopping and takes no new songs", retryAfterMs: 5000)
             }
-            answer(.success(.upload(try book.begin(
-                size: request.size ?? 0, sha256: request.sha256 ?? "", client: client, maxSongBytes: maxSongBytes))))
+            guard let size = request.size, let sha256 = request.sha256 else {
+                throw ErrorBody(code: .badRequest, message: "an upload begins with size and sha256, a chunk has its bytes")
+            }
+            answer(.success(.upload(try book.begin(size: size, sha256: sha256, client: client, maxSongBytes: maxSongBytes))))
         } catch {
             answer(.failure(error))
         }

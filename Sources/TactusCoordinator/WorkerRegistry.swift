@@ -1,5 +1,6 @@
 import Foundation
 import TactusDetector
+import TactusModel
 import TactusProtocol
 
 /// One job of an assignment: which attempt of which detector.
@@ -12,7 +13,7 @@ struct AssignedJob: Sendable, Hashable {
 /// What a worker is running: the jobs of one song it was sent in one JOB, and when they must
 /// be done.
 struct Assignment: Sendable, Hashable {
-    var song: String
+    var song: SongID
     /// The name the song was submitted with.
     var name: String
     /// The jobs, each with the attempt the library gave it (one for a version-1 worker).

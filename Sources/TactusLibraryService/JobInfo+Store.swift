@@ -6,7 +6,7 @@ extension JobInfo {
     /// The wire form of a stored job.
     public init(_ job: JobRecord) {
         self.init(
-            job: job.id, song: job.song.hex, detector: job.detector, state: JobState(rawValue: job.state.rawValue) ?? .failed,
+            job: job.id, song: job.song, detector: job.detector, state: JobState(rawValue: job.state.rawValue) ?? .failed,
             attempt: job.attempts,
             error: job.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) })
     }

@@ -119,7 +119,7 @@ public struct LibraryService: Sendable {
     public func truth(_ request: TruthRequest) throws(StoreError) -> TruthResponse {
         let song = try self.song(request.song)
         if let bpm = request.bpm { try library.setReference(bpm, for: song) }
-        return TruthResponse(song: song.hex, reference: try library.reference(for: song))
+        return TruthResponse(song: song, reference: try library.reference(for: song))
     }
 
     /// A song's stored analyses (failed ones left out), the detectors still to run, its
@@ -133,7 +133,7 @@ public struct LibraryService: Sendable {
         let active = try library.jobs(of: song).filter { $0.state.isActive }.map(\.detector)
         let envelope = request.envelope == true ? record.envelope : nil
         let response = ResultResponse(
-            song: song.hex, name: record.fileName, durationS: record.durationS, analyses: stored.map(\.record.analysis),
+            song: song, name: record.fileName, durationS: record.durationS, analyses: stored.map(\.record.analysis),
             pending: Array(Set(active)).sorted(), consensus: try library.consensus(of: song) ?? ConsensusTempo(bpm: nil, detectors: []),
             envelopeHopS: envelope?.hopS, locations: try library.locations(of: song))
         return (response, envelope?.values)

@@ -68,14 +68,18 @@ public struct SongID: Sendable, Hashable, Comparable, Codable, CustomStringConve
         }
     }
 
+    /// Decodes an id as it is encoded, ``hex``: 64 lowercase hex digits, nothing else (the
+    /// protocol's messages and the library's files never hold another form).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        guard let id = SongID(try container.decode(String.self)) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "a song id is 64 hex digits")
+        let text = try container.decode(String.self)
+        guard text.utf8.count == 64, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "a song id is 64 lowercase hex digits")
         }
-        self = id
+        hex = text
     }
 
+    /// Encodes the id as ``hex``.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(hex)

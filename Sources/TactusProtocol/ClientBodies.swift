@@ -21,7 +21,7 @@ public enum JobState: String, Sendable, Hashable, Codable, CaseIterable {
 /// One job: one song analysed by one detector.
 public struct JobInfo: WireBody {
     public var job: Int64
-    public var song: String
+    public var song: SongID
     public var detector: String
     public var state: JobState
     /// Attempts started so far (0 while first queued).
@@ -29,7 +29,7 @@ public struct JobInfo: WireBody {
     /// Why the job failed, when `state` is `failed` or `cancelled`.
     public var error: ErrorBody?
 
-    public init(job: Int64, song: String, detector: String, state: JobState, attempt: Int = 0, error: ErrorBody? = nil) {
+    public init(job: Int64, song: SongID, detector: String, state: JobState, attempt: Int = 0, error: ErrorBody? = nil) {
         self.job = job
         self.song = song
         self.detector = detector
@@ -92,10 +92,10 @@ public struct SubmitRequest: WireBody {
 /// The answer to `submit`: the song id (the SHA-256 of its bytes) and one job per detector.
 /// A job answered from the store is already `done`.
 public struct SubmitResponse: WireBody {
-    public var song: String
+    public var song: SongID
     public var jobs: [JobInfo]
 
-    public init(song: String, jobs: [JobInfo]) {
+    public init(song: SongID, jobs: [JobInfo]) {
         self.song = song
         self.jobs = jobs
     }
@@ -104,11 +104,17 @@ public struct SubmitResponse: WireBody {
 /// `status`: of one job (`job`), of one song's jobs (`song`), or of the server (neither).
 public struct StatusRequest: WireBody {
     public var job: Int64?
+    /// The song: its id or a unique prefix of at least 8 hex digits.
     public var song: String?
 
     public init(job: Int64? = nil, song: String? = nil) {
         self.job = job
         self.song = song
+    }
+
+    /// The jobs of the song `song`, named by its id.
+    public init(song: SongID) {
+        self.init(song: song.hex)
     }
 
     public func validate(command: String) throws(ProtocolError) {
@@ -188,6 +194,7 @@ public struct StatusResponse: WireBody {
 
 /// `result`: a song's stored analyses.
 public struct ResultRequest: WireBody {
+    /// The song: its id or a unique prefix of at least 8 hex digits.
     public var song: String
     /// Only these detectors; absent means all.
     public var detectors: [String]?
@@ -203,6 +210,11 @@ public struct ResultRequest: WireBody {
         self.envelope = envelope
     }
 
+    /// The analyses of the song `song`, named by its id.
+    public init(song: SongID, detectors: [String]? = nil, windows: Bool? = nil, envelope: Bool? = nil) {
+        self.init(song: song.hex, detectors: detectors, windows: windows, envelope: envelope)
+    }
+
     public func validate(command: String) throws(ProtocolError) {
         try Check.song(song, command: command)
         for (index, detector) in (detectors ?? []).enumerated() {
@@ -214,7 +226,7 @@ public struct ResultRequest: WireBody {
 /// The answer to `result`. With `envelope_hop_s`, the reply has one float32 frame: the
 /// song's energy envelope (see ``TactusDetector/EnergyEnvelope``).
 public struct ResultResponse: WireBody {
-    public var song: String
+    public var song: SongID
     public var name: String?
     public var durationS: Double?
     public var analyses: [TempoAnalysis]
@@ -231,7 +243,7 @@ public struct ResultResponse: WireBody {
     public var paths: [String] { (locations ?? []).filter { !$0.missing }.map(\.absolutePath) }
 
     public init(
-        song: String, name: String? = nil, durationS: Double? = nil, analyses: [TempoAnalysis], pending: [String] = [],
+        song: SongID, name: String? = nil, durationS: Double? = nil, analyses: [TempoAnalysis], pending: [String] = [],
         consensus: ConsensusTempo, envelopeHopS: Double? = nil, locations: [SongLocation]? = nil
     ) {
         self.song = song
@@ -277,11 +289,17 @@ public struct DetectorsResponse: WireBody {
 /// `cancel`: one job, or every unfinished job of a song.
 public struct CancelRequest: WireBody {
     public var job: Int64?
+    /// The song: its id or a unique prefix of at least 8 hex digits.
     public var song: String?
 
     public init(job: Int64? = nil, song: String? = nil) {
         self.job = job
         self.song = song
+    }
+
+    /// Every unfinished job of the song `song`, named by its id.
+    public init(song: SongID) {
+        self.init(song: song.hex)
     }
 
     public func validate(command: String) throws(ProtocolError) {

@@ -1,16 +1,17 @@
 import TactusDetector
+import TactusModel
 
 // The JSON bodies of events (the coordinator's PUB socket).
 
 /// `job.done`: a job finished and its analysis is stored.
 public struct JobDoneEvent: WireBody {
     public var job: Int64
-    public var song: String
+    public var song: SongID
     public var detector: String
     public var bpm: Double?
     public var confidence: Double
 
-    public init(job: Int64, song: String, detector: String, bpm: Double?, confidence: Double) {
+    public init(job: Int64, song: SongID, detector: String, bpm: Double?, confidence: Double) {
         self.job = job
         self.song = song
         self.detector = detector
@@ -32,12 +33,12 @@ public struct JobDoneEvent: WireBody {
 /// `job.failed`: a job failed for good (after its last attempt, or at once for a decode error).
 public struct JobFailedEvent: WireBody {
     public var job: Int64
-    public var song: String
+    public var song: SongID
     public var detector: String
     public var attempts: Int
     public var error: ErrorBody
 
-    public init(job: Int64, song: String, detector: String, attempts: Int, error: ErrorBody) {
+    public init(job: Int64, song: SongID, detector: String, attempts: Int, error: ErrorBody) {
         self.job = job
         self.song = song
         self.detector = detector
@@ -48,11 +49,11 @@ public struct JobFailedEvent: WireBody {
 
 /// `song.done`: every job of the song has finished (done, failed or cancelled).
 public struct SongDoneEvent: WireBody {
-    public var song: String
+    public var song: SongID
     public var jobs: [JobInfo]
     public var consensus: ConsensusTempo
 
-    public init(song: String, jobs: [JobInfo], consensus: ConsensusTempo) {
+    public init(song: SongID, jobs: [JobInfo], consensus: ConsensusTempo) {
         self.song = song
         self.jobs = jobs
         self.consensus = consensus

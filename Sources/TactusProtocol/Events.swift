@@ -39,9 +39,9 @@ public enum Event: Sendable, Hashable {
     /// The topic frame: the song id, or `worker:<detector>`.
     public var topic: [UInt8] {
         switch self {
-        case .jobDone(let body): Array(body.song.utf8)
-        case .jobFailed(let body): Array(body.song.utf8)
-        case .songDone(let body): Array(body.song.utf8)
+        case .jobDone(let body): Array(body.song.hex.utf8)
+        case .jobFailed(let body): Array(body.song.hex.utf8)
+        case .songDone(let body): Array(body.song.hex.utf8)
         case .workerJoined(let body), .workerLost(let body): Array((Self.workerTopicPrefix + body.detector).utf8)
         case .scanProgress: Array(Self.scanTopic.utf8)
         }

@@ -1,3 +1,5 @@
+import TactusModel
+
 // The JSON bodies of IDENTIFY and IDENTIFIED (worker protocol, version 2): a coordinator scanning
 // its library roots asks a worker that shares them for the SHA-256 of the files it found, so the
 // hashing, the scan's largest cost, runs in the worker processes rather than in the coordinator.
@@ -30,8 +32,8 @@ public struct IdentifyBody: WireBody {
 /// What a worker found about one file of an IDENTIFY: its SHA-256 with the size and
 /// modification time it had when read, or why it could not be read.
 public struct FileIdentity: WireBody {
-    /// The SHA-256 of the file's bytes, 64 lowercase hex digits.
-    public var sha256: String?
+    /// The SHA-256 of the file's bytes: the id of the song it holds.
+    public var sha256: SongID?
     /// The file's size in bytes when it was hashed.
     public var size: Int64?
     /// The file's modification time, in nanoseconds since 1970, when it was hashed.
@@ -41,7 +43,7 @@ public struct FileIdentity: WireBody {
     public var error: ErrorBody?
 
     /// A file hashed.
-    public init(sha256: String, size: Int64, mtimeNs: Int64) {
+    public init(sha256: SongID, size: Int64, mtimeNs: Int64) {
         self.sha256 = sha256
         self.size = size
         self.mtimeNs = mtimeNs
@@ -65,10 +67,9 @@ public struct FileIdentity: WireBody {
             try error.validate(command: command)
             return
         }
-        guard let sha256, let size, mtimeNs != nil else {
+        guard sha256 != nil, let size, mtimeNs != nil else {
             throw .invalidBody(command: command, field: "files", detail: "a file has either error or sha256, size and mtime_ns")
         }
-        try Check.sha256(sha256, field: "sha256", command: command)
         guard size >= 0 else { throw .invalidBody(command: command, field: "size", detail: "must be at least 0") }
     }
 }

@@ -124,6 +124,11 @@ public struct CompareRequest: WireBody {
         self.binWidth = binWidth
     }
 
+    /// The results of the song `song`, named by its id, side by side.
+    public init(song: SongID) {
+        self.init(song: song.hex)
+    }
+
     enum CodingKeys: String, CodingKey {
         case song
         case binWidth = "bin_width"
@@ -213,12 +218,18 @@ public struct PlaylistResponse: WireBody {
 
 /// `truth`: a song's reference tempo; sets it first when `bpm` is given.
 public struct TruthRequest: WireBody {
+    /// The song: its id or a unique prefix of at least 8 hex digits.
     public var song: String
     public var bpm: Double?
 
     public init(song: String, bpm: Double? = nil) {
         self.song = song
         self.bpm = bpm
+    }
+
+    /// The reference tempo of the song `song`, named by its id.
+    public init(song: SongID, bpm: Double? = nil) {
+        self.init(song: song.hex, bpm: bpm)
     }
 
     public func validate(command: String) throws(ProtocolError) {
@@ -229,10 +240,10 @@ public struct TruthRequest: WireBody {
 
 /// The answer to `truth`: the song's reference tempo, absent when none is known.
 public struct TruthResponse: WireBody {
-    public var song: String
+    public var song: SongID
     public var reference: ReferenceTempo?
 
-    public init(song: String, reference: ReferenceTempo?) {
+    public init(song: SongID, reference: ReferenceTempo?) {
         self.song = song
         self.reference = reference
     }

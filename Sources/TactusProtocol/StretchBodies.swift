@@ -25,6 +25,11 @@ public struct StretchRequest: WireBody {
         self.maxStretchPct = maxStretchPct
     }
 
+    /// The song `song`, named by its id, at a tempo.
+    public init(song: SongID, bpm: Double, maxStretchPct: Double? = nil) {
+        self.init(song: song.hex, bpm: bpm, maxStretchPct: maxStretchPct)
+    }
+
     /// A playlist rendered as one workout.
     public init(playlist: PlaylistQuery, maxStretchPct: Double? = nil) {
         self.playlist = playlist
@@ -96,7 +101,7 @@ public struct RenderStatus: WireBody {
     /// songs and tempi), so that asking for the same render again names the same one.
     public var render: String
     /// The song's full id (a song's render only).
-    public var song: String?
+    public var song: SongID?
     /// The song's tempo in the library (its consensus; a song's render only).
     public var sourceBPM: Double?
     /// 0.5, 1 or 2: the octave of the song's tempo that needs the least change (a song's render only).
@@ -119,7 +124,7 @@ public struct RenderStatus: WireBody {
 
     /// A song's render.
     public init(
-        render: String, song: String, sourceBPM: Double, factor: Double, targetBPM: Double, tempoRatio: Double,
+        render: String, song: SongID, sourceBPM: Double, factor: Double, targetBPM: Double, tempoRatio: Double,
         state: State, error: ErrorBody? = nil, bytes: Int? = nil, durationS: Double? = nil, renderS: Double? = nil
     ) {
         self.render = render
@@ -147,10 +152,10 @@ public struct RenderStatus: WireBody {
         case bytes, durationS = "duration_s", renderS = "render_s"
     }
 
-    /// The id of the render of `song` (its full id) at `bpm`: the song's first 16 hex digits and
-    /// the tempo to 0.001 BPM (`3f9a3f9a3f9a3f9a-170.5`).
-    public static func id(song: String, bpm: Double) -> String {
-        "\(song.prefix(16))-" + String(format: "%.3f", bpm).replacing(/\.?0+$/, with: "")
+    /// The id of the render of `song` at `bpm`: the song's first 16 hex digits and the tempo
+    /// to 0.001 BPM (`3f9a3f9a3f9a3f9a-170.5`).
+    public static func id(song: SongID, bpm: Double) -> String {
+        "\(song.hex.prefix(16))-" + String(format: "%.3f", bpm).replacing(/\.?0+$/, with: "")
     }
 
     /// Render ids: 1 to 64 lowercase letters, digits, `.` and `-`.
@@ -166,7 +171,7 @@ public struct RenderStatus: WireBody {
     /// songs and tempi.
     public static func id(playlist songs: [RenderedSong]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in songs.map({ $0.song + String(format: "@%.3f>%.3f;", $0.sourceBPM, $0.targetBPM) }).joined().utf8 {
+        for byte in songs.map({ $0.song.hex + String(format: "@%.3f>%.3f;", $0.sourceBPM, $0.targetBPM) }).joined().utf8 {
             hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
         }
         return "playlist-" + String(format: "%016llx", hash)
@@ -178,13 +183,11 @@ public struct RenderStatus: WireBody {
             guard song == nil, sourceBPM == nil, factor == nil, targetBPM == nil, tempoRatio == nil, !songs.isEmpty else {
                 throw .invalidBody(command: command, field: "songs", detail: "a playlist's render has songs and no song")
             }
-            for entry in songs { try Check.song(entry.song, command: command) }
         } else {
-            guard let song, sourceBPM != nil, factor != nil, targetBPM != nil, tempoRatio != nil else {
+            guard song != nil, sourceBPM != nil, factor != nil, targetBPM != nil, tempoRatio != nil else {
                 throw .invalidBody(
                     command: command, field: "song", detail: "a song's render has song, source_bpm, factor, target_bpm and tempo_ratio")
             }
-            try Check.song(song, command: command)
         }
         guard (state == .failed) == (error != nil) else {
             throw .invalidBody(command: command, field: "error", detail: "present exactly when the state is failed")
@@ -198,12 +201,12 @@ public struct RenderStatus: WireBody {
 /// A song of a playlist's render: its full id, its tempo at the octave that serves its segment and
 /// the segment's cadence it is played at.
 public struct RenderedSong: Sendable, Hashable, Codable {
-    public var song: String
+    public var song: SongID
     /// The song's tempo in the library divided by the octave's factor.
     public var sourceBPM: Double
     public var targetBPM: Double
 
-    public init(song: String, sourceBPM: Double, targetBPM: Double) {
+    public init(song: SongID, sourceBPM: Double, targetBPM: Double) {
         self.song = song
         self.sourceBPM = sourceBPM
         self.targetBPM = targetBPM

@@ -13,8 +13,9 @@ extension WireBody {
 
 /// Checks shared by the bodies.
 enum Check {
-    /// Song ids: 1 to 128 characters of letters, digits, `.`, `_` and `-` (the coordinator's
-    /// ids are 64 lowercase hex digits of the content's SHA-256).
+    /// Songs named in requests (an id, a prefix): 1 to 128 characters of letters, digits, `.`,
+    /// `_` and `-`. Full ids (replies, events, the worker protocol) are ``SongID``s, 64
+    /// lowercase hex digits of the content's SHA-256.
     static func song(_ song: String, field: String = "song", command: String) throws(ProtocolError) {
         let allowed = { (byte: UInt8) in
             (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
@@ -32,13 +33,6 @@ enum Check {
         else {
             throw .invalidBody(
                 command: command, field: field, detail: "a detector name is 1 to 64 lowercase letters, digits and dashes")
-        }
-    }
-
-    /// A SHA-256: 64 lowercase hex digits.
-    static func sha256(_ text: String, field: String, command: String) throws(ProtocolError) {
-        guard text.utf8.count == 64, text.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw .invalidBody(command: command, field: field, detail: "must be 64 lowercase hex digits")
         }
     }
 

@@ -1,4 +1,5 @@
 import TactusDetector
+import TactusModel
 
 // The JSON bodies of the worker protocol (the coordinator's backend).
 
@@ -81,7 +82,7 @@ public struct JobBody: WireBody {
     public var job: Int64
     /// 1 for the first attempt; a RESULT must echo it.
     public var attempt: Int
-    public var song: String
+    public var song: SongID
     /// The file name the song was submitted with, when known, for the worker's messages (the
     /// format is recognised from the bytes).
     public var name: String?
@@ -96,7 +97,7 @@ public struct JobBody: WireBody {
     public var location: JobLocation?
 
     public init(
-        job: Int64, attempt: Int, song: String, name: String? = nil, params: ParameterSet, timeLimitS: Double,
+        job: Int64, attempt: Int, song: SongID, name: String? = nil, params: ParameterSet, timeLimitS: Double,
         envelope: Bool, location: JobLocation? = nil
     ) {
         self.job = job
@@ -117,7 +118,6 @@ public struct JobBody: WireBody {
     public func validate(command: String) throws(ProtocolError) {
         try Check.positive(job, field: "job", command: command)
         try Check.positive(Int64(attempt), field: "attempt", command: command)
-        try Check.song(song, command: command)
         try Check.parameters(params, field: "params", command: command)
         try Check.finite(timeLimitS, field: "time_limit_s", in: 0.001...1_000_000, command: command)
         try location?.validate(command: command)
@@ -293,7 +293,7 @@ public struct SongJobBody: WireBody {
     /// The most jobs one JOB may carry.
     public static let maximumJobs = 32
 
-    public var song: String
+    public var song: SongID
     /// The file name the song was submitted with, when known, for the worker's messages.
     public var name: String?
     /// After this many seconds the coordinator treats every job of the message as lost.
@@ -306,7 +306,7 @@ public struct SongJobBody: WireBody {
     public var location: JobLocation?
 
     public init(
-        song: String, name: String? = nil, timeLimitS: Double, envelope: Bool, jobs: [SongJobEntry], location: JobLocation? = nil
+        song: SongID, name: String? = nil, timeLimitS: Double, envelope: Bool, jobs: [SongJobEntry], location: JobLocation? = nil
     ) {
         self.song = song
         self.name = name
@@ -322,7 +322,6 @@ public struct SongJobBody: WireBody {
     }
 
     public func validate(command: String) throws(ProtocolError) {
-        try Check.song(song, command: command)
         try Check.finite(timeLimitS, field: "time_limit_s", in: 0.001...1_000_000, command: command)
         guard (1...Self.maximumJobs).contains(jobs.count) else {
             throw .invalidBody(command: command, field: "jobs", detail: "a JOB carries 1 to \(Self.maximumJobs) jobs")
@@ -371,14 +370,14 @@ public struct SongJobAnswer: WireBody {
 /// about the song (`audio`, and `envelope_hop_s` when the envelope frame follows) when at
 /// least one job succeeded.
 public struct SongResultBody: WireBody {
-    public var song: String
+    public var song: SongID
     public var audio: AudioFacts?
     /// The envelope's hop in seconds, present exactly when a float32 envelope frame follows.
     public var envelopeHopS: Double?
     /// One answer per job of the JOB.
     public var results: [SongJobAnswer]
 
-    public init(song: String, audio: AudioFacts? = nil, envelopeHopS: Double? = nil, results: [SongJobAnswer]) {
+    public init(song: SongID, audio: AudioFacts? = nil, envelopeHopS: Double? = nil, results: [SongJobAnswer]) {
         self.song = song
         self.audio = audio
         self.envelopeHopS = envelopeHopS
@@ -391,7 +390,6 @@ public struct SongResultBody: WireBody {
     }
 
     public func validate(command: String) throws(ProtocolError) {
-        try Check.song(song, command: command)
         guard (1...SongJobBody.maximumJobs).contains(results.count) else {
             throw .invalidBody(command: command, field: "results", detail: "a RESULT answers 1 to \(SongJobBody.maximumJobs) jobs")
         }

@@ -1,5 +1,6 @@
 import Foundation
 import TactusLibraryService
+import TactusModel
 import TactusProtocol
 
 /// The work a service host process does for the coordinator: everything that parses or computes
@@ -46,18 +47,18 @@ public struct IdentifyArguments: Codable, Sendable, Hashable {
 
 /// What an identify call found.
 public struct IdentifiedFile: Codable, Sendable, Hashable {
-    /// The SHA-256 of the file's bytes, 64 lowercase hex digits.
-    public var sha256: String
+    /// The SHA-256 of the file's bytes: the id of the song it holds.
+    public var sha256: SongID
 
-    public init(sha256: String) {
+    public init(sha256: SongID) {
         self.sha256 = sha256
     }
 }
 
 /// A ``HostedService/probe`` call: the song's id and name, as the record will have them.
 public struct ProbeArguments: Codable, Sendable, Hashable {
-    /// The song's SHA-256 (hex), computed by the coordinator.
-    public var song: String
+    /// The song's id, computed by the coordinator.
+    public var song: SongID
     /// The name messages and the record give the song.
     public var name: String
     /// The song's size in bytes.
@@ -65,7 +66,7 @@ public struct ProbeArguments: Codable, Sendable, Hashable {
     /// How messages name the file, when not by ``name`` (a file below a library root: its path).
     public var path: String?
 
-    public init(song: String, name: String, size: Int, path: String? = nil) {
+    public init(song: SongID, name: String, size: Int, path: String? = nil) {
         self.song = song
         self.name = name
         self.size = size

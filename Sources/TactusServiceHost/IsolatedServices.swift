@@ -17,33 +17,29 @@ public struct IsolatedProbe: SongProbe {
     }
 
     public func record(of bytes: [UInt8], name: String, id: SongID) throws(ErrorBody) -> SongRecord {
-        try call(ProbeArguments(song: id.hex, name: name, size: bytes.count), payload: bytes, descriptors: [])
+        try call(ProbeArguments(song: id, name: name, size: bytes.count), payload: bytes, descriptors: [])
     }
 
     public func record(of file: LibraryFile, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
-        try call(ProbeArguments(song: id.hex, name: name, size: file.size, path: file.path), payload: nil, descriptors: [file.descriptor])
+        try call(ProbeArguments(song: id, name: name, size: file.size, path: file.path), payload: nil, descriptors: [file.descriptor])
     }
 
     public func record(ofFileAt path: String, size: Int, name: String, id: SongID) throws(ErrorBody) -> SongRecord {
         let file = try OpenFile(path, what: "\(name): the uploaded song's file")
         defer { withExtendedLifetime(file) {} }
-        return try call(ProbeArguments(song: id.hex, name: name, size: size), payload: nil, descriptors: [file.descriptor])
+        return try call(ProbeArguments(song: id, name: name, size: size), payload: nil, descriptors: [file.descriptor])
     }
 
     public func songID(of file: LibraryFile) throws(ErrorBody) -> SongID {
         let answer = try hosts.call(.identify, arguments: IdentifyArguments(path: file.path), descriptors: [file.descriptor], what: file.path)
-        let identified = try ServiceJSON.decode(IdentifiedFile.self, from: answer.result, what: "\(file.path): the identify answer")
-        guard let song = SongID(identified.sha256) else {
-            throw ErrorBody(code: .internal, message: "\(file.path): the identify answer is no SHA-256")
-        }
-        return song
+        return try ServiceJSON.decode(IdentifiedFile.self, from: answer.result, what: "\(file.path): the identify answer").sha256
     }
 
     /// The host's record, checked to be the record of the song asked about.
     private func call(_ arguments: ProbeArguments, payload: [UInt8]?, descriptors: [Int32]) throws(ErrorBody) -> SongRecord {
         let answer = try hosts.call(.probe, arguments: arguments, payload: payload, descriptors: descriptors, what: arguments.name)
         let record = try ServiceJSON.decode(SongRecord.self, from: answer.result, what: "\(arguments.name): the probe's record")
-        guard record.id.hex == arguments.song, record.fileName == arguments.name, record.byteSize == arguments.size else {
+        guard record.id == arguments.song, record.fileName == arguments.name, record.byteSize == arguments.size else {
             throw ErrorBody(code: .internal, message: "\(arguments.name): the probe answered with the record of another song")
         }
         return record

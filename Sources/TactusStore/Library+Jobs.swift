@@ -192,14 +192,14 @@ extension Library {
         try read { db in try JobRecord.fetch(db, where: "j.state = 'running'", arguments: []) }
     }
 
-    /// The songs (SHA-256, lowercase hex) with a queued or running job: those whose bytes are
-    /// still needed.
-    public func songsWithActiveJobs() throws(StoreError) -> Set<String> {
+    /// The songs with a queued or running job: those whose bytes are still needed.
+    public func songsWithActiveJobs() throws(StoreError) -> Set<SongID> {
         try read { db in
             Set(
                 try String.fetchAll(
                     db,
-                    sql: "SELECT DISTINCT s.sha256 FROM jobs j JOIN songs s ON s.id = j.song_id WHERE j.state IN ('queued', 'running')"))
+                    sql: "SELECT DISTINCT s.sha256 FROM jobs j JOIN songs s ON s.id = j.song_id WHERE j.state IN ('queued', 'running')"
+                ).map { try SongID.stored($0) })
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 #if canImport(Glibc)
 import Glibc
@@ -29,8 +30,8 @@ public struct SongBlobError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Song bytes stored by content: the file of song `id` (its SHA-256, lowercase hex) is
-/// `<root>/<first two hex digits>/<id>`.
+/// Song bytes stored by content: the file of song `id` is `<root>/<its first two hex
+/// digits>/<its hex>`.
 ///
 /// A blob is complete before ``put(_:id:)`` returns: the bytes go to a temporary file in the
 /// same directory and are renamed into place, so a crash of the process leaves either no
@@ -53,29 +54,27 @@ public struct SongBlobs: Sendable {
         }
     }
 
-    /// Where the blob of `id` lives. `id` must be a SHA-256 in lowercase hex (64 characters),
-    /// which also guarantees that the path stays inside `root`.
-    public func path(for id: String) -> String {
+    /// Where the blob of `id` lives (its hex digits keep the path inside `root`).
+    public func path(for id: SongID) -> String {
         "\(root)/\(Self.relativePath(for: id))"
     }
 
-    /// Where the blob of `id` lives below ``root`` (`id`'s first two digits, then `id`).
-    public static func relativePath(for id: String) -> String {
-        precondition(isValidID(id), "a blob id is a lowercase hex SHA-256")
-        return "\(id.prefix(2))/\(id)"
+    /// Where the blob of `id` lives below ``root`` (its first two hex digits, then its hex).
+    public static func relativePath(for id: SongID) -> String {
+        "\(id.hex.prefix(2))/\(id.hex)"
     }
 
-    /// True when `text` is a lowercase hex SHA-256.
-    public static func isValidID(_ text: String) -> Bool {
-        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    /// True when `name`, a file's name in the store, is a blob's: a lowercase hex SHA-256.
+    private static func isBlobName(_ name: String) -> Bool {
+        name.utf8.count == 64 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
-    public func contains(_ id: String) -> Bool {
+    public func contains(_ id: SongID) -> Bool {
         FileManager.default.fileExists(atPath: path(for: id))
     }
 
     /// Stores `bytes` as the blob `id` (a no-op when a blob of that id and size exists).
-    public func put(_ bytes: [UInt8], id: String) throws(SongBlobError) {
+    public func put(_ bytes: [UInt8], id: SongID) throws(SongBlobError) {
         guard !holds(id, size: bytes.count) else { return }
         let directory = try makeDirectory(for: id)
         let temporary = try writeTemporary(in: directory, id: id) { descriptor, temporary in
@@ -89,7 +88,7 @@ public struct SongBlobs: Sendable {
     /// change afterwards (an upload's finished file). When the blobs are on another file system
     /// than the file (or on one without hard links), the file is copied instead, a piece at a
     /// time. A no-op when a blob of that id and size exists.
-    public func put(linking path: String, size: Int, id: String) throws(SongBlobError) {
+    public func put(linking path: String, size: Int, id: SongID) throws(SongBlobError) {
         guard !holds(id, size: size) else { return }
         let directory = try makeDirectory(for: id)
         var temporary = Self.temporaryPath(in: directory, id: id)
@@ -107,7 +106,7 @@ public struct SongBlobs: Sendable {
     }
 
     /// A copy of the `size` bytes of the file at `path`, as a temporary file of the blob `id`.
-    private func copy(_ path: String, size: Int, into directory: String, id: String) throws(SongBlobError) -> String {
+    private func copy(_ path: String, size: Int, into directory: String, id: SongID) throws(SongBlobError) -> String {
         let source = open(path, O_RDONLY | O_CLOEXEC)
         guard source >= 0 else { throw .posix("open", path: path, errno: errno) }
         defer { close(source) }
@@ -132,7 +131,7 @@ public struct SongBlobs: Sendable {
     /// descriptor and path, it answers the error it met) and flushed when ``syncsToDisk``;
     /// removed again when either fails.
     private func writeTemporary(
-        in directory: String, id: String, fill: (Int32, String) -> SongBlobError?
+        in directory: String, id: SongID, fill: (Int32, String) -> SongBlobError?
     ) throws(SongBlobError) -> String {
         let temporary = Self.temporaryPath(in: directory, id: id)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -170,14 +169,14 @@ public struct SongBlobs: Sendable {
     }
 
     /// Whether the blob `id` exists with `size` bytes.
-    private func holds(_ id: String, size: Int) -> Bool {
+    private func holds(_ id: SongID, size: Int) -> Bool {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path(for: id)) else { return false }
         return (attributes[.size] as? NSNumber)?.intValue == size
     }
 
     /// The directory of the blob `id`, made if missing.
-    private func makeDirectory(for id: String) throws(SongBlobError) -> String {
-        let directory = "\(root)/\(id.prefix(2))"
+    private func makeDirectory(for id: SongID) throws(SongBlobError) -> String {
+        let directory = "\(root)/\(id.hex.prefix(2))"
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
             throw .posix("mkdir", path: directory, errno: errno)
         }
@@ -185,14 +184,14 @@ public struct SongBlobs: Sendable {
     }
 
     /// A fresh hidden name in `directory` for the blob `id` while it is being put.
-    private static func temporaryPath(in directory: String, id: String) -> String {
-        "\(directory)/.\(id).\(UInt32.random(in: .min ... .max)).partial"
+    private static func temporaryPath(in directory: String, id: SongID) -> String {
+        "\(directory)/.\(id.hex).\(UInt32.random(in: .min ... .max)).partial"
     }
 
     /// Renames the complete file `temporary` to the blob `id` (a blob of the same id put
     /// meanwhile is replaced, never half-written) and, when ``syncsToDisk``, flushes the
     /// directory. The temporary file is removed when the rename fails.
-    private func publish(_ temporary: String, as id: String, in directory: String) throws(SongBlobError) {
+    private func publish(_ temporary: String, as id: SongID, in directory: String) throws(SongBlobError) {
         let finalPath = path(for: id)
         guard rename(temporary, finalPath) == 0 else {
             let error = SongBlobError.posix("rename", path: finalPath, errno: errno)
@@ -211,7 +210,7 @@ public struct SongBlobs: Sendable {
     }
 
     /// The bytes of blob `id`.
-    public func read(_ id: String) throws(SongBlobError) -> [UInt8] {
+    public func read(_ id: SongID) throws(SongBlobError) -> [UInt8] {
         let blobPath = path(for: id)
         guard let data = FileManager.default.contents(atPath: blobPath) else {
             let missing = !FileManager.default.fileExists(atPath: blobPath)
@@ -223,7 +222,7 @@ public struct SongBlobs: Sendable {
     }
 
     /// Deletes blob `id` if it exists.
-    public func remove(_ id: String) {
+    public func remove(_ id: SongID) {
         unlink(path(for: id))
     }
 
@@ -246,12 +245,12 @@ public struct SongBlobs: Sendable {
     }
 
     /// Every blob id in the store (partial files and anything else left out).
-    public func ids() -> [String] {
-        var ids = [String]()
+    public func ids() -> [SongID] {
+        var ids = [SongID]()
         for directory in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where directory.utf8.count == 2 {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: "\(root)/\(directory)")) ?? []
-            where Self.isValidID(name) && name.hasPrefix(directory) {
-                ids.append(name)
+            where Self.isBlobName(name) && name.hasPrefix(directory) {
+                if let id = SongID(name) { ids.append(id) }
             }
         }
         return ids.sorted()
@@ -260,7 +259,7 @@ public struct SongBlobs: Sendable {
     /// Removes every blob whose id is not in `needed` (with `dryRun`, only counts them), and
     /// the partial files a crash left behind (older than ``abandonedPartialAge``: a put in
     /// progress is never that old). Returns the files removed, their bytes, and the blobs kept.
-    public func prune(keeping needed: Set<String>, dryRun: Bool = false) -> (removed: Int, bytes: Int64, kept: Int) {
+    public func prune(keeping needed: Set<SongID>, dryRun: Bool = false) -> (removed: Int, bytes: Int64, kept: Int) {
         var removed = 0
         var bytes: Int64 = 0
         var kept = 0

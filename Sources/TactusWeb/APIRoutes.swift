@@ -191,7 +191,7 @@ struct APIRoutes: Sendable {
                 continuation.yield(ByteBuffer(string: "retry: 2000\n: connected to \(gateway.configuration.events)\n\n"))
                 await withTaskGroup(of: Void.self) { group in
                     group.addTask {
-                        for await message in stream where song == nil || message.song?.hasPrefix(song!) == true {
+                        for await message in stream where song == nil || message.song?.hex.hasPrefix(song!) == true {
                             continuation.yield(ByteBuffer(string: "event: \(message.name)\ndata: \(message.json)\n\n"))
                         }
                     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import TactusClient
+import TactusModel
 import TactusProtocol
 
 /// The coordinator's events, read on a thread of their own and handed to every listener: the
@@ -14,8 +15,8 @@ public final class EventHub: @unchecked Sendable {
         public var event: Event
         public var name: String
         public var json: String
-        /// The song the event is about, nil for worker events.
-        public var song: String?
+        /// The song the event is about, nil for worker and scan events.
+        public var song: SongID?
     }
 
     /// How many events a slow stream may fall behind before the oldest are dropped.
@@ -103,7 +104,7 @@ public final class EventHub: @unchecked Sendable {
 
     static func message(_ event: Event) -> Message? {
         guard let frames = try? event.frames(), frames.count == 4 else { return nil }
-        let song: String?
+        let song: SongID?
         switch event {
         case .jobDone(let body): song = body.song
         case .jobFailed(let body): song = body.song

@@ -24,10 +24,9 @@ struct SongFigureSource: Sendable {
             }
             return found
         }
-        let full = comparison.song.hex
-        let (result, values) = try await gateway.ask { try $0.result(ResultRequest(song: full, windows: true, envelope: true)) }
+        let (result, values) = try await gateway.ask { try $0.result(ResultRequest(song: comparison.song, windows: true, envelope: true)) }
         let envelope = result.envelopeHopS.flatMap { hop in values.map { EnergyEnvelope(hopS: hop, values: $0) } }
-        let subtitle = [comparison.file, Clock.text(comparison.durationS), "song \(full.prefix(12))"].joined(separator: " · ")
+        let subtitle = [comparison.file, Clock.text(comparison.durationS), "song \(comparison.song.short)"].joined(separator: " · ")
         let plot = SongPlot(
             title: SongPlot.title(title: comparison.title, artist: comparison.artist, file: comparison.file), subtitle: subtitle,
             durationS: comparison.durationS, envelope: envelope, analyses: result.analyses, consensusBPM: result.consensus.bpm,

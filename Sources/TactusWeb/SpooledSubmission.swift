@@ -38,7 +38,7 @@ extension TactusClient {
 
     /// Uploads a spooled song in the chunks the coordinator asks for; returns the upload's id.
     private func upload(_ song: SpooledSong) throws -> String {
-        let begin = UploadRequest.begin(size: Int64(song.size), sha256: song.id.hex)
+        let begin = UploadRequest.begin(size: Int64(song.size), sha256: song.id)
         var status = try send(UploadCommand.self, UploadCommand.Request(begin, chunk: nil))
         while status.received < status.size {
             // What the coordinator says is checked before it is used as an offset.

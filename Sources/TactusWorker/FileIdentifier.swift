@@ -28,7 +28,7 @@ struct FileIdentifier {
         do throws(LibraryRootsError) {
             let file = try roots.open(root: location.root, relative: location.path, named: name)
             let song = try file.songID(before: deadline)
-            return FileIdentity(sha256: song.hex, size: Int64(file.size), mtimeNs: file.mtimeNs)
+            return FileIdentity(sha256: song, size: Int64(file.size), mtimeNs: file.mtimeNs)
         } catch {
             return FileIdentity(error: ErrorBody(error))
         }

@@ -91,7 +91,7 @@ public struct JobRunner: Sendable {
         var envelope: EnergyEnvelope?
         var warnings: [AnalysisProblem] = []
         if !runnable.isEmpty {
-            let name = song.name ?? "song \(song.song.prefix(16))"
+            let name = song.name ?? "song \(song.song.hex.prefix(16))"
             let failAll = { (error: ErrorBody) in
                 for (entry, _) in runnable { answers[entry.job] = SongJobAnswer(job: entry.job, attempt: entry.attempt, error: error) }
             }
@@ -135,7 +135,7 @@ public struct JobRunner: Sendable {
 
     /// The file a JOB's `location` names, opened below this worker's library roots (refusing
     /// symbolic links, as the coordinator does) and checked to still hold the song's bytes.
-    private func open(_ location: JobLocation, song: String) throws(ErrorBody) -> LibraryFile {
+    private func open(_ location: JobLocation, song: SongID) throws(ErrorBody) -> LibraryFile {
         let file: LibraryFile
         let found: SongID
         do throws(LibraryRootsError) {
@@ -144,9 +144,9 @@ public struct JobRunner: Sendable {
         } catch {
             throw ErrorBody(error)
         }
-        guard found.hex == song else {
+        guard found == song else {
             throw ErrorBody(
-                code: .songChanged, message: "\(file.path): the file's bytes are no longer those of song \(song.prefix(16)) (scan again)")
+                code: .songChanged, message: "\(file.path): the file's bytes are no longer those of song \(song.hex.prefix(16)) (scan again)")
         }
         return file
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TactusModel
 import TactusProtocol
 import TactusZMQ
 
@@ -163,7 +164,7 @@ private final class CoordinatorLink {
     /// A JOB handed to the analysis thread: its jobs (one in version 1) and the connection.
     private struct Order: Equatable {
         var jobs: [SongJobEntry]
-        var song: String
+        var song: SongID
         var version: ProtocolVersion
         var generation: Int
 

@@ -152,7 +152,7 @@ struct InPlaceBench: ParsableCommand {
         for round in 0..<watchRounds {
             let outside = directory.file("incoming\(round).wav")
             try Self.writeSong(outside, bpm: 100 + Double(round) * 11, seconds: songSeconds, sampleRate: 44_100, stereo: true, seed: UInt64(100 + round))
-            let song = try SongID(of: .file(outside)).hex
+            let song = try SongID(of: .file(outside))
             try FileManager.default.copyItem(atPath: outside, toPath: root + "/copied\(round).wav")
             let closed = ContinuousClock.now
             var queuedAfter: Double?

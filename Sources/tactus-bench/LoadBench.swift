@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TactusAnalysis
 import TactusClient
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -106,7 +107,7 @@ struct LoadBench: ParsableCommand {
         var failed_jobs: Int
         /// Jobs that took more than one attempt (their worker was lost meanwhile).
         var retried_jobs: Int
-        var lost_songs: [String]
+        var lost_songs: [SongID]
         /// The round under a CPU hog, when there was one.
         var hog_round: HogRound?
         /// The monitor's samples: seconds since the start, resident MiB, jobs queued or running.
@@ -174,7 +175,7 @@ struct LoadBench: ParsableCommand {
         let monitor = try LoadMonitor(server: server)
         let queries = QueryStream(frontend: server.endpoints.frontend, interval: .milliseconds(queryIntervalMs), monitor: monitor)
         var figures: [Round] = []
-        var accepted: [String] = []
+        var accepted: [SongID] = []
         var latencies: [Double] = []
         var busy = 0
         for round in 0..<rounds {
@@ -210,7 +211,7 @@ struct LoadBench: ParsableCommand {
             }
         }
         var hogRound: HogRound?
-        var hogAccepted: [String] = []
+        var hogAccepted: [SongID] = []
         if hogSongsPerClient > 0 {
             let (round, songs) = try runHogRound(server: server, first: rounds * perRound, monitor: monitor, detectors: detectors)
             hogRound = round
@@ -261,7 +262,7 @@ struct LoadBench: ParsableCommand {
     /// job is done, watching the `worker.lost` events meanwhile.
     private func runHogRound(
         server: ServeProcess, first: Int, monitor: LoadMonitor, detectors: [String]
-    ) throws -> (HogRound, accepted: [String]) {
+    ) throws -> (HogRound, accepted: [SongID]) {
         let count = clients * hogSongsPerClient
         let processes = hogProcesses ?? ProcessInfo.processInfo.activeProcessorCount
         let losses = WorkerLossWatch(events: server.endpoints.events)
@@ -299,13 +300,13 @@ struct LoadBench: ParsableCommand {
     /// finished with every job done and one analysis per detector, how many jobs failed, and
     /// the songs that did not finish.
     private static func check(
-        _ songs: [String], detectors: [String], frontend: String
-    ) throws -> (finished: Int, failedJobs: Int, retriedJobs: Int, lost: [String]) {
+        _ songs: [SongID], detectors: [String], frontend: String
+    ) throws -> (finished: Int, failedJobs: Int, retriedJobs: Int, lost: [SongID]) {
         let client = try TactusClient(server: frontend, timeout: .seconds(10))
         var finished = 0
         var failedJobs = 0
         var retriedJobs = 0
-        var lost: [String] = []
+        var lost: [SongID] = []
         for song in songs {
             let jobs = try client.status(song: song).jobs
             failedJobs += jobs.filter { $0.state == .failed }.count

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TactusAnalysis
 import TactusClient
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -233,7 +234,7 @@ struct ServerBench: ParsableCommand {
             return (SubmitRequest(name: name), try [UInt8](Data(contentsOf: URL(fileURLWithPath: paths[index]))))
         }
 
-        var done = Set<String>()
+        var done = Set<SongID>()
         var failedJobs = 0
         var jobCount = 0
         var lastDone = start

@@ -1,9 +1,11 @@
 import TactusDetector
+import TactusModel
 import TactusProtocol
 
 /// The seed corpus: one valid message of each kind, encoded by the protocol's own encoder.
 enum ProtocolSeeds {
-    static let song = String(repeating: "3f9a", count: 16)
+    /// The song of every seed (64 hex digits: a valid id); requests name it by its hex.
+    static let song = SongID(String(repeating: "3f9a", count: 16))!
 
     static func all() throws -> [(name: String, frames: [[UInt8]])] {
         let descriptor = DetectorDescriptor(
@@ -33,7 +35,7 @@ enum ProtocolSeeds {
             ("truth", .truth(TruthRequest(song: song, bpm: 128))),
             ("detectors", .detectors),
             ("cancel", .cancel(CancelRequest(song: song))),
-            ("resolve", .resolve(ResolveRequest(names: ["dev_039.mp3", "/music/a b/c.flac", String(song.prefix(8))]))),
+            ("resolve", .resolve(ResolveRequest(names: ["dev_039.mp3", "/music/a b/c.flac", String(song.hex.prefix(8))]))),
             ("tags", .tags(TagsRequest(action: "write", all: true, offset: 16, limit: 16, minConfidence: 0.4, dryRun: true))),
             ("upload-begin", .upload(.begin(size: 52_428_800, sha256: song), chunk: nil)),
             ("upload-chunk", .upload(.chunk("0f8e4a52-7c1d-4f0e-9b53-2d4c8e1f6a90", offset: 1 << 20), chunk: audio)),

@@ -76,7 +76,7 @@ struct DatabaseScan {
         let analyzer = SongAnalyzer(detectors: detectors.filter { names.contains($0.descriptor.name) })
         let file = try roots.open(root: found.root, relative: found.entry.relative, named: found.absolutePath)
         let result = analyzer.analyze(.descriptor(file.descriptor, name: found.absolutePath))
-        if let hash = result.song, hash != prepared.song.id.hex {
+        if let hash = result.song, hash != prepared.song.id {
             throw ErrorBody(code: .songChanged, message: "\(found.absolutePath): the file changed while it was scanned; scan again")
         }
         var song = prepared.song

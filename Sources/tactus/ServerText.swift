@@ -7,7 +7,7 @@ enum ServerText {
     /// `job 12  abcdef012345  comb-filter  done  attempt 1`, and the error of a failed job (one
     /// line when printed, whatever the error's message holds).
     static func job(_ job: JobInfo) -> String {
-        var line = "job \(job.job)  \(job.song.prefix(12))  \(job.detector)  \(job.state.rawValue)  attempt \(job.attempt)"
+        var line = "job \(job.job)  \(job.song.short)  \(job.detector)  \(job.state.rawValue)  attempt \(job.attempt)"
         if let error = job.error { line += "  \(error.code): \(error.message)" }
         return line
     }

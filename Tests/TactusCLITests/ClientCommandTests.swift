@@ -21,7 +21,7 @@ import Testing
                     requestID: request.requestID, command: "submit",
                     error: ErrorBody(code: .busy, message: "the queue is full", retryAfterMs: 300))])
             } else if let submit = body.request(SubmitCommand.self) {
-                let song = SongID(hashing: submit.audio ?? []).hex
+                let song = SongID(hashing: submit.audio ?? [])
                 let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
                 var done = queued
                 (done.state, done.attempt) = (.done, 1)
@@ -35,7 +35,7 @@ import Testing
                     seconds: 0.5)
                 let envelope: [Float]? = result.envelope == true ? [0.5, 0.25, 0] : nil
                 return .init(replies: [ClientReply(requestID: request.requestID, .result(ResultResponse(
-                    song: result.song, analyses: [analysis], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"]),
+                    song: SongID(result.song) ?? SongID(hashing: []), analyses: [analysis], consensus: ConsensusTempo(bpm: 120, detectors: ["comb-filter"]),
                     envelopeHopS: envelope == nil ? nil : 0.5), envelope: envelope))])
             } else if let status = body.request(StatusCommand.self), status.song == nil && status.job == nil {
                 let server = ServerStatus(
@@ -43,7 +43,8 @@ import Testing
                     jobsPerSecond: 1.5, uptimeS: 3700, accepting: true)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: server)))])
             } else if let status = body.request(StatusCommand.self) {
-                let job = JobInfo(job: status.job ?? 1, song: status.song ?? "s", detector: "comb-filter", state: .done, attempt: 1)
+                let song = status.song.flatMap(SongID.init) ?? SongID(hashing: [])
+                let job = JobInfo(job: status.job ?? 1, song: song, detector: "comb-filter", state: .done, attempt: 1)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [job])))])
             } else if let cancel = body.request(CancelCommand.self) {
                 return .init(replies: [ClientReply(requestID: request.requestID, .cancel(CancelResponse(cancelled: cancel.job.map { [$0] } ?? [4, 5])))])
@@ -150,7 +151,7 @@ import Testing
                     requestID: request.requestID, command: "submit",
                     error: ErrorBody(code: .unavailable, message: "the server is stopping", retryAfterMs: 5000))])
             }
-            let song = SongID(hashing: submit.audio ?? []).hex
+            let song = SongID(hashing: submit.audio ?? [])
             let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
             return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
         }
@@ -179,11 +180,11 @@ import Testing
         // Songs are accepted and never finish.
         let server = try FakeFrontend { request in
             if let submit = request.body.request(SubmitCommand.self) {
-                let song = SongID(hashing: submit.audio ?? []).hex
+                let song = SongID(hashing: submit.audio ?? [])
                 let queued = JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)
                 return .init(replies: [ClientReply(requestID: request.requestID, .submit(SubmitResponse(song: song, jobs: [queued])))])
             } else if let status = request.body.request(StatusCommand.self) {
-                let queued = JobInfo(job: 1, song: status.song ?? "", detector: "comb-filter", state: .queued)
+                let queued = JobInfo(job: 1, song: status.song.flatMap(SongID.init) ?? SongID(hashing: []), detector: "comb-filter", state: .queued)
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [queued])))])
             } else {
                 return .init(replies: [ClientReply(

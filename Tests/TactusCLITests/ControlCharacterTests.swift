@@ -104,7 +104,7 @@ import Testing
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [], server: state)))])
             } else {
                 let job = JobInfo(
-                    job: 7, song: String(repeating: "ab", count: 32), detector: "comb-filter", state: .failed, attempt: 1,
+                    job: 7, song: SongID(hashing: Array(Self.hostile.utf8)), detector: "comb-filter", state: .failed, attempt: 1,
                     error: ErrorBody(code: .corrupt, message: Self.hostile + ".mp3: damaged"))
                 return .init(replies: [ClientReply(requestID: request.requestID, .status(StatusResponse(jobs: [job])))])
             }

@@ -1,5 +1,6 @@
 import Foundation
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import Testing
@@ -32,7 +33,7 @@ import Testing
                 seconds: 0.5)
             let envelope: [Float]? = result.envelope == true ? (0..<160).map { Float(pow(2.0, Double($0 / 40))) / 8 } : nil
             return .init(replies: [ClientReply(requestID: request.requestID, .result(ResultResponse(
-                song: String(repeating: "ab", count: 32), name: "climb.flac", durationS: 40, analyses: [analysis],
+                song: SongID(String(repeating: "ab", count: 32))!, name: "climb.flac", durationS: 40, analyses: [analysis],
                 consensus: ConsensusTempo(bpm: 115, detectors: ["comb-filter"]), envelopeHopS: envelope == nil ? nil : 0.25),
                 envelope: envelope))])
         }

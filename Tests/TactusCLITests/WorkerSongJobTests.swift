@@ -1,6 +1,7 @@
 import Foundation
 import TactusAnalysis
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import Testing
@@ -25,7 +26,7 @@ import Testing
 
         let params = try #require(BuiltinDetectors.registry.descriptor(named: "comb-filter")).resolve()
         let job = SongJobBody(
-            song: "test-song-7", name: "song-7.wav", timeLimitS: 60, envelope: true,
+            song: testSong(7), name: "song-7.wav", timeLimitS: 60, envelope: true,
             jobs: [
                 SongJobEntry(job: 7, attempt: 1, detector: "comb-filter", params: params),
                 SongJobEntry(job: 8, attempt: 2, detector: "autocorrelation", params: ParameterSet()),
@@ -38,7 +39,7 @@ import Testing
             Issue.record("expected a version-2 RESULT, got \(answer.message)")
             return
         }
-        #expect(result.song == "test-song-7" && result.results.map(\.job) == [7, 8, 9, 10])
+        #expect(result.song == testSong(7) && result.results.map(\.job) == [7, 8, 9, 10])
         #expect(result.results.map(\.attempt) == [1, 2, 1, 1])
         for answer in result.results.prefix(2) {
             let analysis = try #require(answer.analysis, "job \(answer.job): \(String(describing: answer.error))")

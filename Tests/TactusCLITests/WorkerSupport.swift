@@ -1,5 +1,6 @@
 import Foundation
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -153,7 +154,12 @@ final class WorkerProcess {
 
 /// A job for `song`, with the defaults of the tests.
 func job(_ id: Int64, attempt: Int = 1, params: ParameterSet = ParameterSet(), envelope: Bool = false) -> JobBody {
-    JobBody(job: id, attempt: attempt, song: "test-song-\(id)", name: "song-\(id).wav", params: params, timeLimitS: 60, envelope: envelope)
+    JobBody(job: id, attempt: attempt, song: testSong(id), name: "song-\(id).wav", params: params, timeLimitS: 60, envelope: envelope)
+}
+
+/// The id a test's JOB gives song `id` (a worker sent the song's bytes does not hash them again).
+func testSong(_ id: Int64) -> SongID {
+    SongID(hashing: Array("test song \(id)".utf8))
 }
 
 /// A long 120 BPM song, cheap to make: a 10 s drum pattern (20 beats) repeated, as a mono

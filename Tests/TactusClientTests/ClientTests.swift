@@ -105,7 +105,8 @@ import Testing
     }
 
     @Test func repliesAreMatchedByRequestIdAndErrorsCarryTheirCode() throws {
-        let jobs = [JobInfo(job: 1, song: "song-1", detector: "comb-filter", state: .queued)]
+        let song = SongID(hashing: Array("song 1".utf8))
+        let jobs = [JobInfo(job: 1, song: song, detector: "comb-filter", state: .queued)]
         let frontend = try FakeFrontend { request in
             // A stale reply to some earlier request first: the client must skip it.
             let stale = ClientReply(requestID: Array("stale".utf8), .status(StatusResponse(jobs: [])))
@@ -118,7 +119,7 @@ import Testing
         }
         defer { frontend.stop() }
         let client = try TactusClient(server: frontend.frontend, timeout: .seconds(5))
-        #expect(try client.status(song: "song-1").jobs == jobs)
+        #expect(try client.status(song: song).jobs == jobs)
         #expect(throws: ClientError.rejected(ErrorBody(code: .busy, message: "queue full", retryAfterMs: 250))) {
             _ = try client.submit(SubmitRequest(name: "a.wav"), audio: [1, 2, 3])
         }
@@ -135,7 +136,7 @@ import Testing
                     requestID: request.requestID, command: request.body.command.name,
                     error: ErrorBody(code: .unknownCommand, message: "not in this fake"))])
             }
-            let song = SongID(hashing: audio).hex
+            let song = SongID(hashing: audio)
             let queued = JobInfo(job: 7, song: song, detector: "comb-filter", state: .queued)
             let old = JobInfo(
                 job: 3, song: song, detector: "statistical-energy", state: .failed, attempt: 3,

@@ -75,7 +75,7 @@ import Testing
 
         var other = csv
         other[other.count - 2] = other[other.count - 2] == UInt8(ascii: "7") ? UInt8(ascii: "8") : UInt8(ascii: "7")
-        let wrong = try Self.upload(other, announcing: SongID(hashing: csv).hex, by: client)
+        let wrong = try Self.upload(other, announcing: SongID(hashing: csv), by: client)
         guard case .error(let mismatch) = try client.request(.cadence(CadenceRequest(name: "b.csv", upload: wrong), recording: nil))
         else { Issue.record("bytes that are not those announced were analysed"); return }
         #expect(mismatch.code == .badRequest && mismatch.message.hasPrefix("b.csv: ") && mismatch.message.contains("SHA-256"), "\(mismatch)")
@@ -96,8 +96,8 @@ import Testing
     }
 
     /// Uploads `bytes` announced with the SHA-256 `sha256` (theirs by default); the upload's id.
-    static func upload(_ bytes: [UInt8], announcing sha256: String? = nil, by client: TestClient) throws -> String {
-        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: sha256 ?? SongID(hashing: bytes).hex)
+    static func upload(_ bytes: [UInt8], announcing sha256: SongID? = nil, by client: TestClient) throws -> String {
+        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: sha256 ?? SongID(hashing: bytes))
         guard var status = try client.request(.upload(begin, chunk: nil)).answer(UploadCommand.self) else { throw HarnessError("no upload") }
         while status.received < status.size {
             let start = Int(status.received), end = min(start + status.chunkBytes, bytes.count)

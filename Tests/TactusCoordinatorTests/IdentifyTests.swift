@@ -97,7 +97,7 @@ import Testing
                     case .songJob(let job, _):
                         jobs.withLock { $0.append(job) }
                         let answers = try? job.jobs.map { entry in
-                            job.song == IdentifyTests.madeUpSong.hex
+                            job.song == IdentifyTests.madeUpSong
                                 ? SongJobAnswer(job: entry.job, attempt: entry.attempt, error: ErrorBody(code: .songChanged, message: "not that song"))
                                 : SongJobAnswer(job: entry.job, attempt: entry.attempt, analysis: try SongTestWorker.analysis(entry, bpm: 120))
                         }
@@ -117,11 +117,11 @@ import Testing
                     return FileIdentity(error: ErrorBody(code: .notFound, message: "\(path): gone"))
                 }
                 let mtimeNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
-                let sha256: String
+                let sha256: SongID
                 switch behaviour {
-                case .claimsKnownSong(let song): sha256 = song.hex
-                case .claimsNewSong: sha256 = IdentifyTests.madeUpSong.hex
-                default: sha256 = SongID(hashing: bytes).hex
+                case .claimsKnownSong(let song): sha256 = song
+                case .claimsNewSong: sha256 = IdentifyTests.madeUpSong
+                default: sha256 = SongID(hashing: bytes)
                 }
                 return FileIdentity(sha256: sha256, size: Int64(bytes.count), mtimeNs: mtimeNs)
             }
@@ -206,7 +206,7 @@ import Testing
         }
         #expect(first.hashedByWorkers == 1)
         let failed = try client.waitForEvent { event in
-            if case .jobFailed(let failure) = event { return failure.song == Self.madeUpSong.hex }
+            if case .jobFailed(let failure) = event { return failure.song == Self.madeUpSong }
             return false
         }
         played.stop(leaving: false)

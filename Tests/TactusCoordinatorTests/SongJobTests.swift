@@ -97,7 +97,7 @@ final class SongTestWorker {
             return
         }
         #expect(audio.isEmpty, "the song's bytes do not travel")
-        #expect(job.location == JobLocation(root: blobRoot, path: "\(submitted.song.prefix(2))/\(submitted.song)"))
+        #expect(job.location == JobLocation(root: blobRoot, path: "\(submitted.song.hex.prefix(2))/\(submitted.song)"))
         if let location = job.location {
             #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: location.root + "/" + location.path))) == bytes)
         }

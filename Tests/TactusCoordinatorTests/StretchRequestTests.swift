@@ -29,7 +29,7 @@ import Testing
     /// A coordinator with the fake renderer and a song whose consensus is 128 BPM.
     static func start(
         _ directory: TemporaryDirectory, configure: (inout CoordinatorConfiguration) -> Void = { _ in }
-    ) throws -> (running: RunningCoordinator, client: TestClient, song: String, bytes: [UInt8]) {
+    ) throws -> (running: RunningCoordinator, client: TestClient, song: SongID, bytes: [UInt8]) {
         let renderer = FakeRenderer(sizes: [126: 0, 64: 1000, 124: 400_000])
         let running = try RunningCoordinator(directory: directory.path, renderer: renderer) {
             $0.maxRenderBytes = 300_000
@@ -69,8 +69,8 @@ import Testing
         defer { running.stop() }
 
         // The renderer is handed the song's stored bytes: its "render" is the song itself.
-        let started = try Self.started(client, StretchRequest(song: String(song.prefix(10)), bpm: 126))
-        #expect(started.render == "\(song.prefix(16))-126" && started.song == song && started.state == .pending)
+        let started = try Self.started(client, StretchRequest(song: String(song.hex.prefix(10)), bpm: 126))
+        #expect(started.render == "\(song.hex.prefix(16))-126" && started.song == song && started.state == .pending)
         #expect(started.sourceBPM == 128 && started.factor == 1 && abs((started.tempoRatio ?? .nan) - 126.0 / 128) < 1e-12)
         let (done, wav) = try Self.finished(client, started.render)
         #expect(done.state == .done && done.bytes == bytes.count && wav == bytes)
@@ -88,7 +88,7 @@ import Testing
         let large = try Self.finished(client, try Self.started(client, StretchRequest(song: song, bpm: 124)).render)
         #expect(large.0.state == .failed && large.0.error?.code == .tooLarge)
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.file("renders")).sorted()
-        #expect(files == ["\(song.prefix(16))-126.wav", "\(song.prefix(16))-64.wav"])
+        #expect(files == ["\(song.hex.prefix(16))-126.wav", "\(song.hex.prefix(16))-64.wav"])
 
         // A failed render is started again when asked again; a done one is not.
         #expect(try Self.started(client, StretchRequest(song: song, bpm: 130)).state == .pending)

@@ -126,7 +126,7 @@ import Testing
         let directory = try TemporaryDirectory()
         var book = try UploadBook(directory: directory.file("uploads"), maxOpenBytes: 1 << 30, logger: Logger(label: "test"))
         let song = [UInt8](repeating: 0x42, count: (1 << 20) + 10)
-        let begun = try book.begin(size: Int64(song.count), sha256: SongID(hashing: song).hex, client: "a", maxSongBytes: 1 << 30)
+        let begun = try book.begin(size: Int64(song.count), sha256: SongID(hashing: song), client: "a", maxSongBytes: 1 << 30)
         guard case .write(let first) = try book.append(Array(song.prefix(1 << 20)), to: begun.upload, offset: 0, client: "a") else {
             Issue.record("the first chunk was not to be written")
             return
@@ -162,7 +162,7 @@ import Testing
     @Test func aFailedWriteCanBeSentAgain() throws {
         let directory = try TemporaryDirectory()
         var book = try UploadBook(directory: directory.file("uploads"), maxOpenBytes: 1 << 30, logger: Logger(label: "test"))
-        let begun = try book.begin(size: 100, sha256: String(repeating: "0", count: 64), client: "a", maxSongBytes: 1 << 30)
+        let begun = try book.begin(size: 100, sha256: SongID(hashing: [0]), client: "a", maxSongBytes: 1 << 30)
         guard case .write(let chunk) = try book.append([UInt8](repeating: 1, count: 100), to: begun.upload, offset: 0, client: "a") else {
             Issue.record("the chunk was not to be written")
             return
@@ -183,7 +183,7 @@ import Testing
         let directory = try TemporaryDirectory()
         var book = try UploadBook(directory: directory.file("uploads"), maxOpenBytes: 1 << 30, logger: Logger(label: "test"))
         let song = [UInt8](repeating: 7, count: 5000)
-        let begun = try book.begin(size: Int64(song.count), sha256: SongID(hashing: song).hex, client: "a", maxSongBytes: 1 << 30)
+        let begun = try book.begin(size: Int64(song.count), sha256: SongID(hashing: song), client: "a", maxSongBytes: 1 << 30)
         guard case .write(let chunk) = try book.append(song, to: begun.upload, offset: 0, client: "a") else {
             Issue.record("the chunk was not to be written")
             return
@@ -203,7 +203,7 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: first.path))
 
         book.submitting(begun.upload)
-        let answer = SubmitResponse(song: SongID(hashing: song).hex, jobs: [])
+        let answer = SubmitResponse(song: SongID(hashing: song), jobs: [])
         book.submitEnded(begun.upload, answer: answer)
         #expect(try book.finished(begun.upload, client: "a").submitted == answer)
         #expect(!FileManager.default.fileExists(atPath: first.path))

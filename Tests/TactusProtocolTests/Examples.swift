@@ -5,9 +5,9 @@ import TactusProtocol
 
 /// Realistic values of every body, shared by the round-trip tests and the schema examples.
 enum Examples {
-    static let song = String(repeating: "3f9a", count: 16)
-    static let otherSong = String(repeating: "0c4e", count: 16)
-    static let thirdSong = String(repeating: "5b1d", count: 16)
+    static let song = SongID(String(repeating: "3f9a", count: 16))!
+    static let otherSong = SongID(String(repeating: "0c4e", count: 16))!
+    static let thirdSong = SongID(String(repeating: "5b1d", count: 16))!
 
     static let descriptor = DetectorDescriptor(
         name: "comb-filter", version: "1.0.0", summary: "Scheirer's comb filter bank",
@@ -63,36 +63,36 @@ enum Examples {
                 audio: audio)),
             ClientRequest(.submit(SubmitRequest(path: "/music/a b/song.flac"), audio: nil)),
             ClientRequest(requestID: [0, 255, 7], .status(StatusRequest(job: 42))),
-            ClientRequest(.status(StatusRequest(song: song))),
+            ClientRequest(.status(StatusRequest(song: song.hex))),
             ClientRequest(.status(StatusRequest())),
-            ClientRequest(.result(ResultRequest(song: song, detectors: ["comb-filter"], windows: true, envelope: true))),
+            ClientRequest(.result(ResultRequest(song: song.hex, detectors: ["comb-filter"], windows: true, envelope: true))),
             ClientRequest(.query(QueryRequest(
                 minBpm: 120, maxBpm: 130, detector: "comb-filter", octave: true, order: "bpm", limit: 50, offset: 100))),
             ClientRequest(.query(QueryRequest(minBpm: 165, maxBpm: 175, agree: 2))),
             ClientRequest(.query(QueryRequest(
                 minBpm: 1, maxBpm: 1000, order: "title", descending: true, limit: 50, offset: 50, histogram: 1))),
             ClientRequest(.query(QueryRequest(minBpm: 60, maxBpm: 200, detector: "autocorrelation", order: "confidence", histogram: 5))),
-            ClientRequest(.compare(CompareRequest(song: song))),
+            ClientRequest(.compare(CompareRequest(song: song.hex))),
             ClientRequest(.compare(CompareRequest())),
             ClientRequest(.compare(CompareRequest(binWidth: 5))),
             ClientRequest(.playlist(PlaylistQuery(cadence: 170, minutes: 30, tolerance: 0.03, detector: "autocorrelation"))),
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170,90s@160"))),
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170", tolerance: 0.05, strict: true))),
-            ClientRequest(.truth(TruthRequest(song: song, bpm: 128))),
-            ClientRequest(.truth(TruthRequest(song: song))),
+            ClientRequest(.truth(TruthRequest(song: song.hex, bpm: 128))),
+            ClientRequest(.truth(TruthRequest(song: song.hex))),
             ClientRequest(.detectors),
-            ClientRequest(.cancel(CancelRequest(song: song))),
+            ClientRequest(.cancel(CancelRequest(song: song.hex))),
             ClientRequest(.cadence(CadenceRequest(name: "TotalAcceleration.csv"), recording: recording)),
             ClientRequest(.cadence(CadenceRequest(name: "half-marathon.csv", upload: upload), recording: nil)),
-            ClientRequest(requestID: Array("s1".utf8), .stretch(StretchRequest(song: song, bpm: 170, maxStretchPct: 5))),
-            ClientRequest(.stretch(StretchRequest(song: String(song.prefix(8)), bpm: 128.5))),
+            ClientRequest(requestID: Array("s1".utf8), .stretch(StretchRequest(song: song.hex, bpm: 170, maxStretchPct: 5))),
+            ClientRequest(.stretch(StretchRequest(song: String(song.hex.prefix(8)), bpm: 128.5))),
             ClientRequest(.render(RenderRequest(render: renderStatus.render))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170", detector: "comb-filter")))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(cadence: 170, minutes: 20), maxStretchPct: 6))),
-            ClientRequest(.resolve(ResolveRequest(names: ["dev_039.mp3", "3f9a3f9a", song, "intro.mp3", "/music/gone.flac"]))),
-            ClientRequest(.tags(TagsRequest(action: "read", songs: [song, "0c4e0c4e"], replace: true))),
+            ClientRequest(.resolve(ResolveRequest(names: ["dev_039.mp3", "3f9a3f9a", song.hex, "intro.mp3", "/music/gone.flac"]))),
+            ClientRequest(.tags(TagsRequest(action: "read", songs: [song.hex, "0c4e0c4e"], replace: true))),
             ClientRequest(.tags(TagsRequest(action: "write", all: true, offset: 32, limit: 16, detector: "comb-filter", minConfidence: 0.4))),
-            ClientRequest(.tags(TagsRequest(action: "write", songs: [song], dryRun: true, backup: true))),
+            ClientRequest(.tags(TagsRequest(action: "write", songs: [song.hex], dryRun: true, backup: true))),
             ClientRequest(.scan(ScanRequest())),
             ClientRequest(.scan(ScanRequest(paths: ["/music/Albums/New", "/music/single.flac"]))),
             ClientRequest(.prune(PruneRequest(dryRun: true))),
@@ -180,7 +180,7 @@ enum Examples {
     static var playlistRender: RenderStatus {
         let songs = [
             RenderedSong(song: song, sourceBPM: 152.3, targetBPM: 150),
-            RenderedSong(song: String(repeating: "7c", count: 32), sourceBPM: 168.4, targetBPM: 170),
+            RenderedSong(song: SongID(String(repeating: "7c", count: 32))!, sourceBPM: 168.4, targetBPM: 170),
         ]
         return RenderStatus(render: RenderStatus.id(playlist: songs), songs: songs, state: .pending)
     }
@@ -344,11 +344,11 @@ enum Examples {
 
     /// A file name, a prefix, a file hashed by the client, an ambiguous file name and an unknown path.
     static var resolved: ResolveResponse {
-        let one = SongID(song)!, other = SongID(otherSong)!
+        let one = song, other = otherSong
         return ResolveResponse(songs: [
             SongResolution(name: "dev_039.mp3", song: one, file: "dev_039.mp3", by: .fileName),
             SongResolution(name: "3f9a3f9a", song: one, file: "dev_039.mp3", by: .prefix),
-            SongResolution(name: song, song: one, file: "dev_039.mp3", by: .id),
+            SongResolution(name: song.hex, song: one, file: "dev_039.mp3", by: .id),
             SongResolution(
                 name: "intro.mp3", error: .ambiguousName("intro.mp3", candidates: [.init(song: one, file: "intro.mp3"), .init(song: other, file: "intro.mp3")])),
             SongResolution(name: "/music/gone.flac", error: .unknownSong("/music/gone.flac")),
@@ -357,11 +357,11 @@ enum Examples {
 
     /// A write, a skip and a failure, as `tags` with `all` answers them.
     static var tagReports: TagsResponse {
-        var written = TagReport(file: "/music/Kilo/Night Drive.mp3", song: SongID(song)!, outcome: .written)
+        var written = TagReport(file: "/music/Kilo/Night Drive.mp3", song: song, outcome: .written)
         (written.bpm, written.confidence, written.from) = (128.02, 0.83, "consensus")
         written.fields = [TagField(name: "TBPM", value: "128"), TagField(name: "TXXX:BPM", value: "128.0")]
-        (written.backup, written.newSong) = ("/music/Kilo/Night Drive.mp3.bak", SongID(thirdSong)!)
-        let skipped = TagReport(file: nil, song: SongID(otherSong)!, outcome: .skipped)
+        (written.backup, written.newSong) = ("/music/Kilo/Night Drive.mp3.bak", thirdSong)
+        let skipped = TagReport(file: nil, song: otherSong, outcome: .skipped)
             .because("no file of this song below the server's library roots")
         var failed = TagReport(file: "/music/locked.flac", song: nil, outcome: .failed).because("/music/locked.flac: the file is read-only")
         failed.code = "read-only"

@@ -94,10 +94,10 @@ import TactusZMQ
         let publisher = try context.socket(.pub)
         try publisher.bind("tcp://127.0.0.1:*")
         let subscriber = try context.socket(.sub)
-        try subscriber.set(.subscribe(Array(Examples.song.utf8)))
+        try subscriber.set(.subscribe(Array(Examples.song.hex.utf8)))
         try subscriber.connect(try publisher.lastEndpoint)
 
-        let other = Event.jobDone(JobDoneEvent(job: 1, song: "another-song", detector: "comb-filter", bpm: 90, confidence: 0.5))
+        let other = Event.jobDone(JobDoneEvent(job: 1, song: Examples.otherSong, detector: "comb-filter", bpm: 90, confidence: 0.5))
         let wanted = Examples.events[0]
         var received: [Event] = []
         let deadline = ContinuousClock.now.advanced(by: .seconds(5))

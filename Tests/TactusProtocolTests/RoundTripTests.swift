@@ -89,7 +89,7 @@ import TactusProtocol
     }
 
     @Test func topicsAreSongIdsOrWorkerPrefixes() {
-        #expect(Examples.events[0].topic == Array(Examples.song.utf8))
+        #expect(Examples.events[0].topic == Array(Examples.song.hex.utf8))
         #expect(Examples.events[4].topic == Array("worker:comb-filter".utf8))
     }
 

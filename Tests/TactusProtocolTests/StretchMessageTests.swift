@@ -102,7 +102,7 @@ import Testing
 
     @Test(arguments: [(170.0, "-170"), (128.5, "-128.5"), (99.125, "-99.125"), (100.0004, "-100"), (60.25, "-60.25")])
     func aRendersIdIsTheSongAndTheTempo(bpm: Double, suffix: String) {
-        #expect(RenderStatus.id(song: Examples.song, bpm: bpm) == String(Examples.song.prefix(16)) + suffix)
+        #expect(RenderStatus.id(song: Examples.song, bpm: bpm) == String(Examples.song.hex.prefix(16)) + suffix)
     }
 
     @Test func noTempoAndTooFarAreErrorCodesOfThisVersion() {

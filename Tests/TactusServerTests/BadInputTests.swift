@@ -106,7 +106,7 @@ import Testing
             ("an MP3 cut to 1 s", Array(mp3.prefix(mp3.count / 30)), "too-short"),
             ("a song of 2 s", short, "too-short"),
         ]
-        var songs: [String: (String, String)] = [:]
+        var songs: [SongID: (String, String)] = [:]
         for (name, bytes, expected) in failing {
             let outcome = try client.submit(bytes, name: name)
             if let response = outcome.answer(SubmitCommand.self) {

@@ -132,10 +132,10 @@ import Testing
         let directory = try TemporaryDirectory()
         let server = try ServeProcess(dataDirectory: directory.path, extraArguments: ["--no-local-workers"])
         // About 6.6 MB each, different bytes per attempt: sent and abandoned at once, or after a moment.
-        var songs: [String: Int] = [:]
+        var songs: [SongID: Int] = [:]
         for (index, delay) in [0.0, 0.001, 0.01, 0.05].enumerated() {
             let bytes = try TestSong.clickTrack(bpm: 90 + Double(index), seconds: 150)
-            songs[SongID(hashing: bytes).hex] = bytes.count
+            songs[SongID(hashing: bytes)] = bytes.count
             let context = try ZMQContext(socketLinger: .zero)
             let socket = try context.socket(.dealer)
             try socket.connect(server.endpoints.frontend)
@@ -158,16 +158,15 @@ import Testing
         let library = try Library(path: directory.path + "/library.sqlite", options: .init(mode: .readOnly))
         #expect(try library.integrityCheck() == ["ok"])
         #expect(partialBlobs(directory.path).isEmpty)
-        for (id, size) in songs {
-            let song = try #require(SongID(id))
+        for (song, size) in songs {
             let jobs = try library.jobs(of: song)
-            let blob = directory.path + "/blobs/\(id.prefix(2))/\(id)"
+            let blob = directory.path + "/blobs/" + SongBlobs.relativePath(for: song)
             if jobs.isEmpty {
                 #expect(!FileManager.default.fileExists(atPath: blob), "a refused submission left its blob")
             } else {
                 #expect(jobs.count == Self.detectorCount && jobs.allSatisfy { $0.state == .queued })
                 let stored = try #require(FileManager.default.contents(atPath: blob))
-                #expect(stored.count == size && SongID(hashing: [UInt8](stored)).hex == id, "a stored song is whole")
+                #expect(stored.count == size && SongID(hashing: [UInt8](stored)) == song, "a stored song is whole")
             }
         }
     }
@@ -206,7 +205,7 @@ import Testing
         try Data(count: 1_500_000).write(to: URL(fileURLWithPath: filler))
         let bytes = try TestSong.clickTrack(bpm: 100, seconds: 24)
         #expect(bytes.count > 1_000_000)
-        let id = SongID(hashing: bytes).hex
+        let id = SongID(hashing: bytes)
         guard case .error(let full) = try client.submit(bytes, name: "big.wav") else {
             Issue.record("a song was accepted on a full disk")
             return
@@ -225,7 +224,7 @@ import Testing
         try FileManager.default.removeItem(atPath: filler)
         let response = try submitted(try client.submit(bytes, name: "big.wav"))
         #expect(response.song == id && response.jobs.count == Self.detectorCount)
-        let stored = try #require(FileManager.default.contents(atPath: blobs + "/\(id.prefix(2))/\(id)"))
+        let stored = try #require(FileManager.default.contents(atPath: blobs + "/" + SongBlobs.relativePath(for: id)))
         #expect([UInt8](stored) == bytes)
         #expect(server.stop() == 0)
     }
@@ -243,7 +242,7 @@ import Testing
             path: directory.path + "/library.sqlite", statements: "INSERT INTO jobs SELECT * FROM jobs WHERE 0;")
 
         let bytes = try TestSong.clickTrack(bpm: 140, seconds: 6)
-        let id = SongID(hashing: bytes).hex
+        let id = SongID(hashing: bytes)
         let started = ContinuousClock.now
         guard case .error(let locked) = try client.submit(bytes, name: "while-locked.wav") else {
             Issue.record("a song was accepted while the database was locked")
@@ -254,7 +253,7 @@ import Testing
         #expect(locked.message.contains("locked"), "\(locked.message)")
         #expect(locked.retryAfterMs != nil)
         #expect(waited < .seconds(6), "the answer came after the busy timeout, not a hang: \(waited)")
-        #expect(!FileManager.default.fileExists(atPath: directory.path + "/blobs/\(id.prefix(2))/\(id)"), "no blob left behind")
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/blobs/" + SongBlobs.relativePath(for: id)), "no blob left behind")
         // Reads go on during the lock (WAL): the first song's jobs are there.
         #expect(try client.jobs(of: first.song).count == Self.detectorCount)
 

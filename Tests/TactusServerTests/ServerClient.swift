@@ -64,7 +64,7 @@ final class ServerClient {
 
     /// Uploads `bytes` in chunks; the last answer (the upload complete, or the refusal).
     func upload(_ bytes: [UInt8]) throws -> ClientReply.Outcome {
-        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes).hex)
+        let begin = UploadRequest.begin(size: Int64(bytes.count), sha256: SongID(hashing: bytes))
         var outcome = try request(.upload(begin, chunk: nil))
         while let status = outcome.answer(UploadCommand.self), status.received < status.size {
             let start = Int(status.received), end = min(Int(status.received) + status.chunkBytes, bytes.count)
@@ -94,7 +94,7 @@ final class ServerClient {
     }
 
     /// The jobs of `song`.
-    func jobs(of song: String) throws -> [JobInfo] {
+    func jobs(of song: SongID) throws -> [JobInfo] {
         guard let status = try request(.status(StatusRequest(song: song))).answer(StatusCommand.self) else {
             throw ServerTestError("no status for song \(song)")
         }
@@ -103,8 +103,8 @@ final class ServerClient {
 
     /// Waits until no job of any song in `songs` is queued or running; returns the songs
     /// that finished in time.
-    func waitForSongs(_ songs: Set<String>, timeout: Duration) throws -> Set<String> {
-        var finished = Set<String>()
+    func waitForSongs(_ songs: Set<SongID>, timeout: Duration) throws -> Set<SongID> {
+        var finished = Set<SongID>()
         let deadline = ContinuousClock.now + timeout
         while finished.count < songs.count && ContinuousClock.now < deadline {
             for song in songs.subtracting(finished) {

@@ -31,7 +31,7 @@ import Testing
         let server = try ServeProcess(
             dataDirectory: data, extraArguments: ["--max-render-bytes", "1500000", "--max-renders", "1", "--keep-uploads"])
         let client = try ServerClient(server.endpoints)
-        var ids: [String: String] = [:]
+        var ids: [String: SongID] = [:]
         for file in [song, long, quiet] {
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
             ids[file] = try submitted(try client.submit(bytes, name: (file as NSString).lastPathComponent)).song
@@ -44,7 +44,7 @@ import Testing
         let run = try CLI.run(["stretch", song, "--bpm", "126", "-o", output, "--server", server.endpoints.frontend, "--json"])
         #expect(run.status == 0, "\(run.standardError)")
         let status = try #require(run.jsonLines.first)
-        #expect(status["state"] as? String == "done" && status["song"] as? String == ids[song])
+        #expect(status["state"] as? String == "done" && status["song"] as? String == ids[song]?.hex)
         #expect(status["factor"] as? Double == 1 && status["target_bpm"] as? Double == 126)
         let source = try #require(status["source_bpm"] as? Double)
         #expect(abs(source - 120) < 1.2)
@@ -102,7 +102,7 @@ import Testing
         #expect(refused.standardError.contains(song) && refused.standardError.contains("too-far"), "\(refused.standardError)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("x.wav")))
         // The render still in hand is downloaded once done.
-        let slower = try CLI.run(["stretch", songID, "--bpm", "116", "-o", directory.file("116.wav"), "--server", server.endpoints.frontend])
+        let slower = try CLI.run(["stretch", songID.hex, "--bpm", "116", "-o", directory.file("116.wav"), "--server", server.endpoints.frontend])
         #expect(slower.status == 0, "\(slower.standardError)")
         #expect(server.stop() == 0)
     }
@@ -132,11 +132,11 @@ import Testing
         let server = try ServeProcess(
             dataDirectory: directory.file("data"), extraArguments: ["--max-render-bytes", "1500000", "--library-root", music])
         let client = try ServerClient(server.endpoints)
-        var ids: [String: String] = [:]
+        var ids: [String: SongID] = [:]
         let scanned = try CLI.run(["scan", "--server", server.endpoints.frontend, "--json"])
         try #require(scanned.status == 0 && scanned.jsonLines.first?["new"] as? Int == 3, "\(scanned.standardOutput) \(scanned.standardError)")
         for file in [first, second, long] {
-            ids[file] = SongID(hashing: try Data(contentsOf: URL(fileURLWithPath: file))).hex
+            ids[file] = SongID(hashing: try Data(contentsOf: URL(fileURLWithPath: file)))
         }
         try #require(try client.waitForSongs(Set(ids.values), timeout: .seconds(180)).count == 3)
 
@@ -146,7 +146,7 @@ import Testing
             "playlist", "--profile", "16s@123,14s@146", "--render", output, "--server", server.endpoints.frontend, "--json",
         ])
         #expect(run.status == 0, "\(run.standardError)")
-        #expect(run.jsonLines.compactMap { $0["song"] as? String } == [ids[first], ids[second]])
+        #expect(run.jsonLines.compactMap { $0["song"] as? String } == [ids[first]?.hex, ids[second]?.hex])
         let again = StretchRequest(playlist: PlaylistQuery(profile: "16s@123,14s@146"))
         guard let status = try client.request(.stretch(again)).answer(StretchCommand.self),
             let (done, wav) = try client.request(.render(RenderRequest(render: status.render))).answer(RenderCommand.self).map({ ($0.status, $0.wav) })

@@ -15,7 +15,7 @@ import Testing
             let bytes = Array("song \(index)".utf8) + [UInt8](repeating: UInt8(index), count: 4096)
             let upload = directory.file("upload-\(index)")
             #expect(FileManager.default.createFile(atPath: upload, contents: Data(bytes)))
-            let id = SongID(hashing: bytes).hex
+            let id = SongID(hashing: bytes)
             DispatchQueue.concurrentPerform(iterations: 6) { _ in
                 #expect(throws: Never.self) { try blobs.put(linking: upload, size: bytes.count, id: id) }
             }
@@ -39,7 +39,7 @@ import Testing
         let upload = "/dev/shm/tactus-test-upload-\(getpid())-\(UInt32.random(in: .min ... .max))"
         #expect(FileManager.default.createFile(atPath: upload, contents: Data(bytes)))
         defer { unlink(upload) }
-        let id = SongID(hashing: bytes).hex
+        let id = SongID(hashing: bytes)
         try blobs.put(linking: upload, size: bytes.count, id: id)
         #expect(try blobs.read(id) == bytes)
         let left = try FileManager.default.subpathsOfDirectory(atPath: blobs.root).filter { $0.hasSuffix(".partial") }
@@ -51,9 +51,9 @@ import Testing
     @Test func pruneRemovesAbandonedPartialFiles() throws {
         let directory = try TemporaryDirectory()
         let blobs = try SongBlobs(root: directory.file("blobs"), syncsToDisk: false)
-        let id = SongID(hashing: Array("kept".utf8)).hex
+        let id = SongID(hashing: Array("kept".utf8))
         try blobs.put(Array("kept".utf8), id: id)
-        let folder = "\(blobs.root)/\(id.prefix(2))"
+        let folder = "\(blobs.root)/\(id.hex.prefix(2))"
         let abandoned = "\(folder)/.\(id).1.partial"
         let recent = "\(folder)/.\(id).2.partial"
         #expect(FileManager.default.createFile(atPath: abandoned, contents: Data(count: 1000)))

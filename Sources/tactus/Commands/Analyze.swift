@@ -144,7 +144,7 @@ extension Tactus {
 enum StoredSong {
     /// The records of `analysis`, a song analysed without error from `file`.
     static func records(of analysis: SongAnalysis, file: String) throws -> (SongRecord, [AnalysisRecord]) {
-        guard let hex = analysis.song, let id = SongID(hex), let metadata = analysis.metadata else {
+        guard let id = analysis.song, let metadata = analysis.metadata else {
             throw CommandFailure("\(file): the analysis has no song id or metadata to store")
         }
         let attributes: [FileAttributeKey: Any]

@@ -17,7 +17,7 @@ extension Tactus.Playlist {
         for entry in playlist.entries {
             guard let file = files.path(of: entry.match.song, named: entry.match.file) else {
                 throw CommandFailure(
-                    "song \(entry.match.song.hex.prefix(12)) (\(entry.match.file)) is not under \(music): no file of that name "
+                    "song \(entry.match.song.short) (\(entry.match.file)) is not under \(music): no file of that name "
                         + "has its content")
             }
             pieces.append(WorkoutRender.Piece(file: file, sourceBPM: entry.match.matchedBPM, targetBPM: entry.cadence))

@@ -51,7 +51,7 @@ extension Tactus {
         }
 
         func run() throws {
-            let figure: (plot: SongPlot, song: String, source: PlotSource)
+            let figure: (plot: SongPlot, song: SongID, source: PlotSource)
             if let database = source.library.path {
                 figure = try PlotSource.fromLibrary(database, song: song)
             } else {
@@ -59,7 +59,7 @@ extension Tactus {
             }
             let file: ImageFile
             do throws(PlotError) {
-                file = try ImageFile(path: output ?? "\(figure.song.prefix(12)).svg")
+                file = try ImageFile(path: output ?? "\(figure.song.short).svg")
             } catch {
                 throw CommandFailure(error.description)
             }
@@ -85,7 +85,7 @@ extension Tactus {
 
 /// What `plot --json` prints.
 struct PlotSummary: Encodable {
-    var song: String
+    var song: SongID
     var output: String
     var format: ImageFile.Format
     var width: Double
@@ -114,36 +114,36 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
     /// The song named `name` in the library at `path`; a file the library does not hold is
     /// analysed in process instead. The song's analyses, envelope and reference come from the
     /// ``LibraryService`` the server answers with; its tags from its record.
-    static func fromLibrary(_ path: String, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
+    static func fromLibrary(_ path: String, song name: String) throws -> (plot: SongPlot, song: SongID, source: PlotSource) {
         let service = LibraryService(library: try LibraryOptions.open(path, .readOnly))
         let resolution = try SongLookup.resolve([name], in: service)[0]
         if let file = existingFile(name), resolution.problem?.code == "not-found" {
-            return (try analyse(file), try hash(file).hex, .analysis)
+            return (try analyse(file), try hash(file), .analysis)
         }
         let id = try SongLookup.song(resolution)
         return try reportingFailures {
             guard let record = try service.library.song(id) else { throw StoreError.unknownSong(name) }
-            let (result, values) = try service.result(ResultRequest(song: id.hex, windows: true, envelope: true))
+            let (result, values) = try service.result(ResultRequest(song: id, windows: true, envelope: true))
             let envelope = result.envelopeHopS.flatMap { hop in values.map { EnergyEnvelope(hopS: hop, values: $0) } }
             let plot = SongPlot(
                 title: SongPlot.title(title: record.tags.title, artist: record.tags.artist, file: record.fileName),
-                subtitle: subtitle(file: record.fileName, durationS: record.durationS, song: id.hex,
+                subtitle: subtitle(file: record.fileName, durationS: record.durationS, song: id,
                                    from: "library \(URL(fileURLWithPath: path).lastPathComponent)"),
                 durationS: record.durationS, envelope: envelope, analyses: result.analyses,
-                consensusBPM: result.consensus.bpm, referenceBPM: try service.truth(TruthRequest(song: id.hex)).reference?.bpm)
-            return (plot, id.hex, .library)
+                consensusBPM: result.consensus.bpm, referenceBPM: try service.truth(TruthRequest(song: id)).reference?.bpm)
+            return (plot, id, .library)
         }
     }
 
     /// The song named `name` (a file is hashed here) as the server's `result` reply has it.
-    static func fromServer(_ server: ServerOptions, song name: String) throws -> (plot: SongPlot, song: String, source: PlotSource) {
+    static func fromServer(_ server: ServerOptions, song name: String) throws -> (plot: SongPlot, song: SongID, source: PlotSource) {
         let client = try reportingFailures { try server.client() }
         let song = try SongLookup.songName(name, on: client)
         let (response, values) = try reportingFailures {
             try client.result(ResultRequest(song: song, windows: true, envelope: true))
         }
         let envelope = response.envelopeHopS.flatMap { hop in values.map { EnergyEnvelope(hopS: hop, values: $0) } }
-        let file = response.name ?? response.song
+        let file = response.name ?? response.song.hex
         let plot = SongPlot(
             title: file,
             subtitle: subtitle(file: file, durationS: response.durationS, song: response.song, from: "server \(server.endpoint)"),
@@ -160,14 +160,14 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
         let tags = result.metadata?.tags
         return SongPlot(
             title: SongPlot.title(title: tags?.title, artist: tags?.artist, file: name),
-            subtitle: subtitle(file: name, durationS: result.durationSeconds, song: result.song ?? "", from: "analysed in process"),
+            subtitle: subtitle(file: name, durationS: result.durationSeconds, song: result.song, from: "analysed in process"),
             durationS: result.durationSeconds, envelope: result.envelope, analyses: result.analyses,
             consensusBPM: result.consensus.bpm)
     }
 
     /// `song.flac · 3:25 · song 1a2b3c4d5e6f · library x.sqlite`.
-    private static func subtitle(file: String, durationS: Double?, song: String, from source: String) -> String {
-        ([file] + [durationS.map { Output.clock($0) }, song.isEmpty ? nil : "song \(song.prefix(12))", source].compactMap { $0 })
+    private static func subtitle(file: String, durationS: Double?, song: SongID?, from source: String) -> String {
+        ([file] + [durationS.map { Output.clock($0) }, song.map { "song \($0.short)" }, source].compactMap { $0 })
             .joined(separator: " · ")
     }
 

@@ -60,7 +60,7 @@ extension Tactus {
 struct ProbeReport: Encodable {
     var file: String
     /// The SHA-256 of the file (the song id), when the file could be read.
-    var song: String?
+    var song: SongID?
     var metadata: AudioMetadata?
     var decodeSeconds: Double?
     var warnings: [AudioWarning] = []
@@ -81,7 +81,7 @@ struct ProbeReport: Encodable {
         } catch {
             self.error = error
         }
-        song = try? SongID(of: source).hex
+        song = try? SongID(of: source)
     }
 
     private enum CodingKeys: String, CodingKey {

@@ -73,7 +73,7 @@ struct HostedHandlers: Sendable {
         let path = try input.decode(IdentifyArguments.self).path
         let file = try input.requireDescriptors(1)[0]
         do throws(AudioError) {
-            return IdentifiedFile(sha256: try SongID(of: .descriptor(file, name: path)).hex)
+            return IdentifiedFile(sha256: try SongID(of: .descriptor(file, name: path)))
         } catch {
             throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
         }
@@ -81,13 +81,12 @@ struct HostedHandlers: Sendable {
 
     private func probe(_ input: ServiceCallInput) throws(ErrorBody) -> SongRecord {
         let arguments = try input.decode(ProbeArguments.self)
-        guard let song = SongID(arguments.song) else { throw ErrorBody(code: .internal, message: "a probe call names no song id") }
         let probe = AudioProbe(decoding: decoding)
         if let payload = input.payload {
-            return try probe.record(of: payload, name: arguments.name, id: song)
+            return try probe.record(of: payload, name: arguments.name, id: arguments.song)
         }
         let file = try input.requireDescriptors(1)[0]
-        var record = try probe.record(ofDescriptor: file, size: arguments.size, name: arguments.path ?? arguments.name, id: song)
+        var record = try probe.record(ofDescriptor: file, size: arguments.size, name: arguments.path ?? arguments.name, id: arguments.song)
         record.fileName = arguments.name
         return record
     }

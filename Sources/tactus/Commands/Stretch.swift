@@ -112,7 +112,7 @@ extension Tactus {
                 // A song's render has all of these.
                 let factor = status.factor ?? 1
                 let octave = factor == 1 ? "" : " (× \(factor))"
-                print("Wrote \(output): song \((status.song ?? "").prefix(12)) at " + String(format: "%.2f BPM", status.sourceBPM ?? 0)
+                print("Wrote \(output): song \(status.song?.short ?? "") at " + String(format: "%.2f BPM", status.sourceBPM ?? 0)
                     + octave + String(format: " played as %.2f BPM (tempo × %.4f), %.1f s, rendered by %@ in %.2f s",
                         status.targetBPM ?? 0, status.tempoRatio ?? 0, status.durationS ?? 0, client.server, status.renderS ?? 0))
             }

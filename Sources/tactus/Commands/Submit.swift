@@ -289,7 +289,7 @@ final class SubmitSession {
 /// One line of `submit --json`.
 struct SubmittedSong: Encodable {
     var file: String
-    var song: String?
+    var song: SongID?
     var jobs: [JobInfo]?
     var analyses: [TempoAnalysis]?
     var consensus: ConsensusTempo?
@@ -298,7 +298,7 @@ struct SubmittedSong: Encodable {
     var skipped: ErrorBody?
 
     init(
-        file: String, song: String? = nil, jobs: [JobInfo]? = nil, analyses: [TempoAnalysis]? = nil,
+        file: String, song: SongID? = nil, jobs: [JobInfo]? = nil, analyses: [TempoAnalysis]? = nil,
         consensus: ConsensusTempo? = nil, error: ErrorBody? = nil, skipped: ErrorBody? = nil
     ) {
         self.file = file
