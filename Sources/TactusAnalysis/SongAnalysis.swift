@@ -72,13 +72,13 @@ public struct SongAnalysis: Sendable, Encodable {
 
 /// Why a song could not be analysed, or a warning about one that was: a stable
 /// machine-readable code and a sentence for people. Encoded as `{code, message}`.
-public struct AnalysisProblem: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct AnalysisProblem: CodedError, Sendable, Hashable, Codable {
     /// For decoding problems, the ``AudioError/code`` or ``AudioWarning/code`` (`corrupt`,
     /// `too-short`, `truncated`...).
-    public var code: String
+    public var code: ErrorCode
     public var message: String
 
-    public init(code: String, message: String) {
+    public init(code: ErrorCode, message: String) {
         self.code = code
         self.message = message
     }
@@ -95,7 +95,7 @@ public struct AnalysisProblem: Error, Sendable, Hashable, Codable, CustomStringC
     /// stopped after `reached` seconds of audio: code `timeout`.
     public static func timeLimitExceeded(_ file: String, limit: Duration, reached: Double) -> AnalysisProblem {
         AnalysisProblem(
-            code: "timeout",
+            code: .timeout,
             message: "\(file): the analysis was stopped at its time limit of \(Self.seconds(limit)) s, "
                 + "\(String(format: "%.1f", reached)) s into the song")
     }

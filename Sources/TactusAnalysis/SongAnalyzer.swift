@@ -78,7 +78,7 @@ public struct SongAnalyzer: Sendable {
         guard stream.sampleRate > 0 else {
             return SongAnalysis(
                 file: source.name, song: song, metadata: stream.metadata,
-                error: AnalysisProblem(code: "corrupt", message: "\(source.name): the stream has no sample rate"))
+                error: AnalysisProblem(code: .corrupt, message: "\(source.name): the stream has no sample rate"))
         }
         let start = DispatchTime.now().uptimeNanoseconds
         // The stream's blocks are finite already: its down-mix clamps every sample to [-1, 1]

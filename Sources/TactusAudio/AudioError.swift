@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 /// Why a song could not be decoded. Every case names the file (or the name given to
 /// in-memory bytes) and has a stable ``code`` for logs, JSON output and clients.
@@ -12,7 +13,7 @@ import Foundation
 /// | `too-short` | less than the minimum length (5 s by default) of audio |
 /// | `too-long` | more than the maximum length (2 h by default) of audio |
 /// | `unreadable` | an I/O error: missing file, permission, directory... |
-public enum AudioError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum AudioError: CodedError, Sendable, Equatable {
     /// The source has no bytes.
     case empty(file: String)
     /// The content is not recognised as audio Tactus can decode. `detail` says what was seen.
@@ -31,15 +32,15 @@ public enum AudioError: Error, Sendable, Equatable, CustomStringConvertible {
     case unreadable(file: String, reason: String)
 
     /// The stable machine-readable code of this error.
-    public var code: String {
+    public var code: ErrorCode {
         switch self {
-        case .empty: "empty"
-        case .unsupportedFormat: "unsupported-format"
-        case .corrupt: "corrupt"
-        case .truncated: "truncated"
-        case .tooShort: "too-short"
-        case .tooLong: "too-long"
-        case .unreadable: "unreadable"
+        case .empty: .empty
+        case .unsupportedFormat: .unsupportedFormat
+        case .corrupt: .corrupt
+        case .truncated: .truncated
+        case .tooShort: .tooShort
+        case .tooLong: .tooLong
+        case .unreadable: .unreadable
         }
     }
 
@@ -84,9 +85,9 @@ public enum AudioWarning: Sendable, Equatable, CustomStringConvertible {
     case truncated(decodedSeconds: Double, expectedSeconds: Double?, reason: String)
 
     /// The stable machine-readable code of this warning.
-    public var code: String {
+    public var code: ErrorCode {
         switch self {
-        case .truncated: "truncated"
+        case .truncated: .truncated
         }
     }
 

@@ -15,7 +15,7 @@ public struct AudioFiles: Sendable {
         /// The path as named.
         public var file: String
         /// `unreadable`, `empty` or `unsupported-format`.
-        public var code: String
+        public var code: ErrorCode
         /// A sentence naming the file.
         public var message: String
     }
@@ -36,7 +36,7 @@ public struct AudioFiles: Sendable {
         for path in paths {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-                found.problems.append(Problem(file: path, code: "unreadable", message: "\(path): no such file or directory"))
+                found.problems.append(Problem(file: path, code: .unreadable, message: "\(path): no such file or directory"))
                 continue
             }
             if !isDirectory.boolValue {
@@ -55,7 +55,7 @@ public struct AudioFiles: Sendable {
                 guard FileManager.default.fileExists(atPath: file, isDirectory: &entryIsDirectory) else {
                     // Only a symbolic link is listed but not there: it leads nowhere or loops.
                     found.skipped.append(
-                        Problem(file: file, code: "unreadable", message: "\(file): a symbolic link that leads nowhere or loops"))
+                        Problem(file: file, code: .unreadable, message: "\(file): a symbolic link that leads nowhere or loops"))
                     continue
                 }
                 guard !entryIsDirectory.boolValue else { continue }
@@ -77,7 +77,7 @@ public struct AudioFiles: Sendable {
         let folder = relative.isEmpty ? directory : (directory as NSString).appendingPathComponent(relative)
         guard let stream = opendir(folder) else {
             skipped.append(Problem(
-                file: folder, code: "unreadable", message: "\(folder): cannot list the folder (\(String(cString: strerror(errno))))"))
+                file: folder, code: .unreadable, message: "\(folder): cannot list the folder (\(String(cString: strerror(errno))))"))
             return
         }
         defer { closedir(stream) }
@@ -86,7 +86,7 @@ public struct AudioFiles: Sendable {
             guard bytes != [UInt8(ascii: ".")], bytes != [UInt8(ascii: "."), UInt8(ascii: ".")] else { continue }
             guard let name = FileName.decoded(bytes) else {
                 let file = (folder as NSString).appendingPathComponent(FileName.shown(bytes))
-                skipped.append(Problem(file: file, code: "unreadable", message: "\(file): \(FileName.notUTF8)"))
+                skipped.append(Problem(file: file, code: .unreadable, message: "\(file): \(FileName.notUTF8)"))
                 continue
             }
             let path = relative.isEmpty ? name : relative + "/" + name

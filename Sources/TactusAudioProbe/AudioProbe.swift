@@ -54,7 +54,7 @@ public struct AudioProbe: SongProbe {
             let metadata = try AudioStream(source, options: decoding).metadata
             return SongRecord(id: id, fileName: fileName, byteSize: byteSize, metadata: metadata)
         } catch {
-            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
+            throw ErrorBody(error)
         }
     }
 }

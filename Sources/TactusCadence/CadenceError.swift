@@ -1,3 +1,5 @@
+import TactusModel
+
 /// Why a recording could not be read or analysed: the file (or the name a client gave it) and
 /// the problem, printed as `FILE: problem`.
 public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -35,19 +37,20 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
         self.problem = problem
     }
 
-    /// A short stable name of the problem, for JSON output and the wire.
-    public var code: String {
+    /// A short stable name of the problem, for `tactus cadence --json` (a server answers every
+    /// one of them ``TactusModel/ErrorCode/badRecording``, naming the problem in the message).
+    public var code: ErrorCode {
         switch problem {
-        case .notARecording: "not-a-recording"
-        case .tooFewSamples: "too-few-samples"
-        case .notANumber: "not-a-number"
-        case .missingFields: "missing-fields"
-        case .nonMonotonicTime: "non-monotonic-time"
-        case .duplicateTime: "duplicate-time"
-        case .absurdRate: "absurd-rate"
-        case .tooLarge: "too-large"
-        case .headerTooLong: "header-too-long"
-        case .spanTooLong: "span-too-long"
+        case .notARecording: .notARecording
+        case .tooFewSamples: .tooFewSamples
+        case .notANumber: .notANumber
+        case .missingFields: .missingFields
+        case .nonMonotonicTime: .nonMonotonicTime
+        case .duplicateTime: .duplicateTime
+        case .absurdRate: .absurdRate
+        case .tooLarge: .tooLarge
+        case .headerTooLong: .headerTooLong
+        case .spanTooLong: .spanTooLong
         }
     }
 
@@ -87,4 +90,17 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
         if magnitude >= 0.01 && magnitude < 1e6 { return String((value * 100).rounded() / 100) }
         return "\(value)"
     }
+}
+
+extension ErrorCode {
+    // The problems of a recording, by ``CadenceError/code``.
+    static let notARecording = ErrorCode(rawValue: "not-a-recording")
+    static let tooFewSamples = ErrorCode(rawValue: "too-few-samples")
+    static let notANumber = ErrorCode(rawValue: "not-a-number")
+    static let missingFields = ErrorCode(rawValue: "missing-fields")
+    static let nonMonotonicTime = ErrorCode(rawValue: "non-monotonic-time")
+    static let duplicateTime = ErrorCode(rawValue: "duplicate-time")
+    static let absurdRate = ErrorCode(rawValue: "absurd-rate")
+    static let headerTooLong = ErrorCode(rawValue: "header-too-long")
+    static let spanTooLong = ErrorCode(rawValue: "span-too-long")
 }

@@ -43,7 +43,7 @@ public enum SongNames {
             for (entry, answer) in zip(chunk, found) {
                 var answer = answer
                 if answer.by == .id && entry.sent != names[entry.index] { answer.by = .content }
-                if answer.problem?.code == "not-found" {
+                if answer.problem?.code == .notFound {
                     if entry.sent != names[entry.index] {
                         let file = names[entry.index]
                         answer.problem?.message = "\(file): no song in the library has this file's content (SHA-256 \(entry.sent))"

@@ -276,7 +276,7 @@ extension CoordinatorLoop {
         }
         var cancelled = [Int64]()
         for job in jobs where job.state.isActive {
-            let failure = AnalysisFailure(code: ErrorCode.cancelled.rawValue, message: "cancelled by a client")
+            let failure = AnalysisFailure(code: .cancelled, message: "cancelled by a client")
             guard let completion = try library.endJob(job.id, state: .cancelled, failure: failure) else { continue }
             _ = pending.remove(job.id)
             clientJobs.end(job.id)

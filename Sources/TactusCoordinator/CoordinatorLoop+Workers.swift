@@ -148,7 +148,7 @@ extension CoordinatorLoop {
         let timedOut = assignment.deadline < .now
         for job in assignment.jobs {
             let failure = AnalysisFailure(
-                code: (timedOut ? ErrorCode.timeout : ErrorCode.workerLost).rawValue,
+                code: timedOut ? .timeout : .workerLost,
                 message: "\(assignment.name): worker \(worker.id) \(reason) during attempt \(job.attempt) "
                     + "of \(configuration.maxAttempts)")
             retryOrFail(job, failure: failure, worker: worker)
@@ -196,7 +196,7 @@ extension CoordinatorLoop {
         workers.release(address)
         guard size <= configuration.maxResultBytes else {
             let failure = AnalysisFailure(
-                code: ErrorCode.tooLarge.rawValue,
+                code: .tooLarge,
                 message: "the result is \(size) bytes, over the server's limit of \(configuration.maxResultBytes) bytes")
             for job in assignment.jobs { finishFailed(job.job, failure: failure, worker: worker, attempts: job.attempt) }
             return
@@ -205,14 +205,14 @@ extension CoordinatorLoop {
         for job in assignment.jobs {
             guard let answer = answers.first(where: { $0.job == job.job && $0.attempt == job.attempt }) else {
                 let failure = AnalysisFailure(
-                    code: ErrorCode.internal.rawValue,
+                    code: .internal,
                     message: "\(assignment.name): worker \(worker.id) did not answer job \(job.job) (\(job.detector))")
                 retryOrFail(job, failure: failure, worker: worker)
                 continue
             }
             if let error = answer.error {
                 finishFailed(
-                    job.job, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: worker,
+                    job.job, failure: AnalysisFailure(error), worker: worker,
                     attempts: job.attempt)
                 continue
             }
@@ -220,7 +220,7 @@ extension CoordinatorLoop {
                 let descriptor = worker.descriptor(job.detector)
             else {
                 let failure = AnalysisFailure(
-                    code: ErrorCode.internal.rawValue, message: "worker \(worker.id) returned an analysis of another detector")
+                    code: .internal, message: "worker \(worker.id) returned an analysis of another detector")
                 finishFailed(job.job, failure: failure, worker: worker, attempts: job.attempt)
                 continue
             }
@@ -260,7 +260,7 @@ extension CoordinatorLoop {
             // A result the library refuses (out-of-range values) fails the job rather than
             // leaving it running.
             finishFailed(
-                job.job, failure: AnalysisFailure(code: ErrorCode.internal.rawValue, message: "cannot store the result: \(error)"),
+                job.job, failure: AnalysisFailure(code: .internal, message: "cannot store the result: \(error)"),
                 worker: worker, attempts: job.attempt)
             return false
         }
@@ -278,7 +278,7 @@ extension CoordinatorLoop {
                 }
             }
             guard let completion = try library.endJob(job, state: .failed, failure: failure, analysis: analysis) else { return }
-            if failure.code == ErrorCode.songChanged.rawValue {
+            if failure.code == .songChanged {
                 // A file that does not hold the song it was recorded as (it changed without its
                 // size or time showing it, or a worker's IDENTIFY was wrong): the next scan
                 // hashes it again.
@@ -290,7 +290,7 @@ extension CoordinatorLoop {
                 .jobFailed(
                     JobFailedEvent(
                         job: job, song: record.song, detector: record.detector, attempts: attempts,
-                        error: ErrorBody(code: ErrorCode(rawValue: failure.code), message: failure.message))))
+                        error: ErrorBody(failure))))
             publishSongDoneIfFinished(record.song, completion)
         } catch {
             logger.error("cannot record a job failure", metadata: ["job": "\(job)", "error": "\(error)"])
@@ -373,7 +373,7 @@ extension CoordinatorLoop {
             source = try jobSource(jobs[0], for: worker)
         } catch {
             for job in jobs {
-                finishFailed(job.id, failure: AnalysisFailure(code: error.code.rawValue, message: error.message), worker: nil, attempts: 0)
+                finishFailed(job.id, failure: AnalysisFailure(error), worker: nil, attempts: 0)
             }
             return true
         }

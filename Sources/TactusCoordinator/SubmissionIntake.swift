@@ -136,7 +136,7 @@ struct SubmissionIntake: Sendable {
                 answered.append(
                     JobInfo(
                         job: 0, song: record.id, detector: detector.name, state: stored.record.status == .failed ? .failed : .done,
-                        error: stored.record.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) }))
+                        error: stored.record.failure.map(ErrorBody.init)))
                 continue
             }
             requests.append(JobRequest(detector: detector.name, params: given))

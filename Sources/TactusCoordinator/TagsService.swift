@@ -53,7 +53,7 @@ struct TagsWork: Sendable {
                     song = try library.resolveSongID(name)
                 } catch {
                     var report = TagReport(file: nil, song: nil, outcome: .failed).because(error.description)
-                    if case .unknownSong = error { report.code = "not-found" } else { report.code = "bad-request" }
+                    report.code = if case .unknownSong = error { .notFound } else { .badRequest }
                     reports.append(report)
                     continue
                 }
@@ -73,7 +73,7 @@ struct TagsWork: Sendable {
                     + "the server writes only files under its roots (tactus scan), tactus tags --db writes local files")
         case .refused(let file, let error):
             var refused = TagReport(file: file, song: song, outcome: .failed).because(error.description)
-            refused.code = error.code.rawValue
+            refused.code = error.code
             return refused
         case .opened(let opened):
             entry = opened

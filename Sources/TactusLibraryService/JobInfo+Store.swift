@@ -8,6 +8,6 @@ extension JobInfo {
         self.init(
             job: job.id, song: job.song, detector: job.detector, state: JobState(rawValue: job.state.rawValue) ?? .failed,
             attempt: job.attempts,
-            error: job.failure.map { ErrorBody(code: ErrorCode(rawValue: $0.code), message: $0.message) })
+            error: job.failure.map(ErrorBody.init))
     }
 }

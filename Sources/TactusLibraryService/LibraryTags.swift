@@ -138,13 +138,13 @@ public struct LibraryTags: Sendable {
         var report = TagReport(file: file, song: song, outcome: .failed)
         switch error {
         case let error as ErrorBody:
-            (report.reason, report.code) = (error.message, error.code.rawValue)
-        case let error as LibraryRootsError:
-            (report.reason, report.code) = (error.description, error.code.rawValue)
+            (report.reason, report.code) = (error.message, error.code)
+        case let error as any CodedError:
+            (report.reason, report.code) = (error.description, error.code)
         case let error as StoreError:
-            (report.reason, report.code) = ("\(file): \(error.description)", "library")
+            (report.reason, report.code) = ("\(file): \(error.description)", .library)
         default:
-            (report.reason, report.code) = ("\(file): \(error)", "internal")
+            (report.reason, report.code) = ("\(file): \(error)", .internal)
         }
         return report
     }
@@ -170,4 +170,9 @@ public struct TagWriteOptions: Sendable, Hashable {
 
     /// `consensus` or the detector's name, as reports name the tempo's source.
     public var from: String { detector ?? "consensus" }
+}
+
+extension ErrorCode {
+    /// A tag report's failure because the library refused to record what was read or written.
+    static let library = ErrorCode(rawValue: "library")
 }

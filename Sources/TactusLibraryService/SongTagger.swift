@@ -95,9 +95,9 @@ public struct TagFileProblem: Error, Sendable, Hashable, Codable {
     public var skipped: Bool
     public var reason: String
     /// A failure's machine-readable code (`read-only`, `audio-changed`, `worker-lost`...).
-    public var code: String?
+    public var code: ErrorCode?
 
-    public init(skipped: Bool, reason: String, code: String? = nil) {
+    public init(skipped: Bool, reason: String, code: ErrorCode? = nil) {
         self.skipped = skipped
         self.reason = reason
         self.code = code

@@ -10,11 +10,11 @@ public enum AnalysisStatus: String, Sendable, Hashable, Codable, CaseIterable {
 
 /// Why an analysis failed: a stable machine-readable code and a message for people.
 public struct AnalysisFailure: Sendable, Hashable, Codable {
-    /// For example `decode.unsupported-format` or `worker.lost`.
-    public var code: String
+    /// The error's code: a decode error's (`unsupported-format`), `worker-lost`, `timeout`...
+    public var code: ErrorCode
     public var message: String
 
-    public init(code: String, message: String) {
+    public init(code: ErrorCode, message: String) {
         self.code = code
         self.message = message
     }

@@ -42,10 +42,10 @@ public struct SongResolution: Sendable, Hashable, Codable {
     /// `unreadable` (a file that could not be hashed) or `bad-request` (not a name at all:
     /// empty, or a prefix too short).
     public struct Problem: Sendable, Hashable, Codable {
-        public var code: String
+        public var code: ErrorCode
         public var message: String
 
-        public init(code: String, message: String) {
+        public init(code: ErrorCode, message: String) {
             self.code = code
             self.message = message
         }
@@ -88,19 +88,24 @@ public struct SongResolution: Sendable, Hashable, Codable {
     public init(name: String, error: StoreError) {
         switch error {
         case .unknownSong:
-            self.init(name: name, problem: Problem(code: "not-found", message: error.description))
+            self.init(name: name, problem: Problem(code: .notFound, message: error.description))
         case .ambiguousName(_, let candidates):
-            self.init(name: name, problem: Problem(code: "ambiguous", message: error.description), candidates: candidates)
+            self.init(name: name, problem: Problem(code: .ambiguous, message: error.description), candidates: candidates)
         case .ambiguousSong:
-            self.init(name: name, problem: Problem(code: "ambiguous", message: error.description))
+            self.init(name: name, problem: Problem(code: .ambiguous, message: error.description))
         case .unreadableFile:
-            self.init(name: name, problem: Problem(code: "unreadable", message: error.description))
+            self.init(name: name, problem: Problem(code: .unreadable, message: error.description))
         default:
-            self.init(name: name, problem: Problem(code: "bad-request", message: error.description))
+            self.init(name: name, problem: Problem(code: .badRequest, message: error.description))
         }
     }
 
     enum CodingKeys: String, CodingKey {
         case name, song, file, by, problem, candidates
     }
+}
+
+extension ErrorCode {
+    /// A name several songs have (a ``SongResolution/Problem`` of `resolve`, not an error reply).
+    public static let ambiguous = ErrorCode(rawValue: "ambiguous")
 }

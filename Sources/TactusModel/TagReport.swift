@@ -54,7 +54,7 @@ public struct TagReport: Sendable, Hashable, Codable {
     /// Why the file was skipped or failed (or a note on a write).
     public var reason: String?
     /// The error's code, for failures.
-    public var code: String?
+    public var code: ErrorCode?
 
     /// A report of `outcome` for `file`, the rest to be filled in.
     public init(file: String?, song: SongID?, outcome: Outcome) {

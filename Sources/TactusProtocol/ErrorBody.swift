@@ -31,6 +31,11 @@ public struct ErrorBody: Sendable, Hashable, Codable, Error, CustomStringConvert
         self.init(code: error.code, message: error.description)
     }
 
+    /// The error body of a failed analysis: its code and message.
+    public init(_ failure: AnalysisFailure) {
+        self.init(code: failure.code, message: failure.message)
+    }
+
     /// The error body that answers any error: an error body as it is, a protocol error's body,
     /// a ``CodedError`` by its code and description, anything else `internal` with its description.
     public init(answering error: any Error) {
@@ -40,5 +45,12 @@ public struct ErrorBody: Sendable, Hashable, Codable, Error, CustomStringConvert
         case let coded as any CodedError: self.init(coded)
         default: self.init(code: .internal, message: "\(error)")
         }
+    }
+}
+
+extension AnalysisFailure {
+    /// The failure of an analysis that `error` ended: its code and message.
+    public init(_ error: ErrorBody) {
+        self.init(code: error.code, message: error.message)
     }
 }

@@ -170,7 +170,7 @@ public struct TagCallAnswer<Value: Codable & Sendable>: Codable, Sendable {
     /// The value, or the problem thrown.
     func result() throws(TagFileProblem) -> Value {
         if let value { return value }
-        throw problem ?? TagFileProblem(skipped: false, reason: "the tags call answered neither a value nor a problem", code: "internal")
+        throw problem ?? TagFileProblem(skipped: false, reason: "the tags call answered neither a value nor a problem", code: .internal)
     }
 }
 

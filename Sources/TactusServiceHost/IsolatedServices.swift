@@ -132,7 +132,7 @@ public struct IsolatedTagger: SongTagger {
             let result = try hosts.call(service, arguments: arguments, descriptors: [file.file, file.folder], what: what).result
             answer = try ServiceJSON.decode(TagCallAnswer<Value>.self, from: result, what: "\(what): the answer")
         } catch {
-            throw TagFileProblem(skipped: false, reason: error.message, code: error.code.rawValue)
+            throw TagFileProblem(skipped: false, reason: error.message, code: error.code)
         }
         return try answer.result()
     }

@@ -97,7 +97,7 @@ public struct AnalysisRecord: Sendable, Hashable {
         }
         if (status == .failed) != (failure != nil) {
             throw .invalidValue(
-                field: "\(a.detector).error", value: failure?.code ?? "null",
+                field: "\(a.detector).error", value: failure?.code.rawValue ?? "null",
                 accepted: "an error code and message exactly when the status is failed")
         }
         if !(a.confidence.isFinite && (0...1).contains(a.confidence)) {

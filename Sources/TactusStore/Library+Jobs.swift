@@ -171,7 +171,7 @@ extension Library {
             }
             try db.executeCached(
                 sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
-                arguments: [state.rawValue, failure.code, failure.message, Date(), id])
+                arguments: [state.rawValue, failure.code.rawValue, failure.message, Date(), id])
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
             return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
         }
@@ -239,7 +239,7 @@ extension JobRecord {
                 state: State(rawValue: row[4]) ?? .failed,
                 attempts: row[5],
                 worker: row[6],
-                failure: code.map { AnalysisFailure(code: $0, message: message ?? "") })
+                failure: code.map { AnalysisFailure(code: ErrorCode(rawValue: $0), message: message ?? "") })
         }
     }
 }

@@ -218,7 +218,7 @@ extension Library {
             beats: windows ? BeatsJSON.decode(row["beats_json"]) : nil)
         let status = AnalysisStatus(rawValue: row["status"]) ?? .failed
         let failure: AnalysisFailure? = (row["error_code"] as String?).map {
-            AnalysisFailure(code: $0, message: row["error_message"] ?? "")
+            AnalysisFailure(code: ErrorCode(rawValue: $0), message: row["error_message"] ?? "")
         }
         let record = AnalysisRecord(
             analysis: TempoAnalysis(descriptor: descriptor, params: params, output: output, seconds: row["seconds"]),

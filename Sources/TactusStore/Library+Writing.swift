@@ -152,7 +152,7 @@ extension Library {
             songKey, a.detector, a.version, paramsJSON, paramsHash,
             record.status.rawValue, a.bpm, a.confidence, CandidatesJSON.encode(a.candidates),
             PackedWindows.encode(a.windows), a.seconds, record.worker, record.analyzedAt, a.reason,
-            record.failure?.code, record.failure?.message, BeatsJSON.encode(a.beats),
+            record.failure?.code.rawValue, record.failure?.message, BeatsJSON.encode(a.beats),
         ]
         try statement.execute(arguments: arguments)
     }

@@ -49,7 +49,7 @@ public struct LocalSongTagger: SongTagger {
         case let problem as TagFileProblem: problem
         case let error as TagError: TagFileProblem(skipped: false, reason: error.description, code: error.code)
         case let error as AudioError: TagFileProblem(skipped: false, reason: error.description, code: error.code)
-        default: TagFileProblem(skipped: false, reason: "\(error)", code: "internal")
+        default: TagFileProblem(skipped: false, reason: "\(error)", code: .internal)
         }
     }
 }

@@ -1,8 +1,9 @@
 import TactusAudio
+import TactusModel
 
 /// Why a file's tags could not be read or written. Every case names the file, so the
 /// description can be shown to a person as is. A failed write leaves the file as it was.
-public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum TagError: CodedError, Sendable, Equatable {
     /// The file cannot be read, or its folder cannot take the temporary copy.
     case unreadable(path: String, reason: String)
     /// TagLib cannot open the file: not a format it knows by the file's extension, or damaged.
@@ -31,16 +32,16 @@ public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A stable machine-readable code.
-    public var code: String {
+    public var code: ErrorCode {
         switch self {
-        case .unreadable: "unreadable"
-        case .cannotOpen: "cannot-open"
-        case .unsupportedFormat: "unsupported-format"
-        case .readOnly: "read-only"
-        case .notAudio: "not-audio"
-        case .writeFailed: "write-failed"
-        case .audioChanged: "audio-changed"
-        case .changedWhileWritten: "changed-while-written"
+        case .unreadable: .unreadable
+        case .cannotOpen: .cannotOpen
+        case .unsupportedFormat: .unsupportedFormat
+        case .readOnly: .readOnly
+        case .notAudio: .notAudio
+        case .writeFailed: .writeFailed
+        case .audioChanged: .audioChanged
+        case .changedWhileWritten: .changedWhileWritten
         }
     }
 
@@ -65,4 +66,14 @@ public enum TagError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path): the file changed while it was written (its name now refers to another file or a link); nothing was replaced"
         }
     }
+}
+
+extension ErrorCode {
+    // The failures of a tag read or write, by ``TagError/code``.
+    static let cannotOpen = ErrorCode(rawValue: "cannot-open")
+    static let readOnly = ErrorCode(rawValue: "read-only")
+    static let notAudio = ErrorCode(rawValue: "not-audio")
+    static let writeFailed = ErrorCode(rawValue: "write-failed")
+    static let audioChanged = ErrorCode(rawValue: "audio-changed")
+    static let changedWhileWritten = ErrorCode(rawValue: "changed-while-written")
 }

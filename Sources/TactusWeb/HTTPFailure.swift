@@ -34,7 +34,7 @@ public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
         case .unavailable: .serviceUnavailable
         case .unsupportedFormat: .unsupportedMediaType
         case .empty, .corrupt, .truncated, .tooShort, .tooLong: .unprocessableContent
-        case ErrorCode(rawValue: "no-tempo"), ErrorCode(rawValue: "too-far"), ErrorCode(rawValue: "bad-recording"): .unprocessableContent
+        case .noTempo, .tooFar, .badRecording: .unprocessableContent
         default: .internalServerError
         }
     }

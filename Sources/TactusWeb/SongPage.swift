@@ -27,7 +27,7 @@ struct SongPage {
         let rows = song.results.map { result in
             let candidates = result.candidates.map { "\(HTML.number($0.bpm)) <span class=\"muted\">(\(HTML.number($0.strength, digits: 2)))</span>" }
                 .joined(separator: ", ")
-            let status = result.failure.map { "<span class=\"pill failed\">failed</span> \(HTML.escape($0.code)): \(HTML.escape($0.message))" }
+            let status = result.failure.map { "<span class=\"pill failed\">failed</span> \(HTML.escape($0.code.rawValue)): \(HTML.escape($0.message))" }
                 ?? "<span class=\"pill \(result.status.rawValue)\">\(HTML.escape(result.status.rawValue))</span>"
             return """
                 <tr><td class="lead"><b>\(HTML.escape(result.label))</b> <span class="muted">v\(HTML.escape(result.version))</span></td>

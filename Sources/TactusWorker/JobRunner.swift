@@ -113,7 +113,7 @@ public struct JobRunner: Sendable {
                 withExtendedLifetime(file) {}
                 warnings = analysis.warnings
                 if let problem = analysis.error {
-                    failAll(ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
+                    failAll(ErrorBody(problem))
                 } else if let metadata = analysis.metadata, analysis.analyses.count == runnable.count {
                     facts = AudioFacts(
                         format: metadata.format.rawValue, durationS: metadata.duration, sampleRate: Double(metadata.sampleRate),

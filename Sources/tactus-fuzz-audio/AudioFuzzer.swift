@@ -33,7 +33,7 @@ enum AudioFuzzer {
             return "ok"
         } catch {
             check(!error.description.isEmpty && error.file == "fuzz-input", "an error names its input", bytes)
-            return error.code
+            return error.code.rawValue
         }
     }
 

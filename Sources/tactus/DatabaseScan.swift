@@ -84,7 +84,7 @@ struct DatabaseScan {
         var failure: ErrorBody?
         if let problem = result.error {
             let failed = AnalysisFailure(code: problem.code, message: problem.message)
-            failure = ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message)
+            failure = ErrorBody(failed)
             records = prepared.requests.compactMap { request in
                 analyzer.detectors.first { $0.descriptor.name == request.detector }.map {
                     AnalysisRecord.failed(detector: request.detector, version: $0.descriptor.version, params: request.params, failure: failed)

@@ -3,6 +3,7 @@ import Testing
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusModel
 import TactusTestSupport
 
 @Suite struct SongAnalyzerTests {
@@ -99,7 +100,7 @@ import TactusTestSupport
         #expect(result.analyses.isEmpty)
         #expect(result.consensus.bpm == nil)
         let missing = SongAnalyzer.builtin().analyze(.file(directory.file("missing.wav")))
-        #expect(missing.error?.code == "unreadable")
+        #expect(missing.error?.code == .unreadable)
     }
 
     /// Past its time limit an analysis stops between blocks with a `timeout` naming the song and
@@ -110,7 +111,7 @@ import TactusTestSupport
         let detectors = [try TestSongs.combFilter()]
         let stopped = SongAnalyzer(detectors: detectors, timeLimit: .zero).analyze(.bytes(bytes, name: "clicks.wav"))
         let error = try #require(stopped.error)
-        #expect(error.code == "timeout")
+        #expect(error.code == .timeout)
         #expect(error.message.hasPrefix("clicks.wav: the analysis was stopped at its time limit of 0 s"), "\(error.message)")
         #expect(stopped.analyses.isEmpty)
 

@@ -22,7 +22,7 @@ import Testing
         #expect(FileManager.default.createFile(atPath: path, contents: Data()))
         #expect(failure(.file(path)) == .empty(file: path))
         let error = try #require(failure(.bytes([], name: "upload 7")))
-        #expect(error.code == "empty")
+        #expect(error.code == .empty)
         #expect(error.description.contains("upload 7"))
     }
 
@@ -30,30 +30,30 @@ import Testing
         let directory = try TemporaryDirectory()
         let missing = directory.file("absent.flac")
         let error = try #require(failure(.file(missing)))
-        #expect(error.code == "unreadable")
+        #expect(error.code == .unreadable)
         #expect(error.file == missing)
         #expect(error.description.contains("absent.flac"))
-        #expect(failure(.file(directory.path))?.code == "unreadable")
+        #expect(failure(.file(directory.path))?.code == .unreadable)
         #expect(throws: AudioError.self) { try SongID(of: .file(missing)).hex }
     }
 
     @Test func nonAudioIsUnsupported() throws {
         let text = Array("This is a text file, not a song.\n".utf8)
         let error = try #require(failure(.bytes(text, name: "notes.mp3")))
-        #expect(error.code == "unsupported-format")
+        #expect(error.code == .unsupportedFormat)
         #expect(error.description.contains("notes.mp3"))
         #expect(error.description.contains("54 68 69 73"))  // "This", as seen
 
         var noise = SeededGenerator(seed: 11)
         let random = (0..<200_000).map { _ in UInt8.random(in: 0...255, using: &noise) }
-        #expect(failure(.bytes(random, name: "noise.wav"))?.code == "unsupported-format")
+        #expect(failure(.bytes(random, name: "noise.wav"))?.code == .unsupportedFormat)
     }
 
     @Test func oggWithAnUnsupportedCodecIsUnsupported() throws {
         var page = Array("OggS".utf8) + [0, 2] + [UInt8](repeating: 0, count: 20) + [1, 80]
         page += Array("Speex   ".utf8) + [UInt8](repeating: 0, count: 72)
         let error = try #require(failure(.bytes(page, name: "voice.ogg")))
-        #expect(error.code == "unsupported-format")
+        #expect(error.code == .unsupportedFormat)
         #expect(error.description.contains("speex"))
     }
 
@@ -63,14 +63,14 @@ import Testing
         wav += [1, 0, 0, 0, 0x44, 0xAC, 0, 0, 0x10, 0xB1, 2, 0, 4, 0, 16, 0]
         wav += Array("data".utf8) + [0, 1, 0, 0] + [UInt8](repeating: 0, count: 256)
         let wavError = try #require(failure(.bytes(wav, name: "broken.wav")))
-        #expect(wavError.code == "corrupt")
+        #expect(wavError.code == .corrupt)
         guard case .corrupt(let file, let message) = wavError else { return }
         #expect(file == "broken.wav")
         #expect(!message.isEmpty)
 
         var noise = SeededGenerator(seed: 5)
         let flac = Array("fLaC".utf8) + (0..<4000).map { _ in UInt8.random(in: 0...255, using: &noise) }
-        #expect(failure(.bytes(flac, name: "broken.flac"))?.code == "corrupt")
+        #expect(failure(.bytes(flac, name: "broken.flac"))?.code == .corrupt)
     }
 
     @Test func shortSongsAreTooShort() throws {
@@ -124,11 +124,11 @@ import Testing
         if format != .oggVorbis {
             #expect(abs(try #require(expected) - 12) < 0.05)
         }
-        #expect(decoded.warnings[0].code == "truncated")
+        #expect(decoded.warnings[0].code == .truncated)
 
         let little = Array(bytes.prefix(bytes.count / 5))
         let error = try #require(failure(.bytes(little, name: "cut.bin")))
-        #expect(error.code == "truncated", "\(format): \(error)")
+        #expect(error.code == .truncated, "\(format): \(error)")
         #expect(error.description.contains("cut.bin"))
     }
 }

@@ -63,28 +63,28 @@ enum Examples {
                 audio: audio)),
             ClientRequest(.submit(SubmitRequest(path: "/music/a b/song.flac"), audio: nil)),
             ClientRequest(requestID: [0, 255, 7], .status(StatusRequest(job: 42))),
-            ClientRequest(.status(StatusRequest(song: song.hex))),
+            ClientRequest(.status(StatusRequest(song: song))),
             ClientRequest(.status(StatusRequest())),
-            ClientRequest(.result(ResultRequest(song: song.hex, detectors: ["comb-filter"], windows: true, envelope: true))),
+            ClientRequest(.result(ResultRequest(song: song, detectors: ["comb-filter"], windows: true, envelope: true))),
             ClientRequest(.query(QueryRequest(
                 minBpm: 120, maxBpm: 130, detector: "comb-filter", octave: true, order: "bpm", limit: 50, offset: 100))),
             ClientRequest(.query(QueryRequest(minBpm: 165, maxBpm: 175, agree: 2))),
             ClientRequest(.query(QueryRequest(
                 minBpm: 1, maxBpm: 1000, order: "title", descending: true, limit: 50, offset: 50, histogram: 1))),
             ClientRequest(.query(QueryRequest(minBpm: 60, maxBpm: 200, detector: "autocorrelation", order: "confidence", histogram: 5))),
-            ClientRequest(.compare(CompareRequest(song: song.hex))),
+            ClientRequest(.compare(CompareRequest(song: song))),
             ClientRequest(.compare(CompareRequest())),
             ClientRequest(.compare(CompareRequest(binWidth: 5))),
             ClientRequest(.playlist(PlaylistQuery(cadence: 170, minutes: 30, tolerance: 0.03, detector: "autocorrelation"))),
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170,90s@160"))),
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170", tolerance: 0.05, strict: true))),
-            ClientRequest(.truth(TruthRequest(song: song.hex, bpm: 128))),
-            ClientRequest(.truth(TruthRequest(song: song.hex))),
+            ClientRequest(.truth(TruthRequest(song: song, bpm: 128))),
+            ClientRequest(.truth(TruthRequest(song: song))),
             ClientRequest(.detectors),
-            ClientRequest(.cancel(CancelRequest(song: song.hex))),
+            ClientRequest(.cancel(CancelRequest(song: song))),
             ClientRequest(.cadence(CadenceRequest(name: "TotalAcceleration.csv"), recording: recording)),
             ClientRequest(.cadence(CadenceRequest(name: "half-marathon.csv", upload: upload), recording: nil)),
-            ClientRequest(requestID: Array("s1".utf8), .stretch(StretchRequest(song: song.hex, bpm: 170, maxStretchPct: 5))),
+            ClientRequest(requestID: Array("s1".utf8), .stretch(StretchRequest(song: song, bpm: 170, maxStretchPct: 5))),
             ClientRequest(.stretch(StretchRequest(song: String(song.hex.prefix(8)), bpm: 128.5))),
             ClientRequest(.render(RenderRequest(render: renderStatus.render))),
             ClientRequest(.stretch(StretchRequest(playlist: PlaylistQuery(profile: "10m@150,5m@170", detector: "comb-filter")))),
@@ -160,7 +160,7 @@ enum Examples {
             // `tactus scan --db --json` prints the same body, with the analyses it ran and `failed`.
             {
                 var here = ScanSummary(new: 2, unchanged: 40, queuedJobs: 6, files: 43, seconds: 9.5)
-                here.failed = [ScanSkip(path: "/music/broken.flac", reason: "/music/broken.flac: the FLAC stream is corrupt", code: ErrorCode(rawValue: "corrupt"))]
+                here.failed = [ScanSkip(path: "/music/broken.flac", reason: "/music/broken.flac: the FLAC stream is corrupt", code: .corrupt)]
                 return .scan(here)
             }(),
             .prune(PruneSummary(removed: 3, removedBytes: 25_000_000, kept: 1, dryRun: false)),
@@ -364,7 +364,7 @@ enum Examples {
         let skipped = TagReport(file: nil, song: otherSong, outcome: .skipped)
             .because("no file of this song below the server's library roots")
         var failed = TagReport(file: "/music/locked.flac", song: nil, outcome: .failed).because("/music/locked.flac: the file is read-only")
-        failed.code = "read-only"
+        failed.code = ErrorCode(rawValue: "read-only")
         return TagsResponse(files: [written, skipped, failed], total: 120)
     }
 

@@ -51,7 +51,7 @@ struct IsolatedTaggerTests {
         let order = TagWriteOrder(bpm: 128, song: SongID(hashing: swap.bytes), dryRun: false, backup: false)
         let problem = #expect(throws: TagFileProblem.self) { try Self.tagger().writeTag(order, into: entry.descriptors) }
         withExtendedLifetime(entry) {}
-        #expect(problem?.skipped == false && problem?.code == "changed-while-written", "\(String(describing: problem))")
+        #expect(problem?.skipped == false && problem?.code?.rawValue == "changed-while-written", "\(String(describing: problem))")
         #expect(problem?.reason.hasPrefix(swap.song + ": the file changed while it was written") == true)
         #expect(try swap.outsideIsUntouched())
         #expect(try Data(contentsOf: URL(fileURLWithPath: swap.moved)) == swap.bytes)

@@ -9,7 +9,7 @@ import Testing
     @Test func aSongComparedWithItsReference() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
-        let failure = AnalysisFailure(code: "worker.lost", message: "the worker stopped answering")
+        let failure = AnalysisFailure(code: .workerLost, message: "the worker stopped answering")
         try library.record(
             Fixture.song(1),
             analyses: [

@@ -43,7 +43,7 @@ import Testing
         let none = Fixture.record("beta", bpm: nil, confidence: 0)
         let failed = AnalysisRecord.failed(
             detector: "gamma", version: "2", params: ParameterSet(["preset": .text("default")]),
-            failure: AnalysisFailure(code: "decode.truncated", message: "the file ends early"), seconds: 0.5,
+            failure: AnalysisFailure(code: .truncated, message: "the file ends early"), seconds: 0.5,
             worker: "w9", analyzedAt: Date(timeIntervalSince1970: 1_750_000_000))
         try library.record(song, analyses: [done, none, failed])
 
@@ -71,7 +71,7 @@ import Testing
         }
         #expect(stored[0].paramsHash == done.paramsHash)
         #expect(stored[1].record.analysis.reason == "silence")
-        #expect(stored[2].record.failure == AnalysisFailure(code: "decode.truncated", message: "the file ends early"))
+        #expect(stored[2].record.failure == AnalysisFailure(code: .truncated, message: "the file ends early"))
         #expect(stored[2].record.worker == "w9")
         #expect(try reopened.analyses(of: song.id, windows: false)[0].record.analysis.windows.isEmpty)
 

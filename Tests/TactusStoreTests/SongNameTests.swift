@@ -63,7 +63,7 @@ import Testing
         let message = StoreError.ambiguousName("intro.mp3", candidates: expected).description
         #expect(message.contains(expected[0].song.short) && message.contains(expected[1].song.short))
         let answer = SongResolution(name: "intro.mp3", error: .ambiguousName("intro.mp3", candidates: expected))
-        #expect(answer.problem?.code == "ambiguous")
+        #expect(answer.problem?.code == .ambiguous)
         #expect(answer.candidates == expected)
     }
 

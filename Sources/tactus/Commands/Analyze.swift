@@ -129,7 +129,7 @@ extension Tactus {
         /// A file of a folder that is not analysed, as a JSON line.
         struct SkippedFile: Encodable {
             struct Reason: Encodable {
-                var code: String
+                var code: ErrorCode
                 var message: String
             }
 
@@ -216,7 +216,7 @@ enum AnalysisText {
             // Only a non-finite number can fail; report it rather than print half a line.
             let problem = SongAnalysis(
                 file: analysis.file, song: analysis.song,
-                error: AnalysisProblem(code: "internal", message: "\(analysis.file): result not encodable: \(error)"))
+                error: AnalysisProblem(code: .internal, message: "\(analysis.file): result not encodable: \(error)"))
             return String(decoding: (try? encoder.encode(problem)) ?? Data("{}".utf8), as: UTF8.self)
         }
     }

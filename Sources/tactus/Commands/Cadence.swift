@@ -105,9 +105,9 @@ extension Tactus.Cadence {
             return try client.cadence(of: [UInt8](bytes), name: file)
         } catch {
             if case .rejected(let body) = error {
-                throw CadenceFailure(file: file, error: .init(code: body.code.rawValue, message: body.message))
+                throw CadenceFailure(file: file, error: .init(code: body.code, message: body.message))
             }
-            throw CadenceFailure(file: file, error: .init(code: "server", message: "\(file): \(error.description)"))
+            throw CadenceFailure(file: file, error: .init(code: .server, message: "\(file): \(error.description)"))
         }
     }
 }
@@ -115,12 +115,17 @@ extension Tactus.Cadence {
 /// A recording that could not be analysed, as `--json` prints it.
 struct CadenceFailure: Error, Encodable {
     struct Problem: Encodable {
-        var code: String
+        var code: ErrorCode
         var message: String
     }
 
     var file: String
     var error: Problem
+}
+
+extension ErrorCode {
+    /// `cadence --json`: the server did not answer, or answered something else than a report or an error.
+    static let server = ErrorCode(rawValue: "server")
 }
 
 /// How `cadence` prints and draws a report.

@@ -117,7 +117,7 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
     static func fromLibrary(_ path: String, song name: String) throws -> (plot: SongPlot, song: SongID, source: PlotSource) {
         let service = LibraryService(library: try LibraryOptions.open(path, .readOnly))
         let resolution = try SongLookup.resolve([name], in: service)[0]
-        if let file = existingFile(name), resolution.problem?.code == "not-found" {
+        if let file = existingFile(name), resolution.problem?.code == .notFound {
             return (try analyse(file), try hash(file), .analysis)
         }
         let id = try SongLookup.song(resolution)

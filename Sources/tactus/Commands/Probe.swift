@@ -90,7 +90,7 @@ struct ProbeReport: Encodable {
     }
 
     private struct Problem: Encodable {
-        var code: String
+        var code: ErrorCode
         var message: String
     }
 

@@ -75,7 +75,7 @@ struct HostedHandlers: Sendable {
         do throws(AudioError) {
             return IdentifiedFile(sha256: try SongID(of: .descriptor(file, name: path)))
         } catch {
-            throw ErrorBody(code: ErrorCode(rawValue: error.code), message: error.description)
+            throw ErrorBody(error)
         }
     }
 

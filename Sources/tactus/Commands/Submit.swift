@@ -93,11 +93,10 @@ extension Tactus {
                 try session.submit(file)
             }
             for problem in found.problems {
-                try session.report(file: problem.file, error: ErrorBody(code: ErrorCode(rawValue: problem.code), message: problem.message))
+                try session.report(file: problem.file, error: ErrorBody(problem))
             }
             for skipped in found.skipped {
-                let reason = ErrorBody(code: ErrorCode(rawValue: skipped.code), message: skipped.message)
-                try session.reportSkipped(file: skipped.file, reason: reason)
+                try session.reportSkipped(file: skipped.file, reason: ErrorBody(skipped))
             }
             try session.waitForAll()
             session.printSummary(skipped: found.skipped)
@@ -234,7 +233,7 @@ final class SubmitSession {
         if batch.isFollowing { summary += ", \(finished) finished" }
         summary += ", \(failures) failed"
         if !skipped.isEmpty {
-            let unreadable = skipped.filter { $0.code == ErrorCode.unreadable.rawValue }.count
+            let unreadable = skipped.filter { $0.code == .unreadable }.count
             let reasons = [(skipped.count - unreadable, "not audio"), (unreadable, "unreadable")].filter { $0.0 > 0 }
             let why = reasons.count == 1 ? reasons[0].1 : reasons.map { "\($0.0) \($0.1)" }.joined(separator: ", ")
             summary += ", \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (\(why))"
@@ -308,5 +307,12 @@ struct SubmittedSong: Encodable {
         self.consensus = consensus
         self.error = error
         self.skipped = skipped
+    }
+}
+
+extension ErrorBody {
+    /// What `submit` reports for a path it does not send: the problem's code and message.
+    init(_ problem: AudioFiles.Problem) {
+        self.init(code: problem.code, message: problem.message)
     }
 }

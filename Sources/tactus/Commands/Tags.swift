@@ -224,7 +224,7 @@ final class TagRun {
                     report(local(tags, try target.open(), target.song))
                 } catch {
                     var refused = TagReport(file: target.file, song: target.song, outcome: .failed).because(error.description)
-                    refused.code = error.code.rawValue
+                    refused.code = error.code
                     report(refused)
                 }
             }
