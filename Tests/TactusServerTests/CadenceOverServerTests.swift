@@ -29,6 +29,9 @@ import Testing
                 let online = try CLI.run(["cadence", file, "--server", server.endpoints.frontend] + format)
                 #expect(offline.status == 0 && online.status == 0, "\(online.standardError)")
                 #expect(online.standardOutput == offline.standardOutput)
+                if format == ["--json"] {
+                    #expect(try ReplySchema.problems(of: online.standardOutput, command: "cadence") == nil)
+                }
             }
         }
         let refused = try CLI.run(["cadence", bad, "--server", server.endpoints.frontend, "--json"])

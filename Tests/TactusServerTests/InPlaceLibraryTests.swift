@@ -17,6 +17,8 @@ import Testing
     static func scan(_ frontend: String, _ paths: [String] = [], sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
         let result = try CLI.run(["scan", "--json", "--server", frontend, "--timeout", "30"] + paths)
         try #require(result.status == 0, "scan: \(result.standardError)", sourceLocation: sourceLocation)
+        // The summary is the protocol's answer to `scan`.
+        #expect(try ReplySchema.problems(of: result.standardOutput, command: "scan") == nil, sourceLocation: sourceLocation)
         return try #require(result.jsonLines.first, sourceLocation: sourceLocation)
     }
 
@@ -335,6 +337,7 @@ import Testing
             guard keep else { continue }
             let counted = try CLI.run(["prune", "--dry-run", "--json", "--server", frontend])
             #expect(counted.jsonLines.first?["removed"] as? Int == 1 && counted.jsonLines.first?["dry_run"] as? Bool == true)
+            #expect(try ReplySchema.problems(of: counted.standardOutput, command: "prune") == nil)
             #expect(Self.bytes(under: data + "/blobs") > 0)
             let pruned = try CLI.run(["prune", "--json", "--server", frontend])
             #expect(pruned.status == 0, "\(pruned.standardError)")
