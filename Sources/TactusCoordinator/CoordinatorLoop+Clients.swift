@@ -144,7 +144,7 @@ extension CoordinatorLoop {
                 let upload = try uploads.finished(id, client: client)
                 if let answered = upload.submitted { return answer(.success(.submit(answered))) }
                 uploaded = SubmissionIntake.UploadedFile(
-                    path: upload.path, size: Int(upload.size), sha256: upload.sha256, song: upload.digest.song)
+                    path: upload.path, size: Int(upload.size), song: try upload.receivedSong(name: request.name ?? "upload"))
             }
             guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
             let names = request.detectors ?? defaultDetectorNames

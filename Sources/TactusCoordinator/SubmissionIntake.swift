@@ -25,9 +25,8 @@ struct SubmissionIntake: Sendable {
     struct UploadedFile: Sendable {
         var path: String
         var size: Int
-        /// The SHA-256 the client announced.
-        var sha256: SongID
-        /// The id of the bytes received (hashed as the chunks arrived).
+        /// The id of the bytes received (hashed as the chunks arrived), checked against the
+        /// SHA-256 announced (``UploadBook/Upload/receivedSong(name:)``).
         var song: SongID
     }
 
@@ -83,17 +82,12 @@ struct SubmissionIntake: Sendable {
         }
     }
 
-    /// A song uploaded in chunks: its hash (computed as the chunks arrived) checked against
-    /// the SHA-256 announced when the upload began, its header read through its file, and the
-    /// file itself kept as the song's blob (a link, not a copy).
+    /// A song uploaded in chunks (its hash, computed as the chunks arrived, already checked
+    /// against the SHA-256 announced): its header read through its file, and the file itself
+    /// kept as the song's blob (a link, not a copy).
     private func prepareChunkedUpload(_ uploaded: UploadedFile) throws -> PreparedSubmission {
         let name = request.name ?? "upload"
         let song = uploaded.song
-        guard song == uploaded.sha256 else {
-            throw ErrorBody(
-                code: .badRequest,
-                message: "\(name): the \(uploaded.size) bytes uploaded have the SHA-256 \(song), not \(uploaded.sha256) as announced")
-        }
         guard uploaded.size <= maxSongBytes else {
             throw ErrorBody(
                 code: .tooLarge,

@@ -46,6 +46,17 @@ struct UploadBook {
         /// Whether its `submit` is being prepared (off the loop).
         var submitting = false
 
+        /// The SHA-256 of the bytes received, once it is the one announced when the upload began
+        /// (`bad-request` naming `name` otherwise).
+        func receivedSong(name: String) throws(ErrorBody) -> SongID {
+            let received = digest.song
+            guard received == sha256 else {
+                throw ErrorBody(
+                    code: .badRequest, message: "\(name): the \(size) bytes uploaded have the SHA-256 \(received), not \(sha256) as announced")
+            }
+            return received
+        }
+
         var status: UploadStatus {
             UploadStatus(upload: id, size: size, received: received, chunkBytes: UploadBook.chunkBytes)
         }

@@ -42,6 +42,14 @@ extension ClientCommand {
     public static func isIdempotent(_ request: Request) -> Bool { true }
 }
 
+extension ClientCommand {
+    /// A JSON body, then `bytes` as one binary frame when there are any: the frames of the
+    /// commands whose messages carry a song, a recording, an envelope or a file.
+    public static func frames(_ body: some WireBody, then bytes: [UInt8]?) throws(ProtocolError) -> [[UInt8]] {
+        [try JSONBody.encode(body, command: name)] + (bytes.map { [$0] } ?? [])
+    }
+}
+
 extension ClientCommand where Request: WireBody {
     /// The request as its JSON body alone.
     public static func frames(of request: Request) throws(ProtocolError) -> [[UInt8]] {

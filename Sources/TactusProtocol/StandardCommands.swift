@@ -38,7 +38,7 @@ public enum SubmitCommand: ClientCommand {
         guard [body.path != nil, body.upload != nil, request.audio != nil].filter({ $0 }).count == 1 else {
             throw .unencodable(command: name, detail: "a submission has one of a path, an upload or the song's bytes")
         }
-        return [try JSONBody.encode(body, command: name)] + (request.audio.map { [$0] } ?? [])
+        return try frames(body, then: request.audio)
     }
 
     public static func request(from reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Request {
@@ -104,7 +104,7 @@ public enum ResultCommand: ClientCommand {
         guard (answer.body.envelopeHopS == nil) == (answer.envelope == nil) else {
             throw .unencodable(command: name, detail: "envelope_hop_s is set exactly when the envelope is sent")
         }
-        return [try JSONBody.encode(answer.body, command: name)] + (answer.envelope.map { [Float32Frame.encode($0)] } ?? [])
+        return try frames(answer.body, then: answer.envelope.map(Float32Frame.encode))
     }
 
     public static func answer(from reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Answer {
@@ -217,7 +217,7 @@ public enum CadenceCommand: ClientCommand {
         guard (request.body.upload == nil) == (request.recording != nil) else {
             throw .unencodable(command: name, detail: "a recording travels in its frame or in an upload, not both")
         }
-        return [try JSONBody.encode(request.body, command: name)] + (request.recording.map { [$0] } ?? [])
+        return try frames(request.body, then: request.recording)
     }
 
     public static func request(from reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Request {
@@ -270,7 +270,7 @@ public enum RenderCommand: ClientCommand {
         guard (answer.status.state == .done) == (answer.wav != nil) else {
             throw .unencodable(command: name, detail: "the file is sent exactly when the render is done")
         }
-        return [try JSONBody.encode(answer.status, command: name)] + (answer.wav.map { [$0] } ?? [])
+        return try frames(answer.status, then: answer.wav)
     }
 
     public static func answer(from reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Answer {
@@ -356,7 +356,7 @@ public enum UploadCommand: ClientCommand {
         guard request.body.isBeginning == (request.chunk == nil) else {
             throw .unencodable(command: name, detail: "a chunk, and only a chunk, carries bytes")
         }
-        return [try JSONBody.encode(request.body, command: name)] + (request.chunk.map { [$0] } ?? [])
+        return try frames(request.body, then: request.chunk)
     }
 
     public static func request(from reader: inout FrameReader, limits: ProtocolLimits) throws(ProtocolError) -> Request {
