@@ -11,8 +11,14 @@ public enum SocketOption: Sendable, Hashable {
     case sendHighWaterMark(Int)
     /// Messages queued on receipt per peer before the peer is throttled (ZMQ_RCVHWM); 0 is unlimited.
     case receiveHighWaterMark(Int)
-    /// The largest frame accepted from a peer (ZMQ_MAXMSGSIZE): a peer that sends a larger one
-    /// is disconnected and its message dropped. nil is unlimited. Not enforced over `inproc://`.
+    /// The largest frame accepted from a peer, in bytes of content (ZMQ_MAXMSGSIZE): a peer
+    /// that sends a larger one is disconnected and its message dropped. nil is unlimited. Not
+    /// enforced over `inproc://`.
+    ///
+    /// libzmq measures a frame as it travels, and under CURVE a frame travels with
+    /// ``curveFrameOverhead`` bytes more than its content; the option adds them, so a frame of
+    /// exactly the limit is taken with and without CURVE (a plain-text frame up to that many
+    /// bytes over it is taken too: decoders check exact sizes).
     case maxMessageSize(Int?)
     /// The identity a DEALER or REQ presents to a ROUTER (ZMQ_ROUTING_ID): 1 to 255 bytes, not
     /// starting with a zero byte. Set before connecting.
@@ -52,6 +58,11 @@ public enum SocketOption: Sendable, Hashable {
     /// bound at `inproc://zeromq.zap.01`, every connection is checked by it.
     case zapDomain(String)
 
+    /// Bytes a frame carries over CURVE beyond its content (ZMTP 3.0 CURVE, RFC 26): the
+    /// MESSAGE command's name (8), the short nonce (8), the flags byte inside the box (1) and
+    /// the box's authenticator (16).
+    public static let curveFrameOverhead = 33
+
     /// The libzmq name of the option, for error messages.
     var name: String {
         switch self {
@@ -83,7 +94,7 @@ public enum SocketOption: Sendable, Hashable {
         case .sendHighWaterMark(let count): try set(handle, ZMQ_SNDHWM, int: count)
         case .receiveHighWaterMark(let count): try set(handle, ZMQ_RCVHWM, int: count)
         case .maxMessageSize(let bytes):
-            var value = Int64(bytes ?? -1)
+            var value = bytes.map { Int64($0) + Int64(Self.curveFrameOverhead) } ?? -1
             try set(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size)
         case .routingID(let bytes): try set(handle, ZMQ_ROUTING_ID, bytes: bytes)
         case .routerMandatory(let on): try set(handle, ZMQ_ROUTER_MANDATORY, int: on ? 1 : 0)

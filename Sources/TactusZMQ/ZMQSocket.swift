@@ -311,7 +311,8 @@ public final class ZMQSocket {
         }
     }
 
-    /// The largest frame accepted from a peer (ZMQ_MAXMSGSIZE), nil when unlimited.
+    /// The largest frame content accepted from a peer, as set with
+    /// ``SocketOption/maxMessageSize(_:)`` (ZMQ_MAXMSGSIZE less the CURVE overhead), nil when unlimited.
     public var maxMessageSize: Int? {
         get throws(ZMQError) {
             let handle = try openHandle("ZMQ_MAXMSGSIZE")
@@ -320,7 +321,7 @@ public final class ZMQSocket {
             if zmq_getsockopt(handle, ZMQ_MAXMSGSIZE, &value, &size) != 0 {
                 throw ZMQError.last("zmq_getsockopt ZMQ_MAXMSGSIZE")
             }
-            return value < 0 ? nil : Int(value)
+            return value < 0 ? nil : Int(value) - SocketOption.curveFrameOverhead
         }
     }
 

@@ -73,6 +73,32 @@ import Testing
         try plain.send([bytes("plain text")])
         #expect(try server.receive(timeout: .milliseconds(300)) == nil)
     }
+
+    /// libzmq measures a CURVE frame with its box; the limit is of content all the same (the
+    /// multi-host test's 1 MiB upload chunks were dropped by a 1 MiB frontend limit).
+    @Test func aFrameOfExactlyTheMaximumSizeCrossesUnderCurveAndOneByteMoreDoesNot() throws {
+        let context = try ZMQContext(socketLinger: .zero)
+        let serverKeys = try CurveKeyPair.generate(), clientKeys = try CurveKeyPair.generate()
+        let limit = 4096
+        let server = try context.socket(.router)
+        try server.set([.curveServer(true), .curveSecretKey(serverKeys.secretKey), .maxMessageSize(limit)])
+        #expect(try server.maxMessageSize == limit)
+        try server.bind("tcp://127.0.0.1:*")
+        let endpoint = try server.lastEndpoint
+        func client() throws -> ZMQSocket {
+            let socket = try context.socket(.dealer)
+            try socket.set([.curveServerKey(serverKeys.publicKey), .curvePublicKey(clientKeys.publicKey), .curveSecretKey(clientKeys.secretKey)])
+            try socket.connect(endpoint)
+            return socket
+        }
+        let atLimit = [UInt8](repeating: 1, count: limit)
+        let fitting = try client()
+        try fitting.send([atLimit])
+        #expect(try server.receive(timeout: .seconds(3))?.last == atLimit)
+        let oversized = try client()
+        try oversized.send([[UInt8](repeating: 2, count: limit + 1)])
+        #expect(try server.receive(timeout: .milliseconds(700)) == nil)
+    }
 }
 
 @Suite("ZAP") struct ZAPTests {
