@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TactusProtocol
 
 /// The slow steps of a request, taken off the poll loop: a few threads of the coordinator's
 /// own run them (hashing a song, reading its header, writing its blob, a read-only query of
@@ -35,6 +36,11 @@ final class BackgroundWork {
 
     /// Pieces of work handed over whose completion has not run yet.
     var inFlight: Int { completions.count }
+
+    /// The `busy` answer to a request refused because the pool has too much in hand.
+    var busy: ErrorBody {
+        ErrorBody(code: .busy, message: "the server has \(inFlight) such requests in hand; try again shortly", retryAfterMs: 200)
+    }
 
     /// Runs `work` on a background thread, then `completion` with its result on the loop's
     /// thread (in a later ``deliver()``).

@@ -7,7 +7,7 @@ import TactusProtocol
 import TactusStore
 
 /// The frontend: clients' requests and their answers.
-extension CoordinatorLoop {
+extension CoordinatorLoop: SubmissionQueue {
     /// Handles one client message; `userID` is the client's CURVE public key (Z85) when the
     /// coordinator uses CURVE.
     func handleFrontend(_ frames: [[UInt8]], userID: String?) {
@@ -36,12 +36,9 @@ extension CoordinatorLoop {
         routes.handler(for: command)!(self, request.body, RequestOrigin(client: client), answer)
     }
 
-    /// Routes the library's commands: submissions, reads of the library, `truth`, `detectors`
-    /// and `cancel`.
+    /// Routes the library's own commands: reads of the library, `truth`, `detectors` and
+    /// `cancel` (submissions are the ``SubmitService``'s).
     static func routeLibraryRequests(into routes: inout RequestRoutes) {
-        routes.on(SubmitCommand.self) { loop, request, origin, answer in
-            loop.beginSubmit(request.body, audio: request.audio, client: origin.client, then: answer)
-        }
         routes.on(StatusCommand.self) { loop, status, _, answer in
             if let job = status.job {
                 loop.answerInBackground(.job(job), then: answer)
@@ -67,7 +64,7 @@ extension CoordinatorLoop {
     private func answerInBackground(
         _ read: LibraryService.Request, then answer: @escaping RequestRoutes.Answer
     ) {
-        guard reads.inFlight < Self.maxBackgroundWork else { return answer(.failure(backgroundBusy(reads))) }
+        guard reads.inFlight < Self.maxBackgroundWork else { return answer(.failure(reads.busy)) }
         reads.run({ [service] in Result { try service.answer(read) } }, then: answer)
     }
 
@@ -113,72 +110,9 @@ extension CoordinatorLoop {
     /// holds its song's bytes meanwhile).
     static let maxBackgroundWork = 64
 
-    func backgroundBusy(_ pool: BackgroundWork) -> ErrorBody {
-        ErrorBody(code: .busy, message: "the server has \(pool.inFlight) such requests in hand; try again shortly", retryAfterMs: 200)
-    }
-
-    /// A submission in three steps. Here on the loop: what needs the loop's state (is it
-    /// accepting, which detectors, their declarations). On a background thread
-    /// (``SubmissionIntake``): the song's bytes, hash and header, the analyses already stored,
-    /// the blob written durably. Back on the loop (``finishSubmit(_:client:)``): the queue
-    /// limits, the jobs stored, queued and answered.
-    private func beginSubmit(
-        _ request: SubmitRequest, audio: [UInt8]?, client: String,
-        then answer: @escaping RequestRoutes.Answer
-    ) {
-        do {
-            guard accepting else {
-                throw ErrorBody(
-                    code: .unavailable,
-                    message: "the server is stopping and takes no new songs (those it accepted stay queued and resume when it restarts)",
-                    retryAfterMs: 5000)
-            }
-            if let audio, audio.count > configuration.maxInlineSongBytes {
-                throw ErrorBody(
-                    code: .tooLarge,
-                    message: "\(request.name ?? "the song"): \(audio.count) bytes is over the \(configuration.maxInlineSongBytes) bytes a "
-                        + "submit message may carry; send it as an upload (protocol/SPEC.md, section 3.9)")
-            }
-            var uploaded: SubmissionIntake.UploadedFile?
-            if let id = request.upload {
-                let upload = try uploads.finished(id, client: client)
-                if let answered = upload.submitted { return answer(.success(.submit(answered))) }
-                uploaded = SubmissionIntake.UploadedFile(
-                    path: upload.path, size: Int(upload.size), song: try upload.receivedSong(name: request.name ?? "upload"))
-            }
-            guard intake.inFlight < Self.maxBackgroundWork else { throw backgroundBusy(intake) }
-            let names = request.detectors ?? defaultDetectorNames
-            guard !names.isEmpty else {
-                throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
-            }
-            if let stray = request.params?.keys.sorted().first(where: { !names.contains($0) }) {
-                let asked = names.joined(separator: ", ")
-                throw ErrorBody(
-                    code: .badRequest, message: "params for \(stray), a detector this submission does not ask for (it asks for \(asked))")
-            }
-            let detectors = try Set(names).sorted().map { SubmissionIntake.Detector(name: $0, descriptor: try descriptor(of: $0)) }
-            let intake = SubmissionIntake(
-                request: request, audio: audio, detectors: detectors, library: library, blobs: coordinator.blobs, probe: coordinator.probe,
-                maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, uploaded: uploaded)
-            // A message's bytes are in hand already; an upload's stay in its file (never read back whole).
-            let inHand = audio?.count ?? 0
-            if audio != nil { try intakeBudget.reserve(inHand, name: request.name ?? "upload") }
-            if let id = request.upload { uploads.submitting(id) }
-            self.intake.run({ Result { try intake.prepare() } }) { [self] prepared in
-                intakeBudget.release(inHand)
-                let response = prepared.flatMap { prepared in Result { try finishSubmit(prepared, client: client) } }
-                if let id = request.upload { uploads.submitEnded(id, answer: try? response.get()) }
-                answer(response.map { .submit($0) })
-            }
-        } catch {
-            answer(.failure(error))
-        }
-    }
-
     /// Stores and queues a prepared submission's jobs, within the queue's limits (a blob this
     /// submission created is removed again when its jobs are refused or cannot be stored).
-    private func finishSubmit(_ prepared: PreparedSubmission, client: String) throws -> SubmitResponse {
+    func queue(_ prepared: PreparedSubmission, client: String) throws -> SubmitResponse {
         let requests = prepared.requests
         do {
             if !requests.isEmpty && pending.count + requests.count > configuration.maxQueuedJobs {
@@ -211,10 +145,20 @@ extension CoordinatorLoop {
         }
     }
 
+    /// The detectors `names` asks for (every default one when nil), each once, in order of
+    /// name, with their declarations.
+    func detectors(_ names: [String]?) throws(ErrorBody) -> [SubmissionIntake.Detector] {
+        let names = names ?? defaultDetectorNames
+        guard !names.isEmpty else {
+            throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
+        }
+        return try Set(names).sorted().map { name throws(ErrorBody) in SubmissionIntake.Detector(name: name, descriptor: try descriptor(of: name)) }
+    }
+
     /// The declaration of `name` from a connected worker or the known detectors; nil for a
     /// name offered by no one yet (external detectors may connect later) only when it is
     /// known; an unknown name is an error.
-    func descriptor(of name: String) throws -> DetectorDescriptor? {
+    func descriptor(of name: String) throws(ErrorBody) -> DetectorDescriptor? {
         if let offered = workers.offered.first(where: { $0.descriptor.name == name }) { return offered.descriptor }
         if let known = knownDescriptor(name) { return known }
         throw ErrorBody(

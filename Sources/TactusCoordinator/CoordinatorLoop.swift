@@ -30,8 +30,6 @@ final class CoordinatorLoop {
     let cadence: CadenceService
     /// The renders of `stretch`, with their state and thread.
     let renders: RenderService
-    /// The bytes of the submissions in ``intake``, under ``CoordinatorConfiguration/maxIntakeBytes``.
-    let intakeBudget: IntakeBudget
 
     /// The handler of each command clients may send.
     let routes: RequestRoutes
@@ -77,10 +75,11 @@ final class CoordinatorLoop {
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         renders = try RenderService(coordinator: coordinator)
         serviceWork = try BackgroundWork(threads: configuration.services.isEmpty ? 1 : 4, name: "tactus-services")
-        intakeBudget = IntakeBudget(limit: configuration.maxIntakeBytes)
         uploads = try UploadService(configuration: configuration, logger: coordinator.logger)
         cadence = try CadenceService(coordinator: coordinator, uploads: uploads)
-        routes = try Self.routes(coordinator, services: [renders, uploads, scans, cadence, TagsService(coordinator: coordinator)])
+        routes = try Self.routes(coordinator, services: [
+            SubmitService(coordinator: coordinator, uploads: uploads), renders, uploads, scans, cadence, TagsService(coordinator: coordinator),
+        ])
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)

@@ -75,7 +75,7 @@ extension CommandService {
     func route(into routes: inout RequestRoutes) {
         routes.on(Command.self) { loop, request, origin, answer in
             let pool = loop.serviceWork
-            guard pool.inFlight < CoordinatorLoop.maxBackgroundWork else { return answer(.failure(loop.backgroundBusy(pool))) }
+            guard pool.inFlight < CoordinatorLoop.maxBackgroundWork else { return answer(.failure(pool.busy)) }
             pool.run({ Result { ClientReply.Response(Command.self, try self.answer(request, from: origin)) } }, then: answer)
         }
     }

@@ -94,11 +94,7 @@ final class ScanService: RequestService {
         let pending = waiting.removeFirst()
         let detectors: [SubmissionIntake.Detector]
         do {
-            let names = loop.defaultDetectorNames
-            guard !names.isEmpty else {
-                throw ErrorBody(code: .unknownDetector, message: "no detector is available: no worker is connected")
-            }
-            detectors = try names.map { SubmissionIntake.Detector(name: $0, descriptor: try loop.descriptor(of: $0)) }
+            detectors = try loop.detectors(nil)
         } catch {
             pending.answers.forEach { $0(.failure(error)) }
             return startNext(loop)

@@ -30,7 +30,7 @@ import Testing
         let running = try RunningCoordinator(directory: directory.path, probe: probe) { $0.maxIntakeBytes = first.count + 1000 }
         defer { running.stop() }
         let holder = try TestClient(running)
-        let frames = try ClientRequest(
+        let frames = ClientRequest(
             requestID: Array("held".utf8), .submit(SubmitRequest(name: "first.wav", detectors: ["fake"]), audio: first))
         #expect(try holder.socket.trySend(frames.frames()))
         #expect(probe.entered.wait(timeout: .now() + 10) == .success, "the first submission never reached the probe")

@@ -43,6 +43,7 @@ import Testing
         let output = directory.file("drums-126.wav")
         let run = try CLI.run(["stretch", song, "--bpm", "126", "-o", output, "--server", server.endpoints.frontend, "--json"])
         #expect(run.status == 0, "\(run.standardError)")
+        #expect(try ReplySchema.problems(of: run.standardOutput, command: "stretch") == nil)
         let status = try #require(run.jsonLines.first)
         #expect(status["state"] as? String == "done" && status["song"] as? String == ids[song]?.hex)
         #expect(status["factor"] as? Double == 1 && status["target_bpm"] as? Double == 126)

@@ -56,6 +56,9 @@ struct TagsOverServerTests {
 
         let written = try CLI.run(["tags", "write", "--all", "--json", "--server", frontend])
         #expect(written.status == 0, "\(written.standardError)")
+        for run in [dryRun, written] {
+            #expect(try ReplySchema.problems(of: run.standardOutput, command: "tags", part: "/properties/files/items") == nil)
+        }
         let reports = Dictionary(written.jsonLines.map { ($0["song"] as? String ?? "", $0) }, uniquingKeysWith: { a, _ in a })
         let mp3Report = try #require(reports[mp3Song])
         #expect(mp3Report["outcome"] as? String == "written")

@@ -293,7 +293,7 @@ extension Tactus {
             try coordinator.run { endpoints in
                 // A song's header is read for every submission: its first host is ready before the first song.
                 hosts.probes.prestart(1)
-                announce(endpoints)
+                announce(endpoints, logger: logger)
                 if webAddress != nil {
                     webPool = LocalWorkerPool(slots: [webSlot(endpoints, curveArguments: curve?.webArguments ?? [])], logger: logger)
                     webPool?.start()
@@ -447,11 +447,13 @@ extension Tactus {
         }
 
         /// Prints the endpoints and writes them to DATA/endpoints.json for scripts and tests.
-        private func announce(_ endpoints: BoundEndpoints) {
+        private func announce(_ endpoints: BoundEndpoints, logger: Logger) {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let json = (try? encoder.encode(endpoints)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-            FileManager.default.createFile(atPath: data + "/endpoints.json", contents: Data(json.utf8))
+            if !FileManager.default.createFile(atPath: data + "/endpoints.json", contents: Data(json.utf8)) {
+                logger.warning("cannot write the endpoints for scripts", metadata: ["file": "\(data)/endpoints.json"])
+            }
             if self.json {
                 print(jsonLine: json)
             } else {
