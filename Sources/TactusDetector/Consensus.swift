@@ -7,11 +7,19 @@ public struct ConsensusTempo: Sendable, Hashable, Codable {
     /// How strongly the detectors support `bpm`, in 0...1 (see ``Consensus/of(_:tolerance:)``);
     /// nil for a consensus a library stored before it recorded confidences.
     public var confidence: Double?
+    /// Where the tempo holds and where it changes (``TempoMap``), from the voting detectors'
+    /// windows; nil when they have none (or for a consensus stored before maps were made).
+    public var tempoMap: TempoMap?
 
-    public init(bpm: Double?, detectors: [String], confidence: Double? = nil) {
+    public init(bpm: Double?, detectors: [String], confidence: Double? = nil, tempoMap: TempoMap? = nil) {
         self.bpm = bpm
         self.detectors = detectors
         self.confidence = confidence
+        self.tempoMap = tempoMap
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case bpm, detectors, confidence, tempoMap = "tempo_map"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -19,6 +27,7 @@ public struct ConsensusTempo: Sendable, Hashable, Codable {
         try container.encode(bpm, forKey: .bpm)
         try container.encode(detectors, forKey: .detectors)
         try container.encodeIfPresent(confidence, forKey: .confidence)
+        try container.encodeIfPresent(tempoMap, forKey: .tempoMap)
     }
 }
 
@@ -41,7 +50,8 @@ public enum Consensus {
     /// confidence-weighted mean of the detector tempi within `tolerance` of it (the hypothesis
     /// itself when only candidates support it), those detectors are the ones that agree, and
     /// the confidence is the winner's support times the detectors' confidences, over the
-    /// number of detectors that found a tempo (1: all agree, each fully confident).
+    /// number of detectors that found a tempo (1: all agree, each fully confident). The tempo
+    /// map (``TempoMap/of(_:consensus:advisory:settings:)``) comes from the same detectors' windows.
     ///
     /// The analyses of the `advisory` detectors (``DetectorDescriptor/advisory``) do not vote.
     public static func of(
@@ -79,6 +89,7 @@ public enum Consensus {
             bpm = zip(agreeing, weights).reduce(0) { $0 + $1.0.bpm! * $1.1 } / weights.reduce(0, +)
         }
         return ConsensusTempo(
-            bpm: bpm, detectors: Array(Set(agreeing.map(\.detector))).sorted(), confidence: min(max(support, 0), 1))
+            bpm: bpm, detectors: Array(Set(agreeing.map(\.detector))).sorted(), confidence: min(max(support, 0), 1),
+            tempoMap: TempoMap.of(analyses, consensus: bpm, advisory: advisory))
     }
 }

@@ -64,6 +64,10 @@ public struct TempoQuery: Sendable, Hashable {
     public var limit: Int?
     /// Skip this many songs first (for paging), at most ``maxOffset``.
     public var offset: Int
+    /// Only songs whose tempo holds throughout (true) or changes (false), by their consensus'
+    /// tempo map; nil: every song. A song whose map is unknown (analysed before maps were made)
+    /// matches neither.
+    public var stable: Bool?
 
     /// The largest ``offset`` accepted: far beyond any library, and small enough that
     /// `offset + limit` never overflows SQLite's 64-bit integers.
@@ -71,7 +75,7 @@ public struct TempoQuery: Sendable, Hashable {
 
     public init(
         range: ClosedRange<Double>, source: TempoSource = .consensus, octave: Bool = false,
-        order: TempoOrder = .closeness, descending: Bool = false, limit: Int? = nil, offset: Int = 0
+        order: TempoOrder = .closeness, descending: Bool = false, limit: Int? = nil, offset: Int = 0, stable: Bool? = nil
     ) {
         self.range = range
         self.source = source
@@ -80,6 +84,7 @@ public struct TempoQuery: Sendable, Hashable {
         self.descending = descending
         self.limit = limit
         self.offset = offset
+        self.stable = stable
     }
 }
 

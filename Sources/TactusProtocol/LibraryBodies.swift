@@ -24,10 +24,13 @@ public struct QueryRequest: WireBody {
     public var offset: Int?
     /// Also answer the histogram of every song found, in bins of this many BPM (0.1 to 1000).
     public var histogram: Double?
+    /// Only songs whose tempo holds (true) or changes (false), by their tempo map.
+    public var stable: Bool?
 
     public init(
         minBpm: Double, maxBpm: Double, detector: String? = nil, agree: Int? = nil, octave: Bool? = nil,
-        order: String? = nil, descending: Bool? = nil, limit: Int? = nil, offset: Int? = nil, histogram: Double? = nil
+        order: String? = nil, descending: Bool? = nil, limit: Int? = nil, offset: Int? = nil, histogram: Double? = nil,
+        stable: Bool? = nil
     ) {
         self.minBpm = minBpm
         self.maxBpm = maxBpm
@@ -39,6 +42,7 @@ public struct QueryRequest: WireBody {
         self.limit = limit
         self.offset = offset
         self.histogram = histogram
+        self.stable = stable
     }
 
     /// The query the wire body stands for.
@@ -53,11 +57,11 @@ public struct QueryRequest: WireBody {
         self.init(
             minBpm: query.range.lowerBound, maxBpm: query.range.upperBound, detector: detector, agree: agree,
             octave: query.octave, order: query.order.rawValue, descending: query.descending ? true : nil, limit: query.limit,
-            offset: query.offset)
+            offset: query.offset, stable: query.stable)
     }
 
     enum CodingKeys: String, CodingKey {
-        case detector, agree, octave, order, descending, limit, offset, histogram
+        case detector, agree, octave, order, descending, limit, offset, histogram, stable
         case minBpm = "min_bpm", maxBpm = "max_bpm"
     }
 
@@ -95,7 +99,7 @@ public struct QueryRequest: WireBody {
         return TempoQuery(
             range: minBpm...maxBpm, source: source, octave: octave ?? false,
             order: order.flatMap(TempoOrder.init(rawValue:)) ?? .closeness, descending: descending ?? false, limit: limit ?? 100,
-            offset: offset ?? 0)
+            offset: offset ?? 0, stable: stable)
     }
 }
 

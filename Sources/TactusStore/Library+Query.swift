@@ -188,6 +188,10 @@ extension Library {
             table = "analyses"
             filter = "a.detector = :detector"
             arguments["detector"] = name
+            if let stable = query.stable {
+                filter += " AND a.song_id IN (SELECT song_id FROM consensus WHERE tempo_stable = :stable)"
+                arguments["stable"] = stable
+            }
             // A song analysed by several versions or presets of the detector counts once, by its
             // best analysis: a direct match first, then the order of the query (closeness for
             // the orders that are not by tempo), then the oldest row. The same whichever way the
@@ -207,6 +211,10 @@ extension Library {
                       AND (o.factor <> 1, \(key("o.bpm", "o.factor")), o.id)
                         < (FACTOR <> 1, \(key("a.bpm", "FACTOR")), a.id))
                 """
+        }
+        if table == "consensus", let stable = query.stable {
+            filter += " AND a.tempo_stable = :stable"
+            arguments["stable"] = stable
         }
         let agreement = table == "consensus" ? "a.detector_count" : "1"
         // Songs whose every file is missing are left out: the few of them are listed once (from

@@ -46,9 +46,12 @@ extension Library {
         try read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT c.bpm, c.detectors, c.confidence FROM consensus c JOIN songs s ON s.id = c.song_id WHERE s.sha256 = ?",
+                sql: """
+                    SELECT c.bpm, c.detectors, c.confidence, c.tempo_map_json FROM consensus c JOIN songs s ON s.id = c.song_id
+                    WHERE s.sha256 = ?
+                    """,
                 arguments: [song.hex]
-            ).map { ConsensusTempo(bpm: $0[0], detectors: NamesJSON.decode($0[1]), confidence: $0[2]) }
+            ).map { ConsensusTempo(bpm: $0[0], detectors: NamesJSON.decode($0[1]), confidence: $0[2], tempoMap: TempoMapJSON.decode($0[3])) }
         }
     }
 

@@ -167,7 +167,7 @@ extension Library {
     static func refreshConsensus(songKey: Int64, advisory: Set<String>, _ db: Database) throws -> ConsensusTempo {
         let select = try db.cachedStatement(
             sql: """
-                SELECT detector, detector_version, bpm, confidence, candidates_json, status FROM analyses
+                SELECT detector, detector_version, bpm, confidence, candidates_json, status, windows FROM analyses
                 WHERE song_id = ?
                 ORDER BY detector,
                          coalesce(json_extract(params_json, '$.preset'), 'default') = 'default' DESC,
@@ -181,19 +181,22 @@ extension Library {
             let descriptor = DetectorDescriptor(
                 name: row[0], version: row[1], summary: "", presets: [], specific: [])
             let output = DetectorOutput(
-                bpm: row[2], confidence: row[3], candidates: CandidatesJSON.decode(row[4]), windows: [])
+                bpm: row[2], confidence: row[3], candidates: CandidatesJSON.decode(row[4]),
+                windows: (row[6] as Data?).flatMap(PackedWindows.decode) ?? [])
             analyses.append(TempoAnalysis(descriptor: descriptor, params: ParameterSet(), output: output, seconds: 0))
         }
         let consensus = Consensus.of(analyses, advisory: advisory)
         let upsert = try db.cachedStatement(
             sql: """
-                INSERT INTO consensus (song_id, bpm, detectors, detector_count, confidence) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO consensus (song_id, bpm, detectors, detector_count, confidence, tempo_map_json, tempo_stable)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (song_id) DO UPDATE SET
                     bpm = excluded.bpm, detectors = excluded.detectors, detector_count = excluded.detector_count,
-                    confidence = excluded.confidence
+                    confidence = excluded.confidence, tempo_map_json = excluded.tempo_map_json, tempo_stable = excluded.tempo_stable
                 """)
         try upsert.execute(arguments: [
             songKey, consensus.bpm, NamesJSON.encode(consensus.detectors), consensus.detectors.count, consensus.confidence,
+            TempoMapJSON.encode(consensus.tempoMap), consensus.tempoMap?.stable,
         ])
         return consensus
     }
@@ -204,6 +207,21 @@ extension Library {
 ///
 /// Candidates are written and read on every insert (the consensus needs them), so the
 /// store writes this fixed form itself; reading accepts any JSON of that shape.
+/// A consensus' tempo map as JSON text (nil: none).
+enum TempoMapJSON {
+    static func encode(_ map: TempoMap?) -> String? {
+        guard let map else { return nil }
+        return (try? JSONEncoder().encode(map)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The map of `text`; nil for none, or for text that is no map (a damaged row is a song
+    /// without a map, never a failed read).
+    static func decode(_ text: String?) -> TempoMap? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode(TempoMap.self, from: Data(text.utf8))
+    }
+}
+
 /// A stored analysis' beat positions as JSON text (nil: none).
 enum BeatsJSON {
     static func encode(_ beats: BeatPositions?) -> String? {

@@ -197,6 +197,16 @@ enum Schema {
                     CREATE INDEX songs_by_artist_descending ON songs((NULLIF(artist, '') IS NOT NULL), NULLIF(artist, '') COLLATE NOCASE);
                     """)
         }
+        // The tempo map of each song's consensus (TempoMap's JSON) and whether it is stable,
+        // for `query --stable`; NULL for consensus rows written before, until their song's
+        // analyses change.
+        migrator.registerMigration("v7: tempo maps") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE consensus ADD COLUMN tempo_map_json TEXT;
+                    ALTER TABLE consensus ADD COLUMN tempo_stable INTEGER CHECK (tempo_stable IN (0, 1));
+                    """)
+        }
         return migrator
     }
 }

@@ -97,17 +97,47 @@ public enum Synth {
         return signal
     }
 
+    /// Beat times (seconds) of a tempo that is `bpm(t)` BPM at time `t`, over `seconds`: each beat
+    /// follows the previous one by a beat at the tempo of its moment (steps, ramps, a ritardando).
+    public static func beatTimes(seconds: Double, bpm: (Double) -> Double) -> [Double] {
+        var times: [Double] = []
+        var time = 0.0
+        while time < seconds {
+            times.append(time)
+            time += 60 / bpm(time)
+        }
+        return times
+    }
+
     /// A drum pattern at `bpm` (or a linear ramp to `endBPM`): kick, snare and hi-hat placed by
     /// `pattern`, with a quiet sustained bass note under it so the signal is not only drums.
     public static func drumPattern(
         bpm: Double, seconds: Double, sampleRate: Double, pattern: Pattern = .fourOnTheFloor,
         endBPM: Double? = nil, seed: UInt64 = 7
     ) -> [Float] {
+        drumPattern(
+            beats: beatTimes(startBPM: bpm, endBPM: endBPM ?? bpm, seconds: seconds + 8), lastBeat: 60 / bpm, seconds: seconds,
+            sampleRate: sampleRate, pattern: pattern, seed: seed)
+    }
+
+    /// A drum pattern whose tempo is `bpm(t)` at time `t` (see ``beatTimes(seconds:bpm:)``), as
+    /// ``drumPattern(bpm:seconds:sampleRate:pattern:endBPM:seed:)`` makes it.
+    public static func drumPattern(
+        seconds: Double, sampleRate: Double, pattern: Pattern = .fourOnTheFloor, seed: UInt64 = 7, bpm: (Double) -> Double
+    ) -> [Float] {
+        drumPattern(
+            beats: beatTimes(seconds: seconds + 8, bpm: bpm), lastBeat: 60 / bpm(seconds), seconds: seconds, sampleRate: sampleRate,
+            pattern: pattern, seed: seed)
+    }
+
+    /// The drums of `pattern` on `beats` (the last beat lasting `lastBeat` seconds), and the bass.
+    private static func drumPattern(
+        beats: [Double], lastBeat: Double, seconds: Double, sampleRate: Double, pattern: Pattern, seed: UInt64
+    ) -> [Float] {
         var generator = SeededGenerator(seed: seed)
         var signal = silence(seconds: seconds, sampleRate: sampleRate)
-        let beats = beatTimes(startBPM: bpm, endBPM: endBPM ?? bpm, seconds: seconds + 8)
         for (index, beatTime) in beats.enumerated() where beatTime < seconds {
-            let beatLength = index + 1 < beats.count ? beats[index + 1] - beatTime : 60 / bpm
+            let beatLength = index + 1 < beats.count ? beats[index + 1] - beatTime : lastBeat
             let beatInBar = Double(index % 4)
             for hit in pattern.hits where hit.beat >= beatInBar && hit.beat < beatInBar + 1 {
                 let time = beatTime + (hit.beat - beatInBar) * beatLength

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TactusDetector
 import TactusModel
 
 /// `--json`: JSON (JSON Lines for lists) instead of tables.
@@ -54,6 +55,17 @@ enum Output {
     }
 
     /// `m:ss`.
+    /// A tempo map in one line: `tempo: steady, 127.0 to 127.5 BPM`, or its segments
+    /// (`tempo changes: 0:00-0:43 100.1 BPM, 0:43-1:40 130.2 BPM`, a ramp as `110.2->80.0`).
+    static func tempoMap(_ map: TempoMap) -> String {
+        guard !map.stable else { return String(format: "tempo: steady, %.1f to %.1f BPM", map.minBPM, map.maxBPM) }
+        let segments = map.segments.map { segment in
+            "\(clock(segment.startS))-\(clock(segment.endS)) "
+                + (segment.isSteady ? String(format: "%.1f BPM", segment.startBPM) : String(format: "%.1f->%.1f BPM", segment.startBPM, segment.endBPM))
+        }
+        return "tempo changes: " + segments.joined(separator: ", ")
+    }
+
     static func clock(_ seconds: Double) -> String {
         let total = Int(seconds.rounded())
         return String(format: "%d:%02d", total / 60, total % 60)

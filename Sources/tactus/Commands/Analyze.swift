@@ -260,6 +260,7 @@ enum AnalysisText {
         let confidence = consensus.confidence.map { String(format: ", confidence %.2f", $0) } ?? ""
         lines.append(
             "  consensus: " + (consensus.bpm.map { String(format: "%.2f BPM", $0) + "\(confidence) (\(agreeing))" } ?? "no tempo"))
+        if let map = consensus.tempoMap { lines.append("  " + Output.tempoMap(map)) }
         return lines
     }
 }

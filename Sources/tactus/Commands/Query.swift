@@ -12,7 +12,9 @@ extension Tactus {
                 By default a song's tempo is the consensus of its detectors; --detector uses one \
                 detector's tempo, --agree N needs N detectors whose tempi fall in the range. With \
                 --octave, songs at half or double a tempo of the range match too, with factor 1/2 \
-                or 2 (the song's tempo divided by the tempo of the range it matches).
+                or 2 (the song's tempo divided by the tempo of the range it matches). --stable keeps \
+                the songs whose tempo holds throughout, --changing those whose tempo changes (by \
+                their tempo map, shown by `tactus result`).
 
                 With --db, reads the library file; otherwise asks the server (--server), which \
                 answers the same way.
@@ -68,6 +70,12 @@ extension Tactus {
         @Option(help: "Skip this many songs first.")
         var offset = 0
 
+        @Flag(help: "Only songs whose tempo holds throughout (their tempo map is one steady segment).")
+        var stable = false
+
+        @Flag(help: "Only songs whose tempo changes (steps or ramps in their tempo map).")
+        var changing = false
+
         func validate() throws {
             if [detector != nil, consensus, agree != nil].filter({ $0 }).count > 1 {
                 throw ValidationError("--detector, --consensus and --agree are alternatives; give one")
@@ -76,12 +84,15 @@ extension Tactus {
             if let limit, limit < 0 { throw ValidationError("--limit must be >= 0") }
             if music != nil && playlistFile.m3u8 == nil { throw ValidationError("--music goes with --m3u8") }
             if offset < 0 { throw ValidationError("--offset must be >= 0") }
+            if stable && changing { throw ValidationError("--stable and --changing are alternatives; give one") }
         }
 
         func run() throws {
             let tempo: TempoSource =
                 if let detector { .detector(detector) } else if let agree { .agreement(minimum: agree) } else { .consensus }
-            let query = TempoQuery(range: bpm.range, source: tempo, octave: octave, order: order, descending: descending, limit: limit, offset: offset)
+            let query = TempoQuery(
+                range: bpm.range, source: tempo, octave: octave, order: order, descending: descending, limit: limit, offset: offset,
+                stable: stable ? true : changing ? false : nil)
             let matches = try LibrarySource(source, mode: .readOnly).query(query)
             let export = PlaylistExport(options: playlistFile, music: music)
             if output.json {

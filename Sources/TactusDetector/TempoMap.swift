@@ -1,0 +1,342 @@
+import Foundation
+
+/// Where a song's tempo holds and where it changes: segments in time order, each steady (one
+/// tempo) or a ramp (a tempo going steadily from one value to another, as in an accelerando or
+/// a ritardando), read from the detectors' per-window tempi at the consensus' metrical level.
+///
+/// A steady song is one segment, ``stable``; its ``minBPM`` and ``maxBPM`` are the range the
+/// windows' tempi keep to (a live recording's drift). Made by ``TempoMap/of(_:consensus:advisory:)``.
+public struct TempoMap: Sendable, Hashable, Codable {
+    /// A stretch of the song with one tempo, or a tempo going steadily from `startBPM` to `endBPM`.
+    public struct Segment: Sendable, Hashable, Codable {
+        public var startS: Double
+        public var endS: Double
+        /// The tempo at the segment's start (equal to ``endBPM`` in a steady segment).
+        public var startBPM: Double
+        /// The tempo at the segment's end.
+        public var endBPM: Double
+
+        public init(startS: Double, endS: Double, startBPM: Double, endBPM: Double) {
+            self.startS = startS
+            self.endS = endS
+            self.startBPM = startBPM
+            self.endBPM = endBPM
+        }
+
+        /// One tempo throughout.
+        public var isSteady: Bool { startBPM == endBPM }
+
+        enum CodingKeys: String, CodingKey {
+            case startS = "start_s", endS = "end_s", startBPM = "start_bpm", endBPM = "end_bpm"
+        }
+    }
+
+    /// The segments, in time order, from the song's start to its end.
+    public var segments: [Segment]
+    /// True when the song keeps one tempo throughout (one steady segment).
+    public var stable: Bool
+    /// The slowest and fastest tempo of the song's windows (after a median of three, so that a
+    /// window read at another metrical level does not widen the range).
+    public var minBPM: Double
+    public var maxBPM: Double
+
+    public init(segments: [Segment], minBPM: Double, maxBPM: Double) {
+        self.segments = segments
+        self.stable = segments.count == 1 && segments[0].isSteady
+        self.minBPM = minBPM
+        self.maxBPM = maxBPM
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case segments, stable, minBPM = "min_bpm", maxBPM = "max_bpm"
+    }
+}
+
+extension TempoMap {
+    /// What the map treats as a change, and how it weighs a change against the windows' noise.
+    public struct Settings: Sendable, Hashable {
+        /// Smallest difference between two segments' tempi (or between a ramp's ends) reported
+        /// as a change, as a ratio: 0.02 is 2 %. Closer tempi are one segment.
+        public var minimumChange = 0.02
+        /// The windows' tempi never count as noisier than this (a ratio), so that a song read
+        /// with perfectly steady windows is not cut at the first small wobble.
+        public var noiseFloor = 0.004
+        /// Fewest windows a segment may span.
+        public var minimumWindows = 3
+
+        public init() {}
+    }
+
+    /// The tempo map of one song from its `analyses` (the windows of every voting detector)
+    /// around the `consensus` tempo; nil when no voting detector has windows with tempi.
+    ///
+    /// 1. **At the consensus' level.** Each detector's windows are moved by the octave that takes
+    ///    its own tempo nearest to the consensus (a detector reading the song at half the
+    ///    consensus has its windows doubled), never by any other ratio: a song that changes
+    ///    from 100 to 130 BPM must stay a change, not become a 4:3 reading.
+    /// 2. **One tempo per moment.** On the grid of the windows' centres, each detector gives the
+    ///    tempo of its window nearest in time, moved by octaves to within half an octave of the
+    ///    consensus. The tempo most detectors agree with (within 4 %) wins and the agreeing ones
+    ///    are averaged (in log tempo). Then a Viterbi pass over each moment's octave keeps the
+    ///    line smooth (a ritardando slowing past half an octave below the consensus stays one
+    ///    line). Changes of more than half an octave from the consensus read as the nearer octave.
+    /// 3. **Segments.** The series of log tempi is cut into segments, each steady or a straight
+    ///    ramp, by optimal partitioning: the cut that minimises the squared residuals over the
+    ///    noise (estimated from the series itself, never below ``Settings/noiseFloor``) plus a
+    ///    penalty of log(n) per parameter (the Bayesian information criterion), so a change
+    ///    is kept only when the windows show it beyond their noise.
+    /// 4. **Changes that matter.** A ramp whose ends differ by less than the minimum change is
+    ///    steady; neighbouring steady segments closer than it are joined, and so are
+    ///    neighbouring ramps that one straight ramp describes within half of it.
+    public static func of(
+        _ analyses: [TempoAnalysis], consensus: Double?, advisory: Set<String> = [], settings: Settings = Settings()
+    ) -> TempoMap? {
+        guard let consensus, consensus > 0, consensus.isFinite else { return nil }
+        let voters = analyses.filter { $0.bpm != nil && !advisory.contains($0.detector) && $0.windows.contains { $0.bpm != nil } }
+        let series = TempoSeries(voters, consensus: consensus, settings: settings)
+        guard !series.points.isEmpty else { return nil }
+        let end = voters.flatMap(\.windows).map { $0.startS + $0.durationS }.max() ?? 0
+        let segments = Partition(series: series, settings: settings).segments(songEnd: end)
+        let smoothed = series.medianOfThree()
+        return TempoMap(segments: segments, minBPM: exp2(smoothed.min() ?? 0), maxBPM: exp2(smoothed.max() ?? 0))
+    }
+}
+
+/// The song's tempo over time, one value a moment: log2 BPM on the grid of the windows' centres.
+struct TempoSeries {
+    struct Point {
+        var time: Double
+        var log2BPM: Double
+    }
+
+    var points: [Point] = []
+
+    init(_ voters: [TempoAnalysis], consensus: Double, settings: TempoMap.Settings) {
+        let reference = log2(consensus)
+        // Each detector's windows at the consensus' octave: (centre, log2 tempo, weight).
+        let tracks: [[(time: Double, value: Double, weight: Double)]] = voters.map { analysis in
+            let shift = (reference - log2(analysis.bpm!)).rounded()
+            return analysis.windows.compactMap { window in
+                guard let bpm = window.bpm, bpm > 0, bpm.isFinite else { return nil }
+                return (window.startS + window.durationS / 2, log2(bpm) + shift, max(window.strength, 1e-3))
+            }
+        }
+        guard let grid = tracks.max(by: { $0.count < $1.count })?.map(\.time) else { return }
+        let spacing = grid.count > 1 ? (grid.last! - grid.first!) / Double(grid.count - 1) : .infinity
+        // Windows of one moment agree within the consensus' own tolerance (4 %).
+        let agreement = log2(1 + TempoRelation.defaultTolerance)
+        for time in grid {
+            var votes: [(value: Double, weight: Double)] = []
+            for track in tracks {
+                guard let nearest = track.min(by: { abs($0.time - time) < abs($1.time - time) }),
+                      abs(nearest.time - time) <= spacing / 2 + 1e-9 else { continue }
+                // Within half an octave of the consensus (a window read at double time halved).
+                votes.append((nearest.value + (reference - nearest.value).rounded(), nearest.weight))
+            }
+            guard !votes.isEmpty else { continue }
+            // The value most detectors agree with (each detector one vote, strength breaking ties),
+            // and the mean of those that agree: one detector's window at another level is outvoted.
+            func support(_ target: Double) -> (count: Int, weight: Double) {
+                let agreeing = votes.filter { abs($0.value - target) <= agreement }
+                return (agreeing.count, agreeing.reduce(0) { $0 + $1.weight })
+            }
+            let winner = votes.max { support($0.value) < support($1.value) }!.value
+            let agreeing = votes.filter { abs($0.value - winner) <= agreement }
+            points.append(Point(time: time, log2BPM: agreeing.reduce(0) { $0 + $1.value } / Double(agreeing.count)))
+        }
+        keepOctave()
+    }
+
+    /// Moves points by an octave where that makes the tempo line smoother, by Viterbi over each
+    /// point's octave (-1, 0 or +1): the cost is the line's total movement in log tempo, plus a
+    /// little for each point moved. A ritardando that slows past half an octave below the
+    /// consensus stays one line (its points would otherwise jump up an octave), while one
+    /// point read at another level moves no other.
+    private mutating func keepOctave() {
+        guard points.count > 1 else { return }
+        let shifts = [-1.0, 0, 1], moved = 0.05
+        var cost = shifts.map { abs($0) * moved }
+        var back: [[Int]] = []
+        for index in points.indices.dropFirst() {
+            let previous = points[index - 1].log2BPM, value = points[index].log2BPM
+            var next = [Double](), from = [Int]()
+            for shift in shifts {
+                let steps = shifts.indices.map { cost[$0] + abs(value + shift - previous - shifts[$0]) }
+                let best = steps.indices.min { steps[$0] < steps[$1] }!
+                next.append(steps[best] + abs(shift) * moved)
+                from.append(best)
+            }
+            cost = next
+            back.append(from)
+        }
+        var state = cost.indices.min { cost[$0] < cost[$1] }!
+        for index in points.indices.reversed() {
+            points[index].log2BPM += shifts[state]
+            if index > 0 { state = back[index - 1][state] }
+        }
+    }
+
+    /// The log tempi after a running median of three (the ends kept).
+    func medianOfThree() -> [Double] {
+        let values = points.map(\.log2BPM)
+        guard values.count >= 3 else { return values }
+        return values.indices.map { index in
+            guard index > 0 && index < values.count - 1 else { return values[index] }
+            return values[(index - 1)...(index + 1)].sorted()[1]
+        }
+    }
+}
+
+/// Optimal partitioning of a ``TempoSeries`` into steady segments and straight ramps.
+struct Partition {
+    let series: TempoSeries
+    let settings: TempoMap.Settings
+
+    /// A fitted run of points `first...last`: its cost and the model's value at each end.
+    private struct Fit {
+        var first: Int
+        var last: Int
+        var cost: Double
+        var startValue: Double
+        var endValue: Double
+    }
+
+    /// The segments, the last ending at `songEnd`.
+    func segments(songEnd: Double) -> [TempoMap.Segment] {
+        let points = series.points
+        let count = points.count
+        let minimum = max(settings.minimumWindows, 1)
+        let noise = max(Self.noise(points.map(\.log2BPM)), log2(1 + settings.noiseFloor))
+        let penalty = log(Double(max(count, 2)))
+        // Prefix sums for the least-squares fits of any run in constant time.
+        var sums = [(t: 0.0, y: 0.0, tt: 0.0, ty: 0.0, yy: 0.0)]
+        for point in points {
+            let last = sums.last!, t = point.time, y = point.log2BPM
+            sums.append((last.t + t, last.y + y, last.tt + t * t, last.ty + t * y, last.yy + y * y))
+        }
+        func fit(_ first: Int, _ last: Int) -> Fit {
+            let n = Double(last - first + 1)
+            let a = sums[last + 1], b = sums[first]
+            let st = a.t - b.t, sy = a.y - b.y, stt = a.tt - b.tt, sty = a.ty - b.ty, syy = a.yy - b.yy
+            let mean = sy / n
+            let flat = max(syy - sy * mean, 0) / (noise * noise)
+            let spread = stt - st * st / n
+            let startTime = points[first].time, endTime = points[last].time
+            guard spread > 1e-9 else { return Fit(first: first, last: last, cost: flat + penalty, startValue: mean, endValue: mean) }
+            let slope = (sty - st * sy / n) / spread
+            let intercept = mean - slope * st / n
+            let sloped = max(syy - sy * mean - slope * slope * spread, 0) / (noise * noise)
+            // A ramp costs one parameter more than a steady run.
+            if sloped + penalty < flat {
+                return Fit(first: first, last: last, cost: sloped + 2 * penalty,
+                           startValue: intercept + slope * startTime, endValue: intercept + slope * endTime)
+            }
+            return Fit(first: first, last: last, cost: flat + penalty, startValue: mean, endValue: mean)
+        }
+        // best[j]: the cheapest partition of points 0..<j; each segment also pays for its cut.
+        var best = [Double](repeating: .infinity, count: count + 1)
+        var previous = [Int](repeating: -1, count: count + 1)
+        var fits = [Fit?](repeating: nil, count: count + 1)
+        best[0] = -penalty
+        for end in stride(from: min(minimum, count), through: count, by: 1) {
+            for start in stride(from: 0, through: end - min(minimum, count), by: 1) where best[start].isFinite {
+                let run = fit(start, end - 1)
+                let total = best[start] + run.cost + penalty
+                if total < best[end] {
+                    best[end] = total
+                    previous[end] = start
+                    fits[end] = run
+                }
+            }
+        }
+        var runs: [Fit] = []
+        var end = count
+        while end > 0, let run = fits[end] {
+            runs.insert(run, at: 0)
+            end = previous[end]
+        }
+        return joined(runs.map(settle), songEnd: songEnd)
+    }
+
+    /// The straight line through points `first...last` (least squares) if no point is further
+    /// from it than half the minimum change: a ramp that two neighbouring ramps make together.
+    private func line(_ first: Int, _ last: Int) -> Fit? {
+        let points = series.points[first...last]
+        let n = Double(points.count)
+        let meanTime = points.reduce(0) { $0 + $1.time } / n, meanValue = points.reduce(0) { $0 + $1.log2BPM } / n
+        let spread = points.reduce(0) { $0 + ($1.time - meanTime) * ($1.time - meanTime) }
+        guard spread > 1e-9 else { return nil }
+        let slope = points.reduce(0) { $0 + ($1.time - meanTime) * ($1.log2BPM - meanValue) } / spread
+        let value = { (time: Double) in meanValue + slope * (time - meanTime) }
+        guard points.allSatisfy({ abs($0.log2BPM - value($0.time)) <= log2(1 + settings.minimumChange) / 2 }) else { return nil }
+        return Fit(first: first, last: last, cost: 0, startValue: value(points.first!.time), endValue: value(points.last!.time))
+    }
+
+    /// A ramp whose ends differ by less than the minimum change, made steady.
+    private func settle(_ fit: Fit) -> Fit {
+        guard abs(fit.endValue - fit.startValue) < log2(1 + settings.minimumChange) else { return fit }
+        return steady(fit.first, fit.last)
+    }
+
+    /// Points `first...last` as one steady run at their mean.
+    private func steady(_ first: Int, _ last: Int) -> Fit {
+        let values = series.points[first...last].map(\.log2BPM)
+        let mean = values.reduce(0, +) / Double(values.count)
+        return Fit(first: first, last: last, cost: 0, startValue: mean, endValue: mean)
+    }
+
+    /// Neighbouring steady runs closer than the minimum change joined, neighbouring ramps that
+    /// one straight line describes within half of it joined, and the runs made segments:
+    /// each boundary halfway between the last centre of one and the first of the next.
+    private func joined(_ runs: [Fit], songEnd: Double) -> [TempoMap.Segment] {
+        var merged: [Fit] = []
+        for run in runs {
+            if let last = merged.last, last.startValue == last.endValue, run.startValue == run.endValue,
+               abs(run.startValue - last.startValue) < log2(1 + settings.minimumChange) {
+                merged[merged.count - 1] = steady(last.first, run.last)
+            } else if let last = merged.last, last.startValue != last.endValue, run.startValue != run.endValue,
+                      let ramp = line(last.first, run.last) {
+                merged[merged.count - 1] = ramp
+            } else {
+                merged.append(run)
+            }
+        }
+        let points = series.points
+        let boundaries = zip(merged, merged.dropFirst()).map(boundary)
+        return merged.enumerated().map { index, run in
+            let start = index == 0 ? 0 : boundaries[index - 1]
+            let end = index == merged.count - 1 ? max(songEnd, points[run.last].time) : boundaries[index]
+            // A ramp's tempo at its boundaries (at the song's ends, at the first and last window).
+            let first = points[run.first].time, last = points[run.last].time
+            let slope = last > first ? (run.endValue - run.startValue) / (last - first) : 0
+            let value = { (time: Double) in exp2(run.startValue + slope * (time - first)) }
+            return TempoMap.Segment(
+                startS: start, endS: end, startBPM: value(index == 0 ? first : start),
+                endBPM: value(index == merged.count - 1 ? last : end))
+        }
+    }
+
+    /// Where run `before` ends and `after` begins: halfway between their windows' centres, or
+    /// where a ramp's line meets the steady tempo beside it when that lies between them (the
+    /// knee of a ritardando).
+    private func boundary(_ before: Fit, _ after: Fit) -> Double {
+        let points = series.points
+        let gap = points[before.last].time...points[after.first].time
+        let halfway = (gap.lowerBound + gap.upperBound) / 2
+        let beforeSteady = before.startValue == before.endValue, afterSteady = after.startValue == after.endValue
+        guard beforeSteady != afterSteady else { return halfway }
+        let ramp = beforeSteady ? after : before, level = beforeSteady ? before.startValue : after.endValue
+        let first = points[ramp.first].time, last = points[ramp.last].time
+        guard last > first, ramp.endValue != ramp.startValue else { return halfway }
+        let meeting = first + (level - ramp.startValue) * (last - first) / (ramp.endValue - ramp.startValue)
+        return gap.contains(meeting) ? meeting : halfway
+    }
+
+    /// The series' noise: the robust spread (median absolute deviation) of its differences
+    /// from one point to the next, over the square root of two.
+    static func noise(_ values: [Double]) -> Double {
+        guard values.count > 2 else { return 0 }
+        let differences = zip(values.dropFirst(), values).map { abs($0 - $1) }.sorted()
+        return 1.4826 * differences[differences.count / 2] / 2.0.squareRoot()
+    }
+}
