@@ -51,7 +51,7 @@ extension Library {
                     WHERE s.sha256 = ?
                     """,
                 arguments: [song.hex]
-            ).map { ConsensusTempo(bpm: $0[0], detectors: NamesJSON.decode($0[1]), confidence: $0[2], tempoMap: TempoMapJSON.decode($0[3])) }
+            ).map { ConsensusTempo(bpm: $0[0], detectors: NamesJSON.decode($0[1]), confidence: $0[2], tempoMap: StoredJSON<TempoMap>.decode($0[3])) }
         }
     }
 
@@ -218,7 +218,7 @@ extension Library {
         let output = DetectorOutput(
             bpm: row["bpm"], reason: row["reason"], confidence: row["confidence"],
             candidates: CandidatesJSON.decode(row["candidates_json"]), windows: series,
-            beats: windows ? BeatsJSON.decode(row["beats_json"]) : nil)
+            beats: windows ? StoredJSON<BeatPositions>.decode(row["beats_json"]) : nil)
         let status = AnalysisStatus(rawValue: row["status"]) ?? .failed
         let failure: AnalysisFailure? = (row["error_code"] as String?).map {
             AnalysisFailure(code: ErrorCode(rawValue: $0), message: row["error_message"] ?? "")

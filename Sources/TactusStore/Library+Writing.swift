@@ -152,7 +152,7 @@ extension Library {
             songKey, a.detector, a.version, paramsJSON, paramsHash,
             record.status.rawValue, a.bpm, a.confidence, CandidatesJSON.encode(a.candidates),
             PackedWindows.encode(a.windows), a.seconds, record.worker, record.analyzedAt, a.reason,
-            record.failure?.code.rawValue, record.failure?.message, BeatsJSON.encode(a.beats),
+            record.failure?.code.rawValue, record.failure?.message, StoredJSON.encode(a.beats),
         ]
         try statement.execute(arguments: arguments)
     }
@@ -196,9 +196,24 @@ extension Library {
                 """)
         try upsert.execute(arguments: [
             songKey, consensus.bpm, NamesJSON.encode(consensus.detectors), consensus.detectors.count, consensus.confidence,
-            TempoMapJSON.encode(consensus.tempoMap), consensus.tempoMap?.stable,
+            StoredJSON.encode(consensus.tempoMap), consensus.tempoMap?.stable,
         ])
         return consensus
+    }
+}
+
+/// A value kept as JSON text in a column (nil: none): a consensus' tempo map
+/// (`consensus.tempo_map_json`), an analysis' beat positions (`analyses.beats_json`). Text that
+/// is no such value reads as none: a damaged row is a song without it, never a failed read.
+enum StoredJSON<Value: Codable> {
+    static func encode(_ value: Value?) -> String? {
+        guard let value else { return nil }
+        return (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    static func decode(_ text: String?) -> Value? {
+        guard let text else { return nil }
+        return try? JSONDecoder().decode(Value.self, from: Data(text.utf8))
     }
 }
 
@@ -207,34 +222,6 @@ extension Library {
 ///
 /// Candidates are written and read on every insert (the consensus needs them), so the
 /// store writes this fixed form itself; reading accepts any JSON of that shape.
-/// A consensus' tempo map as JSON text (nil: none).
-enum TempoMapJSON {
-    static func encode(_ map: TempoMap?) -> String? {
-        guard let map else { return nil }
-        return (try? JSONEncoder().encode(map)).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// The map of `text`; nil for none, or for text that is no map (a damaged row is a song
-    /// without a map, never a failed read).
-    static func decode(_ text: String?) -> TempoMap? {
-        guard let text else { return nil }
-        return try? JSONDecoder().decode(TempoMap.self, from: Data(text.utf8))
-    }
-}
-
-/// A stored analysis' beat positions as JSON text (nil: none).
-enum BeatsJSON {
-    static func encode(_ beats: BeatPositions?) -> String? {
-        guard let beats else { return nil }
-        return (try? JSONEncoder().encode(beats)).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    static func decode(_ text: String?) -> BeatPositions? {
-        guard let text else { return nil }
-        return try? JSONDecoder().decode(BeatPositions.self, from: Data(text.utf8))
-    }
-}
-
 enum CandidatesJSON {
     /// Numbers are validated finite, and Swift's shortest round-trip form of a finite
     /// Double (`120.0`, `1e-05`) is valid JSON.
