@@ -43,8 +43,8 @@ struct BeatBench: ParsableCommand {
                 if scores[analysis.detector] == nil { order.append(analysis.detector) }
                 scores[analysis.detector, default: []].append(score)
                 if verbose {
-                    print(String(format: "%@ %@ %.1f: F %.3f CMLt %.3f AMLt %.3f", song.file, analysis.detector, song.bpm,
-                                 score.fMeasure, score.cmlt, score.amlt))
+                    print(String(format: "%@ %@ %.1f: F %.3f CMLt %.3f AMLt %.3f (tempo %.1f)", song.file, analysis.detector, song.bpm,
+                                 score.fMeasure, score.cmlt, score.amlt, analysis.bpm ?? 0))
                 }
             }
         }
