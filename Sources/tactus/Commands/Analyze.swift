@@ -24,7 +24,7 @@ extension Tactus {
                 duration_s, error (null or {code, message}), analyses (array of {detector, \
                 version, params, bpm, reason, confidence, candidates [{bpm, strength}], windows \
                 [{start_s, duration_s, energy, bpm, strength}], beats ({times, downbeats?} seconds, from detectors that track \
-beats: beatnet), seconds}), envelope ({hop_s, \
+                beats: beatnet), seconds}), envelope ({hop_s, \
                 values}, only with --envelope), consensus ({bpm, detectors}) and warnings.
 
                 With --db, each analysed song is also stored in that library file (created if \
