@@ -6,31 +6,47 @@ import TactusVote
 /// The settings of a BeatNet analysis, read from a resolved parameter set.
 struct BeatNetSettings {
     var levelDBFS: Double
-    var spectralExponent: Float
+    /// The comb filters' feedback gain and the histogram's smoothing, in delay bins.
+    var combAlpha: Float
+    var histogramSmoothing: Int
+    /// The windows, the tempo range and the metrical decision.
     var vote: TempoVoteConfiguration
+    /// The beat tracker's tempo range around the song's tempo (a ratio: 0.3 is 1/1.3 to 1.3
+    /// times the tempo) and its model.
+    var trackingRange: Double
+    var tracker: BeatTracker
 
     init(_ parameters: ParameterSet) {
         levelDBFS = parameters.number("level_dbfs")
-        spectralExponent = Float(parameters.number("spectral_exponent"))
+        combAlpha = Float(parameters.number("comb_alpha"))
+        histogramSmoothing = parameters.integer("histogram_smoothing")
         vote = TempoVoteConfiguration(parameters)
+        trackingRange = parameters.number("tracking_range")
+        tracker = BeatTracker(
+            transitionLambda: parameters.number("transition_lambda"), observationLambda: parameters.number("observation_lambda"))
     }
 }
 
 /// One song through BeatNet: resampling to 22,050 Hz (``ResampledSignal``, shared with other
 /// detectors at that rate), the filtered spectrogram while the song
-/// streams in, then at the end the level normalisation, the features and the network, and the
-/// windowed vote on the beat activation.
+/// streams in, then at the end the level normalisation, the features and the network, the
+/// tempo from resonating comb filters on the beat activation and the beats from the
+/// tempo-and-position model.
 ///
 /// The state that grows with the song is the filtered spectrogram (136 values per 20 ms frame,
 /// 27 kB per second of audio) and the activation.
 final class BeatNetSession: DetectorSession {
     /// The network's frame rate: 50 per second.
     static let frameRate = BeatNetDetector.sampleRate / Double(FilteredSpectrogram.hop)
-    /// The vote reads the activation at four times the network's rate: at 50 frames per second
-    /// a lag of one frame is 2 % of the tempo, and an autocorrelation read between whole lags
-    /// would pull every tempo to 60 * 50 / n.
+    /// The comb filters read the activation at four times the network's rate: at 50 frames
+    /// per second a delay of one frame is 2 % of the tempo.
     static let upsampling = 4
     static let envelopeRate = frameRate * Double(upsampling)
+    /// The beat tracker's frames: every second frame of the comb filters' (100 per second, as
+    /// the state-space model was made for; a beat interval of whole frames is then within
+    /// 1 % of any tempo up to 200 bpm).
+    static let trackingDecimation = 2
+    static let trackingRate = envelopeRate / Double(trackingDecimation)
 
     private let settings: BeatNetSettings
     private let sampleRate: Double
@@ -123,18 +139,24 @@ final class BeatNetSession: DetectorSession {
             sampleCount: sampleCount, energyPrefix: prefix(frames: upsampled.count))
         var output = withOctaveRelatives(decide(envelope), activation: upsampled)
         if let bpm = output.bpm {
-            output.beats = beatPositions(beat: beat, downbeat: (0..<frames).map { activation[3 * $0 + 1] }, bpm: bpm)
+            output.beats = beatPositions(
+                activation: upsampled, downbeat: (0..<frames).map { activation[3 * $0 + 1] }, bpm: bpm)
         }
         return output
     }
 
-    /// The beats at the decided tempo and the downbeats among them, in seconds (frame `k` is
-    /// centred on `k / 50` s).
-    private func beatPositions(beat: [Float], downbeat: [Float], bpm: Double) -> BeatPositions {
-        let tracker = BeatTracker()
-        let frames = tracker.beats(beat, period: 60 * Self.frameRate / bpm)
-        let bars = tracker.downbeats(frames, downbeatProbability: downbeat)
-        let seconds = { (frame: Int) in Double(frame) / Self.frameRate }
+    /// The beats at tempi around `bpm` and the downbeats among them, in seconds (frame `k` of
+    /// the network is centred on `k / 50` s, frame `k` of `activation` on `k / 200` s).
+    private func beatPositions(activation: [Float], downbeat: [Float], bpm: Double) -> BeatPositions {
+        let tracked = stride(from: 0, to: activation.count, by: Self.trackingDecimation).map { activation[$0] }
+        let interval = 60 * Self.trackingRate / bpm
+        let range = 1 + settings.trackingRange
+        let intervals = max(2, Int((interval / range).rounded(.down)))...max(2, Int((interval * range).rounded(.up)))
+        let frames = settings.tracker.beats(tracked, intervals: intervals)
+        let perNetworkFrame = Self.trackingRate / Self.frameRate
+        let bars = settings.tracker.downbeats(
+            frames.map { Int((Double($0) / perNetworkFrame).rounded()) }, downbeatProbability: downbeat)
+        let seconds = { (frame: Int) in Double(frame) / Self.trackingRate }
         return BeatPositions(times: frames.map(seconds), downbeats: bars.isEmpty ? nil : bars.map { seconds(frames[$0]) })
     }
 
@@ -188,24 +210,42 @@ final class BeatNetSession: DetectorSession {
         return entries
     }
 
-    /// The windowed vote on the beat activation (band 0): each window's generalised
-    /// autocorrelation at the grid's tempi. The window's strength is the product of two
-    /// periodicity contrasts at the chosen lag, the activation's and the spectral flux's
-    /// (band 1): a network fed a steady tone or noise can still pulse on its own, but the
-    /// signal's onsets then do not repeat at that period.
+    /// The windowed vote on the beat activation (band 0) with resonating comb filters as the
+    /// evidence: the filters run once over the song, from a third of the lowest tempo to three
+    /// times the highest (the grid of the vote, so the metrical decision can read bars and
+    /// subdivisions); each window's curve is the smoothed histogram of its frames' strongest
+    /// filters read at the grid's tempi. The comb filters alone favour the slower of two
+    /// metrical levels (a filter of twice the beat period, aligned with the stronger beats,
+    /// outputs more there than the filter of the period), which the metrical decision weighs.
+    /// The window's strength is the product of two periodicity contrasts at its best beat
+    /// delay, the activation's and the spectral flux's (band 1): a network fed a steady tone or
+    /// noise can still pulse on its own, but the signal's onsets then do not repeat at that
+    /// period.
     private func decide(_ envelope: OnsetStrengthEnvelope) -> DetectorOutput {
-        let autocorrelation = EnvelopeAutocorrelation(spectralExponent: settings.spectralExponent)
-        let ordinary = EnvelopeAutocorrelation()
         let vote = TempoVote(configuration: settings.vote)
+        let rate = envelope.frameRate
+        guard let fastest = vote.grid.bpms.last, let slowest = vote.grid.bpms.first, envelope.frameCount > 0 else {
+            return DetectorOutput(bpm: nil, reason: "too short", confidence: 0, candidates: [], windows: [])
+        }
+        let delays = max(2, Int((60 * rate / fastest).rounded(.down)))...Int((60 * rate / slowest).rounded(.up))
+        let bank = ResonatingCombFilters(alpha: settings.combAlpha, delays: delays)
+        let winners = bank.winners(envelope.bands[0])
         let beatIndices = vote.grid.indices(within: settings.vote.minBPM...settings.vote.maxBPM)
+        let ordinary = EnvelopeAutocorrelation()
         return vote.decide(envelope) { window, grid in
-            guard let read = GridAutocorrelation(
-                window.bands[0], of: window, grid: grid, beatIndices: beatIndices, autocorrelation: autocorrelation)
-            else { return .none(count: grid.count) }
-            let lags = read.candidateLags
+            let frames = window.startFrame..<(window.startFrame + window.frameCount)
+            let histogram = DelayHistogram(
+                bank.histogram(winners, frames: frames), firstDelay: delays.lowerBound, frameRate: rate,
+                smoothing: self.settings.histogramSmoothing)
+            let curve = grid.bpms.map { histogram.value(atDelay: 60 * rate / $0) }
+            guard let best = beatIndices.max(by: { curve[$0] < curve[$1] }), curve[best] > 0 else {
+                return .none(count: grid.count)
+            }
+            let lags = window.lag(ofBPM: grid.bpms[beatIndices.upperBound - 1])...window.lag(ofBPM: grid.bpms[beatIndices.lowerBound])
+            let lag = window.lag(ofBPM: grid.bpms[best])
             let beat = PeriodicityContrast(of: window.bands[0], lags: lags, autocorrelation: ordinary)
             let onsets = PeriodicityContrast(of: window.bands[1], lags: lags, autocorrelation: ordinary)
-            return PeriodicityEvidence(strength: beat.strength(atLag: read.bestLag) * onsets.strength(atLag: read.bestLag), curve: read.curve)
+            return PeriodicityEvidence(strength: beat.strength(atLag: lag) * onsets.strength(atLag: lag), curve: curve)
         }
     }
 }

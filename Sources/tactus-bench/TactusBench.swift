@@ -9,7 +9,7 @@ struct TactusBench: ParsableCommand {
         abstract: "Measure Tactus against its speed, memory and accuracy targets.",
         subcommands: [
             DecodeBench.self, StoreBench.self, AccuracyBench.self, ServerBench.self, LoadBench.self, MemoryBench.self, CadenceBench.self,
-            StretchBench.self, InPlaceBench.self, WisdomCommand.self,
+            StretchBench.self, InPlaceBench.self, WisdomCommand.self, BeatBench.self,
         ]
     )
 }

@@ -1,3 +1,4 @@
+import TactusDetector
 import ArgumentParser
 import Foundation
 import TactusDetector
@@ -40,6 +41,17 @@ enum Output {
         }
         print(line(headers))
         for row in rows { print(line(row)) }
+    }
+
+    /// A detector's beats in one line: how many, from when to when, the median interval as a
+    /// tempo, and the downbeats' count.
+    static func beats(_ beats: BeatPositions) -> String {
+        let times = beats.times
+        guard let first = times.first, let last = times.last else { return "no beats" }
+        let intervals = zip(times.dropFirst(), times).map { $0 - $1 }.sorted()
+        let tempo = intervals.isEmpty ? "" : String(format: ", median interval %.3f s (%.1f BPM)", intervals[intervals.count / 2], 60 / intervals[intervals.count / 2])
+        let downbeats = beats.downbeats.map { ", \($0.count) downbeats" } ?? ""
+        return "\(times.count) beats " + String(format: "from %.2f s to %.2f s", first, last) + tempo + downbeats
     }
 
     static func bpm(_ value: Double?) -> String {

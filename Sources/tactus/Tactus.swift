@@ -13,7 +13,7 @@ struct Tactus: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Probe.self, Analyze.self, Detectors.self, Serve.self, Worker.self, Submit.self, Status.self,
+            Probe.self, Analyze.self, Beats.self, Detectors.self, Serve.self, Worker.self, Submit.self, Status.self,
             Result.self, Cancel.self, Query.self, Compare.self, Truth.self,
             Playlist.self, Plot.self, Keys.self, Health.self, Cadence.self, Stretch.self, Tags.self, Scan.self, Prune.self, Web.self,
             ServiceHost.self,

@@ -23,7 +23,8 @@ extension Tactus {
                 With --json, one JSON object per file and per line, with the fields file, song, \
                 duration_s, error (null or {code, message}), analyses (array of {detector, \
                 version, params, bpm, reason, confidence, candidates [{bpm, strength}], windows \
-                [{start_s, duration_s, energy, bpm, strength}], seconds}), envelope ({hop_s, \
+                [{start_s, duration_s, energy, bpm, strength}], beats ({times, downbeats?} seconds, from detectors that track \
+                beats: beatnet), seconds}), envelope ({hop_s, \
                 values}, only with --envelope), consensus ({bpm, detectors}) and warnings.
 
                 With --db, each analysed song is also stored in that library file (created if \
@@ -254,6 +255,9 @@ enum AnalysisText {
                 column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
             }
             lines.append("  " + cells.joined(separator: "  "))
+        }
+        for result in analysis.analyses {
+            if let beats = result.beats { lines.append("  beats (\(result.detector)): " + Output.beats(beats)) }
         }
         let consensus = analysis.consensus
         let agreeing = consensus.detectors.isEmpty ? "no detector's own tempo" : consensus.detectors.joined(separator: ", ")

@@ -77,6 +77,7 @@ extension Tactus {
                         + String(format: "confidence %.2f", analysis.confidence)
                         + (candidates.isEmpty ? "" : "  candidates \(candidates)")
                         + (analysis.reason.map { "  (\($0))" } ?? ""))
+                if let beats = analysis.beats { lines.append("    beats: " + Output.beats(beats)) }
                 for window in analysis.windows where listingWindows {
                     lines.append(
                         String(format: "    %8.2f s  +%.2f s  energy %.4g  ", window.startS, window.durationS, window.energy)

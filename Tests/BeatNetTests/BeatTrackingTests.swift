@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import TactusDetector
+import TactusTestSupport
+
+@testable import BeatNetDetector
+
+/// The comb-filter tempo and the tempo-and-position beat tracker, on activations and drums
+/// synthesised here.
+@Suite struct BeatTrackingTests {
+    /// An activation of `count` frames with a pulse (a frame at 1, its neighbours at 0.3) at
+    /// each of `beats` (frames, rounded).
+    static func pulses(at beats: [Double], count: Int) -> [Float] {
+        var activation = [Float](repeating: 0.01, count: count)
+        for beat in beats {
+            let frame = Int(beat.rounded())
+            guard frame < count else { continue }
+            activation[frame] = 1
+            if frame > 0 { activation[frame - 1] = 0.3 }
+            if frame + 1 < count { activation[frame + 1] = 0.3 }
+        }
+        return activation
+    }
+
+    @Test func theStrongestCombFilterIsThePulsesPeriodNotItsMultiple() {
+        // 128 bpm at 200 frames per second: a pulse every 93.75 frames.
+        let period = 200 * 60 / 128.0
+        let activation = Self.pulses(at: stride(from: 10, to: 6_000, by: period).map { $0 }, count: 6_000)
+        let bank = ResonatingCombFilters(alpha: 0.79, delays: 60...200)
+        let winners = bank.winners(activation)
+        let histogram = DelayHistogram(
+            bank.histogram(winners, frames: 0..<activation.count), firstDelay: 60, frameRate: 200, smoothing: 7)
+        let best = try! #require(histogram.peaks.first)
+        #expect(abs(best.bpm - 128) < 128 * 0.01, "\(histogram.peaks.prefix(3))")
+    }
+
+    @Test func theTrackerFollowsATempoThatChanges() {
+        // 100 frames per second; the beat interval goes from 50 frames (120 bpm) to 40 (150 bpm).
+        var beats = [Double](), time = 7.0
+        while time < 3_000 {
+            beats.append(time)
+            time += 50 - 10 * min(time / 3_000, 1)
+        }
+        let activation = Self.pulses(at: beats, count: 3_000)
+        let found = BeatTracker().beats(activation, intervals: 35...60)
+        let expected = beats.map { Int($0.rounded()) }
+        #expect(found.count == expected.count)
+        let misplaced = zip(found, expected).filter { abs($0 - $1) > 1 }
+        #expect(misplaced.isEmpty, "\(misplaced.prefix(5))")
+    }
+
+    @Test func drumsSpeedingUpFrom100To130BpmAreTrackedBeatByBeat() throws {
+        let detector = try BeatNetDetector(parameters: BeatNetDetector.descriptor.resolve(ParameterSet()))
+        let seconds = 40.0
+        let audio = Synth.drumPattern(bpm: 100, seconds: seconds, sampleRate: 22_050, pattern: .backbeat, endBPM: 130)
+        let expected = Synth.beatTimes(startBPM: 100, endBPM: 130, seconds: seconds + 8).filter { $0 > 2 && $0 < seconds - 1 }
+        let found = try #require(detector.analyze(audio, sampleRate: 22_050).beats).times
+        let missed = expected.filter { beat in !found.contains { abs($0 - beat) <= 0.07 } }
+        #expect(missed.count <= expected.count / 20, "missed \(missed.count) of \(expected.count): \(missed.prefix(8))")
+        let extra = found.filter { time in time > 2 && time < seconds - 1 && !expected.contains { abs($0 - time) <= 0.07 } }
+        #expect(extra.count <= expected.count / 20, "\(extra.count) beats off the pattern: \(extra.prefix(8))")
+    }
+}
