@@ -483,8 +483,9 @@ class Client:
         return status, frames[0] if done else None
 
     def cadence(self, recording: bytes, name: str, *, timeout: Optional[float] = None) -> Json:
-        """The cadence of an accelerometer recording (its CSV bytes, named ``name``), analysed
-        by the server: steps per minute, stretches and the tempo to play. A recording over
+        """The cadence of an accelerometer recording (its CSV bytes) or a watch's workout (GPX,
+        TCX or FIT bytes: then with heart rate and pace), named ``name``, analysed by the server:
+        steps per minute, over time and overall. A recording over
         ``INLINE_SONG_BYTES`` is uploaded first (:meth:`upload`) and the request names it."""
         if len(recording) > INLINE_SONG_BYTES:
             return self.request("cadence", {"name": name, "upload": self.upload(recording)}, timeout=timeout)
