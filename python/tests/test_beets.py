@@ -113,6 +113,8 @@ def test_min_confidence_keeps_unsure_tempi_out_and_a_missing_file_is_an_error_na
     beets.run("import", "-A", str(tagged_songs))
     beets.run("tactus", "--min-confidence", "0.999")
     assert [row[1] for row in beets.listing()] == ["0", "0"]
+    refused = beets.run("tactus", "--min-confidence", "5", check=False)
+    assert refused.returncode != 0 and "the minimum confidence is 0 to 1, not 5" in refused.stderr, refused.stderr
 
     gone = beets.files()["Click 100"]
     gone.unlink()

@@ -369,3 +369,23 @@ def test_every_cut_and_every_damaged_byte_of_a_fit_file_is_an_error_never_a_cras
             assert report["error"]["message"].startswith(report["file"] + ": "), report
             if kind in ("cut", "flip"):
                 assert report["error"]["code"] in ("malformed-workout", "not-a-recording"), report
+
+
+def test_playlist_follow_a_workout_renders_each_song_at_its_segment_tempo(tmp_path: Path, click_library) -> None:
+    """--render as for a profile: the songs found under --music, stretched, joined into one WAV
+    file (read back with the standard library's wave)."""
+    import wave
+
+    folder, library = click_library
+    workout = write_tcx(tmp_path / "run.tcx", RUN)
+    output = tmp_path / "run.wav"
+    run = subprocess.run([tactus_binary(), "playlist", "--db", str(library), "--follow", str(workout), "--render",
+                          str(output), "--music", str(folder), "--crossfade-by-time"],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert f"rendered {output}: 3 songs" in run.stdout + run.stderr
+    with wave.open(str(output)) as rendered:
+        seconds = rendered.getnframes() / rendered.getframerate()
+    # Three 40 s songs at 160, 180 and 150 BPM, each stretched to its segment's cadence (160.1,
+    # 179.9, 150.0: barely changed), less two 2 s crossfades.
+    assert seconds == pytest.approx(116, abs=1), seconds

@@ -22,6 +22,8 @@ from tactus.errors import printable
 from tactus.files import AnalyzeCommand, FileFailure, FileTempo, Outcome, ServerAnalysis
 
 if TYPE_CHECKING:
+    import optparse
+
     from beets.importer import ImportSession, ImportTask
     from beets.library import Item, Library
 
@@ -69,22 +71,23 @@ class TactusPlugin(BeetsPlugin):
         command.func = self.command
         return [command]
 
-    def command(self, lib: "Library", opts: object, args: Sequence[str]) -> None:
-        force = getattr(opts, "force") or self.config["force"].get(bool)
+    def command(self, lib: "Library", opts: "optparse.Values", args: Sequence[str]) -> None:
+        force = opts.force or self.config["force"].get(bool)
         items = [item for item in lib.items(args) if force or not item.get("bpm")]
         if not items:
             self._log.info("no items without a tempo (-f analyses every item)")
             return
-        detector = getattr(opts, "detector") or self.config["detector"].get()
-        min_confidence = getattr(opts, "min_confidence")
+        detector = opts.detector or self.config["detector"].get()
+        min_confidence = opts.min_confidence
         if min_confidence is None:
             min_confidence = self.config["min_confidence"].as_number()
+        if not 0 <= min_confidence <= 1:
+            raise ui.UserError(f"tactus: the minimum confidence is 0 to 1, not {min_confidence:g}")
         try:
-            outcomes = self.analyse(items, detector, getattr(opts, "server"))
+            outcomes = self.analyse(items, detector, opts.server)
         except TactusError as error:
             raise ui.UserError(f"tactus: {error}") from None
-        write = ui.should_write(getattr(opts, "write"))
-        failed = self.apply(items, outcomes, min_confidence, write=write, pretend=getattr(opts, "pretend"))
+        failed = self.apply(items, outcomes, min_confidence, write=ui.should_write(opts.write), pretend=opts.pretend)
         if failed:
             raise ui.UserError(f"tactus: {failed} of {len(items)} items not analysed")
 
