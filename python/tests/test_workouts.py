@@ -389,3 +389,55 @@ def test_playlist_follow_a_workout_renders_each_song_at_its_segment_tempo(tmp_pa
     # Three 40 s songs at 160, 180 and 150 BPM, each stretched to its segment's cadence (160.1,
     # 179.9, 150.0: barely changed; within 3 %, each song in its own segment), less two 2 s crossfades.
     assert seconds == pytest.approx(116, abs=1), seconds
+
+
+def test_the_web_gateway_builds_the_playlist_of_a_posted_workout(tmp_path: Path, click_library) -> None:
+    """POST /api/v1/playlist with a workout as the body: the server reads it (its service host),
+    the gateway asks for the playlist of the profile it cuts it into; what the playlist page's
+    form sends."""
+    import sys
+
+    from conftest import ROOT
+
+    sys.path.insert(0, str(ROOT / "Tests" / "Web"))
+    from webserver import WebServer, request  # type: ignore[import-not-found]
+
+    folder, _ = click_library
+    web = WebServer()
+    try:
+        for song in sorted(folder.glob("*.wav")):
+            web.wait(web.upload(song)["song"])
+        fit = write_fit(tmp_path / "run.fit", RUN).read_bytes()
+
+        def post(query: str, body: bytes) -> "tuple[int, Dict]":
+            status, _, reply = request(web.url + "/api/v1/playlist?" + query, data=body,
+                                       headers={"Content-Type": "application/octet-stream"})
+            return status, json.loads(reply)
+
+        def songs(reply: Dict) -> List[str]:
+            """The songs that fit their segment (the others fill the segments' time)."""
+            return [f"{entry['match']['file']} for {round(entry['cadence'])}" for entry in reply["playlist"]["entries"]
+                    if entry["fits"]]
+
+        status, reply = post("name=run.fit&tolerance=0.02", fit)
+        assert status == 200, reply
+        assert songs(reply) == ["click-160.wav for 160", "click-180.wav for 180", "click-150.wav for 150"]
+        assert [round(fill["segment"]["cadence"]) for fill in reply["playlist"]["fills"]] == [160, 180, 150]
+        status, reply = post("name=run.fit&by=heart-rate&max_heart_rate=175&tolerance=0.02", fit)
+        assert status == 200, reply
+        assert [round(fill["segment"]["cadence"]) for fill in reply["playlist"]["fills"]] == [128, 140, 120]
+
+        # Bad input: an error naming the file and the problem.
+        no_cadence = write_gpx(tmp_path / "no-cadence.gpx", RUN, cadence=False).read_bytes()
+        status, reply = post("name=no-cadence.gpx", no_cadence)
+        assert status == 422 and reply["code"] == "bad-recording", reply
+        assert reply["message"].startswith("no-cadence.gpx: no cadence: the GPX file's samples have no gpxtpx:cad"), reply
+        status, reply = post("name=run.fit&by=pace", fit)
+        assert status == 400 and "by: 'pace' is not cadence or heart-rate" in reply["message"], reply
+        status, reply = post("name=empty.fit", b"")
+        assert status == 422 and reply["code"] == "empty", reply
+        # The page offers the form that sends it.
+        status, _, page = web.get("/playlist")
+        assert status == 200 and b'id="follow"' in page and b'fetch("/api/v1/playlist?"' in page
+    finally:
+        web.stop()

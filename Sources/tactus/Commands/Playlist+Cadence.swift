@@ -121,9 +121,13 @@ extension Tactus.Playlist {
     static func segments(from file: String, zones: HeartRateZones? = nil) throws -> [CadenceProfile.Segment] {
         let report: CadenceReport
         do throws(CadenceError) {
-            var analysed = try CadenceAnalyzer().analyze(path: file)
-            if let zones { analysed = try zones.tempoReport(analysed) }
-            report = analysed
+            let analysed = try CadenceAnalyzer().analyze(path: file)
+            if let zones {
+                guard let tempo = zones.tempoReport(analysed) else { throw CadenceError(file: file, .noHeartRate(format: analysed.format)) }
+                report = tempo
+            } else {
+                report = analysed
+            }
         } catch {
             throw CommandFailure(error.description)
         }

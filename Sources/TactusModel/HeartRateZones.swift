@@ -1,5 +1,3 @@
-import TactusModel
-
 /// Music tempi for heart-rate zones: what `tactus playlist --follow WORKOUT --by heart-rate`
 /// plays, each window of a workout at the tempo of its heart rate's zone.
 ///
@@ -33,12 +31,10 @@ public struct HeartRateZones: Sendable, Hashable {
     }
 
     /// `report` with each window's cadence replaced by the tempo of its heart rate's zone
-    /// (windows without a heart rate have none), for ``CadenceReport/steadyStretches(tolerance:minimumSeconds:)``.
-    public func tempoReport(_ report: CadenceReport) throws(CadenceError) -> CadenceReport {
-        let rates = report.windows.compactMap(\.heartRate)
-        guard let highest = rates.max() else {
-            throw CadenceError(file: report.file, .noHeartRate(format: report.format))
-        }
+    /// (windows without a heart rate have none), for ``CadenceReport/steadyStretches(tolerance:minimumSeconds:)``;
+    /// nil when no window has a heart rate.
+    public func tempoReport(_ report: CadenceReport) -> CadenceReport? {
+        guard let highest = report.windows.compactMap(\.heartRate).max() else { return nil }
         let maximum = maximumHeartRate ?? highest
         var tempo = report
         tempo.windows = report.windows.map { window in
