@@ -1,9 +1,15 @@
 # Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
 SHELL := /bin/bash
-SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 curl \
+SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 curl python3-venv \
 	librubberband-dev libtag1-dev libopenblas-dev libsoxr-dev chromium chromium-driver python3-selenium
 PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen python3-pytest python3-yaml python3-jsonschema \
 	python3-openapi-spec-validator
+## beets (the beets plugin's tests), gpxpy, fit-tool and tcxreader (the writers and a reader of the
+## workout tests' files) are for the tests only: `make deps` installs them from PyPI in a virtual
+## environment, with what the Python tests need, and `make test` runs python/tests with it.
+PYTHON_TEST_ENV := .build/python-tests
+PYTHON_TEST_PACKAGES := beets mutagen pyzmq jsonschema pytest wheel gpxpy fit-tool tcxreader
+PYTHON_TEST_MODULES := beets, mutagen, zmq, jsonschema, pytest, wheel, gpxpy, fit_tool, tcxreader
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
@@ -12,7 +18,8 @@ DATA := tactus-data
 .PHONY: run test build release bench loadtest fuzz soak multihost deps docker-check clean
 
 ## Install the missing system packages (apt-get, through sudo when not root, Chromium and Selenium for the
-## browser tests among them), and pyzmq, numpy, mutagen, pytest, PyYAML, jsonschema and openapi-spec-validator.
+## browser tests among them), pyzmq, numpy, mutagen, pytest, PyYAML, jsonschema and openapi-spec-validator,
+## and the tests' virtual environment ($(PYTHON_TEST_ENV)).
 deps:
 	@missing=$$(for p in $(SYSTEM_PACKAGES); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -30,6 +37,10 @@ deps:
 			echo "Installing pyzmq, numpy, mutagen, pytest, PyYAML, jsonschema and openapi-spec-validator for $$python"; \
 			python3 -m pip install --quiet pyzmq numpy mutagen pytest pyyaml jsonschema openapi-spec-validator; \
 		fi; \
+	fi
+	@if ! $(PYTHON_TEST_ENV)/bin/python -c 'import $(PYTHON_TEST_MODULES)' 2>/dev/null; then \
+		echo "Installing $(PYTHON_TEST_PACKAGES) for the tests in $(PYTHON_TEST_ENV)"; \
+		python3 -m venv $(PYTHON_TEST_ENV) && $(PYTHON_TEST_ENV)/bin/pip install --quiet $(PYTHON_TEST_PACKAGES); \
 	fi
 
 build: deps
@@ -60,7 +71,7 @@ test: deps
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 .ci/readme-commands.py .build/debug/tactus
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
-	python3 -m pytest -q python/tests
+	$(PYTHON_TEST_ENV)/bin/python -m pytest -q python/tests
 	cd Tests/Web && python3 -m unittest -v test_openapi
 	cd Tests/Web && python3 -m unittest -v test_hardening
 	cd Tests/Web && $(or $(WEB_PYTHON),python3) -m unittest -v test_browser

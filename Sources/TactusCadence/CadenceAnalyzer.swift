@@ -52,9 +52,18 @@ public struct CadenceAnalyzer: Sendable {
         self.settings = settings
     }
 
-    /// Reads and analyses the recording at `path`.
+    /// Reads and analyses the recording or the watch's workout at `path`.
     public func analyze(path: String) throws(CadenceError) -> CadenceReport {
-        try analyze(RecordingReader.read(path: path), file: path)
+        try analyze(RecordingReader.contents(path: path), file: path)
+    }
+
+    /// Analyses the recording or the watch's workout (GPX, TCX, FIT: ``WorkoutReader``) in
+    /// `bytes`, read from `file` (named in the report and in errors).
+    public func analyze(_ bytes: [UInt8], file: String) throws(CadenceError) -> CadenceReport {
+        if let format = WorkoutReader.format(of: bytes) {
+            return try WorkoutAnalyzer(settings: settings).analyze(WorkoutReader.read(bytes, format: format, file: file), file: file)
+        }
+        return try analyze(RecordingReader.read(bytes, file: file), file: file)
     }
 
     /// Analyses `recording`, read from `file` (named in the report and in errors).

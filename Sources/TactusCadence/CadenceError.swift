@@ -26,6 +26,15 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Samples spread over more time than a recording is analysed over (or than its samples
         /// can fill at their rate): its resampled signal would not fit in memory.
         case spanTooLong(seconds: Double, limitSeconds: Double)
+        /// A workout file (GPX, TCX, FIT) that cannot be read as its format: malformed XML, a
+        /// broken FIT record, a track point without a time.
+        case malformedWorkout(format: RecordingFormat, reason: String)
+        /// A workout file whose samples carry no cadence (a GPX without `gpxtpx:cad`).
+        case noCadence(format: RecordingFormat, expected: String)
+        /// A FIT file that is not an activity (a course, settings, a workout plan...).
+        case notAnActivity(fileType: String)
+        /// Heart rate asked of a recording without any (an accelerometer CSV, a workout without `hr`).
+        case noHeartRate(format: RecordingFormat)
     }
 
     /// The file's path, or the name a client gave the recording.
@@ -51,6 +60,10 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooLarge: .tooLarge
         case .headerTooLong: .headerTooLong
         case .spanTooLong: .spanTooLong
+        case .malformedWorkout: .malformedWorkout
+        case .noCadence: .noCadence
+        case .notAnActivity: .notAnActivity
+        case .noHeartRate: .noHeartRate
         }
     }
 
@@ -79,6 +92,16 @@ public struct CadenceError: Error, Sendable, Hashable, CustomStringConvertible {
         case .spanTooLong(let seconds, let limit):
             return "the samples span \(format(seconds)) s, more than the \(format(limit)) s a recording may cover at its rate "
                 + "(are the times in seconds?)"
+        case .malformedWorkout(let workoutFormat, let reason):
+            return "not a readable \(workoutFormat.rawValue.uppercased()) workout: \(reason)"
+        case .noCadence(let workoutFormat, let expected):
+            return "no cadence: the \(workoutFormat.rawValue.uppercased()) file's samples have no \(expected)"
+        case .notAnActivity(let fileType):
+            return "a FIT file of type \(fileType), not an activity: only activity files (type 4) hold a workout's records"
+        case .noHeartRate(let recordingFormat):
+            return recordingFormat.isWorkout
+                ? "no heart rate: the \(recordingFormat.rawValue.uppercased()) file's samples have none"
+                : "no heart rate: an accelerometer recording has none (a watch's GPX, TCX or FIT workout may)"
         }
     }
 
@@ -103,4 +126,8 @@ extension ErrorCode {
     static let absurdRate = ErrorCode(rawValue: "absurd-rate")
     static let headerTooLong = ErrorCode(rawValue: "header-too-long")
     static let spanTooLong = ErrorCode(rawValue: "span-too-long")
+    static let malformedWorkout = ErrorCode(rawValue: "malformed-workout")
+    static let noCadence = ErrorCode(rawValue: "no-cadence")
+    static let notAnActivity = ErrorCode(rawValue: "not-an-activity")
+    static let noHeartRate = ErrorCode(rawValue: "no-heart-rate")
 }

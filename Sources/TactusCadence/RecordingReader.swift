@@ -36,6 +36,11 @@ public enum RecordingReader {
 
     /// The recording in the file at `path`, at most ``maximumFileBytes``.
     public static func read(path: String) throws(CadenceError) -> AccelerometerRecording {
+        try read(contents(path: path), file: path)
+    }
+
+    /// The bytes of the file at `path`, a recording or a workout of at most ``maximumFileBytes``.
+    public static func contents(path: String) throws(CadenceError) -> [UInt8] {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileBytes {
             throw CadenceError(file: path, .tooLarge(bytes: size, limit: maximumFileBytes))
         }
@@ -43,7 +48,7 @@ public enum RecordingReader {
             let reason = FileManager.default.fileExists(atPath: path) ? "cannot read the file" : "no such file"
             throw CadenceError(file: path, .notARecording(reason))
         }
-        return try read([UInt8](data), file: path)
+        return [UInt8](data)
     }
 }
 

@@ -12,6 +12,20 @@ public enum RecordingFormat: String, Sendable, Hashable, Codable, CaseIterable {
     /// meter) or `time,ax,ay,az,aT` in m/s^2 (the linear accelerometer); `time` in seconds or as a
     /// clock time (`2018-10-03 17:23:55.4640`, `17:23:55:464`).
     case physicsToolbox = "physics-toolbox"
+    /// A watch's workout as GPX 1.1 with Garmin's TrackPointExtension (`gpxtpx:cad`, `gpxtpx:hr`).
+    case gpx
+    /// A watch's workout as Training Center XML (`Cadence`, the `RunCadence` extension, `HeartRateBpm`).
+    case tcx
+    /// A watch's activity as a FIT file (record messages: cadence, fractional cadence, heart rate, speed).
+    case fit
+
+    /// Whether the format is a watch's workout file rather than an accelerometer recording.
+    public var isWorkout: Bool {
+        switch self {
+        case .gpx, .tcx, .fit: true
+        case .plain, .sensorLogger, .phyphox, .physicsToolbox: false
+        }
+    }
 }
 
 /// The unit of a recording's three axes.

@@ -19,23 +19,34 @@ public struct CadenceWindow: Sendable, Hashable, Codable {
     /// The normalised autocorrelation at the step (or stride) period, 0-1: how periodic the
     /// steps are. 0 for a window standing still.
     public var confidence: Double
-    /// The standard deviation of the analysed signal, in g.
-    public var movement: Double
+    /// The standard deviation of the analysed signal, in g (accelerometer recordings only).
+    public var movement: Double?
+    /// The mean heart rate over the window, in beats per minute (workouts that record it only).
+    public var heartRate: Double?
+    /// The pace over the window, in seconds per kilometre (workouts that record distance or speed only).
+    public var pace: Double?
 
-    public init(start: Double, end: Double, status: WindowStatus, cadence: Double?, confidence: Double, movement: Double) {
+    public init(
+        start: Double, end: Double, status: WindowStatus, cadence: Double?, confidence: Double, movement: Double?,
+        heartRate: Double? = nil, pace: Double? = nil
+    ) {
         self.start = start
         self.end = end
         self.status = status
         self.cadence = cadence
         self.confidence = confidence
         self.movement = movement
+        self.heartRate = heartRate
+        self.pace = pace
     }
 
     enum CodingKeys: String, CodingKey {
         case start = "start_s", end = "end_s", status, cadence = "cadence_spm", confidence, movement = "movement_g"
+        case heartRate = "heart_rate_bpm", pace = "pace_s_per_km"
     }
 
-    /// Writes every key, `cadence_spm` as null when the window has none.
+    /// Writes every key, `cadence_spm` as null when the window has none; `movement_g`,
+    /// `heart_rate_bpm` and `pace_s_per_km` only when the recording has them.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(start, forKey: .start)
@@ -43,8 +54,19 @@ public struct CadenceWindow: Sendable, Hashable, Codable {
         try container.encode(status, forKey: .status)
         try container.encode(cadence, forKey: .cadence)
         try container.encode(confidence, forKey: .confidence)
-        try container.encode(movement, forKey: .movement)
+        try container.encodeIfPresent(movement, forKey: .movement)
+        try container.encodeIfPresent(heartRate, forKey: .heartRate)
+        try container.encodeIfPresent(pace, forKey: .pace)
     }
+}
+
+/// What a workout file's cadence counts: watches record running cadence per foot.
+public enum CadenceHeld: String, Sendable, Hashable, Codable {
+    /// Steps (both feet) per minute: reported as held.
+    case steps = "steps-per-minute"
+    /// Strides (one foot) per minute, as Garmin's GPX, TCX and FIT files hold running cadence:
+    /// reported doubled, as steps per minute.
+    case strides = "strides-per-minute"
 }
 
 /// The cadence of one recording: over time (windows) and overall.
@@ -52,11 +74,18 @@ public struct CadenceReport: Sendable, Hashable, Codable {
     /// The file's path, or the name a client gave the recording.
     public var file: String
     public var format: RecordingFormat
-    public var unit: AccelerationUnit
-    public var unitEvidence: UnitEvidence
-    /// Whether the recording includes gravity (then the magnitude of the three axes is analysed;
-    /// without it, the three axes).
-    public var includesGravity: Bool
+    /// The unit of an accelerometer recording's axes (nil for a workout file).
+    public var unit: AccelerationUnit?
+    public var unitEvidence: UnitEvidence?
+    /// Whether an accelerometer recording includes gravity (then the magnitude of the three
+    /// axes is analysed; without it, the three axes); nil for a workout file.
+    public var includesGravity: Bool?
+    /// A workout file's: what its cadence counted (the report is always in steps per minute).
+    public var cadenceHeld: CadenceHeld?
+    /// A workout file's: the mean heart rate, in beats per minute, when it records one.
+    public var heartRate: Double?
+    /// A workout file's: the mean pace while moving, in seconds per kilometre, when it records distance or speed.
+    public var pace: Double?
     public var samples: Int
     /// Seconds from the first sample to the last.
     public var duration: Double
@@ -69,9 +98,13 @@ public struct CadenceReport: Sendable, Hashable, Codable {
     public var windows: [CadenceWindow]
 
     public init(
-        file: String, format: RecordingFormat, unit: AccelerationUnit, unitEvidence: UnitEvidence, includesGravity: Bool,
-        samples: Int, duration: Double, sampleRate: Double, cadence: Double?, stepSeconds: Double, windows: [CadenceWindow]
+        file: String, format: RecordingFormat, unit: AccelerationUnit?, unitEvidence: UnitEvidence?, includesGravity: Bool?,
+        samples: Int, duration: Double, sampleRate: Double, cadence: Double?, stepSeconds: Double, windows: [CadenceWindow],
+        cadenceHeld: CadenceHeld? = nil, heartRate: Double? = nil, pace: Double? = nil
     ) {
+        self.cadenceHeld = cadenceHeld
+        self.heartRate = heartRate
+        self.pace = pace
         self.file = file
         self.format = format
         self.unit = unit
@@ -88,16 +121,22 @@ public struct CadenceReport: Sendable, Hashable, Codable {
     enum CodingKeys: String, CodingKey {
         case file, format, unit, unitEvidence = "unit_evidence", includesGravity = "includes_gravity", samples
         case duration = "duration_s", sampleRate = "sample_rate_hz", cadence = "cadence_spm", stepSeconds = "step_s", windows
+        case cadenceHeld = "cadence_held", heartRate = "heart_rate_bpm", pace = "pace_s_per_km"
     }
 
-    /// Writes every key, `cadence_spm` as null when no window has steps.
+    /// Writes every key, `cadence_spm` as null when no window has steps; an accelerometer
+    /// recording's `unit`, `unit_evidence` and `includes_gravity`, a workout's `cadence_held`,
+    /// `heart_rate_bpm` and `pace_s_per_km`, only when present.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(file, forKey: .file)
         try container.encode(format, forKey: .format)
-        try container.encode(unit, forKey: .unit)
-        try container.encode(unitEvidence, forKey: .unitEvidence)
-        try container.encode(includesGravity, forKey: .includesGravity)
+        try container.encodeIfPresent(unit, forKey: .unit)
+        try container.encodeIfPresent(unitEvidence, forKey: .unitEvidence)
+        try container.encodeIfPresent(includesGravity, forKey: .includesGravity)
+        try container.encodeIfPresent(cadenceHeld, forKey: .cadenceHeld)
+        try container.encodeIfPresent(heartRate, forKey: .heartRate)
+        try container.encodeIfPresent(pace, forKey: .pace)
         try container.encode(samples, forKey: .samples)
         try container.encode(duration, forKey: .duration)
         try container.encode(sampleRate, forKey: .sampleRate)

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A stretch of a recording at a steady cadence.
 public struct CadenceStretch: Sendable, Hashable, Codable {
     /// Seconds from the recording's first sample.
@@ -14,6 +16,13 @@ public struct CadenceStretch: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case start = "start_s", duration = "duration_s", cadence = "cadence_spm"
+    }
+}
+
+extension [CadenceStretch] {
+    /// The stretches as a playlist profile (`118s@160.1,120s@179.9`), each cadence times `factor`.
+    public func profile(times factor: Double = 1) -> String {
+        map { "\(Swift.max(1, Int($0.duration.rounded())))s@" + String(format: "%.1f", $0.cadence * factor) }.joined(separator: ",")
     }
 }
 

@@ -55,6 +55,7 @@ struct APIRoutes: Sendable {
             }
         }
         api.get("playlist") { request, _ in await handle { try await playlist(request) } }
+        api.post("playlist") { request, _ in await handle { try await FollowedPlaylist(gateway: gateway).response(request) } }
         api.get("status") { request, _ in
             await handle {
                 let status = try LibraryRequests.status(QueryParameters(request))

@@ -75,9 +75,19 @@ struct PlaylistPage {
             </form>
             <p class="hint">A profile (durations with h, m or s, each at a cadence) replaces the cadence and minutes. \
             A song fits when its tempo, or half or double it, is within the tolerance of the cadence.</p>
+            <form class="filters" id="follow" aria-label="Follow a workout">
+            <label>or follow a workout<input type="file" name="workout" accept=".gpx,.tcx,.fit,.csv" required></label>
+            <label>by<select name="by"><option value="cadence">cadence</option><option value="heart-rate">heart rate</option></select></label>
+            <label>Max heart rate<input type="number" name="max_heart_rate" min="60" max="250" step="1" placeholder="the workout's"></label>
+            <button type="submit">Follow it</button>
+            </form>
+            <p class="hint">A watch's GPX, TCX or FIT file (or a phone's accelerometer CSV): the server reads it, and each \
+            stretch of steady cadence, or of one heart-rate zone, becomes a segment of the profile.</p>
+            <p class="error" role="alert" id="follow-error" hidden></p>
+            <noscript><p class="hint">Following a workout from this page needs JavaScript; without it, use <code>tactus playlist --follow</code>.</p></noscript>
             \(result)
             """
-        return Page.document(title: "Playlist", section: .playlist, body: body)
+        return Page.document(title: "Playlist", section: .playlist, body: body, script: Self.script)
     }
 
     /// A note naming the songs the M3U8 leaves out: those with no file under the server's
@@ -99,6 +109,35 @@ struct PlaylistPage {
             (uploaded songs are kept by their content only), so the M3U8 leaves \(songs.count == 1 ? "it" : "them") out: \(names)\(more).</p>
             """
     }
+
+    /// Sends the chosen workout to `POST /api/v1/playlist` and shows the playlist of the profile
+    /// it was cut into (the page's own GET form, with the profile its fills give).
+    static let script = """
+        document.getElementById("follow").addEventListener("submit", async (event) => {
+          event.preventDefault();
+          const form = event.target, error = document.getElementById("follow-error");
+          const file = form.workout.files[0];
+          if (!file) return;
+          const main = document.querySelector("form[aria-label=Cadence]");
+          const query = new URLSearchParams({name: file.name, by: form.by.value});
+          if (form.max_heart_rate.value) query.set("max_heart_rate", form.max_heart_rate.value);
+          for (const field of ["tolerance", "detector"]) if (main[field].value) query.set(field, main[field].value);
+          error.hidden = true;
+          try {
+            const response = await fetch("/api/v1/playlist?" + query, {method: "POST", body: file});
+            const reply = await response.json();
+            if (!response.ok) throw new Error(reply.message || response.statusText);
+            const profile = reply.playlist.fills
+              .map((fill) => Math.max(1, Math.round(fill.segment.duration_s)) + "s@" + fill.segment.cadence.toFixed(1)).join(",");
+            const next = new URLSearchParams({profile});
+            for (const field of ["tolerance", "detector"]) if (main[field].value) next.set(field, main[field].value);
+            window.location.href = "/playlist?" + next;
+          } catch (failure) {
+            error.textContent = failure.message;
+            error.hidden = false;
+          }
+        });
+        """
 
     /// The request of the form: a profile when one is given, else the cadence for the minutes.
     static func query(_ parameters: QueryParameters) throws(HTTPFailure) -> PlaylistQuery? {

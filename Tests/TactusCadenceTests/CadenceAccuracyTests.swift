@@ -145,7 +145,7 @@ import Testing
                 RecordingReader.read(Array(recording.csv(.plain).utf8), file: "unit.csv"), file: "unit.csv")
             #expect(report.unit == unit)
             #expect(report.unitEvidence == .gravity)
-            #expect(report.includesGravity)
+            #expect(report.includesGravity == true)
             #expect(report.windows.allSatisfy { $0.status == .steps })
         }
     }

@@ -184,6 +184,35 @@ class BrowserTests(unittest.TestCase):
         self.assertIn("(click-150.wav)", omitted[0])
         self.assertIn("None of these songs has a file under the server's library roots", browser.page_source)
 
+    def test_2b_playlist_follows_a_workout(self) -> None:
+        """A watch's TCX chosen in the page's second form: two minutes at 75 strides per minute
+        (150 steps) become a profile, and the page shows its playlist."""
+        points = "".join(
+            f"<Trackpoint><Time>2024-05-01T07:{30 + second // 60:02d}:{second % 60:02d}Z</Time>"
+            f"<HeartRateBpm><Value>150</Value></HeartRateBpm><Cadence>75</Cadence></Trackpoint>" for second in range(120))
+        workout = self.songs / "run.tcx"
+        workout.write_text('<?xml version="1.0"?><TrainingCenterDatabase '
+                           'xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"><Activities>'
+                           f'<Activity Sport="Running"><Lap><Track>{points}</Track></Lap></Activity></Activities>'
+                           '</TrainingCenterDatabase>')
+        browser = self.open("/playlist")
+        form = browser.find_element(By.ID, "follow")
+        form.find_element(By.NAME, "workout").send_keys(str(workout))
+        form.submit()
+        self.wait(lambda b: "profile=" in b.current_url)
+        self.assertIn("s%40150.0", browser.current_url)
+        self.wait(conditions.presence_of_element_located((By.CSS_SELECTOR, "table")))
+        self.assertIn("click-150.wav", browser.find_element(By.CSS_SELECTOR, "table").text)
+        # A file that is no workout: the page says why, naming it.
+        broken = self.songs / "broken.gpx"
+        broken.write_text("<gpx><trk><trkseg><trkpt><time>yesterday</time></trkpt></trkseg></trk></gpx>")
+        browser = self.open("/playlist")
+        form = browser.find_element(By.ID, "follow")
+        form.find_element(By.NAME, "workout").send_keys(str(broken))
+        form.submit()
+        error = self.wait(conditions.visibility_of_element_located((By.ID, "follow-error")))
+        self.assertIn("broken.gpx: not a readable GPX workout", error.text)
+
     def test_3_upload_and_watch_the_queue(self) -> None:
         browser = self.open("/queue")
         self.wait(lambda b: "on" in b.find_element(By.ID, "live").get_attribute("class"))

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import wave
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -36,13 +37,14 @@ class Server:
         self.data = data
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    data = tmp_path_factory.mktemp("tactus-data")
+@contextmanager
+def running_server(data: Path, *options: str) -> Iterator[Server]:
+    """A `tactus serve` with its data in `data` on free loopback ports (and `options`, such as
+    `--library-root DIR`), stopped at the end."""
     process = subprocess.Popen(
         [tactus_binary(), "serve", "--data", str(data), "--workers", "1", "--json", "--no-web",
          "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
-         "--log-level", "error"],
+         "--log-level", "error", *options],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert process.stdout is not None
     line = process.stdout.readline()
@@ -58,6 +60,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with running_server(tmp_path_factory.mktemp("tactus-data")) as running:
+        yield running
 
 
 def click_track(path: Path, bpm: float, seconds: float = 30.0, rate: int = 22050) -> Path:

@@ -10,7 +10,7 @@ extension Tactus {
     struct Cadence: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "cadence",
-            abstract: "Find the cadence (steps per minute) of phone accelerometer recordings (CSV).",
+            abstract: "Find the cadence (steps per minute) of phone accelerometer recordings (CSV) and watches' workouts (GPX, TCX, FIT).",
             discussion: """
                 Reads CSV recordings of a phone's accelerometer: `t,x,y,z` (seconds; with or without a \
                 header), and the exports of Sensor Logger (`time,seconds_elapsed,z,y,x`), phyphox \
@@ -20,6 +20,13 @@ extension Tactus {
                 allowed. The cadence is measured in windows of 10 s every 2 s (each with a confidence, \
                 0-1; `still` where the person stands still, `irregular` where the movement has no step \
                 period) and overall (the mean of the windows with steps), from 90 to 210 steps/min.
+
+                Also reads watches' workouts, recognised by their content: GPX with Garmin's \
+                TrackPointExtension (gpxtpx:cad, gpxtpx:hr), TCX (Cadence, the RunCadence extension, \
+                HeartRateBpm, DistanceMeters, Speed) and FIT activity files (record messages: cadence, \
+                fractional cadence, heart rate, distance, speed). Watches store running cadence per foot \
+                (strides per minute): the report is in steps per minute and cadence_held says which \
+                the file held. The same windows, with each window's heart rate and pace.
 
                 Examples:
                   tactus cadence run.csv
@@ -34,13 +41,15 @@ extension Tactus {
                 (header, gravity or assumed), includes_gravity, samples, duration_s, sample_rate_hz, \
                 cadence_spm (null when no window has steps), step_s (seconds with steps) and windows \
                 [{start_s, end_s, status, cadence_spm, confidence, movement_g}]; or file and error \
-                {code, message}. --plot draws the cadence over time (FILE.svg or FILE.png; one \
+                {code, message}. A workout's report has no unit, unit_evidence, includes_gravity and \
+                movement_g, but cadence_held (steps-per-minute or strides-per-minute), heart_rate_bpm \
+                and pace_s_per_km (overall and per window, where the file records them). --plot draws the cadence over time (FILE.svg or FILE.png; one \
                 recording).
 
                 Exit status: 0 when every recording was analysed, 1 when any failed, 2 on usage errors.
                 """)
 
-        @Argument(help: ArgumentHelp("The recordings (CSV).", valueName: "file"))
+        @Argument(help: ArgumentHelp("The recordings (CSV) or workouts (GPX, TCX, FIT).", valueName: "file"))
         var files: [String]
 
         @Flag(help: "Print one JSON object per recording and per line (JSON Lines).")
@@ -132,27 +141,42 @@ extension ErrorCode {
 enum CadenceText {
     static func table(_ report: CadenceReport, windows listed: Bool) -> [String] {
         var lines = [report.file]
-        let unit = "\(report.unit.rawValue) (\(report.unitEvidence.rawValue))"
-        lines.append(String(format: "  %@, %.1f Hz, %@, %d samples, %@, ", report.format.rawValue, report.sampleRate,
-            ServerText.duration(report.duration), report.samples, unit) + (report.includesGravity ? "with gravity" : "without gravity"))
+        let about: String
+        if let unit = report.unit, let evidence = report.unitEvidence, let gravity = report.includesGravity {
+            about = "\(unit.rawValue) (\(evidence.rawValue)), " + (gravity ? "with gravity" : "without gravity")
+        } else {
+            about = "cadence held in " + (report.cadenceHeld?.rawValue ?? "steps-per-minute")
+                + (report.heartRate.map { String(format: ", heart rate %.0f bpm", $0) } ?? "")
+                + (report.pace.map { ", pace " + Self.pace($0) } ?? "")
+        }
+        lines.append(String(format: "  %@, %.1f Hz, %@, %d samples, ", report.format.rawValue, report.sampleRate,
+            ServerText.duration(report.duration), report.samples) + about)
         lines.append("  cadence " + (report.cadence.map { String(format: "%.1f steps/min", $0) } ?? "none: no window with steps")
             + " over \(ServerText.duration(report.stepSeconds)) of steps; \(report.windows.count) windows: "
             + "\(report.count(.steps)) with steps, \(report.count(.still)) still, \(report.count(.irregular)) without steps")
         if report.cadence != nil { lines.append("  over time  " + sparkline(report.windows.map(\.cadence))) }
         if listed {
+            let workout = report.format.isWorkout
             let rows = report.windows.map { window in
                 [String(format: "%.0f-%.0f s", window.start, window.end), window.status.rawValue,
                  window.cadence.map { String(format: "%.1f", $0) } ?? "-", String(format: "%.2f", window.confidence)]
+                    + (workout ? [window.heartRate.map { String(format: "%.0f", $0) } ?? "-", window.pace.map(Self.pace) ?? "-"] : [])
             }
-            var widths = [6, 9, 5, 4]
+            var widths = [6, 9, 5, 4, 3, 4]
             for row in rows { for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) } }
-            for row in [["window", "status", "spm", "conf"]] + rows {
+            for row in [["window", "status", "spm", "conf"] + (workout ? ["hr", "pace"] : [])] + rows {
                 lines.append("  " + row.enumerated().map { column, cell in
                     column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                 }.joined(separator: "  "))
             }
         }
         return lines
+    }
+
+    /// A pace in seconds per kilometre as minutes and seconds: `5:12/km`.
+    static func pace(_ secondsPerKilometre: Double) -> String {
+        let seconds = Int(secondsPerKilometre.rounded())
+        return String(format: "%d:%02d/km", seconds / 60, seconds % 60)
     }
 
     /// The windows' cadences as a terminal sparkline (blank where a window has none), at most 100 wide.

@@ -7,10 +7,26 @@ import TactusStore
 
 /// `tactus playlist`'s options that follow a recorded run and render the playlist.
 struct CadenceFollowOptions: ParsableArguments {
-    @Option(name: .customLong("cadence-from"), help: ArgumentHelp(
-        "Follow this accelerometer recording (CSV, as tactus cadence reads): each stretch of steady cadence is a segment.",
+    @Option(name: [.customLong("follow"), .customLong("cadence-from")], help: ArgumentHelp(
+        "Follow this workout (GPX, TCX, FIT) or accelerometer recording (CSV), as tactus cadence reads them: each stretch "
+            + "of steady cadence (or heart-rate zone, with --by heart-rate) is a segment.",
         valueName: "file"))
     var cadenceFrom: String?
+
+    @Option(help: ArgumentHelp(
+        "With --follow: what sets the tempo: cadence (the steps per minute) or heart-rate (the tempo of each heart-rate "
+            + "zone, --zone-tempi).", valueName: "cadence|heart-rate"))
+    var by: FollowedMeasure = .cadence
+
+    @Option(name: .customLong("max-heart-rate"), help: ArgumentHelp(
+        "With --by heart-rate: the runner's maximum heart rate, whose percentages bound the zones (default: the workout's "
+            + "highest).", valueName: "bpm"))
+    var maxHeartRate: Double?
+
+    @Option(name: .customLong("zone-tempi"), help: ArgumentHelp(
+        "With --by heart-rate: the tempo of each of the five zones (below 60 % of the maximum heart rate, 60-70, 70-80, "
+            + "80-90, 90 and more), in beats per minute.", valueName: "bpm,bpm,bpm,bpm,bpm"))
+    var zoneTempi = HeartRateZones.defaultTempi.map { String(Int($0)) }.joined(separator: ",")
 
     @Option(help: ArgumentHelp("Aim this many percent above the cadence, or every cadence of the profile (0 to 50).", valueName: "pct"))
     var sprint: Double?
@@ -38,11 +54,30 @@ struct CadenceFollowOptions: ParsableArguments {
             + "stretched songs minus the crossfades; on beats, up to a beat of each song at a join is left out)."))
     var crossfadeByTime = false
 
+    /// The zones of --by heart-rate.
+    var zones: HeartRateZones {
+        get throws {
+            let tempi = zoneTempi.split(separator: ",", omittingEmptySubsequences: false).map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard tempi.count == HeartRateZones.bounds.count + 1, tempi.allSatisfy({ $0.map { (20...400).contains($0) } ?? false })
+            else { throw ValidationError("--zone-tempi must be five tempi in 20...400, separated by commas") }
+            return HeartRateZones(tempi: tempi.compactMap { $0 }, maximumHeartRate: maxHeartRate)
+        }
+    }
+
     func validate() throws {
+        if let maxHeartRate, !(60...250).contains(maxHeartRate) { throw ValidationError("--max-heart-rate must be 60 to 250 beats per minute") }
+        if by == .heartRate, cadenceFrom == nil { throw ValidationError("--by heart-rate follows a workout: give --follow FILE") }
+        _ = try zones
         if let sprint, !(0...50).contains(sprint) { throw ValidationError("--sprint must be a percentage in 0...50") }
         if !(maxStretch > 0 && maxStretch < 50) { throw ValidationError("--max-stretch must be a percentage in (0, 50)") }
         if !(0...10).contains(crossfade) { throw ValidationError("--crossfade must be 0 to 10 seconds") }
     }
+}
+
+/// What `--follow` follows.
+enum FollowedMeasure: String, ExpressibleByArgument, CaseIterable {
+    case cadence
+    case heartRate = "heart-rate"
 }
 
 extension Tactus.Playlist {
@@ -54,7 +89,7 @@ extension Tactus.Playlist {
         let tolerance = following.render == nil ? tolerance : following.maxStretch
         var segments: [CadenceProfile.Segment]
         if let cadenceFrom = following.cadenceFrom {
-            segments = try Self.segments(from: cadenceFrom)
+            segments = try Self.segments(from: cadenceFrom, zones: following.by == .heartRate ? following.zones : nil)
         } else if let profile, following.sprint != nil {
             do throws(StoreError) {
                 segments = try CadenceProfile(parsing: profile).segments
@@ -82,17 +117,24 @@ extension Tactus.Playlist {
 
     /// The recording's stretches of steady cadence, as profile segments; the stretches are
     /// reported on standard error.
-    static func segments(from file: String) throws -> [CadenceProfile.Segment] {
+    /// With `zones`, the stretches of steady heart-rate zone, each at its zone's tempo.
+    static func segments(from file: String, zones: HeartRateZones? = nil) throws -> [CadenceProfile.Segment] {
         let report: CadenceReport
         do throws(CadenceError) {
-            report = try CadenceAnalyzer().analyze(path: file)
+            let analysed = try CadenceAnalyzer().analyze(path: file)
+            if let zones {
+                guard let tempo = zones.tempoReport(analysed) else { throw CadenceError(file: file, .noHeartRate(format: analysed.format)) }
+                report = tempo
+            } else {
+                report = analysed
+            }
         } catch {
             throw CommandFailure(error.description)
         }
         let stretches = report.steadyStretches()
         guard !stretches.isEmpty else { throw CommandFailure("\(file): no steps found: the recording has no cadence to follow") }
         let summary = stretches.map { "\(Output.clock($0.duration)) at " + String(format: "%.1f", $0.cadence) }
-        printError("cadence of \(file): \(summary.joined(separator: ", "))")
+        printError((zones == nil ? "cadence" : "tempo by heart rate") + " of \(file): \(summary.joined(separator: ", "))")
         return stretches.map { CadenceProfile.Segment(cadence: $0.cadence, durationS: $0.duration) }
     }
 }

@@ -63,7 +63,7 @@ extension Tactus {
 
         func validate() throws {
             if [cadence != nil, profile != nil, following.cadenceFrom != nil].filter({ $0 }).count != 1 {
-                throw ValidationError("give one of --cadence, --profile and --cadence-from")
+                throw ValidationError("give one of --cadence, --profile and --follow (--cadence-from)")
             }
             if !(tolerance > 0 && tolerance < 50) { throw ValidationError("--tolerance must be a percentage in (0, 50)") }
             if !(minutes > 0) { throw ValidationError("--minutes must be > 0") }

@@ -101,7 +101,7 @@ struct HostedHandlers: Sendable {
             recording = try Self.contents(of: try input.requireDescriptors(1)[0], size: arguments.size ?? 0, name: name)
         }
         do throws(CadenceError) {
-            return try CadenceAnalyzer().analyze(RecordingReader.read(recording, file: name), file: name)
+            return try CadenceAnalyzer().analyze(recording, file: name)
         } catch {
             throw ErrorBody(code: .badRecording, message: error.description)
         }

@@ -216,6 +216,18 @@ class Client:
             return self._retrying_busy(lambda: self.request("submit", body), deadline)
         return self._retrying_busy(lambda: self.request("submit", body, audio), deadline)
 
+    def submit_path(self, path: str, *, detectors: Optional[Sequence[str]] = None, force: bool = False,
+                    busy_timeout: float = BUSY_TIMEOUT) -> Json:
+        """Submits a file that lies under the server's library roots by its path, as the server
+        sees it (the workers read it where it lies); returns ``{"song", "jobs"}``. A path outside
+        the roots is refused with the code ``forbidden``, a file the server cannot find ``not-found``."""
+        body: Json = {"path": path}
+        if detectors is not None:
+            body["detectors"] = list(detectors)
+        if force:
+            body["force"] = True
+        return self._retrying_busy(lambda: self.request("submit", body), time.monotonic() + busy_timeout)
+
     def upload(self, audio: bytes) -> str:
         """Sends a song's bytes in the chunks the server asks for (SPEC.md section 3.9) and
         returns the upload's id, for a ``submit`` with ``upload``. :meth:`submit` uploads songs
@@ -471,8 +483,9 @@ class Client:
         return status, frames[0] if done else None
 
     def cadence(self, recording: bytes, name: str, *, timeout: Optional[float] = None) -> Json:
-        """The cadence of an accelerometer recording (its CSV bytes, named ``name``), analysed
-        by the server: steps per minute, stretches and the tempo to play. A recording over
+        """The cadence of an accelerometer recording (its CSV bytes) or a watch's workout (GPX,
+        TCX or FIT bytes: then with heart rate and pace), named ``name``, analysed by the server:
+        steps per minute, over time and overall. A recording over
         ``INLINE_SONG_BYTES`` is uploaded first (:meth:`upload`) and the request names it."""
         if len(recording) > INLINE_SONG_BYTES:
             return self.request("cadence", {"name": name, "upload": self.upload(recording)}, timeout=timeout)

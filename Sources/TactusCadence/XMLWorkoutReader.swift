@@ -1,0 +1,220 @@
+import Foundation
+import TactusModel
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// Reads GPX (with Garmin's TrackPointExtension) and TCX workouts with Foundation's `XMLParser`
+/// (libxml2). A document type declaration is refused before parsing: neither format has one,
+/// and entities are how XML files attack their readers.
+enum XMLWorkoutReader {
+    static func read(_ bytes: [UInt8], format: RecordingFormat, file: String) throws(CadenceError) -> Workout {
+        let head = String(decoding: bytes.prefix(65_536), as: UTF8.self)
+        if head.contains("<!DOCTYPE") || head.contains("<!ENTITY") {
+            throw CadenceError(file: file, .malformedWorkout(format: format, reason: "a document type declaration, which neither GPX nor TCX has"))
+        }
+        let collector = TrackPointCollector(format: format)
+        let parser = XMLParser(data: Data(bytes))
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = collector
+        if !parser.parse() {
+            let reason = collector.problem ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "malformed XML"
+            throw CadenceError(file: file, .malformedWorkout(format: format, reason: "line \(parser.lineNumber): \(reason)"))
+        }
+        if let open = collector.openElement {
+            throw CadenceError(file: file, .malformedWorkout(
+                format: format, reason: "line \(parser.lineNumber): the document ends inside <\(open)> (a file cut short?)"))
+        }
+        let name = format == .gpx ? "gpxtpx:cad (Garmin's TrackPointExtension)" : "Cadence or RunCadence"
+        return Workout(format: format, samples: collector.samples, cadenceName: name)
+    }
+}
+
+/// Collects the track points of a GPX or TCX document: each `trkpt` (GPX) or `Trackpoint`
+/// (TCX) becomes a sample; names are compared without their namespace prefix.
+private final class TrackPointCollector: NSObject, XMLParserDelegate {
+    let format: RecordingFormat
+    var samples: [Workout.Sample] = []
+    var problem: String?
+    private var point: PointFields?
+    private var text = ""
+    private var path: [String] = []
+    /// The innermost element still open, nil once the root element has closed (or none opened).
+    var openElement: String? { path.last }
+    private var lastPosition: (latitude: Double, longitude: Double)?
+    private var travelled = 0.0
+
+    /// What a track point has said so far.
+    private struct PointFields {
+        var time: Double?
+        var latitude: Double?
+        var longitude: Double?
+        var sample = Workout.Sample(time: 0)
+    }
+
+    init(format: RecordingFormat) {
+        self.format = format
+    }
+
+    private var pointElement: String { format == .gpx ? "trkpt" : "Trackpoint" }
+
+    func parser(
+        _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?, qualifiedName: String?,
+        attributes: [String: String] = [:]
+    ) {
+        let name = Self.local(elementName)
+        path.append(name)
+        text = ""
+        if name == pointElement {
+            point = PointFields()
+            point?.latitude = attributes["lat"].flatMap(Double.init)
+            point?.longitude = attributes["lon"].flatMap(Double.init)
+        }
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        if point != nil, text.utf8.count < 256 { text += string }
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        let name = Self.local(elementName)
+        defer { path.removeLast() }
+        guard point != nil else { return }
+        let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch name {
+        case "time", "Time":
+            guard let seconds = ISO8601Time.seconds(value) else {
+                fail(parser, "a track point's time '\(value.prefix(40))' is not an ISO 8601 date and time")
+                return
+            }
+            point?.time = seconds
+        case "cad", "Cadence", "RunCadence":
+            point?.sample.cadence = number(value, name, parser)
+        case "hr":
+            point?.sample.heartRate = number(value, name, parser)
+        case "Value" where path.dropLast().last == "HeartRateBpm":
+            point?.sample.heartRate = number(value, "HeartRateBpm", parser)
+        case "DistanceMeters":
+            point?.sample.distance = number(value, name, parser)
+        case "Speed", "speed":
+            point?.sample.speed = number(value, name, parser)
+        case "LatitudeDegrees":
+            point?.latitude = number(value, name, parser)
+        case "LongitudeDegrees":
+            point?.longitude = number(value, name, parser)
+        case pointElement:
+            finishPoint(parser)
+        default:
+            break
+        }
+    }
+
+    private func finishPoint(_ parser: XMLParser) {
+        guard let fields = point else { return }
+        point = nil
+        guard let time = fields.time else {
+            fail(parser, "a track point without a time")
+            return
+        }
+        var sample = fields.sample
+        sample.time = time
+        if sample.distance == nil, let latitude = fields.latitude, let longitude = fields.longitude {
+            if let last = lastPosition { travelled += Haversine.metres(from: last, to: (latitude, longitude)) }
+            lastPosition = (latitude, longitude)
+            sample.distance = travelled
+        }
+        samples.append(sample)
+    }
+
+    private func number(_ text: String, _ name: String, _ parser: XMLParser) -> Double? {
+        guard let value = Double(text), value.isFinite else {
+            fail(parser, "\(name) '\(text.prefix(40))' is not a finite number")
+            return nil
+        }
+        return value
+    }
+
+    private func fail(_ parser: XMLParser, _ reason: String) {
+        if problem == nil { problem = reason }
+        parser.abortParsing()
+    }
+
+    /// `name` without its namespace prefix (`gpxtpx:cad` is `cad`).
+    private static func local(_ name: String) -> String {
+        name.split(separator: ":").last.map(String.init) ?? name
+    }
+}
+
+/// Distances on the Earth between two positions in degrees.
+enum Haversine {
+    static let earthRadius = 6_371_008.8
+
+    static func metres(from a: (latitude: Double, longitude: Double), to b: (latitude: Double, longitude: Double)) -> Double {
+        let radians = Double.pi / 180
+        let dLatitude = (b.latitude - a.latitude) * radians, dLongitude = (b.longitude - a.longitude) * radians
+        let h = sin(dLatitude / 2) * sin(dLatitude / 2)
+            + cos(a.latitude * radians) * cos(b.latitude * radians) * sin(dLongitude / 2) * sin(dLongitude / 2)
+        return 2 * earthRadius * asin(min(1, h.squareRoot()))
+    }
+}
+
+/// ISO 8601 date and time as GPX and TCX write them: `2024-05-01T07:30:00Z`,
+/// `2024-05-01T07:30:00.250+02:00`, without a zone read as UTC.
+enum ISO8601Time {
+    /// Seconds since 1970, or nil when `text` is not such a date and time.
+    static func seconds(_ text: String) -> Double? {
+        let characters = Array(text.utf8)
+        guard characters.count >= 19, characters[4] == UInt8(ascii: "-"), characters[7] == UInt8(ascii: "-"),
+            characters[10] == UInt8(ascii: "T") || characters[10] == UInt8(ascii: " "),
+            characters[13] == UInt8(ascii: ":"), characters[16] == UInt8(ascii: ":"),
+            let year = digits(characters, 0..<4), let month = digits(characters, 5..<7), (1...12).contains(month),
+            let day = digits(characters, 8..<10), (1...31).contains(day), let hour = digits(characters, 11..<13), hour < 25,
+            let minute = digits(characters, 14..<16), minute < 60, let second = digits(characters, 17..<19), second < 61
+        else { return nil }
+        var index = 19
+        var fraction = 0.0
+        if index < characters.count, characters[index] == UInt8(ascii: ".") {
+            var scale = 0.1
+            index += 1
+            let start = index
+            while index < characters.count, let digit = digit(characters[index]) {
+                fraction += Double(digit) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start, index - start <= 12 else { return nil }
+        }
+        var offset = 0
+        if index < characters.count {
+            let sign = characters[index]
+            if sign == UInt8(ascii: "Z"), index == characters.count - 1 {
+                index += 1
+            } else if sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-"), characters.count == index + 6,
+                characters[index + 3] == UInt8(ascii: ":"), let hours = digits(characters, index + 1..<index + 3), hours < 24,
+                let minutes = digits(characters, index + 4..<index + 6), minutes < 60
+            {
+                offset = (hours * 3600 + minutes * 60) * (sign == UInt8(ascii: "+") ? 1 : -1)
+                index += 6
+            } else {
+                return nil
+            }
+        }
+        guard index == characters.count else { return nil }
+        let days = ClockTime.daysFromCivil(year: year, month: month, day: day)
+        return Double(days * 86_400 + hour * 3600 + minute * 60 + second - offset) + fraction
+    }
+
+    private static func digit(_ character: UInt8) -> Int? {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(character) ? Int(character - UInt8(ascii: "0")) : nil
+    }
+
+    private static func digits(_ characters: [UInt8], _ range: Range<Int>) -> Int? {
+        var value = 0
+        for index in range {
+            guard let digit = digit(characters[index]) else { return nil }
+            value = value * 10 + digit
+        }
+        return value
+    }
+}
