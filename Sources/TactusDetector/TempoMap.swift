@@ -60,9 +60,12 @@ extension TempoMap {
         public var minimumChange = 0.02
         /// The windows' tempi never count as noisier than this (a ratio), so that a song read
         /// with perfectly steady windows is not cut at the first small wobble.
-        public var noiseFloor = 0.004
-        /// Fewest windows a segment may span.
-        public var minimumWindows = 3
+        public var noiseFloor = 0.01
+        /// Fewest windows a segment may span (4: 12 s of windows every 3 s).
+        public var minimumWindows = 4
+        /// A moment further from its segment than this many noise widths costs no more than
+        /// one this far: a few windows read at another level cannot pull a segment of their own.
+        public var outlierCap = 1.5
 
         public init() {}
     }
@@ -76,14 +79,17 @@ extension TempoMap {
     ///    from 100 to 130 BPM must stay a change, not become a 4:3 reading.
     /// 2. **One tempo per moment.** On the grid of the windows' centres, each detector gives the
     ///    tempo of its window nearest in time, moved by octaves to within half an octave of the
-    ///    consensus. The tempo most detectors agree with (within 4 %) wins and the agreeing ones
+    ///    consensus, or to the consensus' level when it is a 3:2 or 4:3 reading of it (within
+    ///    the minimum change). The tempo most detectors agree with (within 4 %) wins and the agreeing ones
     ///    are averaged (in log tempo). Then a Viterbi pass over each moment's octave keeps the
     ///    line smooth (a ritardando slowing past half an octave below the consensus stays one
     ///    line). Changes of more than half an octave from the consensus read as the nearer octave.
-    /// 3. **Segments.** The series of log tempi is cut into segments, each steady or a straight
-    ///    ramp, by optimal partitioning: the cut that minimises the squared residuals over the
-    ///    noise (estimated from the series itself, never below ``Settings/noiseFloor``) plus a
-    ///    penalty of log(n) per parameter (the Bayesian information criterion), so a change
+    /// 3. **Segments.** The series of log tempi is cut into segments of at least
+    ///    ``Settings/minimumWindows`` windows, each steady or a straight ramp, by optimal
+    ///    partitioning: the cut that minimises the squared residuals over the noise (estimated
+    ///    from the series itself, never below ``Settings/noiseFloor``; each capped at
+    ///    ``Settings/outlierCap``, and weighted by how many detectors agree at that moment) plus
+    ///    a penalty of log(n) per parameter (the Bayesian information criterion), so a change
     ///    is kept only when the windows show it beyond their noise.
     /// 4. **Changes that matter.** A ramp whose ends differ by less than the minimum change is
     ///    steady; neighbouring steady segments closer than it are joined, and so are
@@ -107,6 +113,9 @@ struct TempoSeries {
     struct Point {
         var time: Double
         var log2BPM: Double
+        /// How much the moment counts: a half, and a half more times the share of its detectors
+        /// that agree on it (1: all of them).
+        var weight: Double
     }
 
     var points: [Point] = []
@@ -125,13 +134,13 @@ struct TempoSeries {
         let spacing = grid.count > 1 ? (grid.last! - grid.first!) / Double(grid.count - 1) : .infinity
         // Windows of one moment agree within the consensus' own tolerance (4 %).
         let agreement = log2(1 + TempoRelation.defaultTolerance)
+        let metre = log2(1 + settings.minimumChange)
         for time in grid {
             var votes: [(value: Double, weight: Double)] = []
             for track in tracks {
                 guard let nearest = track.min(by: { abs($0.time - time) < abs($1.time - time) }),
                       abs(nearest.time - time) <= spacing / 2 + 1e-9 else { continue }
-                // Within half an octave of the consensus (a window read at double time halved).
-                votes.append((nearest.value + (reference - nearest.value).rounded(), nearest.weight))
+                votes.append((Self.atConsensusLevel(nearest.value, reference: reference, within: metre), nearest.weight))
             }
             guard !votes.isEmpty else { continue }
             // The value most detectors agree with (each detector one vote, strength breaking ties),
@@ -142,9 +151,24 @@ struct TempoSeries {
             }
             let winner = votes.max { support($0.value) < support($1.value) }!.value
             let agreeing = votes.filter { abs($0.value - winner) <= agreement }
-            points.append(Point(time: time, log2BPM: agreeing.reduce(0) { $0 + $1.value } / Double(agreeing.count)))
+            points.append(Point(
+                time: time, log2BPM: agreeing.reduce(0) { $0 + $1.value } / Double(agreeing.count),
+                weight: 0.5 + 0.5 * Double(agreeing.count) / Double(votes.count)))
         }
         keepOctave()
+    }
+
+    /// `value` (a log2 tempo) moved by octaves to within half an octave of `reference`, or to
+    /// `reference`'s own level when it is a 3:2, 4:3, 3:4 or 2:3 reading of a tempo within
+    /// `within` of it: a window that hears the bar's thirds or a dotted beat, not a tempo change
+    /// (so a change by exactly such a ratio, a metric modulation, reads as no change).
+    static func atConsensusLevel(_ value: Double, reference: Double, within: Double) -> Double {
+        for ratio in [2.0 / 3, 3.0 / 4, 4.0 / 3, 3.0 / 2] {
+            let related = value + log2(ratio)
+            let folded = related + (reference - related).rounded()
+            if abs(folded - reference) <= within { return folded }
+        }
+        return value + (reference - value).rounded()
     }
 
     /// Moves points by an octave where that makes the tempo line smoother, by Viterbi over each
@@ -208,30 +232,31 @@ struct Partition {
         let minimum = max(settings.minimumWindows, 1)
         let noise = max(Self.noise(points.map(\.log2BPM)), log2(1 + settings.noiseFloor))
         let penalty = log(Double(max(count, 2)))
-        // Prefix sums for the least-squares fits of any run in constant time.
-        var sums = [(t: 0.0, y: 0.0, tt: 0.0, ty: 0.0, yy: 0.0)]
-        for point in points {
-            let last = sums.last!, t = point.time, y = point.log2BPM
-            sums.append((last.t + t, last.y + y, last.tt + t * t, last.ty + t * y, last.yy + y * y))
-        }
-        func fit(_ first: Int, _ last: Int) -> Fit {
-            let n = Double(last - first + 1)
-            let a = sums[last + 1], b = sums[first]
-            let st = a.t - b.t, sy = a.y - b.y, stt = a.tt - b.tt, sty = a.ty - b.ty, syy = a.yy - b.yy
-            let mean = sy / n
-            let flat = max(syy - sy * mean, 0) / (noise * noise)
-            let spread = stt - st * st / n
-            let startTime = points[first].time, endTime = points[last].time
-            guard spread > 1e-9 else { return Fit(first: first, last: last, cost: flat + penalty, startValue: mean, endValue: mean) }
-            let slope = (sty - st * sy / n) / spread
-            let intercept = mean - slope * st / n
-            let sloped = max(syy - sy * mean - slope * slope * spread, 0) / (noise * noise)
-            // A ramp costs one parameter more than a steady run.
-            if sloped + penalty < flat {
-                return Fit(first: first, last: last, cost: sloped + 2 * penalty,
-                           startValue: intercept + slope * startTime, endValue: intercept + slope * endTime)
+        let cap = settings.outlierCap * settings.outlierCap
+        /// The cost of residuals `r` (weighted by the points' agreement), each capped.
+        func cost(_ first: Int, _ last: Int, _ model: (Double) -> Double) -> Double {
+            (first...last).reduce(0) { total, index in
+                let residual = (points[index].log2BPM - model(points[index].time)) / noise
+                return total + points[index].weight * min(residual * residual, cap)
             }
-            return Fit(first: first, last: last, cost: flat + penalty, startValue: mean, endValue: mean)
+        }
+        /// The run `first...last` as a steady run or a ramp (weighted least squares), whichever
+        /// costs less with a ramp paying one parameter more.
+        func fit(_ first: Int, _ last: Int) -> Fit {
+            let run = points[first...last]
+            let weight = run.reduce(0) { $0 + $1.weight }
+            let mean = run.reduce(0) { $0 + $1.weight * $1.log2BPM } / weight
+            let flat = cost(first, last) { _ in mean } + penalty
+            let meanTime = run.reduce(0) { $0 + $1.weight * $1.time } / weight
+            let spread = run.reduce(0) { $0 + $1.weight * ($1.time - meanTime) * ($1.time - meanTime) }
+            guard spread > 1e-9 else { return Fit(first: first, last: last, cost: flat, startValue: mean, endValue: mean) }
+            let slope = run.reduce(0) { $0 + $1.weight * ($1.time - meanTime) * ($1.log2BPM - mean) } / spread
+            let line = { (time: Double) in mean + slope * (time - meanTime) }
+            let sloped = cost(first, last, line) + 2 * penalty
+            if sloped < flat {
+                return Fit(first: first, last: last, cost: sloped, startValue: line(points[first].time), endValue: line(points[last].time))
+            }
+            return Fit(first: first, last: last, cost: flat, startValue: mean, endValue: mean)
         }
         // best[j]: the cheapest partition of points 0..<j; each segment also pays for its cut.
         var best = [Double](repeating: .infinity, count: count + 1)

@@ -20,7 +20,9 @@ struct AccuracyBench: ParsableCommand {
             Acc2 >= 96 %, every default detector Acc2 >= 92 %; on ../shared/corpus/dev, consensus \
             92.5 % / 100 %, every default detector Acc2 >= 95 %. Also printed: how often every \
             default detector is wrong together (what no consensus can fix) and, per detector and \
-            for the consensus, confidence bands against the fraction of songs right (calibration).
+            for the consensus, confidence bands against the fraction of songs right (calibration), \
+            and the songs whose tempo map (the consensus') is split though every song of the \
+            corpora keeps one tempo (target: none).
 
             Speed: a synthesised 3-minute 44.1 kHz stereo MP3, decoded alone, each detector's \
             default preset on the decoded song (CPU time of its thread, so a busy machine does not \
@@ -125,6 +127,8 @@ struct AccuracyBench: ParsableCommand {
         var failures: [String] = []
         var calibration = [String: Calibration]()
         var allWrong = (acc1: 0, acc2: 0)
+        // The corpora's songs keep one tempo: each consensus' tempo map should be one segment.
+        var split: [String] = []
         var audioSeconds = 0.0
         let start = Date()
         for song in truth.songs {
@@ -150,6 +154,7 @@ struct AccuracyBench: ParsableCommand {
                 }
                 calibration[consensusLabel, default: Calibration()].add(
                     confidence: consensus.confidence ?? 0, right: TempoRelation.acc1(consensus.bpm, song.bpm))
+                if let map = consensus.tempoMap, !map.stable { split.append("\(song.file) (\(map.segments.count) segments)") }
                 if defaults.allSatisfy({ !TempoRelation.acc1($0.bpm, song.bpm) }) { allWrong.acc1 += 1 }
                 if defaults.allSatisfy({ !TempoRelation.acc2($0.bpm, song.bpm) }) { allWrong.acc2 += 1 }
             }
@@ -180,6 +185,7 @@ struct AccuracyBench: ParsableCommand {
         print("All default detectors wrong together: Acc1 \(allWrong.acc1) of \(truth.songs.count) songs ("
               + String(format: "%.1f %%", 100 * Double(allWrong.acc1) / Double(songs)) + "), Acc2 \(allWrong.acc2) ("
               + String(format: "%.1f %%", 100 * Double(allWrong.acc2) / Double(songs)) + "): what no consensus can fix")
+        print("Tempo maps: \(split.count) of \(truth.songs.count) songs of steady tempo split" + (split.isEmpty ? "" : ": " + split.joined(separator: ", ")))
         print("Calibration (confidence band: songs right at Acc1 / songs in the band):")
         for label in calibration.keys.sorted() {
             print("  " + label.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + calibration[label]!.text)

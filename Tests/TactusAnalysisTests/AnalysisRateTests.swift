@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func twoDetectorsAtOneRateShareOneResampling() throws {
-        let first = try Self.beatnet(), second = try Self.beatnet(ParameterSet(["spectral_exponent": .number(1)]))
+        let first = try Self.beatnet(), second = try Self.beatnet(ParameterSet(["comb_alpha": .number(0.7)]))
         #expect(first.descriptor.analysisSampleRate == 22_050)
         let frontEnds = SharedFrontEnds()
         let format = SignalFormat(sampleRate: 44_100, expectedFrames: nil)
@@ -29,7 +29,7 @@ import Testing
 
     @Test func detectorsSharingTheResampledSongFindWhatEachFindsAlone() throws {
         let signal = Synth.drumPattern(bpm: 117, seconds: 30, sampleRate: 48_000, pattern: .backbeat)
-        let detectors = [try Self.beatnet(), try Self.beatnet(ParameterSet(["spectral_exponent": .number(1)]))]
+        let detectors = [try Self.beatnet(), try Self.beatnet(ParameterSet(["comb_alpha": .number(0.7)]))]
         let together = SongAnalyzer(detectors: detectors).analyze(samples: signal, sampleRate: 48_000, blockSize: 3000).analyses
         for (detector, shared) in zip(detectors, together) {
             let alone = detector.analyze(signal, sampleRate: 48_000, blockSize: 3000)

@@ -51,3 +51,9 @@ import Testing
         #expect(try found(false, .agreement(minimum: 2)) == [stepping.id])
     }
 }
+
+extension ConsensusTempo {
+    /// The consensus without its tempo map: the library makes the map from the windows it keeps
+    /// (as 32-bit floats), so it differs in its last digits from one made in memory.
+    var withoutMap: ConsensusTempo { ConsensusTempo(bpm: bpm, detectors: detectors, confidence: confidence) }
+}
