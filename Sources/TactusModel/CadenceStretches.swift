@@ -20,9 +20,9 @@ public struct CadenceStretch: Sendable, Hashable, Codable {
 }
 
 extension [CadenceStretch] {
-    /// The stretches as a playlist profile (`118s@160.1,120s@179.9`), each cadence times `factor`.
-    public func profile(times factor: Double = 1) -> String {
-        map { "\(Swift.max(1, Int($0.duration.rounded())))s@" + String(format: "%.1f", $0.cadence * factor) }.joined(separator: ",")
+    /// The stretches as a playlist profile: `118s@160.1,120s@179.9`.
+    public func profile() -> String {
+        map { "\(Swift.max(1, Int($0.duration.rounded())))s@" + String(format: "%.1f", $0.cadence) }.joined(separator: ",")
     }
 }
 

@@ -73,16 +73,24 @@ class AnalyzeCommand:
         self.detector = detector
         self.timeout = timeout
 
+    #: The most files given to one ``tactus analyze`` (its command line stays short).
+    batch = 200
+
     def tempi(self, paths: Sequence[str]) -> List[Outcome]:
+        """One outcome per path, in order."""
         present, failures = missing_files(paths)
-        if not present:
-            return list(failures)
+        outcomes: Dict[str, Outcome] = {failure.path: failure for failure in failures}
+        for start in range(0, len(present), self.batch):
+            outcomes.update(self._analyse(present[start:start + self.batch]))
+        return [outcomes[path] for path in paths]
+
+    def _analyse(self, paths: List[str]) -> Dict[str, Outcome]:
         command = [self.binary, "analyze", "--json"]
         if self.detector is not None:
             command += ["--detector", self.detector]
         try:
-            finished = subprocess.run(command + ["--"] + list(present), capture_output=True, text=True,
-                                      timeout=self.timeout * len(present), check=False)
+            finished = subprocess.run(command + ["--"] + paths, capture_output=True, text=True,
+                                      timeout=self.timeout * len(paths), check=False)
         except FileNotFoundError:
             raise TactusError(printable(f"{self.binary}: no such command: install tactus or configure a server")) from None
         except subprocess.TimeoutExpired:
@@ -95,16 +103,16 @@ class AnalyzeCommand:
                 continue
             if isinstance(report, dict) and isinstance(report.get("file"), str):
                 lines[report["file"]] = report
-        outcomes: List[Outcome] = list(failures)
-        for path in present:
+        outcomes: Dict[str, Outcome] = {}
+        for path in paths:
             report = lines.get(path)
             if report is None:
                 problem = finished.stderr.strip().splitlines()[-1:] or [f"exit status {finished.returncode}"]
-                outcomes.append(FileFailure(path, printable(f"{path}: tactus analyze printed nothing for it: {problem[0]}")))
+                outcomes[path] = FileFailure(path, printable(f"{path}: tactus analyze printed nothing for it: {problem[0]}"))
             elif report.get("error"):
-                outcomes.append(FileFailure(path, printable(str(report["error"].get("message", f"{path}: not analysed")))))
+                outcomes[path] = FileFailure(path, printable(str(report["error"].get("message", f"{path}: not analysed"))))
             else:
-                outcomes.append(tempo_from(path, report.get("consensus"), report.get("analyses", []), self.detector))
+                outcomes[path] = tempo_from(path, report.get("consensus"), report.get("analyses", []), self.detector)
         return outcomes
 
 
