@@ -91,6 +91,21 @@ class OpenAPITests(unittest.TestCase):
             self.skipTest("openapi-spec-validator is not installed: the document's structure is not checked")
         validate(self.spec)
 
+    @staticmethod
+    def workout(strides: int, seconds: int) -> bytes:
+        """A TCX running activity of `seconds` at `strides` strides per minute (RunCadence), one point a second."""
+        points = "".join(
+            f"<Trackpoint><Time>2026-01-01T08:{t // 60:02d}:{t % 60:02d}Z</Time>"
+            f"<DistanceMeters>{t * 3.0:.1f}</DistanceMeters><HeartRateBpm><Value>150</Value></HeartRateBpm>"
+            f"<Extensions><ns3:TPX><ns3:RunCadence>{strides}</ns3:RunCadence></ns3:TPX></Extensions></Trackpoint>"
+            for t in range(seconds))
+        return (
+            '<?xml version="1.0" encoding="UTF-8"?><TrainingCenterDatabase '
+            'xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2" '
+            'xmlns:ns3="http://www.garmin.com/xmlschemas/ActivityExtension/v2"><Activities><Activity Sport="Running">'
+            '<Id>2026-01-01T08:00:00Z</Id><Lap StartTime="2026-01-01T08:00:00Z"><Track>'
+            + points + "</Track></Lap></Activity></Activities></TrainingCenterDatabase>").encode()
+
     def test_real_responses_match_the_document(self) -> None:
         events = self.follow_events()
         song = webserver.click_track(self.songs / "click-128.wav", 128)
@@ -111,7 +126,10 @@ class OpenAPITests(unittest.TestCase):
         self.call("get", "/api/v1/detectors", 200)
         self.call("get", "/api/v1/openapi.yaml", 200)
         self.call("get", "/metrics", 200)
+        self.call("post", "/api/v1/playlist?name=run.tcx", 200, data=self.workout(strides=64, seconds=180),
+                  headers={"Content-Type": "application/octet-stream"})
         # Errors are documented too.
+        self.call("post", "/api/v1/playlist?name=empty.tcx", 422, data=b"", headers={"Content-Type": "application/octet-stream"})
         self.call("get", "/api/v1/songs?min_bpm=300&max_bpm=100", 400)
         self.call("get", "/api/v1/songs/" + "0" * 64, 404)
         self.call("get", "/api/v1/songs/" + "0" * 64 + "/result", 404)
