@@ -15,7 +15,7 @@ enum LibraryRequests {
             detector: parameters.text("detector"), agree: try parameters.integer("agree"), octave: try parameters.flag("octave"),
             order: parameters.text("order"), descending: try parameters.flag("descending"),
             limit: try parameters.integer("limit") ?? defaultLimit, offset: try parameters.integer("offset"),
-            histogram: try parameters.number("histogram"))
+            histogram: try parameters.number("histogram"), stable: try parameters.flag("stable"))
         try check(request, command: "query")
         return request
     }

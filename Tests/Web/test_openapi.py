@@ -115,6 +115,9 @@ class OpenAPITests(unittest.TestCase):
         song_id = submitted["song"]
         self.call("get", "/api/v1/songs", 200)
         self.call("get", "/api/v1/songs?min_bpm=120&max_bpm=136&octave=true&order=newest&limit=5", 200)
+        steady = json.loads(self.call("get", "/api/v1/songs?stable=true", 200))["songs"]
+        self.assertEqual([song_id], [song["song"] for song in steady], "a click track keeps one tempo")
+        self.assertEqual([], json.loads(self.call("get", "/api/v1/songs?stable=false", 200))["songs"])
         self.call("get", "/api/v1/songs/" + song_id, 200)
         self.call("get", f"/api/v1/songs/{song_id}/result?windows=true", 200)
         self.call("get", f"/api/v1/songs/{song_id}/figure.svg", 200)
