@@ -74,6 +74,14 @@ public struct SongFigure: Sendable {
         if let reference = plot.referenceBPM {
             entries.append(Legend.Entry(label: String(format: "reference %.1f BPM", reference), color: "#000000", swatch: .dashed))
         }
+        if let map = plot.tempoMap {
+            let ramps = map.segments.filter { !$0.isSteady }.count
+            let label =
+                if map.stable { String(format: "tempo map: steady, %.1f to %.1f BPM", map.minBPM, map.maxBPM) }
+                else if map.segments.count == 1 { String(format: "tempo map: one ramp, %.1f to %.1f BPM", map.segments[0].startBPM, map.segments[0].endBPM) }
+                else { "tempo map: \(map.segments.count) segments" + (ramps > 0 ? ", \(ramps) ramp\(ramps == 1 ? "" : "s")" : "") }
+            entries.append(Legend.Entry(label: label, color: Self.tempoMapColor, swatch: .box))
+        }
         return Legend(entries: entries)
     }
 
@@ -158,10 +166,14 @@ public struct SongFigure: Sendable {
     private func tempoDomain() -> ClosedRange<Double> {
         let tempi = plot.traces.flatMap { $0.windows.compactMap(\.bpm) + [$0.bpm].compactMap { $0 } }
             + [plot.consensusBPM, plot.referenceBPM].compactMap { $0 }
+            + (plot.tempoMap?.segments.flatMap { [$0.startBPM, $0.endBPM] } ?? [])
         guard let low = tempi.min(), let high = tempi.max() else { return 60...180 }
         let padding = max((high - low) * 0.08, 4)
         return Ticks.rounded(max(low - padding, 0)...(high + padding), count: 5)
     }
+
+    /// The colour of the tempo map's band.
+    static let tempoMapColor = "#555555"
 
     private func tempoChart(_ area: PlotArea) -> [SVGElement] {
         var elements = [area.title("Tempo per analysis window (dot size and opacity: the window's strength, 0 to 1)")]
@@ -180,6 +192,14 @@ public struct SongFigure: Sendable {
                 .stroke("#000000", width: 1.5).dashed("3 3"))
         }
         elements.append(SVGElement.group(class: "reference-lines", references))
+        if let map = plot.tempoMap {
+            // Each segment of the map, steady or a ramp, a broad pale band under the windows.
+            let segments = map.segments.map { segment in
+                SVGElement.line(from: (area.x(segment.startS), area.y(segment.startBPM)), to: (area.x(segment.endS), area.y(segment.endBPM)))
+                    .stroke(Self.tempoMapColor, width: 5).attribute("stroke-opacity", 0.35).attribute("class", "segment")
+            }
+            elements.append(SVGElement.group(class: "tempo-map", segments))
+        }
         for (index, trace) in plot.traces.enumerated() {
             let color = Palette.color(index)
             var segments = [[(x: Double, y: Double)]]()

@@ -29,18 +29,21 @@ public struct SongPlot: Sendable, Hashable {
     public var consensusBPM: Double?
     /// The tempo a person asserted for the song, when known.
     public var referenceBPM: Double?
+    /// Where the consensus' tempo holds and changes, drawn over the per-window tempi.
+    public var tempoMap: TempoMap?
 
     /// A plot of `analyses` (in the order given). `durationS` may be nil: the time axis
     /// then ends with the envelope or the last window.
     public init(
         title: String, subtitle: String, durationS: Double?, envelope: EnergyEnvelope?, analyses: [TempoAnalysis],
-        consensusBPM: Double?, referenceBPM: Double? = nil
+        consensusBPM: Double?, referenceBPM: Double? = nil, tempoMap: TempoMap? = nil
     ) {
         self.title = title
         self.subtitle = subtitle
         self.envelope = envelope
         self.consensusBPM = consensusBPM
         self.referenceBPM = referenceBPM
+        self.tempoMap = tempoMap
         let labels = analyses.map(Self.label)
         traces = zip(analyses, labels).map { analysis, label in
             let shared = labels.filter { $0 == label }.count > 1

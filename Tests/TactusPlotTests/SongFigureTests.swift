@@ -45,6 +45,31 @@ import Testing
         #expect(root.all(class: "note").isEmpty)
     }
 
+    @Test func theTempoMapIsDrawnOverTheWindowsWithItsLegend() throws {
+        let map = TempoMap(
+            segments: [
+                TempoMap.Segment(startS: 0, endS: 60, startBPM: 110, endBPM: 110),
+                TempoMap.Segment(startS: 60, endS: 180, startBPM: 110, endBPM: 80),
+            ], minBPM: 80, maxBPM: 110)
+        let plot = SongPlot(
+            title: "t", subtitle: "", durationS: 180, envelope: nil, analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: 110,
+            tempoMap: map)
+        let root = try ParsedSVG.parse(SongFigure(plot).document().render())
+        let segments = try #require(root.all(class: "tempo-map").first).all(class: "segment")
+        #expect(segments.count == 2)
+        // The ramp falls: it ends lower on the chart (a larger y) than it starts.
+        let ramp = try #require(segments.last?.attributes)
+        #expect(Double(ramp["y2"] ?? "") ?? 0 > Double(ramp["y1"] ?? "") ?? 0, "\(ramp)")
+        let legend = root.all(class: "legend-entry").compactMap { $0.attributes["data-label"] }
+        #expect(legend.last == "tempo map: 2 segments, 1 ramp")
+        // A steady song says its range.
+        let steady = SongPlot(
+            title: "t", subtitle: "", durationS: 180, envelope: nil, analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: 120,
+            tempoMap: TempoMap(segments: [TempoMap.Segment(startS: 0, endS: 180, startBPM: 120, endBPM: 120)], minBPM: 119.8, maxBPM: 120.3))
+        let steadyLegend = try ParsedSVG.parse(SongFigure(steady).document().render()).all(class: "legend-entry").compactMap { $0.attributes["data-label"] }
+        #expect(steadyLegend.last == "tempo map: steady, 119.8 to 120.3 BPM")
+    }
+
     @Test func windowStrengthSetsDotSizeAndOpacity() throws {
         let plot = SongPlot(
             title: "t", subtitle: "", durationS: 180, envelope: nil, analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: nil)
