@@ -123,14 +123,21 @@ struct TempoSeries {
     init(_ voters: [TempoAnalysis], consensus: Double, settings: TempoMap.Settings) {
         let reference = log2(consensus)
         // Each detector's windows at the consensus' octave: (centre, log2 tempo, weight).
-        let tracks: [[(time: Double, value: Double, weight: Double)]] = voters.map { analysis in
-            let shift = (reference - log2(analysis.bpm!)).rounded()
+        // In time order, whatever order they came in; windows with no finite time or tempo left out.
+        let tracks: [[(time: Double, value: Double, weight: Double)]] = voters.compactMap { analysis in
+            guard let tempo = analysis.bpm, tempo > 0, tempo.isFinite else { return nil }
+            let shift = (reference - log2(tempo)).rounded()
             return analysis.windows.compactMap { window in
-                guard let bpm = window.bpm, bpm > 0, bpm.isFinite else { return nil }
-                return (window.startS + window.durationS / 2, log2(bpm) + shift, max(window.strength, 1e-3))
-            }
+                let time = window.startS + window.durationS / 2
+                guard let bpm = window.bpm, bpm > 0, bpm.isFinite, time.isFinite else { return nil }
+                return (time, log2(bpm) + shift, window.strength.isFinite ? max(window.strength, 1e-3) : 1e-3)
+            }.sorted { $0.time < $1.time }
         }
-        guard let grid = tracks.max(by: { $0.count < $1.count })?.map(\.time) else { return }
+        guard let longest = tracks.max(by: { $0.count < $1.count }), !longest.isEmpty else { return }
+        // At most maximumMoments moments, evenly chosen: the partition's cost grows with the cube
+        // of their number, and the windows come from workers.
+        let stride = max((longest.count + Self.maximumMoments - 1) / Self.maximumMoments, 1)
+        let grid = Swift.stride(from: 0, to: longest.count, by: stride).map { longest[$0].time }
         let spacing = grid.count > 1 ? (grid.last! - grid.first!) / Double(grid.count - 1) : .infinity
         // Windows of one moment agree within the consensus' own tolerance (4 %).
         let agreement = log2(1 + TempoRelation.defaultTolerance)
@@ -138,8 +145,7 @@ struct TempoSeries {
         for time in grid {
             var votes: [(value: Double, weight: Double)] = []
             for track in tracks {
-                guard let nearest = track.min(by: { abs($0.time - time) < abs($1.time - time) }),
-                      abs(nearest.time - time) <= spacing / 2 + 1e-9 else { continue }
+                guard let nearest = Self.nearest(to: time, in: track), abs(nearest.time - time) <= spacing / 2 + 1e-9 else { continue }
                 votes.append((Self.atConsensusLevel(nearest.value, reference: reference, within: metre), nearest.weight))
             }
             guard !votes.isEmpty else { continue }
@@ -156,6 +162,24 @@ struct TempoSeries {
                 weight: 0.5 + 0.5 * Double(agreeing.count) / Double(votes.count)))
         }
         keepOctave()
+    }
+
+    /// The most moments a series keeps (a song of 12.8 minutes at one window every 3 s; a longer
+    /// one keeps every second window, or fewer).
+    static let maximumMoments = 256
+
+    /// The window of `track` (in time order) whose centre is nearest `time`, by bisection.
+    static func nearest(
+        to time: Double, in track: [(time: Double, value: Double, weight: Double)]
+    ) -> (time: Double, value: Double, weight: Double)? {
+        guard !track.isEmpty else { return nil }
+        var low = 0, high = track.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if track[middle].time < time { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0, abs(track[low - 1].time - time) <= abs(track[low].time - time) else { return track[low] }
+        return track[low - 1]
     }
 
     /// `value` (a log2 tempo) moved by octaves to within half an octave of `reference`, or to
