@@ -5,11 +5,11 @@ SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsql
 PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen python3-pytest python3-yaml python3-jsonschema \
 	python3-openapi-spec-validator
 ## beets (the beets plugin's tests), gpxpy, fit-tool and tcxreader (the writers and a reader of the
-## workout tests' files) are for the tests only: `make deps` installs them from PyPI in a virtual
+## workout tests' files) and pyrekordbox (the reader of exported rekordbox collections) are for the tests only: `make deps` installs them from PyPI in a virtual
 ## environment, with what the Python tests need, and `make test` runs python/tests with it.
 PYTHON_TEST_ENV := .build/python-tests
-PYTHON_TEST_PACKAGES := beets mutagen pyzmq jsonschema pytest wheel gpxpy fit-tool tcxreader
-PYTHON_TEST_MODULES := beets, mutagen, zmq, jsonschema, pytest, wheel, gpxpy, fit_tool, tcxreader
+PYTHON_TEST_PACKAGES := beets mutagen pyzmq jsonschema pytest wheel gpxpy fit-tool tcxreader pyrekordbox
+PYTHON_TEST_MODULES := beets, mutagen, zmq, jsonschema, pytest, wheel, gpxpy, fit_tool, tcxreader, pyrekordbox
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus

@@ -8,7 +8,8 @@ import TactusModel
 ///
 /// Encoded as one JSON object (`analyze --json` writes one per line): `file`, `song`,
 /// `duration_s`, `error` (null or `{code, message}`), `analyses`, `envelope` (only when
-/// ``includesEnvelopeInJSON``), `consensus` (`{bpm, detectors}`) and `warnings` (`[{code, message}]`).
+/// ``includesEnvelopeInJSON``), `consensus` (`{bpm, detectors}`), `beat_grid` (``BeatGrid`` or null)
+/// and `warnings` (`[{code, message}]`).
 public struct SongAnalysis: Sendable, Encodable {
     /// The file path, or the name given to in-memory bytes.
     public var file: String
@@ -20,6 +21,8 @@ public struct SongAnalysis: Sendable, Encodable {
     public var analyses: [TempoAnalysis]
     /// Mean squared amplitude per 23.2 ms block, the same for every detector.
     public var envelope: EnergyEnvelope?
+    /// The constant beat grid of the consensus tempo, when the song shows a clear beat at it.
+    public var beatGrid: BeatGrid?
     /// The detectors' agreement (``Consensus/of(_:tolerance:advisory:)`` of ``analyses``, the
     /// advisory detectors' not voting).
     public var consensus: ConsensusTempo
@@ -34,7 +37,7 @@ public struct SongAnalysis: Sendable, Encodable {
 
     public init(
         file: String, song: SongID? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
-        envelope: EnergyEnvelope? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0,
+        envelope: EnergyEnvelope? = nil, beatGrid: BeatGrid? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0,
         advisory: Set<String> = []
     ) {
         self.file = file
@@ -42,6 +45,7 @@ public struct SongAnalysis: Sendable, Encodable {
         self.metadata = metadata
         self.analyses = analyses
         self.envelope = envelope
+        self.beatGrid = beatGrid
         self.consensus = Consensus.of(analyses, advisory: advisory)
         self.warnings = warnings
         self.error = error
@@ -53,6 +57,7 @@ public struct SongAnalysis: Sendable, Encodable {
 
     enum CodingKeys: String, CodingKey {
         case file, song, durationS = "duration_s", error, analyses, envelope, consensus, warnings
+        case beatGrid = "beat_grid"
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -66,6 +71,7 @@ public struct SongAnalysis: Sendable, Encodable {
             try container.encode(envelope, forKey: .envelope)
         }
         try container.encode(consensus, forKey: .consensus)
+        try container.encode(beatGrid, forKey: .beatGrid)
         try container.encode(warnings, forKey: .warnings)
     }
 }

@@ -96,21 +96,33 @@ public struct SongAnalyzer: Sendable {
         } catch {
             return SongAnalysis(file: source.name, song: song, metadata: stream.metadata, error: AnalysisProblem(error))
         }
-        let (analyses, envelope) = run.finish()
+        let output = run.finish(advisory: advisory)
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return SongAnalysis(
-            file: source.name, song: song, metadata: stream.metadata, analyses: analyses, envelope: envelope,
-            warnings: stream.warnings.map(AnalysisProblem.init),
-            decodeSeconds: max(elapsed - analyses.reduce(0) { $0 + $1.seconds }, 0),
-            advisory: Set(detectors.map(\.descriptor).filter(\.advisory).map(\.name)))
+            file: source.name, song: song, metadata: stream.metadata, analyses: output.analyses, envelope: output.envelope,
+            beatGrid: output.beatGrid, warnings: stream.warnings.map(AnalysisProblem.init),
+            decodeSeconds: max(elapsed - output.analyses.reduce(0) { $0 + $1.seconds }, 0), advisory: advisory)
     }
 
     /// Runs the detectors over samples already in memory (mono, in [-1, 1]), in blocks of
     /// `blockSize`, as ``analyze(_:)`` does after decoding.
-    public func analyze(samples: [Float], sampleRate: Double, blockSize: Int = 4096) -> (analyses: [TempoAnalysis], envelope: EnergyEnvelope) {
+    public func analyze(samples: [Float], sampleRate: Double, blockSize: Int = 4096) -> Output {
         let run = Run(detectors: detectors, format: SignalFormat(sampleRate: sampleRate, expectedFrames: samples.count))
         samples.forEachBlock(of: max(blockSize, 1)) { run.consume($0) }
-        return run.finish()
+        return run.finish(advisory: advisory)
+    }
+
+    /// The advisory detectors among ``detectors``: they do not vote in the consensus.
+    public var advisory: Set<String> { Set(detectors.map(\.descriptor).filter(\.advisory).map(\.name)) }
+
+    /// What the detectors found in one song, with the song's energy envelope and beat grid.
+    public struct Output: Sendable {
+        /// One analysis per detector, in the order the detectors were given.
+        public var analyses: [TempoAnalysis]
+        public var envelope: EnergyEnvelope
+        /// The constant grid of the voting detectors' consensus tempo (``BeatGridFit``), or nil
+        /// when they found no tempo or the song shows no clear beat at it.
+        public var beatGrid: BeatGrid?
     }
 
     /// One song in progress: a session per detector with its running time, and the envelope.
@@ -119,6 +131,8 @@ public struct SongAnalyzer: Sendable {
         private let sessions: [any DetectorSession]
         private var nanoseconds: [UInt64]
         private let energy: BlockEnergyAccumulator
+        /// The onsets the beat grid is fitted on, from the spectral frames the detectors share.
+        private let onsets: OnsetStrengthAccumulator
         /// Turns NaN and infinite samples to silence before anything sees them (unless the
         /// format says they are finite already).
         private var finite: FiniteSamples
@@ -143,6 +157,9 @@ public struct SongAnalyzer: Sendable {
             }
             self.nanoseconds = nanoseconds
             energy = BlockEnergyAccumulator(sampleRate: format.sampleRate)
+            onsets = OnsetStrengthAccumulator(
+                sampleRate: format.sampleRate, configuration: BeatGridFit.configuration, frontEnds: frontEnds,
+                expectedSamples: format.expectedFrames)
             sampleRate = format.sampleRate
         }
 
@@ -153,6 +170,7 @@ public struct SongAnalyzer: Sendable {
             frames += block.count
             finite.process(block) { clean in
                 energy.consume(clean)
+                onsets.consume(clean)
                 // One clock reading between sessions: each one's end is the next one's start.
                 var start = DispatchTime.now().uptimeNanoseconds
                 for (index, session) in sessions.enumerated() {
@@ -164,7 +182,7 @@ public struct SongAnalyzer: Sendable {
             }
         }
 
-        func finish() -> (analyses: [TempoAnalysis], envelope: EnergyEnvelope) {
+        func finish(advisory: Set<String>) -> Output {
             let analyses = zip(detectors, sessions).enumerated().map { index, pair in
                 let start = DispatchTime.now().uptimeNanoseconds
                 let output = pair.1.finish()
@@ -172,7 +190,10 @@ public struct SongAnalyzer: Sendable {
                 return TempoAnalysis(
                     descriptor: pair.0.descriptor, params: pair.0.parameters, output: output, seconds: Double(total) / 1e9)
             }
-            return (analyses, EnergyEnvelope(hopS: energy.hopSeconds, values: energy.finish()))
+            let onsets = self.onsets.finish()
+            let beatGrid = Consensus.of(analyses, advisory: advisory).bpm.flatMap { BeatGridFit.fit(onsets, bpm: $0) }
+            return Output(
+                analyses: analyses, envelope: EnergyEnvelope(hopS: energy.hopSeconds, values: energy.finish()), beatGrid: beatGrid)
         }
     }
 }

@@ -63,11 +63,11 @@ extension SongRecord {
     /// The record of a song from what the decoder found out about it.
     public init(
         id: SongID, fileName: String, byteSize: Int, metadata: AudioMetadata, addedAt: Date = Date(),
-        envelope: EnergyEnvelope? = nil
+        envelope: EnergyEnvelope? = nil, beatGrid: BeatGrid? = nil
     ) {
         self.init(
             id: id, fileName: fileName, byteSize: byteSize, format: metadata.format.rawValue, codec: metadata.codec,
             sampleRate: metadata.sampleRate, channels: metadata.channels, durationS: metadata.duration,
-            tags: metadata.tags, addedAt: addedAt, envelope: envelope)
+            tags: metadata.tags, addedAt: addedAt, envelope: envelope, beatGrid: beatGrid)
     }
 }

@@ -64,7 +64,7 @@ extension CoordinatorLoop {
             workerResult(
                 address, answers: body.results, audio: body.audio, envelope: envelope.flatMap { values in
                     body.envelopeHopS.map { EnergyEnvelope(hopS: $0, values: values) }
-                }, size: size)
+                }, beatGrid: body.beatGrid, size: size)
         }
     }
 
@@ -183,7 +183,8 @@ extension CoordinatorLoop {
     /// assignment, stored (or failed, or retried) job by job, so the failure of one detector
     /// redoes none of the others.
     private func workerResult(
-        _ address: [UInt8], answers: [SongJobAnswer], audio: AudioFacts?, envelope: EnergyEnvelope?, size: Int
+        _ address: [UInt8], answers: [SongJobAnswer], audio: AudioFacts?, envelope: EnergyEnvelope?, beatGrid: BeatGrid? = nil,
+        size: Int
     ) {
         guard let worker = workers[address] else { return }
         guard let assignment = worker.assignment,
@@ -202,6 +203,7 @@ extension CoordinatorLoop {
             return
         }
         var envelope = envelope
+        var beatGrid = beatGrid
         for job in assignment.jobs {
             guard let answer = answers.first(where: { $0.job == job.job && $0.attempt == job.attempt }) else {
                 let failure = AnalysisFailure(
@@ -225,9 +227,13 @@ extension CoordinatorLoop {
                 continue
             }
             analysis.version = descriptor.version
-            if store(analysis, job: job, song: assignment.song, worker: worker, durationS: audio?.durationS, envelope: envelope) {
-                // The song's envelope is stored once.
+            if store(
+                analysis, job: job, song: assignment.song, worker: worker, durationS: audio?.durationS, envelope: envelope,
+                beatGrid: beatGrid)
+            {
+                // The song's envelope and grid are stored once.
                 envelope = nil
+                beatGrid = nil
             }
         }
     }
@@ -236,13 +242,13 @@ extension CoordinatorLoop {
     /// the song's last job); true when it was stored.
     private func store(
         _ analysis: TempoAnalysis, job: AssignedJob, song: SongID, worker: ConnectedWorker, durationS: Double?,
-        envelope: EnergyEnvelope?
+        envelope: EnergyEnvelope?, beatGrid: BeatGrid?
     ) -> Bool {
         do {
             guard
                 let completion = try library.finishJob(
                     job.job, attempt: job.attempt, result: AnalysisRecord(analysis, worker: worker.id),
-                    durationS: durationS, envelope: envelope)
+                    durationS: durationS, envelope: envelope, beatGrid: beatGrid)
             else {
                 logger.info("discarded a result for a job no longer running", metadata: ["job": "\(job.job)"])
                 return false

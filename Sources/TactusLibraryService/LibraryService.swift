@@ -132,10 +132,12 @@ public struct LibraryService: Sendable {
             .filter { wanted?.contains($0.record.analysis.detector) ?? true && $0.record.status != .failed }
         let active = try library.jobs(of: song).filter { $0.state.isActive }.map(\.detector)
         let envelope = request.envelope == true ? record.envelope : nil
+        let consensus = try library.consensus(of: song) ?? ConsensusTempo(bpm: nil, detectors: [])
         let response = ResultResponse(
             song: song, name: record.fileName, durationS: record.durationS, analyses: stored.map(\.record.analysis),
-            pending: Array(Set(active)).sorted(), consensus: try library.consensus(of: song) ?? ConsensusTempo(bpm: nil, detectors: []),
-            envelopeHopS: envelope?.hopS, locations: try library.locations(of: song))
+            pending: Array(Set(active)).sorted(), consensus: consensus, envelopeHopS: envelope?.hopS,
+            locations: try library.locations(of: song),
+            beatGrid: record.beatGrid.flatMap { $0.agrees(withConsensus: consensus.bpm) ? $0 : nil })
         return (response, envelope?.values)
     }
 }

@@ -1,3 +1,5 @@
+import TactusDetector
+
 /// Whose tempo a query looks at.
 public enum TempoSource: Sendable, Hashable, CustomStringConvertible {
     /// Each song's consensus tempo (``Consensus``): the default.
@@ -113,13 +115,16 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     /// The absolute paths of the song's files under the server's library roots that were
     /// present at the last scan (empty for a song that was uploaded).
     public var paths: [String]
+    /// The song's constant beat grid at its consensus tempo, when it has one that agrees with
+    /// the consensus (``BeatGrid/agrees(withConsensus:)``).
+    public var beatGrid: BeatGrid?
 
     /// The tempo in the range that matched: `bpm / factor`.
     public var matchedBPM: Double { bpm / factor }
 
     enum CodingKeys: String, CodingKey {
         case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, confidence, title, artist, file, paths
-        case durationS = "duration_s"
+        case durationS = "duration_s", beatGrid = "beat_grid"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -135,12 +140,14 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         file = try container.decode(String.self, forKey: .file)
         durationS = try container.decode(Double.self, forKey: .durationS)
         paths = try container.decodeIfPresent([String].self, forKey: .paths) ?? []
+        beatGrid = try container.decodeIfPresent(BeatGrid.self, forKey: .beatGrid)
     }
 
     /// Every field (``matchedBPM`` is derived).
     public init(
         song: SongID, bpm: Double, factor: Double, detector: String, detectors: [String], title: String?,
-        artist: String?, file: String, durationS: Double, confidence: Double? = nil, paths: [String] = []
+        artist: String?, file: String, durationS: Double, confidence: Double? = nil, paths: [String] = [],
+        beatGrid: BeatGrid? = nil
     ) {
         self.song = song
         self.bpm = bpm
@@ -153,6 +160,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         self.file = file
         self.durationS = durationS
         self.paths = paths
+        self.beatGrid = beatGrid
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -169,6 +177,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         try container.encode(file, forKey: .file)
         try container.encode(durationS, forKey: .durationS)
         try container.encode(paths, forKey: .paths)
+        try container.encodeIfPresent(beatGrid, forKey: .beatGrid)
     }
 }
 

@@ -91,6 +91,8 @@ struct Legend {
         case dashed
         /// A filled square: bars or an area.
         case box
+        /// Short vertical ticks: events in time (beats).
+        case ticks
     }
 
     struct Entry {
@@ -124,6 +126,8 @@ struct Legend {
                 swatch = SVGElement.line(from: (x, y - 4), to: (x + 26, y - 4)).stroke(entry.color, width: 2).dashed()
             case .box:
                 swatch = SVGElement.rect(x: x + 6, y: y - 11, width: 14, height: 14).fill(entry.color)
+            case .ticks:
+                swatch = .group([5.0, 13, 21].map { SVGElement.line(from: (x + $0, y - 10), to: (x + $0, y + 1)).stroke(entry.color, width: 1.5) })
             }
             groups.append(
                 SVGElement.group(class: "legend-entry", [

@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 /// A node of an SVG document: an element or character data.
 public enum SVGNode: Sendable, Hashable {
@@ -155,7 +156,7 @@ public struct SVGDocument: Sendable, Hashable {
         let indent = String(repeating: " ", count: depth)
         output += indent + "<" + element.name
         for attribute in element.attributes {
-            output += " \(attribute.name)=\"\(escape(attribute.value))\""
+            output += " \(attribute.name)=\"\(XMLText.escaped(attribute.value))\""
         }
         if element.children.isEmpty {
             output += "/>\n"
@@ -164,7 +165,7 @@ public struct SVGDocument: Sendable, Hashable {
         // Elements with text keep it on their line: whitespace inside <text> is visible.
         if element.children.allSatisfy({ if case .text = $0 { true } else { false } }) {
             output += ">"
-            for case .text(let text) in element.children { output += escape(text) }
+            for case .text(let text) in element.children { output += XMLText.escaped(text) }
             output += "</\(element.name)>\n"
             return
         }
@@ -172,31 +173,10 @@ public struct SVGDocument: Sendable, Hashable {
         for child in element.children {
             switch child {
             case .element(let child): write(child, depth: depth + 1, to: &output)
-            case .text(let text): output += indent + " " + escape(text) + "\n"
+            case .text(let text): output += indent + " " + XMLText.escaped(text) + "\n"
             }
         }
         output += indent + "</\(element.name)>\n"
-    }
-
-    /// Escapes the five XML special characters and drops characters XML 1.0 forbids.
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            case "\t", "\n", "\r": escaped.unicodeScalars.append(scalar)
-            default:
-                if scalar.value >= 0x20, scalar.value != 0xFFFE, scalar.value != 0xFFFF {
-                    escaped.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return escaped
     }
 }
 

@@ -82,6 +82,12 @@ public struct SongFigure: Sendable {
                 else { "tempo map: \(map.segments.count) segments" + (ramps > 0 ? ", \(ramps) ramp\(ramps == 1 ? "" : "s")" : "") }
             entries.append(Legend.Entry(label: label, color: Self.tempoMapColor, swatch: .box))
         }
+        if let grid = plot.beatGrid {
+            entries.append(
+                Legend.Entry(
+                    label: String(format: "beat grid: %.2f BPM from %.3f s (constant)", grid.bpm, grid.firstBeatS),
+                    color: Self.beatGridColor, swatch: .ticks))
+        }
         return Legend(entries: entries)
     }
 
@@ -143,8 +149,22 @@ public struct SongFigure: Sendable {
             SVGElement.polygon(outline).fill(Palette.envelopeFill).opacity(0.8),
             SVGElement.polyline(mean).stroke(Palette.envelopeLine, width: 1.2),
         ]))
-        return elements + beatTicks(area)
+        return elements + beatTicks(area) + gridTicks(area)
     }
+
+    /// The constant beat grid's beats as short ticks hanging from the envelope chart's top
+    /// (`<g class="beat-grid">`), so they face the tracked beats rising from its foot.
+    private func gridTicks(_ area: PlotArea) -> [SVGElement] {
+        guard let grid = plot.beatGrid else { return [] }
+        let ticks = grid.beats(until: area.x.domain.upperBound).filter { area.x.domain.contains($0) }.map { time in
+            let x = area.x(time)
+            return SVGElement.line(from: (x, area.top), to: (x, area.top + 8)).stroke(Self.beatGridColor, width: 1)
+        }
+        return [SVGElement.group(class: "beat-grid", ticks)]
+    }
+
+    /// The beat grid's colour: a neutral grey, apart from the detectors'.
+    static let beatGridColor = "#555555"
 
     /// Each beat-tracking detector's beats as ticks rising from the envelope chart's foot, in
     /// the detector's colour (`<g class="beats" data-detector=...>`), downbeats twice as tall.

@@ -31,12 +31,14 @@ public struct SongPlot: Sendable, Hashable {
     public var referenceBPM: Double?
     /// Where the consensus' tempo holds and changes, drawn over the per-window tempi.
     public var tempoMap: TempoMap?
+    /// The song's constant beat grid, drawn as ticks under the tracked beats.
+    public var beatGrid: BeatGrid?
 
     /// A plot of `analyses` (in the order given). `durationS` may be nil: the time axis
     /// then ends with the envelope or the last window.
     public init(
         title: String, subtitle: String, durationS: Double?, envelope: EnergyEnvelope?, analyses: [TempoAnalysis],
-        consensusBPM: Double?, referenceBPM: Double? = nil, tempoMap: TempoMap? = nil
+        consensusBPM: Double?, referenceBPM: Double? = nil, tempoMap: TempoMap? = nil, beatGrid: BeatGrid? = nil
     ) {
         self.title = title
         self.subtitle = subtitle
@@ -44,6 +46,7 @@ public struct SongPlot: Sendable, Hashable {
         self.consensusBPM = consensusBPM
         self.referenceBPM = referenceBPM
         self.tempoMap = tempoMap
+        self.beatGrid = beatGrid
         let labels = analyses.map(Self.label)
         traces = zip(analyses, labels).map { analysis, label in
             let shared = labels.filter { $0 == label }.count > 1

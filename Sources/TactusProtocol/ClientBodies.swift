@@ -238,13 +238,15 @@ public struct ResultResponse: WireBody {
     /// Where the song's files lie under the server's library roots (present and missing
     /// ones); absent or empty for a song that was uploaded.
     public var locations: [SongLocation]?
+    /// The song's constant beat grid, when it has one that agrees with its consensus.
+    public var beatGrid: BeatGrid?
 
     /// The absolute paths of the song's files that were present at the last scan.
     public var paths: [String] { (locations ?? []).filter { !$0.missing }.map(\.absolutePath) }
 
     public init(
         song: SongID, name: String? = nil, durationS: Double? = nil, analyses: [TempoAnalysis], pending: [String] = [],
-        consensus: ConsensusTempo, envelopeHopS: Double? = nil, locations: [SongLocation]? = nil
+        consensus: ConsensusTempo, envelopeHopS: Double? = nil, locations: [SongLocation]? = nil, beatGrid: BeatGrid? = nil
     ) {
         self.song = song
         self.name = name
@@ -254,11 +256,12 @@ public struct ResultResponse: WireBody {
         self.consensus = consensus
         self.envelopeHopS = envelopeHopS
         self.locations = locations
+        self.beatGrid = beatGrid
     }
 
     enum CodingKeys: String, CodingKey {
         case song, name, analyses, pending, consensus, locations
-        case durationS = "duration_s", envelopeHopS = "envelope_hop_s"
+        case durationS = "duration_s", envelopeHopS = "envelope_hop_s", beatGrid = "beat_grid"
     }
 }
 

@@ -376,17 +376,23 @@ public struct SongResultBody: WireBody {
     public var envelopeHopS: Double?
     /// One answer per job of the JOB.
     public var results: [SongJobAnswer]
+    /// The song's constant beat grid at the consensus tempo of the analyses answered, when the
+    /// worker fitted one (optional: workers that fit none leave it out).
+    public var beatGrid: BeatGrid?
 
-    public init(song: SongID, audio: AudioFacts? = nil, envelopeHopS: Double? = nil, results: [SongJobAnswer]) {
+    public init(
+        song: SongID, audio: AudioFacts? = nil, envelopeHopS: Double? = nil, results: [SongJobAnswer], beatGrid: BeatGrid? = nil
+    ) {
         self.song = song
         self.audio = audio
         self.envelopeHopS = envelopeHopS
         self.results = results
+        self.beatGrid = beatGrid
     }
 
     enum CodingKeys: String, CodingKey {
         case song, audio, results
-        case envelopeHopS = "envelope_hop_s"
+        case envelopeHopS = "envelope_hop_s", beatGrid = "beat_grid"
     }
 
     public func validate(command: String) throws(ProtocolError) {
@@ -401,5 +407,11 @@ public struct SongResultBody: WireBody {
             throw .invalidBody(command: command, field: "results", detail: "a result without any analysis carries no audio facts or envelope")
         }
         if let envelopeHopS { try Check.finite(envelopeHopS, field: "envelope_hop_s", in: 1e-6...60, command: command) }
+        if let beatGrid {
+            guard results.contains(where: { $0.analysis != nil }) else {
+                throw .invalidBody(command: command, field: "beat_grid", detail: "a result without any analysis carries no beat grid")
+            }
+            if let problem = beatGrid.problem { throw .invalidBody(command: command, field: "beat_grid", detail: problem) }
+        }
     }
 }

@@ -123,12 +123,16 @@ extension Library {
 
     /// Stores the result of attempt `attempt` of job `id` and marks the job done, in one
     /// transaction with the song's new consensus; also records the song's exact duration and
-    /// envelope when the worker measured them. Returns nil, storing nothing, when the job is
+    /// envelope and its beat grid when the worker measured them. Returns nil, storing nothing, when the job is
     /// not running that attempt any more (a stale result).
     public func finishJob(
-        _ id: Int64, attempt: Int, result: AnalysisRecord, durationS: Double? = nil, envelope: EnergyEnvelope? = nil
+        _ id: Int64, attempt: Int, result: AnalysisRecord, durationS: Double? = nil, envelope: EnergyEnvelope? = nil,
+        beatGrid: BeatGrid? = nil
     ) throws(StoreError) -> JobCompletion? {
         try result.validate()
+        if let problem = beatGrid?.problem {
+            throw .invalidValue(field: "beat_grid", value: problem, accepted: "a grid of 1 to 1000 BPM, its first beat within one beat")
+        }
         return try write { db -> JobCompletion? in
             guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first,
                 job.state == .running, job.attempts == attempt
@@ -143,6 +147,10 @@ extension Library {
                 try db.executeCached(
                     sql: "UPDATE songs SET envelope = ?, envelope_hop_s = ? WHERE id = ?",
                     arguments: [PackedEnvelope.encode(envelope), envelope.hopS, key])
+            }
+            if let beatGrid {
+                try db.executeCached(
+                    sql: "UPDATE songs SET beat_grid_json = ? WHERE id = ?", arguments: [StoredJSON.encode(beatGrid), key])
             }
             try db.executeCached(
                 sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TactusDetector
 import TactusModel
 
 extension TempoQuery {
@@ -47,7 +48,9 @@ extension Library {
         return try read { db in
             let (sql, arguments) = Self.sql(for: query, walkingSongs: try Self.walksSongs(query, db))
             let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
-            let paths = try Self.presentPaths(of: rows.map { $0["song_id"] as Int64 }, db)
+            let keys = rows.map { $0["song_id"] as Int64 }
+            let paths = try Self.presentPaths(of: keys, db)
+            let grids = try Self.currentBeatGrids(of: keys, db)
             return try rows.map { row in
                 let detectors: [String]
                 switch query.source {
@@ -58,7 +61,7 @@ extension Library {
                     song: try SongID.stored(row["sha256"]), bpm: row["bpm"], factor: row["factor"],
                     detector: Self.sourceName(query.source), detectors: detectors, title: row["title"],
                     artist: row["artist"], file: row["file_name"], durationS: row["duration_s"], confidence: row["confidence"],
-                    paths: paths[row["song_id"] as Int64] ?? [])
+                    paths: paths[row["song_id"] as Int64] ?? [], beatGrid: grids[row["song_id"] as Int64])
             }
         }
     }
@@ -91,23 +94,47 @@ extension Library {
     /// The absolute paths of the present files of the songs `keys`, by song key.
     static func presentPaths(of keys: [Int64], _ db: Database) throws -> [Int64: [String]] {
         var paths = [Int64: [String]]()
+        try forEachRow(
+            of: keys, db,
+            sql: { marks in
+                """
+                SELECT song_id, root, path, byte_size, mtime_ns, missing_since FROM song_locations
+                WHERE missing_since IS NULL AND song_id IN (\(marks)) ORDER BY root, path
+                """
+            }
+        ) { row in paths[row["song_id"], default: []].append(location(row).absolutePath) }
+        return paths
+    }
+
+    /// The beat grids of the songs `keys` that agree with their consensus, by song key.
+    static func currentBeatGrids(of keys: [Int64], _ db: Database) throws -> [Int64: BeatGrid] {
+        var grids = [Int64: BeatGrid]()
+        try forEachRow(
+            of: keys, db,
+            sql: { marks in
+                """
+                SELECT s.id, s.beat_grid_json, c.bpm FROM songs s JOIN consensus c ON c.song_id = s.id
+                WHERE s.beat_grid_json IS NOT NULL AND s.id IN (\(marks))
+                """
+            }
+        ) { row in
+            if let grid = StoredJSON<BeatGrid>.decode(row[1]), grid.agrees(withConsensus: row[2]) { grids[row[0]] = grid }
+        }
+        return grids
+    }
+
+    /// Runs `sql` (given the `?` marks of an `IN` list) on `keys` 500 at a time, calling `body`
+    /// for each row.
+    private static func forEachRow(
+        of keys: [Int64], _ db: Database, sql: (String) -> String, _ body: (Row) throws -> Void
+    ) throws {
         var index = 0
         while index < keys.count {
             let chunk = keys[index..<min(index + 500, keys.count)]
             index += 500
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
-            let rows = try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT song_id, root, path, byte_size, mtime_ns, missing_since FROM song_locations
-                    WHERE missing_since IS NULL AND song_id IN (\(marks)) ORDER BY root, path
-                    """,
-                arguments: StatementArguments(Array(chunk)))
-            for row in rows {
-                paths[row["song_id"], default: []].append(location(row).absolutePath)
-            }
+            for row in try Row.fetchAll(db, sql: sql(marks), arguments: StatementArguments(Array(chunk))) { try body(row) }
         }
-        return paths
     }
 
     /// SQLite's plan for a query (`EXPLAIN QUERY PLAN`), one line per step.

@@ -206,7 +206,7 @@ extension Library {
             durationS: row["duration_s"],
             tags: AudioTags(
                 title: row["title"], artist: row["artist"], album: row["album"], genre: row["genre"], year: row["year"]),
-            addedAt: row["added_at"], envelope: envelope)
+            addedAt: row["added_at"], envelope: envelope, beatGrid: StoredJSON<BeatGrid>.decode(row["beat_grid_json"]))
     }
 
     static func storedAnalysis(_ row: Row, song: SongID, windows: Bool) throws -> StoredAnalysis {

@@ -98,22 +98,23 @@ extension Library {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO songs (sha256, file_name, byte_size, format, codec, sample_rate, channels, duration_s,
-                                   title, artist, album, genre, year, added_at, envelope, envelope_hop_s)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                   title, artist, album, genre, year, added_at, envelope, envelope_hop_s, beat_grid_json)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (sha256) DO UPDATE SET
                     file_name = excluded.file_name, byte_size = excluded.byte_size, format = excluded.format,
                     codec = excluded.codec, sample_rate = excluded.sample_rate, channels = excluded.channels,
                     duration_s = excluded.duration_s, title = excluded.title, artist = excluded.artist,
                     album = excluded.album, genre = excluded.genre, year = excluded.year,
                     envelope = coalesce(excluded.envelope, songs.envelope),
-                    envelope_hop_s = coalesce(excluded.envelope_hop_s, songs.envelope_hop_s)
+                    envelope_hop_s = coalesce(excluded.envelope_hop_s, songs.envelope_hop_s),
+                    beat_grid_json = coalesce(excluded.beat_grid_json, songs.beat_grid_json)
                 RETURNING id
                 """)
         let envelope = song.envelope
         let arguments: StatementArguments = [
             song.id.hex, song.fileName, song.byteSize, song.format, song.codec, song.sampleRate, song.channels,
             song.durationS, song.tags.title, song.tags.artist, song.tags.album, song.tags.genre, song.tags.year,
-            song.addedAt, envelope.map(PackedEnvelope.encode), envelope?.hopS,
+            song.addedAt, envelope.map(PackedEnvelope.encode), envelope?.hopS, StoredJSON.encode(song.beatGrid),
         ]
         return try Int64.fetchOne(statement, arguments: arguments)!
     }

@@ -207,6 +207,11 @@ enum Schema {
                     ALTER TABLE consensus ADD COLUMN tempo_stable INTEGER CHECK (tempo_stable IN (0, 1));
                     """)
         }
+        // Each song's constant beat grid (BeatGrid's JSON), fitted by the worker at the consensus
+        // tempo of the detectors it ran; NULL for songs analysed before, or with no clear beat.
+        migrator.registerMigration("v8: beat grids") { db in
+            try db.execute(sql: "ALTER TABLE songs ADD COLUMN beat_grid_json TEXT")
+        }
         return migrator
     }
 }

@@ -26,11 +26,14 @@ public struct SongRecord: Sendable, Hashable, Codable {
     /// The energy envelope shared by every detector, stored as little-endian float32 (see
     /// ``PackedEnvelope``). Optional: a song can be recorded before its envelope is known.
     public var envelope: EnergyEnvelope?
+    /// The constant beat grid fitted at the song's consensus tempo (``BeatGrid``). Optional:
+    /// recording a song without one keeps the one it has.
+    public var beatGrid: BeatGrid?
 
     public init(
         id: SongID, fileName: String, byteSize: Int, format: String, codec: String? = nil,
         sampleRate: Int, channels: Int, durationS: Double, tags: AudioTags = AudioTags(),
-        addedAt: Date = Date(), envelope: EnergyEnvelope? = nil
+        addedAt: Date = Date(), envelope: EnergyEnvelope? = nil, beatGrid: BeatGrid? = nil
     ) {
         self.id = id
         self.fileName = fileName
@@ -43,6 +46,7 @@ public struct SongRecord: Sendable, Hashable, Codable {
         self.tags = tags
         self.addedAt = addedAt
         self.envelope = envelope
+        self.beatGrid = beatGrid
     }
 
     /// Checks every field; a song that fails is never written.
@@ -52,6 +56,9 @@ public struct SongRecord: Sendable, Hashable, Codable {
         }
         if byteSize < 0 {
             throw .invalidValue(field: "byte_size", value: "\(byteSize)", accepted: "a size >= 0")
+        }
+        if let problem = beatGrid?.problem {
+            throw .invalidValue(field: "beat_grid", value: problem, accepted: "a grid of 1 to 1000 BPM, its first beat within one beat")
         }
         if sampleRate <= 0 {
             throw .invalidValue(field: "sample_rate", value: "\(sampleRate)", accepted: "a rate > 0")

@@ -55,6 +55,7 @@ struct APIRoutes: Sendable {
             }
         }
         api.get("playlist") { request, _ in await handle { try await playlist(request) } }
+        api.get("export/rekordbox.xml") { request, _ in await handle { try await rekordbox(request) } }
         api.post("playlist") { request, _ in await handle { try await FollowedPlaylist(gateway: gateway).response(request) } }
         api.get("status") { request, _ in
             await handle {
@@ -86,6 +87,40 @@ struct APIRoutes: Sendable {
         let query = try LibraryRequests.query(QueryParameters(request))
         return JSONText.response(try await gateway.ask { try $0.songList(query) })
     }
+
+    /// `GET /api/v1/export/rekordbox.xml?min_bpm=&max_bpm=&stable=`: the songs whose consensus
+    /// tempo is in the range as a rekordbox XML collection (``RekordboxCollection``), asked of
+    /// the coordinator a page at a time; `Tactus-Omitted` counts the songs left out (no path).
+    private func rekordbox(_ request: Request) async throws(HTTPFailure) -> Response {
+        let parameters = QueryParameters(request)
+        var query = try LibraryRequests.query(parameters, defaultLimit: Self.exportPage)
+        query.order = TempoOrder.bpm.rawValue
+        query.limit = Self.exportPage
+        query.detector = nil
+        query.agree = nil
+        query.octave = nil
+        var songs: [TempoMatch] = []
+        while true {
+            query.offset = songs.count
+            let request = query
+            let page = try await gateway.ask { try $0.query(request) }
+            songs += page
+            if page.count < Self.exportPage { break }
+        }
+        let ranged = query.minBpm > LibraryRequests.allBPM.lowerBound || query.maxBpm < LibraryRequests.allBPM.upperBound
+        let name = ranged ? "Tactus \(HTML.number(query.minBpm))-\(HTML.number(query.maxBpm)) BPM" : "Tactus"
+        let (xml, omitted) = RekordboxCollection(songs, playlistName: name, productVersion: TactusVersion.current).xml()
+        return Response(
+            status: .ok,
+            headers: [
+                .contentType: "application/xml; charset=utf-8", .contentDisposition: "attachment; filename=\"tactus-rekordbox.xml\"",
+                Self.omittedHeader: "\(omitted.count)",
+            ],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: xml)))
+    }
+
+    /// Songs asked of the coordinator at a time for an export.
+    static let exportPage = 2_000
 
     /// `POST /api/v1/songs?name=FILE`: a song's bytes as the body, submitted for analysis. The
     /// body is spooled as it arrives (``UploadSpool``), within the gateway's limits on uploads at
@@ -161,7 +196,7 @@ struct APIRoutes: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
-    /// `Tactus-Omitted`: how many songs of a playlist its M3U8 leaves out.
+    /// `Tactus-Omitted`: how many songs of a playlist its M3U8 (or of an export its collection) leaves out.
     static let omittedHeader = HTTPField.Name("Tactus-Omitted")!
 
     /// A playlist's M3U8, each song at its first path under the server's library roots (absolute:

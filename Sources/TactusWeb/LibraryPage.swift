@@ -126,6 +126,8 @@ struct LibraryPage {
             return "<th scope=\"col\"\(numeric)\(sort)><a class=\"sort\" href=\"\(HTML.escape(href))\" title=\"\(HTML.escape(hint))\">\(column.label)</a></th>"
         }.joined(separator: "\n")
         let counted = total.map { " of \(HTML.count($0))" } ?? ""
+        let exportLink = "/api/v1/export/rekordbox.xml"
+            + (ranged ? HTML.query([("min_bpm", HTML.number(query.minBpm)), ("max_bpm", HTML.number(query.maxBpm))]) : "")
         let table = songs.isEmpty
             ? "<p class=\"muted\">\(offset > 0 && (total ?? 0) > 0 ? "No songs on this page: <a href=\"\(HTML.escape(page(0)))\">back to the first page</a>." : ranged ? "No song of the library has a tempo in this range." : "The library is empty: upload songs on the <a href=\"/queue\">Queue</a> page, or with <code>tactus submit</code>.")</p>"
             : """
@@ -155,6 +157,9 @@ struct LibraryPage {
             \(histogramHTML())
             \(table)
             <nav class="pager" aria-label="Pages">\(firstPage)\(previous)\(pageNumber)\(next)\(lastPage)</nav>
+            <p class="muted"><a class="button secondary" href="\(HTML.escape(exportLink))" download="tactus-rekordbox.xml">Export for rekordbox</a> \
+            every song \(ranged ? "of this tempo range (by the consensus tempo)" : "of the library") as a rekordbox XML collection, \
+            with beat grids; songs that were uploaded have no path and are left out.</p>
             """
         return Page.document(title: heading, section: .library, body: body, script: Self.script)
     }

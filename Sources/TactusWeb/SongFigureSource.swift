@@ -30,7 +30,7 @@ struct SongFigureSource: Sendable {
         let plot = SongPlot(
             title: SongPlot.title(title: comparison.title, artist: comparison.artist, file: comparison.file), subtitle: subtitle,
             durationS: comparison.durationS, envelope: envelope, analyses: result.analyses, consensusBPM: result.consensus.bpm,
-            referenceBPM: comparison.reference?.bpm, tempoMap: result.consensus.tempoMap)
+            referenceBPM: comparison.reference?.bpm, tempoMap: result.consensus.tempoMap, beatGrid: result.beatGrid)
         return Figure(comparison: comparison, result: result, svg: SongFigure(plot).document().render())
     }
 }

@@ -89,6 +89,7 @@ public struct JobRunner: Sendable {
         }
         var facts: AudioFacts?
         var envelope: EnergyEnvelope?
+        var beatGrid: BeatGrid?
         var warnings: [AnalysisProblem] = []
         if !runnable.isEmpty {
             let name = song.name ?? "song \(song.song.hex.prefix(16))"
@@ -119,6 +120,7 @@ public struct JobRunner: Sendable {
                         format: metadata.format.rawValue, durationS: metadata.duration, sampleRate: Double(metadata.sampleRate),
                         channels: metadata.channels)
                     envelope = song.envelope ? analysis.envelope : nil
+                    beatGrid = analysis.beatGrid
                     for ((entry, _), result) in zip(runnable, analysis.analyses) {
                         answers[entry.job] = SongJobAnswer(job: entry.job, attempt: entry.attempt, analysis: result)
                     }
@@ -129,7 +131,8 @@ public struct JobRunner: Sendable {
         }
         return SongJobOutcome(
             result: SongResultBody(
-                song: song.song, audio: facts, envelopeHopS: envelope?.hopS, results: song.jobs.compactMap { answers[$0.job] }),
+                song: song.song, audio: facts, envelopeHopS: envelope?.hopS, results: song.jobs.compactMap { answers[$0.job] },
+                beatGrid: beatGrid),
             envelope: envelope?.values, warnings: warnings)
     }
 

@@ -93,6 +93,7 @@ struct DatabaseScan {
         } else {
             if let metadata = result.metadata { song.durationS = metadata.duration }
             song.envelope = result.envelope
+            song.beatGrid = result.beatGrid
             records = result.analyses.map { AnalysisRecord($0) }
         }
         try library.record(song, analyses: records)

@@ -1,4 +1,3 @@
-import TactusDetector
 import ArgumentParser
 import Foundation
 import TactusDetector
@@ -76,6 +75,11 @@ enum Output {
                 + (segment.isSteady ? String(format: "%.1f BPM", segment.startBPM) : String(format: "%.1f->%.1f BPM", segment.startBPM, segment.endBPM))
         }
         return "tempo changes: " + segments.joined(separator: ", ")
+    }
+
+    /// A beat grid in one line: `beat grid: 127.98 BPM from 0.512 s (constant, clarity 2.31)`.
+    static func beatGrid(_ grid: BeatGrid) -> String {
+        String(format: "beat grid: %.2f BPM from %.3f s (constant, clarity %.2f)", grid.bpm, grid.firstBeatS, grid.clarity)
     }
 
     static func clock(_ seconds: Double) -> String {

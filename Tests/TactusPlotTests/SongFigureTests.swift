@@ -70,6 +70,28 @@ import Testing
         #expect(steadyLegend.last == "tempo map: steady, 119.8 to 120.3 BPM")
     }
 
+    /// The constant beat grid hangs one tick per beat from the envelope chart's top, each at its
+    /// beat's time, with its legend.
+    @Test func theBeatGridIsDrawnAsTicksWithItsLegend() throws {
+        let envelope = EnergyEnvelope(hopS: 0.5, values: (0..<120).map { Float(0.01 + 0.001 * Double($0 % 7)) })
+        let grid = BeatGrid(bpm: 120, firstBeatS: 0.25, clarity: 3)
+        let plot = SongPlot(
+            title: "t", subtitle: "", durationS: 60, envelope: envelope, analyses: [Sample.analysis("alpha", bpm: 120)],
+            consensusBPM: 120, beatGrid: grid)
+        let root = try ParsedSVG.parse(SongFigure(plot).document().render())
+        let ticks = try #require(root.all(class: "beat-grid").first).children.filter { $0.name == "line" }
+        #expect(ticks.count == 120)
+        let xs = ticks.compactMap { Double($0.attributes["x1"] ?? "") }
+        // Evenly spaced, half a second apart on the chart's scale (coordinates are rounded).
+        let step = (xs[119] - xs[0]) / 119
+        #expect(step > 0 && zip(xs, xs.dropFirst()).allSatisfy { abs($1 - $0 - step) < 0.11 })
+        let legend = root.all(class: "legend-entry").compactMap { $0.attributes["data-label"] }
+        #expect(legend.last == "beat grid: 120.00 BPM from 0.250 s (constant)")
+        let without = SongPlot(
+            title: "t", subtitle: "", durationS: 60, envelope: envelope, analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: 120)
+        #expect(try ParsedSVG.parse(SongFigure(without).document().render()).all(class: "beat-grid").isEmpty)
+    }
+
     @Test func windowStrengthSetsDotSizeAndOpacity() throws {
         let plot = SongPlot(
             title: "t", subtitle: "", durationS: 180, envelope: nil, analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: nil)

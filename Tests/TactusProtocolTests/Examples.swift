@@ -235,7 +235,8 @@ enum Examples {
         decoded(TempoMatch.self, """
             {"song": "\(song)", "bpm": 128.02, "factor": 1, "detector": "consensus",
              "detectors": ["autocorrelation", "comb-filter"], "title": "Night Drive", "artist": "Kilo",
-             "file": "song.wav", "duration_s": 181.5, "paths": ["/music/Albums/Kilo/song.wav"]}
+             "file": "song.wav", "duration_s": 181.5, "paths": ["/music/Albums/Kilo/song.wav"],
+             "beat_grid": {"kind": "constant", "bpm": 128.004, "first_beat_s": 0.214, "clarity": 4.1}}
             """)
     }
 
@@ -395,7 +396,8 @@ enum Examples {
                     results: [
                         SongJobAnswer(job: 41, attempt: 2, analysis: analysis),
                         SongJobAnswer(job: 42, attempt: 1, error: ErrorBody(code: .invalidParameter, message: "max_bpm: 900 is above 400")),
-                    ]),
+                    ],
+                    beatGrid: BeatGrid(bpm: 128.004, firstBeatS: 0.214, clarity: 4.1)),
                 envelope: envelope),
             .songResult(
                 SongResultBody(

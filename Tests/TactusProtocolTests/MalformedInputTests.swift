@@ -273,6 +273,36 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         _ = try WorkerMessage(frames: [Array("TACTUS1".utf8), Array("RESULT".utf8), Array(futureCode.utf8)])
     }
 
+    /// A worker's beat grid out of range (a first beat beyond one beat, a tempo of 0) or sent
+    /// with no analysis is refused, naming `beat_grid`.
+    @Test func aSongResultsBeatGridOutOfRangeIsRefused() throws {
+        let song = Examples.song
+        func songResult(_ grid: String, analysis: Bool = true) -> [[UInt8]] {
+            let answer = analysis
+                ? #"{"job":1,"attempt":1,"analysis":"# + String(decoding: try! JSONEncoder().encode(Examples.analysis), as: UTF8.self) + "}"
+                : #"{"job":1,"attempt":1,"error":{"code":"corrupt","message":"x"}}"#
+            let body = #"{"song":"\#(song)","results":[\#(answer)],"beat_grid":\#(grid)}"#
+            return [Array("TACTUS2".utf8), Array("RESULT".utf8), Array(body.utf8)]
+        }
+        let good = #"{"kind":"constant","bpm":120,"first_beat_s":0.2,"clarity":3}"#
+        _ = try WorkerMessage(frames: songResult(good))
+        for bad in [
+            #"{"kind":"constant","bpm":120,"first_beat_s":0.6,"clarity":3}"#,
+            #"{"kind":"constant","bpm":0,"first_beat_s":0.1,"clarity":3}"#,
+            #"{"kind":"constant","bpm":120,"first_beat_s":0.1,"clarity":-1}"#,
+        ] {
+            guard case .invalidBody(command: "RESULT", field: "beat_grid", _)? = workerError(songResult(bad)) else {
+                Issue.record("\(bad) was not refused as beat_grid")
+                continue
+            }
+        }
+        #expect(workerError(songResult(#"{"kind":"tracked","bpm":120,"first_beat_s":0.1,"clarity":3}"#))?.code == .badRequest)
+        guard case .invalidBody(command: "RESULT", field: "beat_grid", _)? = workerError(songResult(good, analysis: false)) else {
+            Issue.record("a grid without an analysis was not refused")
+            return
+        }
+    }
+
     @Test func aJobWithoutItsAudioFrameIsRejected() throws {
         let frames = try CoordinatorMessage.job(Examples.job, audio: Examples.audio).frames()
         #expect(throws: ProtocolError.self) { try CoordinatorMessage(frames: Array(frames.prefix(3))) }

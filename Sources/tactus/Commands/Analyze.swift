@@ -159,7 +159,7 @@ enum StoredSong {
         }
         let song = SongRecord(
             id: id, fileName: (file as NSString).lastPathComponent, byteSize: byteSize, metadata: metadata,
-            envelope: analysis.envelope)
+            envelope: analysis.envelope, beatGrid: analysis.beatGrid)
         return (song, analysis.analyses.map { AnalysisRecord($0) })
     }
 }
@@ -265,6 +265,7 @@ enum AnalysisText {
         lines.append(
             "  consensus: " + (consensus.bpm.map { String(format: "%.2f BPM", $0) + "\(confidence) (\(agreeing))" } ?? "no tempo"))
         if let map = consensus.tempoMap { lines.append("  " + Output.tempoMap(map)) }
+        if let grid = analysis.beatGrid { lines.append("  " + Output.beatGrid(grid)) }
         return lines
     }
 }

@@ -14,8 +14,9 @@ extension Tactus {
             discussion: """
                 The song is analysed by beatnet, whose beats come from its tempo-and-position model \
                 on the learned beat activation. When beatnet finds no beats (or with --grid), the \
-                beats are a constant grid: the consensus tempo of the default detectors from the \
-                phase where the song's onsets are strongest, marked "constant grid".
+                beats are the constant grid every analysis fits: the consensus tempo of the default \
+                detectors refined to the song's onsets, from the phase where they are strongest, \
+                marked "constant grid" (`analyze` prints it as "beat grid").
 
                 Prints the source and tempo, then one beat time in seconds a line, downbeats \
                 followed by " downbeat". With --json, one object: {file, source ("beatnet" or \
@@ -91,14 +92,15 @@ extension Tactus {
                 }
             }
             let analyzer = SongAnalyzer(detectors: try registry.defaultNames.map { try registry.make($0) })
-            let analyses = analyzer.analyze(samples: decoded.samples, sampleRate: rate).analyses
-            guard let bpm = Consensus.of(analyses, advisory: registry.advisoryNames).bpm else {
+            let output = analyzer.analyze(samples: decoded.samples, sampleRate: rate)
+            guard let bpm = Consensus.of(output.analyses, advisory: analyzer.advisory).bpm else {
                 throw CommandFailure("\(file): no tempo, so no beats")
             }
-            guard let beats = ConstantBeatGrid.beats(in: decoded.samples, sampleRate: decoded.sampleRate, bpm: bpm) else {
+            guard let fitted = output.beatGrid else {
                 throw CommandFailure("\(file): no clear beat at the consensus tempo " + String(format: "%.2f BPM", bpm))
             }
-            return Report(file: file, source: "constant-grid", bpm: bpm, beats: beats, downbeats: [])
+            let beats = fitted.beats(until: Double(decoded.samples.count) / rate)
+            return Report(file: file, source: "constant-grid", bpm: fitted.bpm, beats: beats, downbeats: [])
         }
     }
 }

@@ -131,7 +131,7 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
                                    from: "library \(URL(fileURLWithPath: path).lastPathComponent)"),
                 durationS: record.durationS, envelope: envelope, analyses: result.analyses,
                 consensusBPM: result.consensus.bpm, referenceBPM: try service.truth(TruthRequest(song: id)).reference?.bpm,
-                tempoMap: result.consensus.tempoMap)
+                tempoMap: result.consensus.tempoMap, beatGrid: result.beatGrid)
             return (plot, id, .library)
         }
     }
@@ -149,7 +149,7 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
             title: file,
             subtitle: subtitle(file: file, durationS: response.durationS, song: response.song, from: "server \(server.endpoint)"),
             durationS: response.durationS, envelope: envelope, analyses: response.analyses,
-            consensusBPM: response.consensus.bpm, tempoMap: response.consensus.tempoMap)
+            consensusBPM: response.consensus.bpm, tempoMap: response.consensus.tempoMap, beatGrid: response.beatGrid)
         return (plot, response.song, .server)
     }
 
@@ -163,7 +163,7 @@ enum PlotSource: String, Encodable, CustomStringConvertible {
             title: SongPlot.title(title: tags?.title, artist: tags?.artist, file: name),
             subtitle: subtitle(file: name, durationS: result.durationSeconds, song: result.song, from: "analysed in process"),
             durationS: result.durationSeconds, envelope: result.envelope, analyses: result.analyses,
-            consensusBPM: result.consensus.bpm, tempoMap: result.consensus.tempoMap)
+            consensusBPM: result.consensus.bpm, tempoMap: result.consensus.tempoMap, beatGrid: result.beatGrid)
     }
 
     /// `song.flac · 3:25 · song 1a2b3c4d5e6f · library x.sqlite`.

@@ -89,6 +89,7 @@ extension Tactus {
                 "  consensus: \(ServerText.bpm(response.consensus.bpm))"
                     + (response.consensus.detectors.isEmpty ? "" : " (\(response.consensus.detectors.joined(separator: ", ")))"))
             if let map = response.consensus.tempoMap { lines.append("  " + Output.tempoMap(map)) }
+            if let grid = response.beatGrid { lines.append("  " + Output.beatGrid(grid)) }
             if let envelope, listingEnvelope {
                 lines.append(String(format: "  envelope: %d values every %.4f s", envelope.values.count, envelope.hopS))
             }
