@@ -124,6 +124,13 @@ class OpenAPITests(unittest.TestCase):
         self.call("get", "/api/v1/compare?bin_width=5", 200)
         self.call("get", "/api/v1/playlist?cadence=128&minutes=0.1", 200)
         self.call("get", "/api/v1/playlist?profile=1m@128&format=m3u8", 200)
+        # The uploaded song has no path: the collection leaves it out and counts it.
+        status, headers, body = webserver.request(self.server.url + "/api/v1/export/rekordbox.xml?min_bpm=120&max_bpm=136")
+        self.assertEqual(200, status)
+        self.assertEqual("1", {name.lower(): value for name, value in headers.items()}.get("tactus-omitted"))
+        self.assertIn(b'<COLLECTION Entries="0">', body)
+        self.assertIn(b'Name="Tactus 120-136 BPM"', body)
+        self.call("get", "/api/v1/export/rekordbox.xml", 200)
         self.call("get", "/api/v1/status", 200)
         self.call("get", "/api/v1/status?song=" + song_id, 200)
         self.call("get", "/api/v1/detectors", 200)
