@@ -3,6 +3,8 @@ import Foundation
 import TactusAnalysis
 import TactusAudio
 import TactusDetector
+import TactusModel
+import TactusProtocol
 import TactusStretch
 
 extension Tactus {
@@ -12,24 +14,32 @@ extension Tactus {
             commandName: "beats",
             abstract: "Print the beat times (and downbeats) of an audio file; optionally write a click track over it.",
             discussion: """
-                The song is analysed by beatnet, whose beats come from its tempo-and-position model \
-                on the learned beat activation. When beatnet finds no beats (or with --grid), the \
-                beats are the constant grid every analysis fits: the consensus tempo of the default \
-                detectors refined to the song's onsets, from the phase where they are strongest, \
-                marked "constant grid" (`analyze` prints it as "beat grid").
+                A file is analysed here by beatnet, whose beats come from its tempo-and-position \
+                model on the learned beat activation. When beatnet finds no beats (or with --grid), \
+                the beats are the constant grid every analysis fits: the consensus tempo of the \
+                default detectors refined to the song's onsets, from the phase where they are \
+                strongest, marked "constant grid" (`analyze` prints it as "beat grid").
+
+                With --db or --server, SONG is a song of that library (a SHA-256, a prefix of 8+ \
+                hex digits, a file or a name the library stores) and its stored beats are printed: \
+                those of a beat-tracking detector's analysis (beatnet, when it was asked for), \
+                else (or with --grid) its stored constant grid. Nothing is analysed.
 
                 Prints the source and tempo, then one beat time in seconds a line, downbeats \
                 followed by " downbeat". With --json, one object: {file, source ("beatnet" or \
                 "constant-grid"), bpm, beats [seconds], downbeats [seconds]}. With --click OUT.wav, \
-                also writes the song (mono) with a click on each beat (higher on downbeats).
+                also writes the song (mono) with a click on each beat (higher on downbeats); a \
+                stored song is read from its file below the library roots.
 
                 Exit status: 0 when beats were found, 1 when the song could not be read or has \
                 no beat, 2 on usage errors.
                 """
         )
 
-        @Argument(help: ArgumentHelp("The audio file.", valueName: "file"))
+        @Argument(help: ArgumentHelp("The audio file, or with --db or --server a song of the library.", valueName: "song-or-file"))
         var file: String
+
+        @OptionGroup var source: LibrarySourceOptions
 
         @Flag(help: "Use the constant grid of the consensus tempo even when beatnet tracks beats.")
         var grid = false
@@ -50,21 +60,35 @@ extension Tactus {
             var bpm: Double
             var beats: [Double]
             var downbeats: [Double]
+            /// Where the song's audio is, for --click (not printed).
+            var path: String?
+
+            enum CodingKeys: String, CodingKey {
+                case file, source, bpm, beats, downbeats
+            }
         }
 
         func run() throws {
-            let decoded: DecodedAudio
-            do {
-                decoded = try DecodedAudio(decoding: .file(file))
-            } catch {
-                throw CommandFailure("\(file): \(error)")
+            let report: Report
+            var audio: DecodedAudio?
+            if source.library.path != nil || source.server.server != nil {
+                report = try stored()
+                if click != nil {
+                    guard let path = report.path else {
+                        throw CommandFailure("\(file): no file of this song is known below the library roots (it was uploaded): --click needs it")
+                    }
+                    audio = try decode(path)
+                }
+            } else {
+                let decoded = try decode(file)
+                report = try locate(in: decoded)
+                audio = decoded
             }
-            let report = try locate(in: decoded)
-            if let click {
+            if let click, let audio {
                 do {
                     try ClickTrack.write(
-                        decoded.samples, sampleRate: decoded.sampleRate, beats: report.beats, downbeats: report.downbeats,
-                        to: click, replacing: replace, sparing: [file])
+                        audio.samples, sampleRate: audio.sampleRate, beats: report.beats, downbeats: report.downbeats,
+                        to: click, replacing: replace, sparing: [file] + [report.path].compactMap { $0 })
                 } catch {
                     throw CommandFailure("\(click): \(error)")
                 }
@@ -73,11 +97,41 @@ extension Tactus {
                 try Output.jsonLine(report)
                 return
             }
-            let source = report.source == "beatnet" ? "beatnet" : "constant grid (consensus tempo, onset phase)"
-            print("\(file): \(report.beats.count) beats, " + String(format: "%.2f BPM", report.bpm) + ", \(source)")
+            let source = report.source == "constant-grid" ? "constant grid (consensus tempo, onset phase)" : report.source
+            print("\(ShownText.escaped(report.file)): \(report.beats.count) beats, " + String(format: "%.2f BPM", report.bpm) + ", \(source)")
             let downbeats = Set(report.downbeats)
             print(lines: report.beats.map { String(format: "%.3f", $0) + (downbeats.contains($0) ? " downbeat" : "") })
             if let click { print("click track written to \(click)") }
+        }
+
+        private func decode(_ path: String) throws -> DecodedAudio {
+            do {
+                return try DecodedAudio(decoding: .file(path))
+            } catch {
+                throw CommandFailure("\(path): \(error)")
+            }
+        }
+
+        /// The stored beats of the library's song `file`: a beat-tracking detector's, or the grid.
+        private func stored() throws -> Report {
+            let library = try LibrarySource(source, mode: .readOnly)
+            let song = try library.songName(file)
+            let (response, _) = try library.result(ResultRequest(song: song, windows: true))
+            let name = response.name ?? song
+            let path = response.paths.first
+            if !grid,
+                let tracked = response.analyses.first(where: { $0.beats?.times.isEmpty == false }), let beats = tracked.beats,
+                let bpm = tracked.bpm
+            {
+                return Report(
+                    file: name, source: tracked.detector, bpm: bpm, beats: beats.times, downbeats: beats.downbeats ?? [], path: path)
+            }
+            guard let fitted = response.beatGrid, let duration = response.durationS else {
+                throw CommandFailure(
+                    "\(file): no beats are stored for song \(song.prefix(12)) (no clear beat, or analysed before grids were stored: analyse it again)")
+            }
+            return Report(
+                file: name, source: "constant-grid", bpm: fitted.bpm, beats: fitted.beats(until: duration), downbeats: [], path: path)
         }
 
         /// beatnet's beats, or the constant grid.
@@ -88,7 +142,7 @@ extension Tactus {
                 let beatnet = try registry.make("beatnet")
                 let output = beatnet.analyze(decoded.samples, sampleRate: rate)
                 if let bpm = output.bpm, let beats = output.beats, !beats.times.isEmpty {
-                    return Report(file: file, source: "beatnet", bpm: bpm, beats: beats.times, downbeats: beats.downbeats ?? [])
+                    return Report(file: file, source: "beatnet", bpm: bpm, beats: beats.times, downbeats: beats.downbeats ?? [], path: file)
                 }
             }
             let analyzer = SongAnalyzer(detectors: try registry.defaultNames.map { try registry.make($0) })
@@ -100,7 +154,7 @@ extension Tactus {
                 throw CommandFailure("\(file): no clear beat at the consensus tempo " + String(format: "%.2f BPM", bpm))
             }
             let beats = fitted.beats(until: Double(decoded.samples.count) / rate)
-            return Report(file: file, source: "constant-grid", bpm: fitted.bpm, beats: beats, downbeats: [])
+            return Report(file: file, source: "constant-grid", bpm: fitted.bpm, beats: beats, downbeats: [], path: file)
         }
     }
 }
