@@ -217,7 +217,7 @@ let package = Package(
         .executableTarget(
             name: "tactus-bench",
             dependencies: [
-                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusModel", "TactusStore", "TactusTestSupport",
+                "TactusAudio", "TactusAnalysis", "TactusDetector", "TactusDSP", "TactusModel", "TactusStore", "TactusTestSupport",
                 "TactusClient", "TactusProtocol", "TactusZMQ", "TactusCadence", "TactusStretch",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import TactusAnalysis
 import TactusAudio
+import TactusDSP
 import TactusDetector
 import TactusTestSupport
 
@@ -245,6 +246,39 @@ struct AccuracyBench: ParsableCommand {
             print("  \(name) default: detector \(String(format: "%.3f", detectorCPU)) s of CPU (\(verdict) the \(target) s target); "
                   + "with decode \(format(total, seconds)) wall")
         }
+        measureBeatGrid(decoded.samples, sampleRate: rate)
+    }
+
+    /// The beat grid's own work on the song: its onset bands read from spectral frames another
+    /// accumulator computes (two accumulators sharing frames, less one alone) and the fit.
+    private func measureBeatGrid(_ samples: [Float], sampleRate: Double) {
+        func onsets(_ count: Int) -> (OnsetStrengthEnvelope, Double) {
+            var best = Double.infinity
+            var envelope: OnsetStrengthEnvelope?
+            for _ in 0..<3 {
+                let start = Self.threadCPUSeconds()
+                let frames = SharedFrontEnds()
+                let accumulators = (0..<count).map { _ in
+                    OnsetStrengthAccumulator(
+                        sampleRate: sampleRate, configuration: BeatGridFit.configuration, frontEnds: frames, expectedSamples: samples.count)
+                }
+                samples.forEachBlock(of: 4096) { block in accumulators.forEach { $0.consume(block) } }
+                envelope = accumulators.map { $0.finish() }.last
+                best = min(best, Self.threadCPUSeconds() - start)
+            }
+            return (envelope!, best)
+        }
+        let (envelope, one) = onsets(1)
+        let (_, two) = onsets(2)
+        var fit = Double.infinity
+        var grid: BeatGrid?
+        for _ in 0..<3 {
+            let start = Self.threadCPUSeconds()
+            grid = BeatGridFit.fit(envelope, bpm: 123.4)
+            fit = min(fit, Self.threadCPUSeconds() - start)
+        }
+        print(String(format: "  beat grid: onset bands %.4f s + fit %.4f s of CPU (%@)", max(two - one, 0), fit,
+                     grid.map { String(format: "%.3f BPM from %.3f s", $0.bpm, $0.firstBeatS) } ?? "no grid"))
     }
 
     /// CPU targets on a 3-minute song other than the DSP detectors' 0.05 s: a neural network's
