@@ -4,8 +4,8 @@ import TactusDetector
 /// Songs as a rekordbox XML collection (`DJ_PLAYLISTS` version 1.0.0, the format rekordbox
 /// imports and other DJ programs read too): each song a `TRACK` of the `COLLECTION` with its
 /// `Location` (a `file://localhost` URL), `Name`, `Artist`, `Kind`, `TotalTime`, `AverageBpm`
-/// and, when the song has a beat grid, one `TEMPO` (`Inizio` its first beat in seconds, `Bpm`,
-/// `Metro` 4/4, `Battito` 1); then the playlists: every song in the order given, and a folder of
+/// (the grid's tempo, else the consensus') and, when the song has a beat grid, one `TEMPO`
+/// (`Inizio` its first beat in seconds, `Bpm`, `Metro` 4/4, `Battito` 1); then the playlists: every song in the order given, and a folder of
 /// playlists by ten-BPM band of the consensus tempo.
 ///
 /// Songs without an absolute path cannot be located by a DJ program: they are left out, each
@@ -110,7 +110,7 @@ public struct RekordboxCollection: Sendable {
             ("TrackID", "\(id)"), ("Name", name), ("Artist", song.artist ?? ""),
             ("Kind", kind.isEmpty ? "" : kind + " File"),
             ("TotalTime", "\(song.durationS.isFinite && song.durationS > 0 ? Int(song.durationS.rounded()) : 0)"),
-            ("AverageBpm", String(format: "%.2f", song.bpm)), ("Location", location(of: path)),
+            ("AverageBpm", String(format: "%.2f", song.beatGrid?.bpm ?? song.bpm)), ("Location", location(of: path)),
         ].map { "\($0.0)=\"\(XMLText.escaped($0.1))\"" }.joined(separator: " ")
         guard let grid = song.beatGrid else { return ["    <TRACK \(attributes)/>"] }
         attributes += ">"

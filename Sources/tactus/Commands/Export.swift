@@ -12,9 +12,10 @@ extension Tactus {
                 Writes a rekordbox XML collection (File > Import > Collection in rekordbox; Mixxx, \
                 Serato, Engine DJ and VirtualDJ import it too, or read it through their own \
                 converters): each song as a TRACK with its Location (a file:// URL of the path the \
-                library stores), Name, Artist, Kind, TotalTime, AverageBpm (the consensus tempo) and, \
-                when the song has one, a TEMPO beat grid: Inizio (the first beat, in seconds), Bpm \
-                (the grid's tempo), Metro 4/4 and Battito 1. The grid is the constant grid every \
+                library stores), Name, Artist, Kind, TotalTime, AverageBpm and, when the song has \
+                one, a TEMPO beat grid: Inizio (the first beat, in seconds), Bpm (the grid's tempo: the \
+                consensus refined to the song's onsets, which AverageBpm then gives too), Metro 4/4 \
+                and Battito 1. The grid is the constant grid every \
                 analysis fits at the consensus tempo; a song without one (no clear beat, or analysed \
                 before grids existed: analyse it again) gets no TEMPO, and rekordbox analyses it \
                 itself. Playlists: every song (in tempo order) and a folder "Tactus by tempo" of \
