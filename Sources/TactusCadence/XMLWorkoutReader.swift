@@ -8,12 +8,14 @@ import FoundationXML
 /// Reads GPX (with Garmin's TrackPointExtension) and TCX workouts with Foundation's `XMLParser`
 /// (libxml2). A document type declaration is refused before parsing, wherever it is in the file
 /// (a comment of any length may come before it): neither format has one, and entities are how
-/// XML files attack their readers. So is a NUL byte: the files are UTF-8 text (in UTF-16, the
-/// declaration's letters would not be found).
+/// XML files attack their readers. So is anything but UTF-8 text: a NUL byte (in UTF-16, the
+/// declaration's letters would not be found), and bytes that are no UTF-8 (Foundation's parser,
+/// which has libxml2 recover from errors, traps on an element name that is not UTF-8).
 enum XMLWorkoutReader {
     static func read(_ bytes: [UInt8], format: RecordingFormat, file: String) throws(CadenceError) -> Workout {
-        if bytes.contains(0) {
-            throw CadenceError(file: file, .malformedWorkout(format: format, reason: "a NUL byte: not UTF-8 text"))
+        if let offset = firstNonUTF8(bytes) {
+            throw CadenceError(file: file, .malformedWorkout(format: format, reason:
+                "byte \(offset) is \(bytes[offset] == 0 ? "a NUL" : "not UTF-8"): the file is not UTF-8 text (convert it to UTF-8)"))
         }
         for declaration in ["<!DOCTYPE", "<!ENTITY"] where contains(bytes, Array(declaration.utf8)) {
             throw CadenceError(file: file, .malformedWorkout(format: format, reason: "a document type declaration, which neither GPX nor TCX has"))
@@ -34,6 +36,24 @@ enum XMLWorkoutReader {
         }
         let name = format == .gpx ? "gpxtpx:cad (Garmin's TrackPointExtension)" : "Cadence or RunCadence"
         return Workout(format: format, samples: collector.samples, cadenceName: name, sport: WorkoutSport.combined(collector.sports))
+    }
+
+    /// The offset of the first byte of `bytes` that is a NUL or no part of a UTF-8 character; nil when they are all text.
+    private static func firstNonUTF8(_ bytes: [UInt8]) -> Int? {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                if scalar.value == 0 { return offset }
+                offset += UTF8.width(scalar)
+            case .emptyInput:
+                return nil
+            case .error:
+                return offset
+            }
+        }
     }
 
     /// Whether `pattern` occurs in `bytes`.

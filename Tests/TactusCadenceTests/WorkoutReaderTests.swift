@@ -189,6 +189,18 @@ import Testing
         #expect(throws: CadenceError.self) { try WorkoutReader.read(utf16, format: .gpx, file: "utf16.gpx") }
     }
 
+    /// An element name that is no UTF-8 (found by the fuzz target): Foundation's XMLParser
+    /// trapped on it, killing the process that read the file.
+    @Test func bytesThatAreNoUTF8AreRefusedNotTrappedOn() throws {
+        var tcx = Array(WorkoutFiles.tcx(Self.ride, sport: "Biking").utf8)
+        let time = Array("<Time>".utf8)
+        let at = try #require((0..<tcx.count - time.count).dropFirst(400).first { tcx[$0..<$0 + time.count].elementsEqual(time) })
+        tcx.replaceSubrange(at + 1..<at + 3, with: [0xFF, 0xFF])
+        let error = try #require(Self.problem(tcx, "latin.tcx"))
+        #expect(error.problem == .malformedWorkout(
+            format: .tcx, reason: "byte \(at + 1) is not UTF-8: the file is not UTF-8 text (convert it to UTF-8)"), "\(error)")
+    }
+
     /// A FIT file of one-byte records (compressed timestamps, all at one second) held a sample
     /// each: 20 MB made a billion bytes of samples. At most a day at ten a second is read.
     @Test func aFITFileOfEndlessTinyRecordsIsRefusedAtTheLimit() throws {

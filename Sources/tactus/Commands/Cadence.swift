@@ -157,9 +157,9 @@ enum CadenceText {
             ServerText.duration(report.duration), report.samples) + about)
         let cadence = report.cadenceIsNotSteps.map { reason in
             "none in steps: " + reason + (report.heldCadence.map { String(format: "; %.1f per minute while moving", $0) } ?? "")
-        } ?? report.cadence.map { String(format: "%.1f steps/min", $0) } ?? "none: no window with steps"
-        lines.append("  cadence " + cadence
-            + " over \(ServerText.duration(report.stepSeconds)) of steps; \(report.windows.count) windows: "
+        } ?? (report.cadence.map { String(format: "%.1f steps/min", $0) } ?? "none: no window with steps")
+            + " over \(ServerText.duration(report.stepSeconds)) of steps"
+        lines.append("  cadence " + cadence + "; \(report.windows.count) windows: "
             + "\(report.count(.steps)) with steps, \(report.count(.still)) still, \(report.count(.irregular)) without steps")
         if report.cadence != nil { lines.append("  over time  " + sparkline(report.windows.map(\.cadence))) }
         if listed {
