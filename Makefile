@@ -111,7 +111,7 @@ multihost: deps
 ## are suppressed: Tests/Fixtures/fuzz/lsan.supp). Replay one with the normal build:
 ## `swift run tactus-fuzz-NAME FILE`. `make fuzz FUZZ_TARGETS=audio` runs one target.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= protocol audio
+FUZZ_TARGETS ?= protocol audio workout
 FUZZ_DIR := .build/fuzz
 FUZZ_BUILD_FLAGS := -c debug --scratch-path $(FUZZ_DIR) -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xswiftc -DTACTUS_LIBFUZZER

@@ -229,6 +229,8 @@ let package = Package(
             name: "tactus-fuzz-protocol",
             dependencies: ["CLibFuzzer", "TactusProtocol", "TactusModel", "TactusDetector", "TactusTestSupport"]),
         .executableTarget(name: "tactus-fuzz-audio", dependencies: ["CLibFuzzer", "TactusAudio", "TactusTestSupport"]),
+        .executableTarget(
+            name: "tactus-fuzz-workout", dependencies: ["CLibFuzzer", "TactusCadence", "TactusModel", "TactusTestSupport"]),
         // What the tests and the benchmarks share: synthesised audio (click tracks, drum patterns,
         // ramps) written through libsndfile, temporary directories, running `tactus` and
         // `tactus serve`, library fixtures, a fake frontend.

@@ -2,11 +2,13 @@ import TactusModel
 
 /// A small decoder of Garmin's FIT format (the FIT SDK's "Flexible and Interoperable Data
 /// Transfer" protocol, as documented by Garmin): enough of it to read an activity's `record`
-/// messages (timestamp, heart rate, cadence, fractional cadence, distance, speed).
+/// messages (timestamp, heart rate, cadence, fractional cadence, distance, speed) and its sport
+/// (the `session` messages', else the `sport` message's, else the `lap` messages').
 ///
 /// Bounded and hostile-input safe: every read is checked against the data size the header
 /// announces (itself within the file), the file's CRC is checked, a data message must follow a
-/// definition of its local type, and nothing is allocated beyond one sample per record.
+/// definition of its local type, and nothing is allocated beyond one sample per record, at most
+/// ``Workout/maximumSamples``.
 enum FITDecoder {
     /// Whether `bytes` start with a FIT file header (12 or 14 bytes, `.FIT` at bytes 8-11).
     static func isFIT(_ bytes: [UInt8]) -> Bool {
@@ -16,8 +18,14 @@ enum FITDecoder {
     /// The global message numbers and fields read (FIT profile).
     private enum Message {
         static let fileID: UInt16 = 0
+        static let sport: UInt16 = 12
+        static let session: UInt16 = 18
+        static let lap: UInt16 = 19
         static let record: UInt16 = 20
     }
+
+    /// The field holding the sport in each message that has one (FIT profile).
+    private static let sportField: [UInt16: UInt8] = [Message.sport: 0, Message.session: 5, Message.lap: 25]
 
     private enum RecordField {
         static let timestamp: UInt8 = 253
@@ -53,6 +61,8 @@ enum FITDecoder {
         var definitions: [Definition?] = Array(repeating: nil, count: 16)
         var samples: [Workout.Sample] = []
         var fileType: Int?
+        /// The different sports named, by the message that names them.
+        var sports: [UInt16: [String]] = [:]
         var lastTimestamp: UInt32?
         var offset = headerSize
         while offset < end {
@@ -125,14 +135,23 @@ enum FITDecoder {
                 sample.heartRate = values[RecordField.heartRate].map { Double($0) }
                 sample.distance = values[RecordField.distance].map { Double($0) / 100 }
                 sample.speed = (values[RecordField.enhancedSpeed] ?? values[RecordField.speed]).map { Double($0) / 1000 }
+                guard samples.count < Workout.maximumSamples else { throw Workout.tooManySamples(format: .fit, file: file) }
                 samples.append(sample)
+            case Message.sport, Message.session, Message.lap:
+                if let field = sportField[definition.global], let number = values[field] {
+                    let sport = WorkoutSport.fitName(Int(number))
+                    if sports[definition.global]?.contains(sport) != true { sports[definition.global, default: []].append(sport) }
+                }
             default:
                 continue
             }
         }
         guard let fileType else { throw malformed("no file_id message: not a FIT file a device wrote") }
         guard fileType == 4 else { throw CadenceError(file: file, .notAnActivity(fileType: Self.fileTypeName(fileType))) }
-        return Workout(format: .fit, samples: samples, cadenceName: "cadence field in its record messages")
+        let sport = [Message.session, Message.sport, Message.lap].lazy.compactMap { sports[$0] }.first
+        return Workout(
+            format: .fit, samples: samples, cadenceName: "cadence field in its record messages",
+            sport: sport.flatMap(WorkoutSport.combined))
     }
 
     /// A FIT file type's name and number, as the FIT profile names them.

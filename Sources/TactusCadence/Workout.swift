@@ -25,15 +25,57 @@ public struct Workout: Sendable, Hashable {
         }
     }
 
+    /// The most samples a workout may have: a day at ten a second (watches record one a second
+    /// at most). Each takes some 70 bytes in memory.
+    public static let maximumSamples = 864_000
+
     public var format: RecordingFormat
     public var samples: [Sample]
     /// What the file calls its cadence, for the error of a file without any (`gpxtpx:cad`).
     public var cadenceName: String
+    /// The activity's sport as the file names it (``WorkoutSport/normalised(_:)``), nil when it names none.
+    public var sport: String?
 
-    public init(format: RecordingFormat, samples: [Sample], cadenceName: String) {
+    public init(format: RecordingFormat, samples: [Sample], cadenceName: String, sport: String? = nil) {
         self.format = format
         self.samples = samples
         self.cadenceName = cadenceName
+        self.sport = sport
+    }
+
+    /// The values each sample may hold: beyond them a file records no workout (a damaged file,
+    /// or numbers meant to break its reader).
+    enum Plausible {
+        /// Per minute: running steps reach some 250, a track cyclist's pedalling 250.
+        static let cadence = 0.0...400
+        /// Beats per minute (0: the watch had no reading).
+        static let heartRate = 0.0...300
+        /// Metres per second: more than a record skydive.
+        static let speed = 0.0...200
+        /// Metres: a hundred times around the Earth.
+        static let distance = 0.0...4e9
+    }
+
+    /// Throws, naming the sample, when a sample holds a value beyond ``Plausible``.
+    func checkValues(file: String) throws(CadenceError) {
+        let checks: [(String, KeyPath<Sample, Double?>, ClosedRange<Double>, String)] = [
+            ("cadence", \.cadence, Plausible.cadence, "per minute"), ("heart rate", \.heartRate, Plausible.heartRate, "bpm"),
+            ("speed", \.speed, Plausible.speed, "m/s"), ("distance", \.distance, Plausible.distance, "m"),
+        ]
+        for (index, sample) in samples.enumerated() {
+            for (name, field, range, unit) in checks {
+                guard let value = sample[keyPath: field], !range.contains(value) else { continue }
+                let point = format == .fit ? "record" : "track point"
+                throw CadenceError(file: file, .malformedWorkout(format: format, reason:
+                    "\(point) \(index + 1): a \(name) of \(value) \(unit), outside \(Int(range.lowerBound))-\(Int(range.upperBound)) \(unit)"))
+            }
+        }
+    }
+
+    /// The error of a file with more than ``maximumSamples`` samples.
+    static func tooManySamples(format: RecordingFormat, file: String) -> CadenceError {
+        CadenceError(file: file, .malformedWorkout(format: format, reason:
+            "more than \(maximumSamples) samples (a day at ten a second; watches record one a second)"))
     }
 }
 

@@ -8,6 +8,11 @@ import TactusModel
 /// (of the samples above ``movingCadence``) is below ``strideCeiling`` holds strides, and its
 /// cadence is doubled to steps per minute; ``CadenceReport/cadenceHeld`` says which it held.
 ///
+/// A workout of a sport whose cadence counts no steps (``WorkoutSport/cadenceNotSteps(_:)``:
+/// cycling's pedal revolutions, rowing's strokes...) is never read as steps: its cadence is
+/// reported as held (``CadenceWindow/heldCadence``, ``CadenceReport/heldCadence``), each window
+/// `still` or `irregular` (moving without steps), and ``CadenceReport/cadenceIsNotSteps`` says why.
+///
 /// A window is `still` when its samples have no cadence above ``movingCadence`` (a watch
 /// records 0 when its wearer stops; an auto-paused watch records nothing), `steps` when its
 /// mean cadence lies in the settings' cadence range, `irregular` otherwise. Its confidence is
@@ -29,6 +34,7 @@ public struct WorkoutAnalyzer: Sendable {
     /// The report of `workout`, read from `file`.
     public func analyze(_ workout: Workout, file: String) throws(CadenceError) -> CadenceReport {
         let samples = workout.samples
+        try workout.checkValues(file: file)
         for index in samples.indices.dropFirst() where samples[index].time < samples[index - 1].time {
             throw CadenceError(file: file, .nonMonotonicTime(line: index + 1, time: samples[index].time, previous: samples[index - 1].time))
         }
@@ -44,8 +50,8 @@ public struct WorkoutAnalyzer: Sendable {
         guard duration <= RecordingReader.maximumSeconds else {
             throw CadenceError(file: file, .spanTooLong(seconds: duration, limitSeconds: RecordingReader.maximumSeconds))
         }
-        let held: CadenceHeld = (moving.isEmpty ? 0 : moving[moving.count / 2]) < Self.strideCeiling ? .strides : .steps
-        let factor = held == .strides ? 2.0 : 1.0
+        let held = WorkoutSport.cadenceNotSteps(workout.sport)
+            ?? ((moving.isEmpty ? 0 : moving[moving.count / 2]) < Self.strideCeiling ? .strides : .steps)
 
         var windows: [CadenceWindow] = []
         var lower = 0
@@ -55,7 +61,7 @@ public struct WorkoutAnalyzer: Sendable {
             while lower < samples.count, samples[lower].time < from { lower += 1 }
             var upper = lower
             while upper < samples.count, samples[upper].time < to { upper += 1 }
-            windows.append(window(samples[lower..<upper], start: start, factor: factor))
+            windows.append(window(samples[lower..<upper], start: start, held: held))
             start += settings.hop
         }
         let stepping = windows.compactMap(\.cadence)
@@ -64,27 +70,35 @@ public struct WorkoutAnalyzer: Sendable {
         let distance = (distances.last ?? 0) - (distances.first ?? 0)
         var intervals = zip(samples.dropFirst(), samples).map { $0.time - $1.time }.filter { $0 > 0 }
         intervals.sort()
+        let heldCadences = windows.compactMap(\.heldCadence)
         return CadenceReport(
             file: file, format: workout.format, unit: nil, unitEvidence: nil, includesGravity: nil,
             samples: samples.count, duration: duration, sampleRate: intervals.isEmpty ? 1 : 1 / intervals[intervals.count / 2],
             cadence: stepping.isEmpty ? nil : stepping.reduce(0, +) / Double(stepping.count),
             stepSeconds: Double(stepping.count) * settings.hop, windows: windows, cadenceHeld: held,
             heartRate: heartRates.isEmpty ? nil : heartRates.reduce(0, +) / Double(heartRates.count),
-            pace: distance > 0 ? duration / distance * 1000 : nil)
+            pace: distance > 0 ? duration / distance * 1000 : nil, sport: workout.sport,
+            heldCadence: heldCadences.isEmpty ? nil : heldCadences.reduce(0, +) / Double(heldCadences.count))
     }
 
-    /// One window over `samples` (those whose time lies in it), from `start` seconds.
-    private func window(_ samples: ArraySlice<Workout.Sample>, start: Double, factor: Double) -> CadenceWindow {
+    /// One window over `samples` (those whose time lies in it), from `start` seconds, of a
+    /// workout whose cadence counts `held`.
+    private func window(_ samples: ArraySlice<Workout.Sample>, start: Double, held: CadenceHeld) -> CadenceWindow {
+        let factor = held == .strides ? 2.0 : 1.0
         let cadences = samples.compactMap(\.cadence).map { $0 * factor }
-        let steps = cadences.filter { $0 >= Self.movingCadence * factor }
+        // Steps below the moving cadence are standing; a rower's 18 strokes a minute are not.
+        let moving = cadences.filter { held.isSteps ? $0 >= Self.movingCadence * factor : $0 > 0 }
         let heartRates = samples.compactMap(\.heartRate).filter { $0 > 0 }
         var window = CadenceWindow(
             start: start, end: start + settings.window, status: .still, cadence: nil, confidence: 0, movement: nil,
             heartRate: heartRates.isEmpty ? nil : heartRates.reduce(0, +) / Double(heartRates.count), pace: pace(samples))
-        guard !steps.isEmpty else { return window }
-        let mean = steps.reduce(0, +) / Double(steps.count)
+        guard !moving.isEmpty else { return window }
+        let mean = moving.reduce(0, +) / Double(moving.count)
         window.confidence = Double(cadences.count { abs($0 - mean) <= 0.1 * mean }) / Double(cadences.count)
-        if settings.cadenceRange.contains(mean) {
+        if !held.isSteps {
+            window.status = .irregular
+            window.heldCadence = mean
+        } else if settings.cadenceRange.contains(mean) {
             window.status = .steps
             window.cadence = mean
         } else {

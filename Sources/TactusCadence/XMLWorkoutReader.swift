@@ -6,19 +6,27 @@ import FoundationXML
 #endif
 
 /// Reads GPX (with Garmin's TrackPointExtension) and TCX workouts with Foundation's `XMLParser`
-/// (libxml2). A document type declaration is refused before parsing: neither format has one,
-/// and entities are how XML files attack their readers.
+/// (libxml2). A document type declaration is refused before parsing, wherever it is in the file
+/// (a comment of any length may come before it): neither format has one, and entities are how
+/// XML files attack their readers. So is anything but UTF-8 text: a NUL byte (in UTF-16, the
+/// declaration's letters would not be found), and bytes that are no UTF-8 (Foundation's parser,
+/// which has libxml2 recover from errors, traps on an element name that is not UTF-8).
 enum XMLWorkoutReader {
     static func read(_ bytes: [UInt8], format: RecordingFormat, file: String) throws(CadenceError) -> Workout {
-        let head = String(decoding: bytes.prefix(65_536), as: UTF8.self)
-        if head.contains("<!DOCTYPE") || head.contains("<!ENTITY") {
+        if let offset = firstNonUTF8(bytes) {
+            throw CadenceError(file: file, .malformedWorkout(format: format, reason:
+                "byte \(offset) is \(bytes[offset] == 0 ? "a NUL" : "not UTF-8"): the file is not UTF-8 text (convert it to UTF-8)"))
+        }
+        for declaration in ["<!DOCTYPE", "<!ENTITY"] where contains(bytes, Array(declaration.utf8)) {
             throw CadenceError(file: file, .malformedWorkout(format: format, reason: "a document type declaration, which neither GPX nor TCX has"))
         }
         let collector = TrackPointCollector(format: format)
         let parser = XMLParser(data: Data(bytes))
         parser.shouldResolveExternalEntities = false
         parser.delegate = collector
-        if !parser.parse() {
+        let parsed = parser.parse()
+        if collector.tooManySamples { throw Workout.tooManySamples(format: format, file: file) }
+        if !parsed {
             let reason = collector.problem ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "malformed XML"
             throw CadenceError(file: file, .malformedWorkout(format: format, reason: "line \(parser.lineNumber): \(reason)"))
         }
@@ -27,16 +35,51 @@ enum XMLWorkoutReader {
                 format: format, reason: "line \(parser.lineNumber): the document ends inside <\(open)> (a file cut short?)"))
         }
         let name = format == .gpx ? "gpxtpx:cad (Garmin's TrackPointExtension)" : "Cadence or RunCadence"
-        return Workout(format: format, samples: collector.samples, cadenceName: name)
+        return Workout(format: format, samples: collector.samples, cadenceName: name, sport: WorkoutSport.combined(collector.sports))
+    }
+
+    /// The offset of the first byte of `bytes` that is a NUL or no part of a UTF-8 character; nil when they are all text.
+    private static func firstNonUTF8(_ bytes: [UInt8]) -> Int? {
+        var iterator = bytes.makeIterator()
+        var decoder = UTF8()
+        var offset = 0
+        while true {
+            switch decoder.decode(&iterator) {
+            case .scalarValue(let scalar):
+                if scalar.value == 0 { return offset }
+                offset += UTF8.width(scalar)
+            case .emptyInput:
+                return nil
+            case .error:
+                return offset
+            }
+        }
+    }
+
+    /// Whether `pattern` occurs in `bytes`.
+    private static func contains(_ bytes: [UInt8], _ pattern: [UInt8]) -> Bool {
+        guard let first = pattern.first, bytes.count >= pattern.count else { return false }
+        var index = 0
+        while let found = bytes[index...].firstIndex(of: first) {
+            guard found + pattern.count <= bytes.count else { return false }
+            if bytes[found..<found + pattern.count].elementsEqual(pattern) { return true }
+            index = found + 1
+        }
+        return false
     }
 }
 
 /// Collects the track points of a GPX or TCX document: each `trkpt` (GPX) or `Trackpoint`
-/// (TCX) becomes a sample; names are compared without their namespace prefix.
+/// (TCX) becomes a sample; names are compared without their namespace prefix. The sport is a
+/// GPX track's `type`, a TCX activity's `Sport` attribute.
 private final class TrackPointCollector: NSObject, XMLParserDelegate {
     let format: RecordingFormat
     var samples: [Workout.Sample] = []
+    /// The different sports of the tracks or activities, in order.
+    var sports: [String] = []
     var problem: String?
+    /// Whether the document had more track points than ``Workout/maximumSamples`` (parsing stopped there).
+    var tooManySamples = false
     private var point: PointFields?
     private var text = ""
     private var path: [String] = []
@@ -68,17 +111,29 @@ private final class TrackPointCollector: NSObject, XMLParserDelegate {
         text = ""
         if name == pointElement {
             point = PointFields()
-            point?.latitude = attributes["lat"].flatMap(Double.init)
-            point?.longitude = attributes["lon"].flatMap(Double.init)
+            point?.latitude = attributes["lat"].flatMap { coordinate($0, "lat", within: 90, parser) }
+            point?.longitude = attributes["lon"].flatMap { coordinate($0, "lon", within: 180, parser) }
+        } else if format == .tcx, name == "Activity", let sport = attributes["Sport"] {
+            addSport(sport)
         }
     }
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
-        if point != nil, text.utf8.count < 256 { text += string }
+        if point != nil || isTrackType, text.utf8.count < 256 { text += string }
+    }
+
+    /// Whether the element open is a GPX track's `type`.
+    private var isTrackType: Bool {
+        format == .gpx && path.count >= 2 && path[path.count - 1] == "type" && path[path.count - 2] == "trk"
+    }
+
+    private func addSport(_ text: String) {
+        if let sport = WorkoutSport.normalised(text), !sports.contains(sport), sports.count < 16 { sports.append(sport) }
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
         let name = Self.local(elementName)
+        if isTrackType { addSport(text) }
         defer { path.removeLast() }
         guard point != nil else { return }
         let value = text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -100,9 +155,9 @@ private final class TrackPointCollector: NSObject, XMLParserDelegate {
         case "Speed", "speed":
             point?.sample.speed = number(value, name, parser)
         case "LatitudeDegrees":
-            point?.latitude = number(value, name, parser)
+            point?.latitude = coordinate(value, name, within: 90, parser)
         case "LongitudeDegrees":
-            point?.longitude = number(value, name, parser)
+            point?.longitude = coordinate(value, name, within: 180, parser)
         case pointElement:
             finishPoint(parser)
         default:
@@ -117,6 +172,11 @@ private final class TrackPointCollector: NSObject, XMLParserDelegate {
             fail(parser, "a track point without a time")
             return
         }
+        guard samples.count < Workout.maximumSamples else {
+            tooManySamples = true
+            parser.abortParsing()
+            return
+        }
         var sample = fields.sample
         sample.time = time
         if sample.distance == nil, let latitude = fields.latitude, let longitude = fields.longitude {
@@ -125,6 +185,15 @@ private final class TrackPointCollector: NSObject, XMLParserDelegate {
             sample.distance = travelled
         }
         samples.append(sample)
+    }
+
+    /// A latitude or longitude attribute: a number of at most `limit` degrees either way.
+    private func coordinate(_ text: String, _ name: String, within limit: Double, _ parser: XMLParser) -> Double? {
+        guard let value = Double(text), abs(value) <= limit else {
+            fail(parser, "a track point's \(name) '\(text.prefix(40))' is not a number of degrees within -\(Int(limit))...\(Int(limit))")
+            return nil
+        }
+        return value
     }
 
     private func number(_ text: String, _ name: String, _ parser: XMLParser) -> Double? {

@@ -36,6 +36,8 @@ struct FollowedPlaylist {
                 throw HTTPFailure(.unprocessableContent, .badRecording, "\(shownName): no heart rate to follow in the \(report.format.rawValue) file")
             }
             followed = tempo
+        } else if let reason = report.cadenceIsNotSteps {
+            throw HTTPFailure(.unprocessableContent, .badRecording, "\(shownName): \(reason); follow its heart rate instead (by=heart-rate)")
         }
         let stretches = followed.steadyStretches()
         guard !stretches.isEmpty else {

@@ -23,7 +23,8 @@ tcxreader = pytest.importorskip("tcxreader.tcxreader", reason="tcxreader is inst
 from fit_tool.fit_file_builder import FitFileBuilder  # noqa: E402
 from fit_tool.profile.messages.file_id_message import FileIdMessage  # noqa: E402
 from fit_tool.profile.messages.record_message import RecordMessage  # noqa: E402
-from fit_tool.profile.profile_type import FileType, Manufacturer  # noqa: E402
+from fit_tool.profile.messages.session_message import SessionMessage  # noqa: E402
+from fit_tool.profile.profile_type import FileType, Manufacturer, Sport  # noqa: E402
 
 from tactus import Client  # noqa: E402
 
@@ -41,6 +42,8 @@ class Segment(NamedTuple):
 
 # A run: warm-up, an interval, cool-down.
 RUN = [Segment(120, 80, 130, 3.0), Segment(120, 90, 165, 4.0), Segment(120, 75, 120, 2.5)]
+# A ride of the same heart rates, its cadence pedal revolutions per minute.
+RIDE = [Segment(120, 85, 130, 7.0), Segment(120, 95, 165, 9.0), Segment(120, 80, 120, 6.0)]
 
 
 def samples(run: List[Segment]):
@@ -53,12 +56,14 @@ def samples(run: List[Segment]):
             travelled += segment.speed
 
 
-def write_gpx(path: Path, run: List[Segment], cadence: bool = True) -> Path:
+def write_gpx(path: Path, run: List[Segment], cadence: bool = True, sport: Optional[str] = None) -> Path:
+    """A GPX track; `sport` is the track's type (gpxpy's track.type)."""
     import xml.etree.ElementTree as ElementTree
 
     gpx = gpxpy.gpx.GPX()
     gpx.nsmap["gpxtpx"] = TRACKPOINT_EXTENSION
     track = gpxpy.gpx.GPXTrack()
+    track.type = sport
     gpx.tracks.append(track)
     segment_ = gpxpy.gpx.GPXTrackSegment()
     track.segments.append(segment_)
@@ -76,24 +81,27 @@ def write_gpx(path: Path, run: List[Segment], cadence: bool = True) -> Path:
     return path
 
 
-def write_tcx(path: Path, run: List[Segment]) -> Path:
-    """A Garmin TCX running activity: RunCadence in the ActivityExtension's TPX, as watches write it."""
+def write_tcx(path: Path, run: List[Segment], sport: str = "Running") -> Path:
+    """A Garmin TCX activity: a run's RunCadence in the ActivityExtension's TPX, as watches write
+    it; another sport's (Biking) in the track point's Cadence."""
     points = []
     for t, segment, travelled in samples(run):
         time = (START + datetime.timedelta(seconds=t)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        cadence = (f"<ns3:RunCadence>{int(segment.strides)}</ns3:RunCadence>" if sport == "Running" else "")
+        other_cadence = "" if sport == "Running" else f"\n            <Cadence>{int(segment.strides)}</Cadence>"
         points.append(f"""          <Trackpoint>
             <Time>{time}</Time>
             <Position><LatitudeDegrees>45.0</LatitudeDegrees><LongitudeDegrees>7.0</LongitudeDegrees></Position>
             <DistanceMeters>{travelled:.1f}</DistanceMeters>
-            <HeartRateBpm><Value>{segment.heart_rate}</Value></HeartRateBpm>
-            <Extensions><ns3:TPX><ns3:Speed>{segment.speed}</ns3:Speed><ns3:RunCadence>{int(segment.strides)}</ns3:RunCadence></ns3:TPX></Extensions>
+            <HeartRateBpm><Value>{segment.heart_rate}</Value></HeartRateBpm>{other_cadence}
+            <Extensions><ns3:TPX><ns3:Speed>{segment.speed}</ns3:Speed>{cadence}</ns3:TPX></Extensions>
           </Trackpoint>""")
     total = sum(segment.seconds for segment in run)
     path.write_text(f"""<?xml version="1.0" encoding="UTF-8"?>
 <TrainingCenterDatabase xmlns="http://www.garmin.com/xmlschemas/TrainingCenterDatabase/v2"
     xmlns:ns3="http://www.garmin.com/xmlschemas/ActivityExtension/v2">
   <Activities>
-    <Activity Sport="Running">
+    <Activity Sport="{sport}">
       <Id>{START.strftime("%Y-%m-%dT%H:%M:%S.000Z")}</Id>
       <Lap StartTime="{START.strftime("%Y-%m-%dT%H:%M:%S.000Z")}">
         <TotalTimeSeconds>{total}</TotalTimeSeconds>
@@ -112,8 +120,10 @@ def write_tcx(path: Path, run: List[Segment]) -> Path:
     return path
 
 
-def write_fit(path: Path, run: List[Segment], file_type: "FileType" = FileType.ACTIVITY) -> Path:
-    """A FIT activity: record messages with cadence, fractional cadence, heart rate, distance and speed."""
+def write_fit(path: Path, run: List[Segment], file_type: "FileType" = FileType.ACTIVITY,
+              sport: "Optional[Sport]" = None) -> Path:
+    """A FIT activity: record messages with cadence, fractional cadence, heart rate, distance and
+    speed; then a session message of `sport`, when given."""
     builder = FitFileBuilder(auto_define=True, min_string_size=50)
     start_ms = int(START.timestamp() * 1000)
     file_id = FileIdMessage()
@@ -134,6 +144,12 @@ def write_fit(path: Path, run: List[Segment], file_type: "FileType" = FileType.A
         record.speed = segment.speed
         records.append(record)
     builder.add_all(records)
+    if sport is not None:
+        session = SessionMessage()
+        session.timestamp = start_ms + sum(segment.seconds for segment in run) * 1000
+        session.start_time = start_ms
+        session.sport = sport
+        builder.add(session)
     builder.build().to_file(str(path))
     return path
 
@@ -226,6 +242,51 @@ def test_a_server_reads_workouts_in_its_service_host_and_answers_the_same(tmp_pa
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["here", "server"])
+def test_a_rides_cadence_is_pedal_revolutions_never_steps(tmp_path: Path, server, remote: bool) -> None:
+    """A cycling FIT (fit-tool's session message), a Biking TCX (read back by tcxreader) and a
+    cycling GPX (gpxpy's track type): the sport is reported and the cadence held as revolutions
+    per minute, never doubled into steps (it was read as a run at 170-190 steps a minute)."""
+    fit = write_fit(tmp_path / "ride.fit", RIDE, sport=Sport.CYCLING)
+    tcx = write_tcx(tmp_path / "ride.tcx", RIDE, sport="Biking")
+    assert tcxreader.TCXReader().read(str(tcx), only_gps=False).activity_type == "Biking"
+    gpx = write_gpx(tmp_path / "ride.gpx", RIDE, sport="cycling")
+    assert gpxpy.parse(gpx.read_text()).tracks[0].type == "cycling"
+    arguments = ["--server", server.frontend] if remote else []
+    status, reports = cadence_json(*arguments, str(fit), str(tcx), str(gpx))
+    assert status == 0, reports
+    for report, sport in zip(reports, ["cycling", "biking", "cycling"]):
+        assert report["sport"] == sport and report["cadence_held"] == "revolutions-per-minute", report
+        assert report["cadence_spm"] is None and report["step_s"] == 0, report
+        total = sum(segment.seconds for segment in RIDE)
+        assert report["held_cadence"] == pytest.approx(sum(s.strides * s.seconds for s in RIDE) / total, abs=1), report
+        begin = 0
+        for segment in RIDE:
+            inside = [window for window in report["windows"]
+                      if begin <= window["start_s"] and window["end_s"] <= begin + segment.seconds]
+            assert len(inside) >= 50
+            for window in inside:
+                assert window["status"] == "irregular" and window["cadence_spm"] is None, window
+                assert window["held_cadence"] == pytest.approx(segment.strides), window
+                assert window["heart_rate_bpm"] == pytest.approx(segment.heart_rate), window
+            begin += segment.seconds
+    # A run's file names its sport too, and keeps its steps.
+    status, reports = cadence_json(*arguments, str(write_fit(tmp_path / "run.fit", RUN, sport=Sport.RUNNING)))
+    assert status == 0 and reports[0]["sport"] == "running" and reports[0]["cadence_held"] == "strides-per-minute"
+    assert "held_cadence" not in reports[0]
+
+
+def test_the_text_report_of_a_ride_says_what_its_cadence_counts(tmp_path: Path) -> None:
+    ride = write_fit(tmp_path / "ride.fit", RIDE, sport=Sport.CYCLING)
+    finished = subprocess.run([tactus_binary(), "cadence", str(ride)], capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stderr
+    assert ", cycling, cadence held in revolutions-per-minute, heart rate " in finished.stdout, finished.stdout
+    _, reports = cadence_json(str(ride))
+    assert ("  cadence none in steps: a cycling workout: its cadence counts pedal revolutions "
+            f"(revolutions-per-minute), not steps; {reports[0]['held_cadence']:.1f} per minute while moving") in finished.stdout, \
+        finished.stdout
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["here", "server"])
 def test_bad_workouts_get_an_error_naming_the_file_and_the_problem(tmp_path: Path, server, remote: bool) -> None:
     no_cadence = write_gpx(tmp_path / "no-cadence.gpx", RUN, cadence=False)
     course = write_fit(tmp_path / "course.fit", RUN, file_type=FileType.COURSE)
@@ -293,13 +354,15 @@ def test_playlist_follow_a_workout_plays_its_cadence_profile(tmp_path: Path, cli
 
 
 def test_playlist_by_heart_rate_plays_the_tempo_of_each_zone(tmp_path: Path, click_library) -> None:
-    """Heart rates 130, 165, 120 of a 190 maximum: zones 2, 4, 2 (60-70 % and 80-90 %), 120 and 135 BPM by default."""
+    """Heart rates 130, 165, 120 of a 190 maximum: zones 2, 4, 2 (60-70 % and 80-90 %), 123 and 129 BPM by default."""
     _, library = click_library
     workout = write_fit(tmp_path / "run.fit", RUN)
-    run = playlist("--db", str(library), "--follow", str(workout), "--by", "heart-rate", "--max-heart-rate", "190")
+    run = playlist("--db", str(library), "--follow", str(workout), "--by", "heart-rate", "--max-heart-rate", "190",
+                   "--tolerance", "6")  # click-135 is analysed at 135.4, 5 % above 129
     # The cool-down is in the warm-up's zone: its song is played already (--strict: none other fits).
-    assert chosen(run) == ["click-120.wav for 120", "click-135.wav for 135"]
-    assert "tempo by heart rate of " in run.stderr and " at 120.0, " in run.stderr and " at 135.0, " in run.stderr
+    assert chosen(run) == ["click-120.wav for 123", "click-135.wav for 129"]
+    # Each stretch's tempo is the mean of its windows, some of which straddle a change of zone.
+    assert f"tempo by heart rate of {workout}: 2:02 at 123.1, 2:00 at 128.9, 1:57 at 123.0" in run.stderr, run.stderr
     # The zones' tempi can be given; heart rates 130, 165, 120 of 175 are in zones 3, 5 and 2.
     run = playlist("--db", str(library), "--follow", str(workout), "--by", "heart-rate", "--max-heart-rate", "175",
                    "--zone-tempi", "100,120,135,160,180")
@@ -315,6 +378,19 @@ def test_playlist_by_heart_rate_plays_the_tempo_of_each_zone(tmp_path: Path, cli
     assert refused.returncode != 0 and f"{no_heart_rate}: no heart rate: the TCX file's samples have none" in refused.stderr
     usage = playlist("--db", str(library), "--cadence", "170", "--by", "heart-rate")
     assert usage.returncode == 2 and "--by heart-rate follows a workout" in usage.stderr
+
+
+def test_playlist_follow_a_ride_by_cadence_is_refused_and_by_heart_rate_plays(tmp_path: Path, click_library) -> None:
+    _, library = click_library
+    for ride in (write_fit(tmp_path / "ride.fit", RIDE, sport=Sport.CYCLING), write_tcx(tmp_path / "ride.tcx", RIDE, sport="Biking")):
+        refused = playlist("--db", str(library), "--follow", str(ride))
+        sport = "cycling" if ride.suffix == ".fit" else "biking"
+        assert refused.returncode == 1 and refused.stdout == "", refused
+        assert (f"{ride}: a {sport} workout: its cadence counts pedal revolutions (revolutions-per-minute), not steps; "
+                "follow its heart rate instead (--by heart-rate)") in refused.stderr, refused.stderr
+        run = playlist("--db", str(library), "--follow", str(ride), "--by", "heart-rate", "--max-heart-rate", "175",
+                       "--zone-tempi", "100,120,135,160,180")
+        assert chosen(run) == ["click-135.wav for 135", "click-180.wav for 180", "click-120.wav for 120"]
 
 
 def test_playlist_follow_over_a_server(tmp_path: Path, click_library) -> None:
@@ -425,7 +501,16 @@ def test_the_web_gateway_builds_the_playlist_of_a_posted_workout(tmp_path: Path,
         assert [round(fill["segment"]["cadence"]) for fill in reply["playlist"]["fills"]] == [160, 180, 150]
         status, reply = post("name=run.fit&by=heart-rate&max_heart_rate=175&tolerance=0.02", fit)
         assert status == 200, reply
-        assert [round(fill["segment"]["cadence"]) for fill in reply["playlist"]["fills"]] == [128, 140, 120]
+        assert [round(fill["segment"]["cadence"]) for fill in reply["playlist"]["fills"]] == [126, 131, 123]
+        # A ride's cadence is pedal revolutions: refused by cadence, followed by heart rate.
+        ride = write_fit(tmp_path / "ride.fit", RIDE, sport=Sport.CYCLING).read_bytes()
+        status, reply = post("name=ride.fit", ride)
+        assert status == 422 and reply["code"] == "bad-recording", reply
+        assert reply["message"] == ("ride.fit: a cycling workout: its cadence counts pedal revolutions "
+                                    "(revolutions-per-minute), not steps; follow its heart rate instead (by=heart-rate)"), reply
+        status, reply = post("name=ride.fit&by=heart-rate&max_heart_rate=175&tolerance=0.02", ride)
+        assert status == 200, reply
+        assert [round(fill["segment"]["cadence"]) for fill in reply["playlist"]["fills"]] == [126, 131, 123]
 
         # Bad input: an error naming the file and the problem.
         no_cadence = write_gpx(tmp_path / "no-cadence.gpx", RUN, cadence=False).read_bytes()

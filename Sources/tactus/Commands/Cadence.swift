@@ -26,7 +26,10 @@ extension Tactus {
                 HeartRateBpm, DistanceMeters, Speed) and FIT activity files (record messages: cadence, \
                 fractional cadence, heart rate, distance, speed). Watches store running cadence per foot \
                 (strides per minute): the report is in steps per minute and cadence_held says which \
-                the file held. The same windows, with each window's heart rate and pace.
+                the file held. The same windows, with each window's heart rate and pace. The sport \
+                the file names is reported; a cycling (or rowing, swimming...) workout's cadence counts \
+                no steps: it is reported as held, in held_cadence (cadence_held revolutions-per-minute, \
+                strokes-per-minute or other-per-minute), never as steps.
 
                 Examples:
                   tactus cadence run.csv
@@ -42,8 +45,9 @@ extension Tactus {
                 cadence_spm (null when no window has steps), step_s (seconds with steps) and windows \
                 [{start_s, end_s, status, cadence_spm, confidence, movement_g}]; or file and error \
                 {code, message}. A workout's report has no unit, unit_evidence, includes_gravity and \
-                movement_g, but cadence_held (steps-per-minute or strides-per-minute), heart_rate_bpm \
-                and pace_s_per_km (overall and per window, where the file records them). --plot draws the cadence over time (FILE.svg or FILE.png; one \
+                movement_g, but sport (where the file names one), cadence_held (steps-per-minute or \
+                strides-per-minute; another sport's unit, with held_cadence), heart_rate_bpm and \
+                pace_s_per_km (overall and per window, where the file records them). --plot draws the cadence over time (FILE.svg or FILE.png; one \
                 recording).
 
                 Exit status: 0 when every recording was analysed, 1 when any failed, 2 on usage errors.
@@ -145,26 +149,30 @@ enum CadenceText {
         if let unit = report.unit, let evidence = report.unitEvidence, let gravity = report.includesGravity {
             about = "\(unit.rawValue) (\(evidence.rawValue)), " + (gravity ? "with gravity" : "without gravity")
         } else {
-            about = "cadence held in " + (report.cadenceHeld?.rawValue ?? "steps-per-minute")
+            about = (report.sport.map { "\($0), " } ?? "") + "cadence held in " + (report.cadenceHeld?.rawValue ?? "steps-per-minute")
                 + (report.heartRate.map { String(format: ", heart rate %.0f bpm", $0) } ?? "")
                 + (report.pace.map { ", pace " + Self.pace($0) } ?? "")
         }
         lines.append(String(format: "  %@, %.1f Hz, %@, %d samples, ", report.format.rawValue, report.sampleRate,
             ServerText.duration(report.duration), report.samples) + about)
-        lines.append("  cadence " + (report.cadence.map { String(format: "%.1f steps/min", $0) } ?? "none: no window with steps")
-            + " over \(ServerText.duration(report.stepSeconds)) of steps; \(report.windows.count) windows: "
+        let cadence = report.cadenceIsNotSteps.map { reason in
+            "none in steps: " + reason + (report.heldCadence.map { String(format: "; %.1f per minute while moving", $0) } ?? "")
+        } ?? (report.cadence.map { String(format: "%.1f steps/min", $0) } ?? "none: no window with steps")
+            + " over \(ServerText.duration(report.stepSeconds)) of steps"
+        lines.append("  cadence " + cadence + "; \(report.windows.count) windows: "
             + "\(report.count(.steps)) with steps, \(report.count(.still)) still, \(report.count(.irregular)) without steps")
         if report.cadence != nil { lines.append("  over time  " + sparkline(report.windows.map(\.cadence))) }
         if listed {
             let workout = report.format.isWorkout
             let rows = report.windows.map { window in
                 [String(format: "%.0f-%.0f s", window.start, window.end), window.status.rawValue,
-                 window.cadence.map { String(format: "%.1f", $0) } ?? "-", String(format: "%.2f", window.confidence)]
+                 (window.cadence ?? window.heldCadence).map { String(format: "%.1f", $0) } ?? "-", String(format: "%.2f", window.confidence)]
                     + (workout ? [window.heartRate.map { String(format: "%.0f", $0) } ?? "-", window.pace.map(Self.pace) ?? "-"] : [])
             }
             var widths = [6, 9, 5, 4, 3, 4]
             for row in rows { for (column, cell) in row.enumerated() { widths[column] = max(widths[column], cell.count) } }
-            for row in [["window", "status", "spm", "conf"] + (workout ? ["hr", "pace"] : [])] + rows {
+            let cadenceHeading = report.cadenceIsNotSteps == nil ? "spm" : "per min"
+            for row in [["window", "status", cadenceHeading, "conf"] + (workout ? ["hr", "pace"] : [])] + rows {
                 lines.append("  " + row.enumerated().map { column, cell in
                     column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
                 }.joined(separator: "  "))

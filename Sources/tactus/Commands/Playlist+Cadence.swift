@@ -131,6 +131,9 @@ extension Tactus.Playlist {
         } catch {
             throw CommandFailure(error.description)
         }
+        if zones == nil, let reason = report.cadenceIsNotSteps {
+            throw CommandFailure("\(file): \(reason); follow its heart rate instead (--by heart-rate)")
+        }
         let stretches = report.steadyStretches()
         guard !stretches.isEmpty else { throw CommandFailure("\(file): no steps found: the recording has no cadence to follow") }
         let summary = stretches.map { "\(Output.clock($0.duration)) at " + String(format: "%.1f", $0.cadence) }
