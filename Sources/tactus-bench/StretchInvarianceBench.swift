@@ -15,8 +15,8 @@ struct StretchInvarianceBench: ParsableCommand {
         discussion: """
             Every song of each corpus (truth.csv: file, bpm, ..., style) is stretched by each \
             --factor with the project's Rubber Band wrapper (`TimeStretcher`, the faster engine, \
-            pitch kept, as `tactus stretch` does; 1.04 plays 4 % faster), written as mono 16-bit \
-            FLAC into --cache (kept between runs), and the original and every stretched version \
+            pitch kept, as `tactus stretch` does; 1.04 plays 4 % faster), written as mono 32-bit \
+            float WAV into --cache (kept between runs; float, because some songs are very quiet), and the original and every stretched version \
             are analysed by every built-in detector (default presets) and the consensus. A \
             reading "changes level" when its stretched tempo divided by its original tempo and \
             by the factor is not within 4 % of 1 (or when only one of the two has a tempo). \
@@ -35,6 +35,13 @@ struct StretchInvarianceBench: ParsableCommand {
     @Option(help: ArgumentHelp("Directory for the stretched songs, reused by later runs.", valueName: "path"))
     var cache = FileManager.default.temporaryDirectory.path + "/tactus-bench-stretched"
 
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "A parameter given to every detector that declares it, as name=number, or to one detector, as detector:name=number (repeatable; e.g. prior_octaves=0).",
+            valueName: "name=value"))
+    var settings: [String] = []
+
     @Flag(help: "Print the results as JSON.")
     var json = false
 
@@ -45,6 +52,39 @@ struct StretchInvarianceBench: ParsableCommand {
         guard factor.allSatisfy({ (0.5...2).contains($0) && $0 != 1 }) else {
             throw ValidationError("--factor must be in 0.5...2 and not 1.")
         }
+        _ = try parameters()
+    }
+
+    /// One `--set`: the detector it is for (nil: every detector that declares the parameter),
+    /// the parameter and its value.
+    private struct Setting {
+        var detector: String?
+        var name: String
+        var value: ParameterValue
+    }
+
+    private func parameters() throws -> [Setting] {
+        try settings.map { setting in
+            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let value = Double(parts[1]) else {
+                throw ValidationError("--set \(setting): expected name=number or detector:name=number.")
+            }
+            let target = parts[0].split(separator: ":", maxSplits: 1).map(String.init)
+            return Setting(detector: target.count == 2 ? target[0] : nil, name: target.last!, value: .number(value))
+        }
+    }
+
+    /// Every built-in detector with its defaults, and the `--set` parameters meant for it.
+    private func analyzer() throws -> SongAnalyzer {
+        let registry = BuiltinDetectors.registry
+        let given = try parameters()
+        return SongAnalyzer(detectors: try registry.descriptors.map { descriptor in
+            var values: [String: ParameterValue] = [:]
+            for setting in given where (setting.detector ?? descriptor.name) == descriptor.name && descriptor.parameter(setting.name) != nil {
+                values[setting.name] = setting.value
+            }
+            return try registry.make(descriptor.name, parameters: ParameterSet(values))
+        })
     }
 
     func run() throws {
@@ -146,7 +186,7 @@ struct StretchInvarianceBench: ParsableCommand {
         let truth = try Truth(csv: corpus + "/truth.csv")
         let directory = cache + "/" + URL(fileURLWithPath: corpus).standardizedFileURL.lastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let analyzer = SongAnalyzer.builtin()
+        let analyzer = try analyzer()
         let advisory = BuiltinDetectors.registry.advisoryNames
         let results = Locked<[Int: SongReadings]>([:])
         let failures = ErrorLog()
@@ -206,17 +246,17 @@ struct StretchInvarianceBench: ParsableCommand {
         }
     }
 
-    /// The path of `file` stretched by `factor` in `directory`, made (mono 16-bit FLAC, through a
-    /// partial file renamed into place) when not there yet.
+    /// The path of `file` stretched by `factor` in `directory`, made (mono float WAV, through a
+    /// partial file renamed into place) when not there yet. Float: some songs peak far below
+    /// 16-bit resolution (quiet recordings are still music).
     private static func stretched(_ file: String, by factor: Double, into directory: String) throws -> String {
         let stem = URL(fileURLWithPath: file).deletingPathExtension().lastPathComponent
-        let path = "\(directory)/\(stem)-x\(versionKey(factor)).flac"
+        let path = "\(directory)/\(stem)-x\(versionKey(factor)).wav"
         guard !FileManager.default.fileExists(atPath: path) else { return path }
         let decoded = try DecodedAudio(decoding: .file(file))
         let samples = TimeStretcher.stretch(decoded.samples, sampleRate: decoded.sampleRate, tempoRatio: factor)
-            .map { min(max($0, -1), 1) }
         let partial = path + ".partial"
-        try AudioFileWriter(.flac).write([samples], sampleRate: decoded.sampleRate, to: partial)
+        try AudioFileWriter(.wavFloat).write([samples], sampleRate: decoded.sampleRate, to: partial)
         try FileManager.default.moveItem(atPath: partial, toPath: path)
         return path
     }
