@@ -32,7 +32,7 @@ import TactusVote
 public struct CombFilterDetector: TempoDetector {
     public static let descriptor = DetectorDescriptor(
         name: "comb-filter",
-        version: "2.0.2",
+        version: "2.1.0",
         summary: "Resonating comb filters on six band envelopes (Scheirer 1998; Klapuri et al. 2006); bars from kick and bass, subdivisions from the hi-hats",
         specific: [
             ParameterSpec(
@@ -72,8 +72,12 @@ public struct CombFilterDetector: TempoDetector {
                 "subdivision_above_hz", .number(0...24_000), default: .number(2_500),
                 summary: "windowed analysis: bands starting at or above this give the metrical decision its subdivision evidence"),
         ] + TempoVote.windowParameters()
+            // The prior is wide and centred above the range: it prefers the double of a tempo near
+            // 90 BPM as much as the former (160 BPM, 1.5 octaves) did, but its preference changes
+            // 36 % less with tempo, so a song slowed or sped up by a few per cent keeps its level
+            // (issue 29; `tactus-bench stretch-invariance`).
             + TempoVote.metricalParameters(
-                MetricalDecision(groupingWeight: 0.75, subdivisionWeight: 1, priorBPM: 160, priorOctaves: 1.5)))
+                MetricalDecision(groupingWeight: 0.75, subdivisionWeight: 1, priorBPM: 182, priorOctaves: 1.875)))
 
     public let parameters: ParameterSet
 
