@@ -7,11 +7,13 @@ import TactusDetector
 ///
 /// 1. **Tempo.** The song is cut into overlapping segments; in each, the phase at which the onsets
 ///    are strongest on a grid of the known tempo is found. If the true period differs, that phase
-///    drifts along the song at a constant rate: a weighted straight line through the (unwrapped)
-///    phases, outliers dropped once, gives the drift and so the true period.
-/// 2. **Phase.** Around that period and phase, a fine search over the whole song (periods a
-///    quarter frame of drift apart at its end, phases an eighth of a frame apart) keeps the grid
-///    whose beats fall on the strongest onsets, refined between phases by a parabola.
+///    drifts along the song at a constant rate: the drift that leaves the segments' phases most
+///    alike (modulo half a period, so that off-beat segments agree too), refined by least
+///    squares over the segments near its line, gives the true period.
+/// 2. **Phase.** Around that period, near the line's phase and half a period from it, a fine
+///    search over the whole song (periods a quarter frame of drift apart at its end, phases an
+///    eighth of a frame apart) keeps the grid whose beats fall on the strongest onsets, refined
+///    between phases by a parabola; the first beat then allows for the envelope's lag.
 ///
 /// The onsets are the song's spectral flux in five bands (``configuration``) at 100 frames per
 /// second, whose frames comb-filter and autocorrelation compute anyway (``SharedFrontEnds``).
