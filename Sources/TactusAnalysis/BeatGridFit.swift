@@ -21,8 +21,6 @@ public enum BeatGridFit {
     /// The onset envelope a grid is fitted on: frames of 23.2 ms every 10 ms, the frames of the
     /// default comb-filter and autocorrelation sessions, so they are computed once for all.
     public static let configuration = OnsetStrengthConfiguration(bandEdgesHz: [30, 150, 600, 2_500, 10_000], frameRate: 100)
-    /// The grid's tempo stays within this fraction of the tempo it is fitted from.
-    public static let tempoRange = BeatGrid.tempoRange
     /// Below this ``BeatGrid/clarity`` the song has no beat worth a grid (noise, speech, a drone).
     public static let minimumClarity = 1.25
     /// Length of the segments whose phases measure the drift.
@@ -40,7 +38,7 @@ public enum BeatGridFit {
         let found = refined(onset, period: drifted?.period ?? period, phase: drifted?.phase)
         let newBPM = rate * 60 / found.period
         let clarity = onset.clarity(period: found.period, best: found.score)
-        guard abs(newBPM / bpm - 1) <= tempoRange else { return nil }
+        guard abs(newBPM / bpm - 1) <= BeatGrid.tempoRange else { return nil }
         guard clarity >= minimumClarity else { return nil }
         // A frame stands for the time of its start, and an onset raises the envelope most in the
         // frame that holds it two thirds of the way along (where the Hann window's square rises
@@ -75,7 +73,7 @@ public enum BeatGridFit {
         let half = period / 2
         // Drifts a sixteenth of half a period apart over the segments' span, within the tempo range.
         let step = half / 16 / span
-        let steps = Int((tempoRange / step).rounded(.up))
+        let steps = Int((BeatGrid.tempoRange / step).rounded(.up))
         let drifts = (-steps...steps).map { Double($0) * step }
         let lengths = drifts.map { SegmentPhase.agreement(points, drift: $0, modulo: half) }
         guard let best = lengths.indices.max(by: { lengths[$0] < lengths[$1] }), lengths[best] > 0 else { return nil }
@@ -128,12 +126,8 @@ struct OnsetTrack {
     private let values: [Double]
 
     init(_ envelope: OnsetStrengthEnvelope) {
-        self.init(bands: envelope.bands)
-    }
-
-    init(bands: [[Float]]) {
-        var values = [Double](repeating: 0, count: bands.first?.count ?? 0)
-        for band in bands {
+        var values = [Double](repeating: 0, count: envelope.frameCount)
+        for band in envelope.bands {
             for (frame, value) in band.enumerated() { values[frame] += Double(value) }
         }
         self.values = values

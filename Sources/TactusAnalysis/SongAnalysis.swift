@@ -37,7 +37,7 @@ public struct SongAnalysis: Sendable, Encodable {
 
     public init(
         file: String, song: SongID? = nil, metadata: AudioMetadata? = nil, analyses: [TempoAnalysis] = [],
-        envelope: EnergyEnvelope? = nil, beatGrid: BeatGrid? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0,
+        envelope: EnergyEnvelope? = nil, beatGrid: BeatGrid? = nil, consensus: ConsensusTempo? = nil, warnings: [AnalysisProblem] = [], error: AnalysisProblem? = nil, decodeSeconds: Double = 0,
         advisory: Set<String> = []
     ) {
         self.file = file
@@ -46,7 +46,7 @@ public struct SongAnalysis: Sendable, Encodable {
         self.analyses = analyses
         self.envelope = envelope
         self.beatGrid = beatGrid
-        self.consensus = Consensus.of(analyses, advisory: advisory)
+        self.consensus = consensus ?? Consensus.of(analyses, advisory: advisory)
         self.warnings = warnings
         self.error = error
         self.decodeSeconds = decodeSeconds

@@ -100,7 +100,7 @@ public struct SongAnalyzer: Sendable {
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return SongAnalysis(
             file: source.name, song: song, metadata: stream.metadata, analyses: output.analyses, envelope: output.envelope,
-            beatGrid: output.beatGrid, warnings: stream.warnings.map(AnalysisProblem.init),
+            beatGrid: output.beatGrid, consensus: output.consensus, warnings: stream.warnings.map(AnalysisProblem.init),
             decodeSeconds: max(elapsed - output.analyses.reduce(0) { $0 + $1.seconds }, 0), advisory: advisory)
     }
 
@@ -120,6 +120,8 @@ public struct SongAnalyzer: Sendable {
         /// One analysis per detector, in the order the detectors were given.
         public var analyses: [TempoAnalysis]
         public var envelope: EnergyEnvelope
+        /// The detectors' consensus (``Consensus/of(_:tolerance:advisory:)``, the advisory ones not voting).
+        public var consensus: ConsensusTempo
         /// The constant grid of the voting detectors' consensus tempo (``BeatGridFit``), or nil
         /// when they found no tempo or the song shows no clear beat at it.
         public var beatGrid: BeatGrid?
@@ -191,9 +193,10 @@ public struct SongAnalyzer: Sendable {
                     descriptor: pair.0.descriptor, params: pair.0.parameters, output: output, seconds: Double(total) / 1e9)
             }
             let onsets = self.onsets.finish()
-            let beatGrid = Consensus.of(analyses, advisory: advisory).bpm.flatMap { BeatGridFit.fit(onsets, bpm: $0) }
+            let consensus = Consensus.of(analyses, advisory: advisory)
             return Output(
-                analyses: analyses, envelope: EnergyEnvelope(hopS: energy.hopSeconds, values: energy.finish()), beatGrid: beatGrid)
+                analyses: analyses, envelope: EnergyEnvelope(hopS: energy.hopSeconds, values: energy.finish()), consensus: consensus,
+                beatGrid: consensus.bpm.flatMap { BeatGridFit.fit(onsets, bpm: $0) })
         }
     }
 }

@@ -31,7 +31,7 @@ import TactusTestSupport
         let analysis = try TestSongs.analyze([song], sampleRate: Self.rate, detectors: Self.defaultDetectors())
         let grid = try #require(analysis.beatGrid, "no grid at \(bpm) BPM")
         let consensus = try #require(analysis.consensus.bpm)
-        #expect(abs(grid.bpm / consensus - 1) <= BeatGridFit.tempoRange)
+        #expect(abs(grid.bpm / consensus - 1) <= BeatGrid.tempoRange)
         let level = try #require([0.5, 1, 2].first { abs(grid.bpm / bpm / $0 - 1) < 0.02 }, "grid at \(grid.bpm) BPM for \(bpm)")
         // The drums' beats (at double the tempo, the beats between them too), and the grid's
         // beats over the song: each on one of them.

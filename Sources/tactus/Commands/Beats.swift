@@ -147,7 +147,7 @@ extension Tactus {
             }
             let analyzer = SongAnalyzer(detectors: try registry.defaultNames.map { try registry.make($0) })
             let output = analyzer.analyze(samples: decoded.samples, sampleRate: rate)
-            guard let bpm = Consensus.of(output.analyses, advisory: analyzer.advisory).bpm else {
+            guard let bpm = output.consensus.bpm else {
                 throw CommandFailure("\(file): no tempo, so no beats")
             }
             guard let fitted = output.beatGrid else {
