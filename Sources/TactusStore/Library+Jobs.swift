@@ -130,9 +130,7 @@ extension Library {
         beatGrid: BeatGrid? = nil
     ) throws(StoreError) -> JobCompletion? {
         try result.validate()
-        if let problem = beatGrid?.problem {
-            throw .invalidValue(field: "beat_grid", value: problem, accepted: "a grid of 1 to 1000 BPM, its first beat within one beat")
-        }
+        try SongRecord.check(beatGrid)
         return try write { db -> JobCompletion? in
             guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first,
                 job.state == .running, job.attempts == attempt

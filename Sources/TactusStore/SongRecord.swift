@@ -49,6 +49,13 @@ public struct SongRecord: Sendable, Hashable, Codable {
         self.beatGrid = beatGrid
     }
 
+    /// Refuses a beat grid with a field out of range (``BeatGrid/problem``), wherever it comes from.
+    static func check(_ grid: BeatGrid?) throws(StoreError) {
+        if let problem = grid?.problem {
+            throw .invalidValue(field: "beat_grid", value: problem, accepted: "a grid of 1 to 1000 BPM, its first beat within one beat")
+        }
+    }
+
     /// Checks every field; a song that fails is never written.
     func validate() throws(StoreError) {
         if fileName.isEmpty {
@@ -57,9 +64,7 @@ public struct SongRecord: Sendable, Hashable, Codable {
         if byteSize < 0 {
             throw .invalidValue(field: "byte_size", value: "\(byteSize)", accepted: "a size >= 0")
         }
-        if let problem = beatGrid?.problem {
-            throw .invalidValue(field: "beat_grid", value: problem, accepted: "a grid of 1 to 1000 BPM, its first beat within one beat")
-        }
+        try Self.check(beatGrid)
         if sampleRate <= 0 {
             throw .invalidValue(field: "sample_rate", value: "\(sampleRate)", accepted: "a rate > 0")
         }
