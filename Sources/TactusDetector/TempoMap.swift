@@ -81,16 +81,18 @@ extension TempoMap {
     ///    tempo of its window nearest in time, moved by octaves to within half an octave of the
     ///    consensus, or to the consensus' level when it is a 3:2 or 4:3 reading of it (within
     ///    the minimum change). The tempo most detectors agree with (within 4 %) wins and the agreeing ones
-    ///    are averaged (in log tempo). Then a Viterbi pass over each moment's octave keeps the
+    ///    are averaged (in log tempo), each detector's readings first moved by its steady bias
+    ///    against the others (``TempoSeries/biases(_:detectors:)``). Then a Viterbi pass over each moment's octave keeps the
     ///    line smooth (a ritardando slowing past half an octave below the consensus stays one
     ///    line). Changes of more than half an octave from the consensus read as the nearer octave.
     /// 3. **Segments.** The series of log tempi is cut into segments of at least
     ///    ``Settings/minimumWindows`` windows, each steady or a straight ramp, by optimal
     ///    partitioning: the cut that minimises the squared residuals over the noise (estimated
-    ///    from the series itself, never below ``Settings/noiseFloor``; each capped at
-    ///    ``Settings/outlierCap``, and weighted by how many detectors agree at that moment) plus
-    ///    a penalty of log(n) per parameter (the Bayesian information criterion), so a change
-    ///    is kept only when the windows show it beyond their noise.
+    ///    from the series itself, between windows that share no audio, never below
+    ///    ``Settings/noiseFloor``; each capped at ``Settings/outlierCap``, and weighted by how
+    ///    many detectors agree at that moment) plus a penalty of log(n) per parameter (the
+    ///    Bayesian information criterion), so a change is kept only when the windows show it
+    ///    beyond their noise.
     /// 4. **Changes that matter.** A ramp whose ends differ by less than the minimum change is
     ///    steady; neighbouring steady segments closer than it are joined, and so are
     ///    neighbouring ramps that one straight ramp describes within half of it.
@@ -119,6 +121,9 @@ struct TempoSeries {
     }
 
     var points: [Point] = []
+    /// How many moments apart two windows no longer overlap (1 when they never do): the
+    /// readings of overlapping windows share audio, so their errors are alike.
+    var independentLag = 1
 
     init(_ voters: [TempoAnalysis], consensus: Double, settings: TempoMap.Settings) {
         let reference = log2(consensus)
@@ -139,29 +144,70 @@ struct TempoSeries {
         let stride = max((longest.count + Self.maximumMoments - 1) / Self.maximumMoments, 1)
         let grid = Swift.stride(from: 0, to: longest.count, by: stride).map { longest[$0].time }
         let spacing = grid.count > 1 ? (grid.last! - grid.first!) / Double(grid.count - 1) : .infinity
+        let durations = voters.flatMap(\.windows).map(\.durationS).filter(\.isFinite).sorted()
+        if spacing.isFinite, spacing > 0, !durations.isEmpty {
+            independentLag = min(max(Int((durations[durations.count / 2] / spacing).rounded(.up)), 1), 16)
+        }
         // Windows of one moment agree within the consensus' own tolerance (4 %).
         let agreement = log2(1 + TempoRelation.defaultTolerance)
         let metre = log2(1 + settings.minimumChange)
-        for time in grid {
-            var votes: [(value: Double, weight: Double)] = []
-            for track in tracks {
-                guard let nearest = Self.nearest(to: time, in: track), abs(nearest.time - time) <= spacing / 2 + 1e-9 else { continue }
-                votes.append((Self.atConsensusLevel(nearest.value, reference: reference, within: metre), nearest.weight))
+        // Each detector's reading at each moment (nil where it has no window near it).
+        let readings: [[(value: Double, weight: Double)?]] = grid.map { time in
+            tracks.map { track in
+                guard let nearest = Self.nearest(to: time, in: track), abs(nearest.time - time) <= spacing / 2 + 1e-9 else { return nil }
+                return (Self.atConsensusLevel(nearest.value, reference: reference, within: metre), nearest.weight)
             }
+        }
+        let offsets = Self.biases(readings, detectors: tracks.count)
+        for (time, moment) in zip(grid, readings) {
+            let votes = zip(moment, offsets).compactMap { reading, offset in reading.map { ($0.value - offset, $0.weight) } }
             guard !votes.isEmpty else { continue }
             // The value most detectors agree with (each detector one vote, strength breaking ties),
             // and the mean of those that agree: one detector's window at another level is outvoted.
             func support(_ target: Double) -> (count: Int, weight: Double) {
-                let agreeing = votes.filter { abs($0.value - target) <= agreement }
-                return (agreeing.count, agreeing.reduce(0) { $0 + $1.weight })
+                let agreeing = votes.filter { abs($0.0 - target) <= agreement }
+                return (agreeing.count, agreeing.reduce(0) { $0 + $1.1 })
             }
-            let winner = votes.max { support($0.value) < support($1.value) }!.value
-            let agreeing = votes.filter { abs($0.value - winner) <= agreement }
+            let winner = votes.max { support($0.0) < support($1.0) }!.0
+            let agreeing = votes.filter { abs($0.0 - winner) <= agreement }
             points.append(Point(
-                time: time, log2BPM: agreeing.reduce(0) { $0 + $1.value } / Double(agreeing.count),
+                time: time, log2BPM: agreeing.reduce(0) { $0 + $1.0 } / Double(agreeing.count),
                 weight: 0.5 + 0.5 * Double(agreeing.count) / Double(votes.count)))
         }
         keepOctave()
+    }
+
+    /// Each detector's steady bias, in log2 tempo: how far its readings sit from the moments'
+    /// median, as the median over the moments where it agrees with that median (within the
+    /// consensus' tolerance); refined a few times (each bias moves the medians) and centred
+    /// so that the biases sum to zero. Detectors measure a tempo a little differently (one
+    /// reads a swung song 3 % faster than another all through); without this, the moments'
+    /// mean would step whenever one of them drops out or is outvoted, and the map would show
+    /// a change no detector saw. A real change moves every detector alike and leaves the
+    /// biases as they are.
+    static func biases(_ readings: [[(value: Double, weight: Double)?]], detectors: Int) -> [Double] {
+        var biases = [Double](repeating: 0, count: detectors)
+        guard detectors > 1 else { return biases }
+        let agreement = log2(1 + TempoRelation.defaultTolerance)
+        func median(_ values: [Double]) -> Double? {
+            guard !values.isEmpty else { return nil }
+            let sorted = values.sorted(), half = sorted.count / 2
+            return sorted.count.isMultiple(of: 2) ? (sorted[half - 1] + sorted[half]) / 2 : sorted[half]
+        }
+        for _ in 0..<4 {
+            var differences = [[Double]](repeating: [], count: detectors)
+            for moment in readings {
+                let corrected = moment.indices.map { index in moment[index].map { $0.value - biases[index] } }
+                guard corrected.compactMap({ $0 }).count > 1, let middle = median(corrected.compactMap { $0 }) else { continue }
+                for (index, value) in corrected.enumerated() {
+                    if let value, abs(value - middle) <= agreement { differences[index].append(value - middle) }
+                }
+            }
+            for index in biases.indices { biases[index] += median(differences[index]) ?? 0 }
+            let mean = biases.reduce(0, +) / Double(detectors)
+            biases = biases.map { $0 - mean }
+        }
+        return biases
     }
 
     /// The most moments a series keeps (a song of 12.8 minutes at one window every 3 s; a longer
@@ -254,7 +300,7 @@ struct Partition {
         let points = series.points
         let count = points.count
         let minimum = max(settings.minimumWindows, 1)
-        let noise = max(Self.noise(points.map(\.log2BPM)), log2(1 + settings.noiseFloor))
+        let noise = max(Self.noise(points.map(\.log2BPM), lag: series.independentLag), log2(1 + settings.noiseFloor))
         let penalty = log(Double(max(count, 2)))
         let cap = settings.outlierCap * settings.outlierCap
         /// The cost of residuals `r` (weighted by the points' agreement), each capped.
@@ -381,11 +427,17 @@ struct Partition {
         return gap.contains(meeting) ? meeting : halfway
     }
 
-    /// The series' noise: the robust spread (median absolute deviation) of its differences
-    /// from one point to the next, over the square root of two.
-    static func noise(_ values: [Double]) -> Double {
-        guard values.count > 2 else { return 0 }
-        let differences = zip(values.dropFirst(), values).map { abs($0 - $1) }.sorted()
-        return 1.4826 * differences[differences.count / 2] / 2.0.squareRoot()
+    /// The series' noise: the robust spread (median absolute deviation about their median) of
+    /// its differences over `lag` points (windows that share no audio), over the square root
+    /// of two. Differences of overlapping windows would hide the noise (their errors are
+    /// alike), and the median about which they spread takes out the steady part of a ramp.
+    static func noise(_ values: [Double], lag: Int = 1) -> Double {
+        let lag = max(lag, 1)
+        guard values.count > lag + 1 else { return 0 }
+        let differences = zip(values.dropFirst(lag), values).map { $0 - $1 }.sorted()
+        let middle = differences[differences.count / 2]
+        let deviations = differences.map { abs($0 - middle) }.sorted()
+        return 1.4826 * deviations[deviations.count / 2] / 2.0.squareRoot()
     }
+
 }
