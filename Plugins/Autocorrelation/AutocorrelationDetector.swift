@@ -23,7 +23,7 @@ public struct AutocorrelationDetector: TempoDetector {
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "2.0.2",
+        version: "2.1.0",
         summary: "Generalised autocorrelation of the spectral-flux onset signal (Percival & Tzanetakis 2014): the lag at which the song best repeats, then a metrical decision",
         specific: [
             ParameterSpec(

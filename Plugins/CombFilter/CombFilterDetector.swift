@@ -32,7 +32,7 @@ import TactusVote
 public struct CombFilterDetector: TempoDetector {
     public static let descriptor = DetectorDescriptor(
         name: "comb-filter",
-        version: "2.1.0",
+        version: "2.2.0",
         summary: "Resonating comb filters on six band envelopes (Scheirer 1998; Klapuri et al. 2006); bars from kick and bass, subdivisions from the hi-hats",
         specific: [
             ParameterSpec(

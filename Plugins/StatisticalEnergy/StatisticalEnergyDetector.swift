@@ -24,7 +24,7 @@ public struct StatisticalEnergyDetector: TempoDetector {
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "2.1.0",
+        version: "2.2.0",
         summary: "Patin's sound-energy statistics: blocks louder than their recent past are beats; tempo from the intervals between beats and a metrical decision",
         specific: [
             ParameterSpec(

@@ -54,21 +54,22 @@ public struct MetricalDecision: Sendable, Hashable {
     }
 
     /// The song's own periodicities in `range` that the decision chooses among: the local maxima
-    /// of the `beat` curve with a positive value (a range boundary counts when the curve falls
-    /// away from it inside the range), refined by parabolic interpolation, each with its score,
-    /// best first. A tempo that is not itself a periodicity of the music is never the beat,
-    /// however well its half or double is supported.
+    /// of the whole `beat` curve with a positive value (a range boundary counts only where the
+    /// curve really peaks there, or one grid step beyond it), refined by parabolic
+    /// interpolation, each with its score, best first. A tempo that is not itself a periodicity
+    /// of the music is never the beat, however well its half or double is supported.
     public func choices(_ evidence: PeriodicityEvidence, grid: TempoGrid, range: Range<Int>) -> [(bpm: Double, score: Double)] {
         let beat = evidence.beat
         var found: [(bpm: Double, score: Double)] = []
-        for index in range where beat[index] > 0 {
-            let left = index > range.lowerBound ? beat[index - 1] : -Double.infinity
-            let right = index + 1 < range.upperBound ? beat[index + 1] : -Double.infinity
+        // Peaks of the whole curve, not of the range's slice: where the curve still rises at
+        // a range boundary, its peak lies outside and the boundary is no periodicity. A peak
+        // one grid step beyond the boundary counts: it is the song's tempo read at the edge
+        // (200 BPM exactly, say), and its refined tempo lies within a step (0.35 %) of it.
+        let lower = max(range.lowerBound - 1, 1), upper = min(range.upperBound + 1, beat.count - 1)
+        for index in lower..<max(upper, lower) where beat[index] > 0 {
+            let left = beat[index - 1], right = beat[index + 1]
             guard beat[index] >= left && beat[index] >= right && (beat[index] > left || beat[index] > right) else { continue }
-            var position = Double(index)
-            if left.isFinite && right.isFinite {
-                position += Peaks.parabolicVertex(left: left, centre: beat[index], right: right).offset
-            }
+            let position = Double(index) + Peaks.parabolicVertex(left: left, centre: beat[index], right: right).offset
             let bpm = grid.bpm(atPosition: position)
             found.append((bpm, score(evidence, grid: grid, bpm: bpm)))
         }

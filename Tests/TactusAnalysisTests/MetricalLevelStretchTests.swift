@@ -37,3 +37,21 @@ import TactusTestSupport
         #expect(found.allSatisfy { TempoRelation.matches($0, 66) }, "\(patternName) at 66 BPM x0.96, x1, x1.04: \(found)")
     }
 }
+
+/// A range boundary is no periodicity: a song whose tempo lies just above `max_bpm` is read at
+/// one of its own periodicities inside the range, and the boundary, where the evidence was only
+/// cut off on its way up to the song's real peak, is neither its tempo nor one of its candidates. (A song near the
+/// top of the default range, 200 BPM, changed level when slowed by 4 % because of it.)
+@Suite struct RangeBoundaryTests {
+    @Test(arguments: ["comb-filter", "statistical-energy", "autocorrelation"])
+    func aTempoJustAboveTheRangeIsNotReadAtTheBoundary(detector: String) throws {
+        let rate = 22_050.0, bpm = 128.0, maxBPM = 122.0
+        let made = try BuiltinDetectors.registry.make(detector, parameters: ParameterSet(["max_bpm": .number(maxBPM)]))
+        let signal = Synth.drumPattern(bpm: bpm, seconds: 30, sampleRate: rate, pattern: .fourOnTheFloor)
+        let analysis = try #require(SongAnalyzer(detectors: [made]).analyze(samples: signal, sampleRate: rate).analyses.first)
+        let tempo = try #require(analysis.bpm)
+        #expect(tempo < maxBPM * 0.98, "\(detector): \(tempo)")
+        let atBoundary = analysis.candidates.filter { abs($0.bpm / maxBPM - 1) < 0.02 }
+        #expect(atBoundary.isEmpty, "\(detector): candidates \(analysis.candidates)")
+    }
+}
