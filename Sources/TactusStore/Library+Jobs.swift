@@ -190,7 +190,7 @@ extension Library {
 
     /// Every job of `song`, oldest first.
     public func jobs(of song: SongID) throws(StoreError) -> [JobRecord] {
-        try read { db in try JobRecord.fetch(db, where: "s.sha256 = ?", arguments: [song.hex]) }
+        try read { db in try JobRecord.fetch(db, where: "s.sha256 = ?", arguments: [song]) }
     }
 
     /// Every job the library has as running.

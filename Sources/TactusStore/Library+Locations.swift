@@ -12,7 +12,7 @@ extension Library {
                     SELECT l.* FROM song_locations l JOIN songs s ON s.id = l.song_id
                     WHERE s.sha256 = ? ORDER BY l.root, l.path
                     """,
-                arguments: [song.hex]
+                arguments: [song]
             ).map(Self.location)
         }
     }

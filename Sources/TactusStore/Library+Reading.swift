@@ -7,7 +7,7 @@ extension Library {
     /// The song with this id, or nil.
     public func song(_ id: SongID) throws(StoreError) -> SongRecord? {
         try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM songs WHERE sha256 = ?", arguments: [id.hex]).map { try Self.songRecord($0) }
+            try Row.fetchOne(db, sql: "SELECT * FROM songs WHERE sha256 = ?", arguments: [id]).map { try Self.songRecord($0) }
         }
     }
 
@@ -35,7 +35,7 @@ extension Library {
                     SELECT analyses.* FROM analyses JOIN songs ON songs.id = analyses.song_id
                     WHERE songs.sha256 = ? AND detector = ? AND detector_version = ? AND params_hash = ?
                     """,
-                arguments: [song.hex, detector, version, hash]
+                arguments: [song, detector, version, hash]
             ).map { try Self.storedAnalysis($0, song: song, windows: windows) }
         }
     }
@@ -50,7 +50,7 @@ extension Library {
                     SELECT c.bpm, c.detectors, c.confidence, c.tempo_map_json FROM consensus c JOIN songs s ON s.id = c.song_id
                     WHERE s.sha256 = ?
                     """,
-                arguments: [song.hex]
+                arguments: [song]
             ).map { ConsensusTempo(bpm: $0[0], detectors: NamesJSON.decode($0[1]), confidence: $0[2], tempoMap: StoredJSON<TempoMap>.decode($0[3])) }
         }
     }

@@ -20,7 +20,7 @@ extension Library {
                     SELECT r.bpm, r.source, r.set_at FROM reference_tempi r JOIN songs s ON s.id = r.song_id
                     WHERE s.sha256 = ?
                     """,
-                arguments: [song.hex]
+                arguments: [song]
             ).map { ReferenceTempo(song: song, bpm: $0[0], source: $0[1], setAt: $0[2]) }
         }
     }
@@ -73,7 +73,7 @@ extension Library {
                 case .file(let file):
                     if let id = hashed[row.line] {
                         guard let found = try Int64.fetchOne(
-                            db, sql: "SELECT id FROM songs WHERE sha256 = ?", arguments: [id.hex])
+                            db, sql: "SELECT id FROM songs WHERE sha256 = ?", arguments: [id])
                         else {
                             throw StoreError.malformedCSV(
                                 file: fileName, line: row.line, reason: "the file \(file) is not in the library")

@@ -14,10 +14,10 @@ extension Library {
         guard old != new else { return }
         try write { db in
             let key = try Self.songKey(old, db)
-            if try Int64.fetchOne(db, sql: "SELECT id FROM songs WHERE sha256 = ?", arguments: [new.hex]) != nil {
+            if try Int64.fetchOne(db, sql: "SELECT id FROM songs WHERE sha256 = ?", arguments: [new]) != nil {
                 throw StoreError.invalidValue(field: "sha256", value: new.hex, accepted: "a song not yet in the library")
             }
-            try db.execute(sql: "UPDATE songs SET sha256 = ?, byte_size = ? WHERE id = ?", arguments: [new.hex, byteSize, key])
+            try db.execute(sql: "UPDATE songs SET sha256 = ?, byte_size = ? WHERE id = ?", arguments: [new, byteSize, key])
         }
     }
 }

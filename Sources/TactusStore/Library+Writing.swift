@@ -88,7 +88,7 @@ extension Library {
     /// The integer key of a song, or `unknownSong`.
     static func songKey(_ song: SongID, _ db: Database) throws -> Int64 {
         let statement = try db.cachedStatement(sql: "SELECT id FROM songs WHERE sha256 = ?")
-        guard let key = try Int64.fetchOne(statement, arguments: [song.hex]) else {
+        guard let key = try Int64.fetchOne(statement, arguments: [song]) else {
             throw StoreError.unknownSong(song.hex)
         }
         return key
@@ -112,7 +112,7 @@ extension Library {
                 """)
         let envelope = song.envelope
         let arguments: StatementArguments = [
-            song.id.hex, song.fileName, song.byteSize, song.format, song.codec, song.sampleRate, song.channels,
+            song.id, song.fileName, song.byteSize, song.format, song.codec, song.sampleRate, song.channels,
             song.durationS, song.tags.title, song.tags.artist, song.tags.album, song.tags.genre, song.tags.year,
             song.addedAt, envelope.map(PackedEnvelope.encode), envelope?.hopS, StoredJSON.encode(song.beatGrid),
         ]
