@@ -26,7 +26,7 @@ public struct BeatNetDetector: TempoDetector {
     public static let descriptor = DetectorDescriptor(
         name: name,
         version: "1.3.0",
-        summary: "Learned beat activation: BeatNet's CRNN run in Swift on its log filtered spectrogram, then resonating comb filters on the activation for the tempo and a tempo-and-position hidden Markov model (Viterbi) for the beats. Weights: BeatNet model 1 by M. Heydari, F. Cwitkowitz and Z. Duan (ISMIR 2021), from PyPI BeatNet 1.1.3, licence CC BY 4.0, embedded in the binary",
+        summary: "Learned beat activation: BeatNet's CRNN run in Swift on its log filtered spectrogram, then resonating comb filters on the activation for the tempo and a tempo-and-position hidden Markov model (Viterbi) for the beats, tracked again at the voting detectors' consensus tempo when that is another. Weights: BeatNet model 1 by M. Heydari, F. Cwitkowitz and Z. Duan (ISMIR 2021), from PyPI BeatNet 1.1.3, licence CC BY 4.0, embedded in the binary",
         presets: [],
         specific: [
             ParameterSpec(

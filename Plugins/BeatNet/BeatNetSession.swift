@@ -35,7 +35,7 @@ struct BeatNetSettings {
 ///
 /// The state that grows with the song is the filtered spectrogram (136 values per 20 ms frame,
 /// 27 kB per second of audio) and the activation.
-final class BeatNetSession: DetectorSession {
+final class BeatNetSession: BeatTrackingSession {
     /// The network's frame rate: 50 per second.
     static let frameRate = BeatNetDetector.sampleRate / Double(FilteredSpectrogram.hop)
     /// The comb filters read the activation at four times the network's rate: at 50 frames
@@ -60,6 +60,9 @@ final class BeatNetSession: DetectorSession {
     private var energyPrefix: [Double] = [0]
     private var energy = 0.0
     private var sampleCount = 0
+    /// What the beats are tracked on, kept after ``finish()`` for ``beats(near:)``: the beat
+    /// activation at ``envelopeRate`` and the downbeat probability at ``frameRate``.
+    private var tracked: (activation: [Float], downbeat: [Float])?
 
     init(settings: BeatNetSettings, format: SignalFormat, frontEnds: SharedFrontEnds) {
         self.settings = settings
@@ -138,11 +141,15 @@ final class BeatNetSession: DetectorSession {
             frameRate: Self.envelopeRate, sampleRate: sampleRate, bands: [upsampled, upsampler.upsample(network.flux)],
             sampleCount: sampleCount, energyPrefix: prefix(frames: upsampled.count))
         var output = withOctaveRelatives(decide(envelope), activation: upsampled)
-        if let bpm = output.bpm {
-            output.beats = beatPositions(
-                activation: upsampled, downbeat: (0..<frames).map { activation[3 * $0 + 1] }, bpm: bpm)
-        }
+        tracked = (upsampled, (0..<frames).map { activation[3 * $0 + 1] })
+        if let bpm = output.bpm { output.beats = beats(near: bpm) }
         return output
+    }
+
+    /// The beats at tempi around `bpm` (the song's own tempo, or one decided elsewhere).
+    func beats(near bpm: Double) -> BeatPositions? {
+        guard let tracked, bpm.isFinite, bpm > 0 else { return nil }
+        return beatPositions(activation: tracked.activation, downbeat: tracked.downbeat, bpm: bpm)
     }
 
     /// The beats at tempi around `bpm` and the downbeats among them, in seconds (frame `k` of

@@ -3,17 +3,22 @@ import TactusDSP
 import TactusDetector
 
 /// Fits a constant beat grid (``BeatGrid``) to a song's onsets at a tempo known roughly (the
-/// consensus), in two steps:
+/// consensus), in three steps:
 ///
-/// 1. **Tempo.** The song is cut into overlapping segments; in each, the phase at which the onsets
+/// 1. **Drift.** The song is cut into overlapping segments; in each, the phase at which the onsets
 ///    are strongest on a grid of the known tempo is found. If the true period differs, that phase
 ///    drifts along the song at a constant rate: the drift that leaves the segments' phases most
 ///    alike (modulo half a period, so that off-beat segments agree too), refined by least
 ///    squares over the segments near its line, gives the true period.
-/// 2. **Phase.** Around that period, near the line's phase and half a period from it, a fine
+/// 2. **Period.** Around that period, near the line's phase and half a period from it, a fine
 ///    search over the whole song (periods a quarter frame of drift apart at its end, phases an
-///    eighth of a frame apart) keeps the grid whose beats fall on the strongest onsets, refined
-///    between phases by a parabola; the first beat then allows for the envelope's lag.
+///    eighth of a frame apart) keeps the grid whose beats fall on the strongest onsets.
+/// 3. **Phase.** The strongest onsets are not always on the beat (a snare on 2 and 4, a bass or
+///    a skank on the "and" can outweigh the kick), but a song starts on a beat: of the phases
+///    where the onsets show a beat, the strongest within half a sixteenth note of where the
+///    music begins (``musicStart(_:)``) is the beat; without one there, the strongest phase.
+///    The phase is refined between phases by a parabola; the first beat then allows for the
+///    envelope's lag.
 ///
 /// The onsets are the song's spectral flux in five bands (``configuration``) at 100 frames per
 /// second, whose frames comb-filter and autocorrelation compute anyway (``SharedFrontEnds``).
@@ -35,15 +40,19 @@ public enum BeatGridFit {
         let period = rate * 60 / bpm
         guard period >= 2, Double(onset.count) >= 8 * period else { return nil }
         let drifted = driftCorrected(onset, period: period, rate: rate)
-        let found = refined(onset, period: drifted?.period ?? period, phase: drifted?.phase)
-        let newBPM = rate * 60 / found.period
-        let clarity = onset.clarity(period: found.period, best: found.score)
-        guard abs(newBPM / bpm - 1) <= BeatGrid.tempoRange else { return nil }
-        guard clarity >= minimumClarity else { return nil }
+        let strongest = refined(onset, period: drifted?.period ?? period, phase: drifted?.phase)
         // A frame stands for the time of its start, and an onset raises the envelope most in the
         // frame that holds it two thirds of the way along (where the Hann window's square rises
         // fastest): the beat is that much after the frame.
         let lag = configuration.frameSeconds * 2 / 3 * rate
+        let anchored = musicStart(envelope).flatMap {
+            onset.beatPhase(period: strongest.period, near: $0 - lag, strongest: strongest.phase)
+        } ?? strongest.phase
+        let found = onset.peakRefined(period: strongest.period, phase: anchored)
+        let newBPM = rate * 60 / found.period
+        let clarity = onset.clarity(period: found.period, best: found.score)
+        guard abs(newBPM / bpm - 1) <= BeatGrid.tempoRange else { return nil }
+        guard clarity >= minimumClarity else { return nil }
         let first = (found.phase + lag).truncatingRemainder(dividingBy: found.period)
         return BeatGrid(bpm: newBPM, firstBeatS: (first < 0 ? first + found.period : first) / rate, clarity: clarity)
     }
@@ -95,7 +104,7 @@ public enum BeatGridFit {
     }
 
     /// Step 2: the best grid over the whole song near `period` and, when known, near `phase`
-    /// or half a period from it (which of the two is the beat, the whole song decides).
+    /// or half a period from it (which of the two is the strongest, the whole song decides).
     static func refined(_ onset: OnsetTrack, period: Double, phase: Double?) -> (period: Double, phase: Double, score: Double) {
         // A step of the period moves the song's last beat by a quarter frame.
         let beats = Double(onset.count) / period
@@ -111,12 +120,19 @@ public enum BeatGridFit {
                 if score > best.score { best = (candidate, phase, score) }
             }
         }
-        // A parabola through the best phase and its neighbours.
-        let before = onset.meanOnGrid(period: best.period, phase: best.phase - 0.125)
-        let after = onset.meanOnGrid(period: best.period, phase: best.phase + 0.125)
-        let curvature = before - 2 * best.score + after
-        let offset = curvature < 0 ? min(max(0.5 * (before - after) / curvature, -0.5), 0.5) : 0
-        return (best.period, best.phase + offset * 0.125, best.score)
+        return best
+    }
+
+    /// How far below the song's mean level (dB) a frame is still silence before the music.
+    static let silenceDB = 40.0
+
+    /// The frame where the music begins: the first whose level comes within ``silenceDB`` of
+    /// the song's mean level, or nil for a silent song.
+    static func musicStart(_ envelope: OnsetStrengthEnvelope) -> Double? {
+        let mean = envelope.meanSquare(frames: 0..<envelope.frameCount)
+        guard mean > 0 else { return nil }
+        let threshold = mean * pow(10, -silenceDB / 10)
+        return (0..<envelope.frameCount).first { envelope.meanSquare(frames: $0..<($0 + 1)) >= threshold }.map(Double.init)
     }
 }
 
@@ -149,6 +165,47 @@ struct OnsetTrack {
             position += period
         }
         return beats > 0 ? sum / beats : 0
+    }
+
+    /// The phase (frames) of the beat at `period`, given where the music begins: a piece starts
+    /// on a beat, so of the phases at which the onsets show a beat (peaks of the onset strength
+    /// over phases, ``BeatGridFit/minimumClarity`` times the mean or more), the strongest within
+    /// an eighth of a period (half a sixteenth note) of `start`; nil when there is none there.
+    ///
+    /// The phase where the onsets are strongest is not always the beat: a snare on 2 and 4 or
+    /// a bass on the "and" can outweigh the kick on the beat, while the song's first sound (a
+    /// sequenced or recorded song starts on its first bar) sits on it.
+    func beatPhase(period: Double, near start: Double, strongest: Double) -> Double? {
+        let step = 0.125
+        let phases = stride(from: 0.0, to: period, by: step).map { $0 }
+        let values = phases.map { meanOnGrid(period: period, phase: $0) }
+        let mean = values.reduce(0, +) / Double(max(values.count, 1))
+        guard mean > 0 else { return nil }
+        // How far apart two phases are on the circle of the period.
+        let apart = { (one: Double, other: Double) in
+            let difference = abs(one - other).truncatingRemainder(dividingBy: period)
+            return min(difference, period - difference)
+        }
+        let peaks = values.indices.filter { index in
+            let before = values[(index + values.count - 1) % values.count], after = values[(index + 1) % values.count]
+            return values[index] >= before && values[index] >= after && values[index] >= BeatGridFit.minimumClarity * mean
+                && apart(phases[index], start) <= period / 8
+        }
+        guard let best = peaks.max(by: { values[$0] < values[$1] }) else { return nil }
+        // The strongest phase itself when it is that peak (kept at its finer position).
+        return apart(strongest, phases[best]) <= step ? strongest : phases[best]
+    }
+
+    /// The grid at `period` and `phase` with the phase moved to the top of a parabola through
+    /// its score and its neighbours' an eighth of a frame away, and the score at `phase`.
+    func peakRefined(period: Double, phase: Double) -> (period: Double, phase: Double, score: Double) {
+        let step = 0.125
+        let score = meanOnGrid(period: period, phase: phase)
+        let before = meanOnGrid(period: period, phase: phase - step)
+        let after = meanOnGrid(period: period, phase: phase + step)
+        let curvature = before - 2 * score + after
+        let offset = curvature < 0 ? min(max(0.5 * (before - after) / curvature, -0.5), 0.5) : 0
+        return (period, phase + offset * step, score)
     }
 
     /// `best` over the mean on the grids of every phase of `period` (half a frame apart).

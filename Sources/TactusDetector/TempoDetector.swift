@@ -52,6 +52,15 @@ public protocol DetectorSession: AnyObject {
     func finish() -> DetectorOutput
 }
 
+/// A session whose detector tracks beats, and can track them again once it has finished around
+/// a tempo decided elsewhere: the consensus of the song's detectors, whose metrical level is
+/// more often right than one detector's (a tracker follows the level of the tempo it is given).
+public protocol BeatTrackingSession: DetectorSession {
+    /// The beats at tempi around `bpm`, or nil when the song had none to track. Called after
+    /// ``DetectorSession/finish()``.
+    func beats(near bpm: Double) -> BeatPositions?
+}
+
 extension TempoDetector {
     /// The descriptor of this detector's type.
     public var descriptor: DetectorDescriptor { Self.descriptor }

@@ -43,6 +43,28 @@ import TactusTestSupport
         #expect(grid.clarity >= BeatGridFit.minimumClarity)
     }
 
+    /// Kick on every beat, snare and hi-hat on every off-beat ("and"): the onsets are strongest
+    /// between the beats, as in a skank or a two-step.
+    static let offBeatAccents = Synth.Pattern(
+        hits: (0..<4).flatMap { beat in [(Double(beat), Synth.Drum.kick), (Double(beat) + 0.5, .snare), (Double(beat) + 0.5, .hihat)] })
+
+    /// A song whose strongest onsets fall between the beats, starting on a beat (after a
+    /// silence or not): the grid takes the phase the music starts on, its beats on the kicks,
+    /// not on the louder off-beats.
+    @Test(arguments: [(118.0, 0.0), (131.7, 0.43), (97.3, 1.2)])
+    func theGridIsOnTheBeatTheMusicStartsOnNotOnLouderOffBeats(bpm: Double, offset: Double) throws {
+        let seconds = 60.0
+        let drums = Synth.drumPattern(
+            bpm: bpm, seconds: seconds - offset, sampleRate: Double(Self.rate), pattern: Self.offBeatAccents)
+        let song = Synth.silence(seconds: offset, sampleRate: Double(Self.rate)) + drums
+        let analysis = try TestSongs.analyze([song], sampleRate: Self.rate, detectors: Self.defaultDetectors())
+        let grid = try #require(analysis.beatGrid, "no grid at \(bpm) BPM")
+        try #require(abs(grid.bpm / bpm - 1) < 0.02, "grid at \(grid.bpm) BPM for \(bpm)")
+        let beats = Synth.beatTimes(startBPM: bpm, endBPM: bpm, seconds: seconds).map { $0 + offset }
+        let miss = Self.largestMiss(of: grid, beats: beats, span: (offset + 1)...(seconds - 1))
+        #expect(miss <= 0.03, "grid \(grid.bpm) BPM from \(grid.firstBeatS) s misses a beat by \(miss) s")
+    }
+
     /// Noise has no beat: no grid, whatever tempo the detectors make of it.
     @Test func noiseHasNoGrid() throws {
         let noise = Synth.whiteNoise(seconds: 40, sampleRate: Double(Self.rate), amplitude: 0.3, seed: 11)
