@@ -47,4 +47,42 @@ import Testing
         let unknown = try CLI.run(["beats", "no-such-song.wav", "--db", database])
         #expect(unknown.status != 0 && unknown.standardError.contains("no-such-song.wav"), "\(unknown.standardError)")
     }
+
+    /// Without --grid or --tracked, a steady song gets the grid (the more exact there) and a
+    /// song whose tempo steps gets beatnet's tracked beats, which follow the step; --tracked
+    /// asks for beatnet's on the steady song too, and the two flags together are refused.
+    @Test func aSteadySongGetsTheGridAndASongThatChangesTempoGetsTrackedBeats() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-beats-choice")
+        let steady = directory.file("steady.wav"), stepping = directory.file("stepping.wav")
+        try AudioFileWriter(.wav16).write(
+            [Synth.drumPattern(bpm: Self.bpm, seconds: 40, sampleRate: 22_050, pattern: .backbeat)], sampleRate: 22_050, to: steady)
+        try AudioFileWriter(.wav16).write(
+            [Synth.drumPattern(seconds: 60, sampleRate: 22_050, pattern: .backbeat) { $0 < 30 ? 100 : 130 }],
+            sampleRate: 22_050, to: stepping)
+
+        let chosen = try CLI.run(["beats", steady, "--json"])
+        #expect(chosen.status == 0, "\(chosen.standardError)")
+        #expect(chosen.jsonLines.first?["source"] as? String == "constant-grid")
+        let forced = try CLI.run(["beats", steady, "--tracked", "--json"])
+        #expect(forced.status == 0, "\(forced.standardError)")
+        #expect(forced.jsonLines.first?["source"] as? String == "beatnet")
+
+        let changing = try CLI.run(["beats", stepping, "--json"])
+        #expect(changing.status == 0, "\(changing.standardError)")
+        let report = try #require(changing.jsonLines.first)
+        #expect(report["source"] as? String == "beatnet")
+        // The tracked beats follow the step: their spacing before 25 s and after 35 s is that
+        // of 100 and 130 BPM (or an octave of it).
+        let beats = try #require(report["beats"] as? [Double])
+        func spacing(_ range: ClosedRange<Double>) -> Double {
+            let inside = beats.filter { range.contains($0) }
+            let gaps = zip(inside.dropFirst(), inside).map { $0 - $1 }.sorted()
+            return gaps.isEmpty ? 0 : gaps[gaps.count / 2]
+        }
+        let before = spacing(5...25), after = spacing(35...58)
+        #expect(before > 0 && after > 0 && abs((before / after) / (130.0 / 100) - 1) < 0.03, "spacing \(before) s then \(after) s")
+
+        let both = try CLI.run(["beats", steady, "--grid", "--tracked"])
+        #expect(both.status == 2 && both.standardError.contains("--tracked"), "\(both.standardError)")
+    }
 }

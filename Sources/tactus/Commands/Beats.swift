@@ -14,16 +14,19 @@ extension Tactus {
             commandName: "beats",
             abstract: "Print the beat times (and downbeats) of an audio file; optionally write a click track over it.",
             discussion: """
-                A file is analysed here by beatnet, whose beats come from its tempo-and-position \
-                model on the learned beat activation. When beatnet finds no beats (or with --grid), \
-                the beats are the constant grid every analysis fits: the consensus tempo of the \
-                default detectors refined to the song's onsets, from the phase where they are \
-                strongest, marked "constant grid" (`analyze` prints it as "beat grid").
+                A file is analysed here by every built-in detector. A song of steady tempo (its \
+                tempo map one steady segment) gets the constant grid every analysis fits: the \
+                consensus tempo refined to the song's onsets, from the beat the music starts on, \
+                marked "constant grid" (`analyze` prints it as "beat grid"); on steady songs it \
+                is the more exact of the two (tactus-bench beats). A song whose tempo changes gets \
+                beatnet's beats, from its tempo-and-position model on the learned beat \
+                activation, which follow the changes. --grid and --tracked choose one of the two \
+                for every song; with no tracked beats, the grid is given.
 
                 With --db or --server, SONG is a song of that library (a SHA-256, a prefix of 8+ \
-                hex digits, a file or a name the library stores) and its stored beats are printed: \
-                those of a beat-tracking detector's analysis (beatnet, when it was asked for), \
-                else (or with --grid) its stored constant grid. Nothing is analysed.
+                hex digits, a file or a name the library stores) and its stored beats are chosen \
+                the same way: the stored grid, or a beat-tracking detector's (beatnet, when it \
+                was asked for). Nothing is analysed.
 
                 Prints the source and tempo, then one beat time in seconds a line, downbeats \
                 followed by " downbeat". With --json, one object: {file, source ("beatnet" or \
@@ -41,8 +44,11 @@ extension Tactus {
 
         @OptionGroup var source: LibrarySourceOptions
 
-        @Flag(help: "Use the constant grid of the consensus tempo even when beatnet tracks beats.")
+        @Flag(help: "Give the constant grid of the consensus tempo even where the tempo changes.")
         var grid = false
+
+        @Flag(help: "Give beatnet's tracked beats even for a song of steady tempo.")
+        var tracked = false
 
         @Flag(help: "Print one JSON object.")
         var json = false
@@ -66,6 +72,10 @@ extension Tactus {
             enum CodingKeys: String, CodingKey {
                 case file, source, bpm, beats, downbeats
             }
+        }
+
+        func validate() throws {
+            if grid && tracked { throw ValidationError("--grid and --tracked ask for different beats: give one of them") }
         }
 
         func run() throws {
@@ -112,19 +122,17 @@ extension Tactus {
             }
         }
 
-        /// The stored beats of the library's song `file`: a beat-tracking detector's, or the grid.
+        /// The stored beats of the library's song `file`: its grid or a beat-tracking detector's.
         private func stored() throws -> Report {
             let library = try LibrarySource(source, mode: .readOnly)
             let song = try library.songName(file)
             let (response, _) = try library.result(ResultRequest(song: song, windows: true))
             let name = response.name ?? song
             let path = response.paths.first
-            if !grid,
-                let tracked = response.analyses.first(where: { $0.beats?.times.isEmpty == false }), let beats = tracked.beats,
-                let bpm = tracked.bpm
-            {
+            if let chosen = trackedBeats(response.analyses, grid: response.beatGrid, consensus: response.consensus) {
                 return Report(
-                    file: name, source: tracked.detector, bpm: bpm, beats: beats.times, downbeats: beats.downbeats ?? [], path: path)
+                    file: name, source: chosen.detector, bpm: chosen.bpm, beats: chosen.beats.times,
+                    downbeats: chosen.beats.downbeats ?? [], path: path)
             }
             guard let fitted = response.beatGrid, let duration = response.durationS else {
                 throw CommandFailure(
@@ -134,19 +142,33 @@ extension Tactus {
                 file: name, source: "constant-grid", bpm: fitted.bpm, beats: fitted.beats(until: duration), downbeats: [], path: path)
         }
 
-        /// beatnet's beats, or the constant grid.
+        /// The tracked beats to give rather than the grid, if any: those of the first analysis
+        /// that tracks beats, unless --grid, or the song has a grid and (without --tracked) a
+        /// steady tempo, where the grid is the more exact.
+        private func trackedBeats(
+            _ analyses: [TempoAnalysis], grid fitted: BeatGrid?, consensus: ConsensusTempo
+        ) -> (detector: String, bpm: Double, beats: BeatPositions)? {
+            let steady = consensus.tempoMap?.stable ?? true
+            guard !grid, fitted == nil || tracked || !steady else { return nil }
+            for analysis in analyses {
+                if let beats = analysis.beats, !beats.times.isEmpty, let bpm = analysis.bpm { return (analysis.detector, bpm, beats) }
+            }
+            return nil
+        }
+
+        /// The file analysed by every built-in detector (only the voting ones with --grid):
+        /// the grid, or beatnet's beats where the tempo changes.
         private func locate(in decoded: DecodedAudio) throws -> Report {
             let registry = BuiltinDetectors.registry
             let rate = Double(decoded.sampleRate)
-            if !grid {
-                let beatnet = try registry.make("beatnet")
-                let output = beatnet.analyze(decoded.samples, sampleRate: rate)
-                if let bpm = output.bpm, let beats = output.beats, !beats.times.isEmpty {
-                    return Report(file: file, source: "beatnet", bpm: bpm, beats: beats.times, downbeats: beats.downbeats ?? [], path: file)
-                }
-            }
-            let analyzer = SongAnalyzer(detectors: try registry.defaultNames.map { try registry.make($0) })
+            let names = grid ? registry.defaultNames : registry.names
+            let analyzer = SongAnalyzer(detectors: try names.map { try registry.make($0) })
             let output = analyzer.analyze(samples: decoded.samples, sampleRate: rate)
+            if let chosen = trackedBeats(output.analyses, grid: output.beatGrid, consensus: output.consensus) {
+                return Report(
+                    file: file, source: chosen.detector, bpm: chosen.bpm, beats: chosen.beats.times,
+                    downbeats: chosen.beats.downbeats ?? [], path: file)
+            }
             guard let bpm = output.consensus.bpm else {
                 throw CommandFailure("\(file): no tempo, so no beats")
             }
