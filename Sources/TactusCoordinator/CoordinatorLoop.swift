@@ -225,13 +225,18 @@ final class CoordinatorLoop {
     /// that neither socket starves the other and answers to reads go out in between.
     static let messagesPerTurn = 8
 
+    /// The time one socket's messages may take in one turn of the loop: past it the turn ends
+    /// after the message in hand, so that messages whose bodies are slow to read (a megabyte of
+    /// JSON takes a tenth of a second) do not hold the answers to reads back eight at a time.
+    static let turnTime: Duration = .milliseconds(20)
+
     /// Messages of one client connection that libzmq holds for the loop (`ZMQ_RCVHWM`); beyond
     /// them it reads no more from that connection until the loop has taken some. A client waits
     /// for each answer (or sends a request again after a timeout), so two are enough.
     static let messagesWaitingPerClient = 2
 
-    /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` (the rest wait
-    /// for the next turn, which comes at once: the poll sees them). The handler gets each
+    /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` and for about
+    /// ``turnTime`` (the rest wait for the next turn, which comes at once: the poll sees them). The handler gets each
     /// message with the `User-Id` the ZAP handler gave its sender (the sender's CURVE public
     /// key in Z85), nil without CURVE.
     ///
@@ -244,6 +249,7 @@ final class CoordinatorLoop {
         _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
     ) -> Bool {
         let keep = configuration.limits.maxFrames + 2
+        let turnEnds = ContinuousClock.now + Self.turnTime
         for _ in 0..<Self.messagesPerTurn {
             do {
                 guard let message = try socket.tryReceive(keepingAtMost: keep) else { return false }
@@ -255,6 +261,7 @@ final class CoordinatorLoop {
             } catch {
                 logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
             }
+            if ContinuousClock.now > turnEnds { break }
         }
         return true
     }
