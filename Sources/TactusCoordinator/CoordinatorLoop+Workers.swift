@@ -10,13 +10,27 @@ import TactusStore
 /// The backend: workers' READY, RESULT, HEARTBEAT and DISCONNECT, dispatch, and what happens
 /// when a worker dies.
 extension CoordinatorLoop {
+    /// Decodes a worker's message (``WorkerMessageReader``: the large ones off the loop, each
+    /// worker's in order) and handles it.
     func handleBackend(_ frames: [[UInt8]]) {
-        guard let address = frames.first, frames.count > 1 else { return }
+        guard frames.count > 1 else { return }
+        // The worker is alive from its message's arrival, however long the message takes to read.
+        workers.refresh(frames[0], expiry: .now + workerExpiry)
+        guard workerMessages.read(frames, then: { [self] frames, decoded in handleWorkerMessage(frames, decoded) }) else {
+            logger.warning(
+                "dropped a worker's message: too many sent while its previous one is read",
+                metadata: ["worker": "\(workers[frames[0]]?.id ?? "unknown")"])
+            return
+        }
+    }
+
+    private func handleWorkerMessage(_ frames: [[UInt8]], _ decoded: WorkerMessageReader.Decoded) {
+        let address = frames[0]
         let message: WorkerMessage
         let version: ProtocolVersion
-        do {
-            (message, version) = try WorkerMessage.decode(Array(frames.dropFirst()), limits: configuration.limits)
-        } catch {
+        switch decoded {
+        case .success(let read): (message, version) = read
+        case .failure(let error):
             logger.warning("a worker sent an invalid message; disconnecting it", metadata: ["error": "\(error)"])
             sendToWorker(address, .disconnect(DisconnectBody(reason: "protocol error", error: error.body)))
             workerLost(address, reason: "protocol error: \(error)", notify: false)

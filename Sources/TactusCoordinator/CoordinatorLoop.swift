@@ -23,6 +23,8 @@ final class CoordinatorLoop {
     let reads: BackgroundWork
     /// The threads that take the slow steps of submissions off the loop.
     let intake: BackgroundWork
+    /// Decodes the workers' messages, the large ones off the loop.
+    let workerMessages: WorkerMessageReader
     /// The threads of the services added to the configuration (``CommandService``), which may
     /// take seconds: never a read thread.
     let serviceWork: BackgroundWork
@@ -73,6 +75,7 @@ final class CoordinatorLoop {
         // A submission waits mostly on the disk (file creation, fsync), so more threads than
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
+        workerMessages = try WorkerMessageReader(limits: limits)
         renders = try RenderService(coordinator: coordinator)
         serviceWork = try BackgroundWork(threads: configuration.services.isEmpty ? 1 : 4, name: "tactus-services")
         uploads = try UploadService(configuration: configuration, logger: coordinator.logger)
@@ -166,7 +169,9 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake, renders.work, cadence.work, serviceWork, uploads.writes] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, workerMessages.work, renders.work, cadence.work, serviceWork, uploads.writes] {
+            poller.add(readableDescriptor: pool.doorbell.descriptor)
+        }
         var stopDeadline: ContinuousClock.Instant?
         var lastTurn = ContinuousClock.now
         while true {
@@ -212,6 +217,7 @@ final class CoordinatorLoop {
             }
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
+            if ready.contains(readableDescriptor: workerMessages.work.doorbell.descriptor) { workerMessages.work.deliver() }
             if ready.contains(readableDescriptor: renders.work.doorbell.descriptor) { renders.work.deliver() }
             if ready.contains(readableDescriptor: cadence.work.doorbell.descriptor) { cadence.work.deliver() }
             if ready.contains(readableDescriptor: serviceWork.doorbell.descriptor) { serviceWork.deliver() }
