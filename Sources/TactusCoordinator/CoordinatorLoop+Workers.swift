@@ -78,7 +78,7 @@ extension CoordinatorLoop {
             workerResult(
                 address, answers: body.results, audio: body.audio, envelope: envelope.flatMap { values in
                     body.envelopeHopS.map { EnergyEnvelope(hopS: $0, values: values) }
-                }, beatGrid: body.beatGrid, size: size)
+                }, beatGrid: body.beatGrid, song: body.song, size: size)
         }
     }
 
@@ -195,10 +195,11 @@ extension CoordinatorLoop {
 
     /// Records a worker's RESULT, `size` bytes on the wire: the answer to each job of its
     /// assignment, stored (or failed, or retried) job by job, so the failure of one detector
-    /// redoes none of the others.
+    /// redoes none of the others. A version-2 RESULT names its `song`: one that is not the
+    /// song of the worker's JOB stores nothing, and its jobs are tried again.
     private func workerResult(
         _ address: [UInt8], answers: [SongJobAnswer], audio: AudioFacts?, envelope: EnergyEnvelope?, beatGrid: BeatGrid? = nil,
-        size: Int
+        song: SongID? = nil, size: Int
     ) {
         guard let worker = workers[address] else { return }
         guard let assignment = worker.assignment,
@@ -209,6 +210,13 @@ extension CoordinatorLoop {
             return
         }
         workers.release(address)
+        if let song, song != assignment.song {
+            let failure = AnalysisFailure(
+                code: .internal,
+                message: "\(assignment.name): worker \(worker.id) answered for song \(song.short), not its JOB's song \(assignment.song.short)")
+            for job in assignment.jobs { retryOrFail(job, failure: failure, worker: worker) }
+            return
+        }
         guard size <= configuration.maxResultBytes else {
             let failure = AnalysisFailure(
                 code: .tooLarge,
