@@ -10,13 +10,27 @@ import TactusStore
 /// The backend: workers' READY, RESULT, HEARTBEAT and DISCONNECT, dispatch, and what happens
 /// when a worker dies.
 extension CoordinatorLoop {
+    /// Decodes a worker's message (``WorkerMessageReader``: the large ones off the loop, each
+    /// worker's in order) and handles it.
     func handleBackend(_ frames: [[UInt8]]) {
-        guard let address = frames.first, frames.count > 1 else { return }
+        guard frames.count > 1 else { return }
+        // The worker is alive from its message's arrival, however long the message takes to read.
+        workers.refresh(frames[0], expiry: .now + workerExpiry)
+        guard workerMessages.read(frames, then: { [self] frames, decoded in handleWorkerMessage(frames, decoded) }) else {
+            logger.warning(
+                "dropped a worker's message: too many sent while its previous one is read",
+                metadata: ["worker": "\(workers[frames[0]]?.id ?? "unknown")"])
+            return
+        }
+    }
+
+    private func handleWorkerMessage(_ frames: [[UInt8]], _ decoded: WorkerMessageReader.Decoded) {
+        let address = frames[0]
         let message: WorkerMessage
         let version: ProtocolVersion
-        do {
-            (message, version) = try WorkerMessage.decode(Array(frames.dropFirst()), limits: configuration.limits)
-        } catch {
+        switch decoded {
+        case .success(let read): (message, version) = read
+        case .failure(let error):
             logger.warning("a worker sent an invalid message; disconnecting it", metadata: ["error": "\(error)"])
             sendToWorker(address, .disconnect(DisconnectBody(reason: "protocol error", error: error.body)))
             workerLost(address, reason: "protocol error: \(error)", notify: false)
@@ -64,7 +78,7 @@ extension CoordinatorLoop {
             workerResult(
                 address, answers: body.results, audio: body.audio, envelope: envelope.flatMap { values in
                     body.envelopeHopS.map { EnergyEnvelope(hopS: $0, values: values) }
-                }, beatGrid: body.beatGrid, size: size)
+                }, beatGrid: body.beatGrid, song: body.song, size: size)
         }
     }
 
@@ -181,10 +195,11 @@ extension CoordinatorLoop {
 
     /// Records a worker's RESULT, `size` bytes on the wire: the answer to each job of its
     /// assignment, stored (or failed, or retried) job by job, so the failure of one detector
-    /// redoes none of the others.
+    /// redoes none of the others. A version-2 RESULT names its `song`: one that is not the
+    /// song of the worker's JOB stores nothing, and its jobs are tried again.
     private func workerResult(
         _ address: [UInt8], answers: [SongJobAnswer], audio: AudioFacts?, envelope: EnergyEnvelope?, beatGrid: BeatGrid? = nil,
-        size: Int
+        song: SongID? = nil, size: Int
     ) {
         guard let worker = workers[address] else { return }
         guard let assignment = worker.assignment,
@@ -195,6 +210,13 @@ extension CoordinatorLoop {
             return
         }
         workers.release(address)
+        if let song, song != assignment.song {
+            let failure = AnalysisFailure(
+                code: .internal,
+                message: "\(assignment.name): worker \(worker.id) answered for song \(song.short), not its JOB's song \(assignment.song.short)")
+            for job in assignment.jobs { retryOrFail(job, failure: failure, worker: worker) }
+            return
+        }
         guard size <= configuration.maxResultBytes else {
             let failure = AnalysisFailure(
                 code: .tooLarge,

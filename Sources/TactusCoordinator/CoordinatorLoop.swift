@@ -23,6 +23,8 @@ final class CoordinatorLoop {
     let reads: BackgroundWork
     /// The threads that take the slow steps of submissions off the loop.
     let intake: BackgroundWork
+    /// Decodes the workers' messages, the large ones off the loop.
+    let workerMessages: WorkerMessageReader
     /// The threads of the services added to the configuration (``CommandService``), which may
     /// take seconds: never a read thread.
     let serviceWork: BackgroundWork
@@ -73,6 +75,7 @@ final class CoordinatorLoop {
         // A submission waits mostly on the disk (file creation, fsync), so more threads than
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
+        workerMessages = try WorkerMessageReader(limits: limits)
         renders = try RenderService(coordinator: coordinator)
         serviceWork = try BackgroundWork(threads: configuration.services.isEmpty ? 1 : 4, name: "tactus-services")
         uploads = try UploadService(configuration: configuration, logger: coordinator.logger)
@@ -166,7 +169,9 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
-        for pool in [reads, intake, renders.work, cadence.work, serviceWork, uploads.writes] { poller.add(readableDescriptor: pool.doorbell.descriptor) }
+        for pool in [reads, intake, workerMessages.work, renders.work, cadence.work, serviceWork, uploads.writes] {
+            poller.add(readableDescriptor: pool.doorbell.descriptor)
+        }
         var stopDeadline: ContinuousClock.Instant?
         var lastTurn = ContinuousClock.now
         while true {
@@ -212,6 +217,7 @@ final class CoordinatorLoop {
             }
             reads.deliverIfFinished()
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
+            if ready.contains(readableDescriptor: workerMessages.work.doorbell.descriptor) { workerMessages.work.deliver() }
             if ready.contains(readableDescriptor: renders.work.doorbell.descriptor) { renders.work.deliver() }
             if ready.contains(readableDescriptor: cadence.work.doorbell.descriptor) { cadence.work.deliver() }
             if ready.contains(readableDescriptor: serviceWork.doorbell.descriptor) { serviceWork.deliver() }
@@ -225,13 +231,18 @@ final class CoordinatorLoop {
     /// that neither socket starves the other and answers to reads go out in between.
     static let messagesPerTurn = 8
 
+    /// The time one socket's messages may take in one turn of the loop: past it the turn ends
+    /// after the message in hand, so that messages whose bodies are slow to read (a megabyte of
+    /// JSON takes a tenth of a second) do not hold the answers to reads back eight at a time.
+    static let turnTime: Duration = .milliseconds(20)
+
     /// Messages of one client connection that libzmq holds for the loop (`ZMQ_RCVHWM`); beyond
     /// them it reads no more from that connection until the loop has taken some. A client waits
     /// for each answer (or sends a request again after a timeout), so two are enough.
     static let messagesWaitingPerClient = 2
 
-    /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` (the rest wait
-    /// for the next turn, which comes at once: the poll sees them). The handler gets each
+    /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` and for about
+    /// ``turnTime`` (the rest wait for the next turn, which comes at once: the poll sees them). The handler gets each
     /// message with the `User-Id` the ZAP handler gave its sender (the sender's CURVE public
     /// key in Z85), nil without CURVE.
     ///
@@ -244,6 +255,7 @@ final class CoordinatorLoop {
         _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
     ) -> Bool {
         let keep = configuration.limits.maxFrames + 2
+        let turnEnds = ContinuousClock.now + Self.turnTime
         for _ in 0..<Self.messagesPerTurn {
             do {
                 guard let message = try socket.tryReceive(keepingAtMost: keep) else { return false }
@@ -255,6 +267,7 @@ final class CoordinatorLoop {
             } catch {
                 logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
             }
+            if ContinuousClock.now > turnEnds { break }
         }
         return true
     }

@@ -170,10 +170,10 @@ struct RenderPlan: Sendable {
                 message: "\(song) at \(Self.format(songBPM)) BPM (or half or double) is more than \(Self.format(maxStretch)) % "
                     + "from \(Self.format(target)) BPM (max_stretch_pct)")
         }
-        let bytes = 44 + 2 * Int((record.durationS * Double(record.sampleRate) / change.tempoRatio).rounded(.up))
-        guard bytes <= maxBytes else {
+        let bytes = Self.wavBytes(samples: record.durationS * Double(record.sampleRate) / change.tempoRatio)
+        guard bytes <= Double(maxBytes) else {
             throw ErrorBody(
-                code: .tooLarge, message: "\(song) rendered at \(Self.format(target)) BPM would take about \(bytes) bytes, "
+                code: .tooLarge, message: "\(song) rendered at \(Self.format(target)) BPM would take about \(Self.format(bytes)) bytes, "
                     + "over the server's limit of \(maxBytes) (--max-render-bytes)")
         }
         let file = try songs.path(of: id, named: song)
@@ -211,10 +211,10 @@ struct RenderPlan: Sendable {
             songs.append(WorkoutSong(
                 path: file, name: entry.match.file, sourceBPM: entry.match.matchedBPM, targetBPM: entry.cadence))
         }
-        let bytes = 44 + 2 * Int(samples.rounded(.up))
-        guard bytes <= maxBytes else {
+        let bytes = Self.wavBytes(samples: samples)
+        guard bytes <= Double(maxBytes) else {
             throw ErrorBody(
-                code: .tooLarge, message: "the playlist's \(songs.count) songs rendered would take about \(bytes) bytes, "
+                code: .tooLarge, message: "the playlist's \(songs.count) songs rendered would take about \(Self.format(bytes)) bytes, "
                     + "over the server's limit of \(maxBytes) (--max-render-bytes)")
         }
         let rendered = zip(playlist.entries, songs).map { entry, song in
@@ -257,8 +257,17 @@ struct RenderPlan: Sendable {
         }
     }
 
+    /// `value` to two decimals, without them when it is whole (in `Int`'s range; beyond it, as a
+    /// `Double` prints).
     private static func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String((value * 100).rounded() / 100)
+        guard abs(value) < 1e15 else { return String(value) }
+        return value == value.rounded() ? String(Int(value)) : String((value * 100).rounded() / 100)
+    }
+
+    /// The bytes of a mono 16-bit WAV file of `samples` samples, as a `Double`: a duration read
+    /// from the library may be far beyond what an `Int` holds.
+    private static func wavBytes(samples: Double) -> Double {
+        44 + 2 * samples.rounded(.up)
     }
 }
 

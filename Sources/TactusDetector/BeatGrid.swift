@@ -27,8 +27,9 @@ public struct BeatGrid: Sendable, Hashable, Codable {
 
     /// The beat times from the first beat to `duration` seconds (excluded).
     public func beats(until duration: Double) -> [Double] {
-        guard bpm > 0, bpm.isFinite, duration.isFinite, firstBeatS < duration else { return [] }
-        let count = Int(((duration - firstBeatS) / periodS).rounded(.up))
+        guard bpm > 0, bpm.isFinite, duration.isFinite, firstBeatS < duration,
+            let count = Int(exactly: ((duration - firstBeatS) / periodS).rounded(.up))
+        else { return [] }
         return (0..<max(count, 0)).map { firstBeatS + Double($0) * periodS }
     }
 

@@ -109,7 +109,7 @@ public struct RekordboxCollection: Sendable {
         var attributes = [
             ("TrackID", "\(id)"), ("Name", name), ("Artist", song.artist ?? ""),
             ("Kind", kind.isEmpty ? "" : kind + " File"),
-            ("TotalTime", "\(song.durationS.isFinite && song.durationS > 0 ? Int(song.durationS.rounded()) : 0)"),
+            ("TotalTime", "\(song.durationS > 0 ? Int(exactly: song.durationS.rounded()) ?? 0 : 0)"),
             ("AverageBpm", String(format: "%.2f", song.beatGrid?.bpm ?? song.bpm)), ("Location", location(of: path)),
         ].map { "\($0.0)=\"\(XMLText.escaped($0.1))\"" }.joined(separator: " ")
         guard let grid = song.beatGrid else { return ["    <TRACK \(attributes)/>"] }

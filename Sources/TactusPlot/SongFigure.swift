@@ -153,12 +153,33 @@ public struct SongFigure: Sendable {
     }
 
     /// The constant beat grid's beats as short ticks hanging from the envelope chart's top
-    /// (`<g class="beat-grid">`), so they face the tracked beats rising from its foot.
+    /// (`<g class="beat-grid">`), so they face the tracked beats rising from its foot. At most one
+    /// tick per pixel column: a grid denser than the pixels draws as a band, and neither the
+    /// ticks nor the time to find them grow with the song's length.
     private func gridTicks(_ area: PlotArea) -> [SVGElement] {
-        guard let grid = plot.beatGrid else { return [] }
-        let ticks = grid.beats(until: area.x.domain.upperBound).filter { area.x.domain.contains($0) }.map { time in
-            let x = area.x(time)
-            return SVGElement.line(from: (x, area.top), to: (x, area.top + 8)).stroke(Self.beatGridColor, width: 1)
+        guard let grid = plot.beatGrid, grid.periodS.isFinite, grid.periodS > 0 else { return [] }
+        let domain = area.x.domain
+        let span = domain.upperBound - domain.lowerBound
+        guard span > 0, area.width >= 1 else { return [] }
+        var ticks: [SVGElement] = []
+        var index = max(((domain.lowerBound - grid.firstBeatS) / grid.periodS).rounded(.up), 0)
+        var lastColumn = -1.0
+        // Each step reaches a later column (or the next beat, when they are sparser): a step
+        // per column at most, whatever the rounding of times far beyond the song's start.
+        for _ in 0..<(4 * Int(area.width) + 4) {
+            let time = grid.firstBeatS + index * grid.periodS
+            guard time <= domain.upperBound else { break }
+            let column = max(((time - domain.lowerBound) / span * area.width).rounded(.down), lastColumn)
+            if column > lastColumn {
+                let x = area.x(time)
+                ticks.append(SVGElement.line(from: (x, area.top), to: (x, area.top + 8)).stroke(Self.beatGridColor, width: 1))
+                lastColumn = column
+            }
+            // The next beat, or the first in the next column when the beats are denser.
+            let nextColumnS = domain.lowerBound + (column + 1) / area.width * span
+            let next = max(index + 1, ((nextColumnS - grid.firstBeatS) / grid.periodS).rounded(.up))
+            guard next > index else { break }
+            index = next
         }
         return [SVGElement.group(class: "beat-grid", ticks)]
     }

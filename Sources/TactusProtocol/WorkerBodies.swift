@@ -143,6 +143,19 @@ public struct AudioFacts: WireBody {
         case format, channels
         case durationS = "duration_s", sampleRate = "sample_rate"
     }
+
+    /// The longest duration a worker may report, in seconds (about 11.6 days): far beyond any
+    /// song a server takes (`--max-duration-s`), and small enough that the beats, clocks and
+    /// render sizes computed from a stored duration stay within their integers.
+    public static let maximumDurationS = 1_000_000.0
+
+    /// Refuses facts no decoder reports: a duration that is not finite or not in
+    /// 0...``maximumDurationS``, a sample rate that is not a positive finite number, no channels.
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.finite(durationS, field: "audio.duration_s", in: 0...Self.maximumDurationS, command: command)
+        try Check.finite(sampleRate, field: "audio.sample_rate", in: 1...Double(Int32.max), command: command)
+        guard channels >= 1 else { throw .invalidBody(command: command, field: "audio.channels", detail: "must be at least 1") }
+    }
 }
 
 /// RESULT: the outcome of one attempt of one job. Either `analysis` (with `audio`, and
@@ -189,6 +202,7 @@ public struct ResultBody: WireBody {
             throw .invalidBody(command: command, field: "error", detail: "a failure carries no audio facts or envelope")
         }
         if let envelopeHopS { try Check.finite(envelopeHopS, field: "envelope_hop_s", in: 1e-6...60, command: command) }
+        try audio?.validate(command: command)
         try error?.validate(command: command)
     }
 }
@@ -407,6 +421,7 @@ public struct SongResultBody: WireBody {
             throw .invalidBody(command: command, field: "results", detail: "a result without any analysis carries no audio facts or envelope")
         }
         if let envelopeHopS { try Check.finite(envelopeHopS, field: "envelope_hop_s", in: 1e-6...60, command: command) }
+        try audio?.validate(command: command)
         if let beatGrid {
             guard results.contains(where: { $0.analysis != nil }) else {
                 throw .invalidBody(command: command, field: "beat_grid", detail: "a result without any analysis carries no beat grid")

@@ -42,9 +42,10 @@ enum ClientErrorReply: Error {
 
 /// Durations as people read them: `3:25`, `1:02:03`.
 enum Clock {
+    /// `m:ss` or `h:mm:ss`; a dash for a duration that is not one (negative, not finite, or
+    /// beyond what an `Int` of seconds holds).
     static func text(_ seconds: Double) -> String {
-        guard seconds.isFinite, seconds >= 0 else { return "–" }
-        let total = Int(seconds.rounded())
+        guard seconds >= 0, let total = Int(exactly: seconds.rounded()) else { return "–" }
         let (hours, minutes, rest) = (total / 3600, total / 60 % 60, total % 60)
         return hours > 0 ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
     }

@@ -89,4 +89,12 @@ import TactusTestSupport
         #expect(BeatGrid(bpm: 120, firstBeatS: 0.6, clarity: 2).problem?.contains("first_beat_s") == true)
         #expect(BeatGrid(bpm: 120, firstBeatS: 0.1, clarity: -1).problem?.contains("clarity") == true)
     }
+
+    /// A duration whose beats no `Int` can count (a library's stored 1e300 s) gives no beats: the
+    /// count's conversion trapped (`tactus beats SONG --server` crashed on such a song).
+    @Test func aDurationBeyondAnyCountGivesNoBeatsRatherThanATrap() {
+        let grid = BeatGrid(bpm: 120, firstBeatS: 0.1, clarity: 2)
+        #expect(grid.beats(until: 1e300).isEmpty)
+        #expect(grid.beats(until: 2).count == 4)
+    }
 }

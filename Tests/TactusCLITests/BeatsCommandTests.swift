@@ -42,6 +42,11 @@ import Testing
         let storedBeats = try #require(library["beats"] as? [Double])
         #expect(storedBeats.count == beats.count && zip(storedBeats, beats).allSatisfy { abs($0 - $1) < 0.001 })
         #expect(FileManager.default.fileExists(atPath: click))
+        // An existing click track is refused with the flag that replaces it, which beats takes.
+        let refused = try CLI.run(["beats", "drums.wav", "--db", database, "--click", click])
+        #expect(refused.status != 0 && refused.standardError.contains("give --force to replace it"), "\(refused.standardError)")
+        let replaced = try CLI.run(["beats", "drums.wav", "--db", database, "--click", click, "--force"])
+        #expect(replaced.status == 0, "\(replaced.standardError)")
 
         // A song the library does not hold is named in the error.
         let unknown = try CLI.run(["beats", "no-such-song.wav", "--db", database])

@@ -1,6 +1,7 @@
 import Foundation
 import TactusCoordinator
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -69,6 +70,18 @@ final class SongTestWorker {
                 DetectorDescriptor(name: $0, version: "1.0", summary: "a detector played by a test", specific: [])
             }
         }
+    }
+
+    /// A client, a worker `worker` offering both detectors, a song submitted, and the worker's JOB for it.
+    private func firstJob(
+        _ running: RunningCoordinator, worker id: String
+    ) throws -> (client: TestClient, worker: SongTestWorker, response: SubmitResponse, job: SongJobBody) {
+        let client = try TestClient(running)
+        let worker = try SongTestWorker(running, detectors: ["fake", "other"], id: id)
+        _ = try client.workers(1, heartbeating: worker.heartbeat)
+        let response = try submit(client, try testSong())
+        guard let (job, _) = try worker.nextJob() else { throw HarnessError("no JOB for the song") }
+        return (client, worker, response, job)
     }
 
     private func submit(_ client: TestClient, _ bytes: [UInt8]) throws -> SubmitResponse {
@@ -155,11 +168,7 @@ final class SongTestWorker {
         let directory = try TemporaryDirectory()
         let running = try coordinator(directory)
         defer { running.stop() }
-        let client = try TestClient(running)
-        let worker = try SongTestWorker(running, detectors: ["fake", "other"], id: "both")
-        _ = try client.workers(1, heartbeating: worker.heartbeat)
-        let response = try submit(client, try testSong())
-        let (job, _) = try #require(try worker.nextJob())
+        let (client, worker, response, job) = try firstJob(running, worker: "both")
         let fake = try #require(job.jobs.first { $0.detector == "fake" })
         try worker.answer(job, [SongJobAnswer(job: fake.job, attempt: fake.attempt, analysis: try SongTestWorker.analysis(fake, bpm: 120))])
 
@@ -172,6 +181,26 @@ final class SongTestWorker {
         guard case .songDone(let body)? = done else { Issue.record("no song.done"); return }
         #expect(body.jobs.allSatisfy { $0.state == .done })
         #expect(body.jobs.first { $0.detector == "fake" }?.attempt == 1, "the answered job was not redone")
+    }
+
+    /// A RESULT naming another song than its JOB's (with a beat grid) stores nothing for either
+    /// song, and the jobs are sent again: it was stored as the JOB's song's analyses and grid.
+    @Test func aResultForAnotherSongThanItsJobsStoresNothingAndIsRetried() throws {
+        let directory = try TemporaryDirectory()
+        let running = try coordinator(directory)
+        defer { running.stop() }
+        let (client, worker, response, job) = try firstJob(running, worker: "liar")
+        let answers = try job.jobs.map { SongJobAnswer(job: $0.job, attempt: $0.attempt, analysis: try SongTestWorker.analysis($0, bpm: 120)) }
+        let other = try #require(SongID(String(repeating: "ab", count: 32)))
+        let body = SongResultBody(
+            song: other, audio: AudioFacts(format: "wav", durationS: 6, sampleRate: 22050, channels: 1), results: answers,
+            beatGrid: BeatGrid(bpm: 120, firstBeatS: 0.1, clarity: 2))
+        try worker.socket.send(try WorkerMessage.songResult(body, envelope: nil).frames())
+
+        let (again, _) = try #require(try worker.nextJob(), "the jobs were not sent again")
+        #expect(again.song == response.song && again.jobs.allSatisfy { $0.attempt == 2 })
+        let stored = try #require(try client.request(.result(ResultRequest(song: response.song.hex))).answer(ResultCommand.self))
+        #expect(stored.body.analyses.isEmpty && stored.body.beatGrid == nil)
     }
 
     @Test func aLostWorkersJobsAreAllRequeuedForTheNextWorker() throws {

@@ -95,6 +95,22 @@ import Testing
         #expect(try Self.started(client, StretchRequest(song: song, bpm: 126)).state == .done)
     }
 
+    /// A song whose stored duration is far beyond an `Int` of samples (a worker's word, stored
+    /// before its audio facts were checked) is refused `too-large`, and the coordinator goes on
+    /// answering: the size estimate trapped and took the coordinator down with it.
+    @Test func aStoredDurationBeyondAnyRenderIsTooLargeNotACrash() throws {
+        let directory = try TemporaryDirectory()
+        let (running, client, song, _) = try Self.start(directory)
+        defer { running.stop() }
+        try SQLiteLockHolder(path: directory.file("library.sqlite"), statements: "UPDATE songs SET duration_s = 1e300;").release()
+        guard case .error(let error) = try client.request(.stretch(StretchRequest(song: song, bpm: 126))) else {
+            Issue.record("a render of a 1e300-second song was started")
+            return
+        }
+        #expect(error.code == .tooLarge && error.message.contains("--max-render-bytes"), "\(error)")
+        #expect(try client.request(.status(StatusRequest())).answer(StatusCommand.self) != nil)
+    }
+
     @Test func rendersAreForgottenAfterTheirRetention() throws {
         let directory = try TemporaryDirectory()
         let (running, client, song, _) = try Self.start(directory) { $0.renderRetentionS = 0.3 }

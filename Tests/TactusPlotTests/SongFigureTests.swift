@@ -70,14 +70,20 @@ import Testing
         #expect(steadyLegend.last == "tempo map: steady, 119.8 to 120.3 BPM")
     }
 
+    /// A song of `durationS` seconds at `bpm` with its beat grid and an envelope of 120 values
+    /// every `envelopeHopS` seconds.
+    static func gridPlot(bpm: Double, firstBeatS: Double, durationS: Double, envelopeHopS: Double) -> SongPlot {
+        let envelope = EnergyEnvelope(hopS: envelopeHopS, values: (0..<120).map { Float(0.01 + 0.001 * Double($0 % 7)) })
+        return SongPlot(
+            title: "t", subtitle: "", durationS: durationS, envelope: envelope, analyses: [Sample.analysis("alpha", bpm: bpm)],
+            consensusBPM: bpm, beatGrid: BeatGrid(bpm: bpm, firstBeatS: firstBeatS, clarity: 3))
+    }
+
     /// The constant beat grid hangs one tick per beat from the envelope chart's top, each at its
     /// beat's time, with its legend.
     @Test func theBeatGridIsDrawnAsTicksWithItsLegend() throws {
-        let envelope = EnergyEnvelope(hopS: 0.5, values: (0..<120).map { Float(0.01 + 0.001 * Double($0 % 7)) })
-        let grid = BeatGrid(bpm: 120, firstBeatS: 0.25, clarity: 3)
-        let plot = SongPlot(
-            title: "t", subtitle: "", durationS: 60, envelope: envelope, analyses: [Sample.analysis("alpha", bpm: 120)],
-            consensusBPM: 120, beatGrid: grid)
+        let plot = Self.gridPlot(bpm: 120, firstBeatS: 0.25, durationS: 60, envelopeHopS: 0.5)
+        let envelope = plot.envelope
         let root = try ParsedSVG.parse(SongFigure(plot).document().render())
         let ticks = try #require(root.all(class: "beat-grid").first).children.filter { $0.name == "line" }
         #expect(ticks.count == 120)
@@ -90,6 +96,24 @@ import Testing
         let without = SongPlot(
             title: "t", subtitle: "", durationS: 60, envelope: envelope, analyses: [Sample.analysis("alpha", bpm: 120)], consensusBPM: 120)
         #expect(try ParsedSVG.parse(SongFigure(without).document().render()).all(class: "beat-grid").isEmpty)
+    }
+
+    /// A grid denser than the chart's pixels (a worker may report a song of 10^6 s) draws at
+    /// most one tick per pixel column, in order, still spanning the song: the gateway drew one per
+    /// beat, 16 million for such a song, and ran out of memory.
+    @Test func aBeatGridDenserThanThePixelsDrawsOneTickPerColumn() throws {
+        let plot = Self.gridPlot(bpm: 400, firstBeatS: 0.1, durationS: 36_000, envelopeHopS: 1)
+        let figure = SongFigure(plot)
+        let root = try ParsedSVG.parse(figure.document().render())
+        let xs = try #require(root.all(class: "beat-grid").first).children.compactMap { Double($0.attributes["x1"] ?? "") }
+        #expect(xs.count > 100 && xs.count <= Int(figure.width), "\(xs.count) ticks")
+        #expect(zip(xs, xs.dropFirst()).allSatisfy { $1 >= $0 })
+        #expect((xs.last ?? 0) - (xs.first ?? 0) > figure.width / 2)
+        // A duration no song has (a library's stored 1e300 s) draws, in bounded time and space.
+        var absurd = plot
+        absurd.durationS = 1e300
+        let drawn = try ParsedSVG.parse(SongFigure(absurd).document().render())
+        #expect(try #require(drawn.all(class: "beat-grid").first).children.count <= Int(figure.width))
     }
 
     @Test func windowStrengthSetsDotSizeAndOpacity() throws {

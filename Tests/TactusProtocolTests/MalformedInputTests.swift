@@ -303,6 +303,38 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         }
     }
 
+    /// A worker's audio facts beyond what any decoder reports (a duration of 10^300 s, negative,
+    /// over 10^6 s; a sample rate of 0) are refused, naming the field, in both versions: a
+    /// stored duration that large trapped every integer computed from it (a render's size, the
+    /// web page's clock, the rekordbox TotalTime, a grid's beats).
+    @Test func aResultsAudioFactsOutOfRangeAreRefused() throws {
+        let analysis = String(decoding: try JSONEncoder().encode(Examples.analysis), as: UTF8.self)
+        func audio(duration: String, rate: String = "22050") -> String {
+            #"{"format":"wav","duration_s":\#(duration),"sample_rate":\#(rate),"channels":1}"#
+        }
+        func version1(_ audio: String) -> [[UInt8]] {
+            let body = #"{"job":1,"attempt":1,"analysis":\#(analysis),"audio":\#(audio)}"#
+            return [Array("TACTUS1".utf8), Array("RESULT".utf8), Array(body.utf8)]
+        }
+        func version2(_ audio: String) -> [[UInt8]] {
+            let body = #"{"song":"\#(Examples.song)","audio":\#(audio),"results":[{"job":1,"attempt":1,"analysis":\#(analysis)}]}"#
+            return [Array("TACTUS2".utf8), Array("RESULT".utf8), Array(body.utf8)]
+        }
+        _ = try WorkerMessage(frames: version1(audio(duration: "7200")))
+        _ = try WorkerMessage(frames: version2(audio(duration: "1000000")))
+        for (facts, field) in [
+            (audio(duration: "1e300"), "audio.duration_s"), (audio(duration: "-1"), "audio.duration_s"),
+            (audio(duration: "1000001"), "audio.duration_s"), (audio(duration: "60", rate: "0"), "audio.sample_rate"),
+        ] {
+            for frames in [version1(facts), version2(facts)] {
+                guard case .invalidBody(command: "RESULT", field: field, _)? = workerError(frames) else {
+                    Issue.record("\(facts) was not refused as \(field)")
+                    continue
+                }
+            }
+        }
+    }
+
     @Test func aJobWithoutItsAudioFrameIsRejected() throws {
         let frames = try CoordinatorMessage.job(Examples.job, audio: Examples.audio).frames()
         #expect(throws: ProtocolError.self) { try CoordinatorMessage(frames: Array(frames.prefix(3))) }

@@ -171,6 +171,28 @@ class GatewayHardeningTests(unittest.TestCase):
 
 
 @unittest.skipIf(webserver.binary() is None, "no tactus binary: build it (swift build) or set TACTUS_BINARY")
+class StoredDurationTests(unittest.TestCase):
+    """A song whose stored duration is 1e300 s (a worker's word, stored before its audio facts were
+    checked): the pages show it as a dash, the figure is drawn, the gateway goes on. Converting it
+    to whole seconds trapped and took the gateway down."""
+
+    def test_a_duration_beyond_any_integer_is_shown_as_a_dash(self) -> None:
+        server = webserver.WebServer()
+        try:
+            with tempfile.TemporaryDirectory() as folder:
+                song = server.upload(webserver.click_track(Path(folder) / "clicks.wav", 120))["song"]
+            server.wait(song)
+            library = os.path.join(server.directory, "data", "library.sqlite")
+            subprocess.run(["sqlite3", library, "UPDATE songs SET duration_s = 1e300"], check=True)
+            for path in ["/", "/songs/" + song, f"/api/v1/songs/{song}/figure.svg"]:
+                status, _, body = server.get(path)
+                self.assertEqual(status, 200, f"{path}: {body[:200]!r}")
+            _, _, page = server.get("/songs/" + song)
+            self.assertIn("<b>–</b><span>duration</span>", page.decode())
+        finally:
+            server.stop()
+
+
 class OtherSitesTests(unittest.TestCase):
     """A gateway without a token (the default, on loopback), and one with a token."""
 

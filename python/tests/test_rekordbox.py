@@ -140,3 +140,16 @@ def test_with_db_the_collection_is_the_same_and_an_unwritable_file_is_named(tmp_
     assert failed.returncode != 0
     assert str(unwritable) in failed.stderr and "cannot write the rekordbox collection" in failed.stderr
     assert not unwritable.parent.exists()
+
+
+def test_a_duration_beyond_any_integer_is_exported_as_unknown_not_a_crash(tmp_path: Path, music: Path) -> None:
+    """A library whose song has a duration of 1e300 s (a worker's word, stored before its audio
+    facts were checked) exports with TotalTime 0 for it: the conversion to an integer trapped."""
+    database = tmp_path / "library.sqlite"
+    tactus("scan", "--db", str(database), "--library-root", str(music))
+    subprocess.run(["sqlite3", str(database), "UPDATE songs SET duration_s = 1e300 WHERE file_name = 'plain-150.wav'"], check=True)
+    output = tmp_path / "collection.xml"
+    exported = tactus("export", "--rekordbox", str(output), "--db", str(database), check=False)
+    assert exported.returncode == 0, exported.stderr
+    times = {track["Name"]: track["TotalTime"] for track in rbxml.RekordboxXml(str(output)).get_tracks()}
+    assert times["Bell 150"] == 0 and all(time > 0 for name, time in times.items() if name != "Bell 150")

@@ -56,7 +56,9 @@ extension Tactus {
         @Option(help: ArgumentHelp("Also write the song with a click on each beat to this WAV file.", valueName: "path"))
         var click: String?
 
-        @Flag(help: "With --click: replace the WAV file if it exists.")
+        /// `--force` as for `stretch` (what the refusal of an existing file says to give);
+        /// `--replace`, its first name, still works.
+        @Flag(name: [.customLong("force"), .customLong("replace")], help: "With --click: replace the WAV file if it exists.")
         var replace = false
 
         /// What `beats` prints with --json.

@@ -230,7 +230,9 @@ extension Tactus {
             if maxRenderBytes < 1024 { throw ValidationError("--max-render-bytes must be at least 1024") }
             if maxRenders < 1 { throw ValidationError("--max-renders must be at least 1") }
             if maxIntakeBytes < 1 { throw ValidationError("--max-intake-bytes must be at least 1") }
-            if !(maxDurationS > 0) { throw ValidationError("--max-duration-s must be positive") }
+            if !(maxDurationS > 0 && maxDurationS <= AudioFacts.maximumDurationS) {
+                throw ValidationError("--max-duration-s must be positive and at most \(Int(AudioFacts.maximumDurationS))")
+            }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
             if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
             if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumJobMegabytes {

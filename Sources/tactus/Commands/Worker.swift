@@ -199,7 +199,9 @@ extension Tactus {
 
             guard (0...19).contains(nice) else { throw ValidationError("--nice must be between 0 and 19 (got \(nice)).") }
             guard maxMemoryMb >= 0 else { throw ValidationError("--max-memory-mb must not be negative (got \(maxMemoryMb)).") }
-            guard maxDurationS > 0 else { throw ValidationError("--max-duration-s must be positive (got \(maxDurationS)).") }
+            guard maxDurationS > 0, maxDurationS <= AudioFacts.maximumDurationS else {
+                throw ValidationError("--max-duration-s must be positive and at most \(Int(AudioFacts.maximumDurationS)) (got \(maxDurationS)).")
+            }
             guard grace >= 0 else { throw ValidationError("--grace must not be negative (got \(grace)).") }
             guard let level = Logger.Level(rawValue: logLevel) else {
                 throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")).")
