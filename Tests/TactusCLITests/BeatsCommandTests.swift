@@ -45,6 +45,7 @@ import Testing
         // An existing click track is refused with the flag that replaces it, which beats takes.
         let refused = try CLI.run(["beats", "drums.wav", "--db", database, "--click", click])
         #expect(refused.status != 0 && refused.standardError.contains("give --force to replace it"), "\(refused.standardError)")
+        #expect(refused.standardError.components(separatedBy: click).count == 2, "the path once: \(refused.standardError)")
         let replaced = try CLI.run(["beats", "drums.wav", "--db", database, "--click", click, "--force"])
         #expect(replaced.status == 0, "\(replaced.standardError)")
 

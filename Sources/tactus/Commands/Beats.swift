@@ -97,12 +97,13 @@ extension Tactus {
                 audio = decoded
             }
             if let click, let audio {
-                do {
+                do throws(StretchError) {
                     try ClickTrack.write(
                         audio.samples, sampleRate: audio.sampleRate, beats: report.beats, downbeats: report.downbeats,
                         to: click, replacing: replace, sparing: [file] + [report.path].compactMap { $0 })
                 } catch {
-                    throw CommandFailure("\(click): \(error)")
+                    // The error names the path already.
+                    throw CommandFailure(error.description)
                 }
             }
             if json {
