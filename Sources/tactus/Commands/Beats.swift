@@ -145,28 +145,37 @@ extension Tactus {
                 file: name, source: "constant-grid", bpm: fitted.bpm, beats: fitted.beats(until: duration), downbeats: [], path: path)
         }
 
-        /// The tracked beats to give rather than the grid, if any: those of the first analysis
-        /// that tracks beats, unless --grid, or the song has a grid and (without --tracked) a
-        /// steady tempo, where the grid is the more exact.
+        /// Whether tracked beats are wanted rather than the grid: never with --grid; with
+        /// --tracked, or where the song has no grid or its tempo changes (on a steady song the
+        /// grid is the more exact).
+        private func wantsTracked(grid fitted: BeatGrid?, consensus: ConsensusTempo) -> Bool {
+            !grid && (tracked || fitted == nil || consensus.tempoMap?.stable == false)
+        }
+
+        /// The tracked beats to give rather than the grid, if wanted (``wantsTracked(grid:consensus:)``)
+        /// and any: those of the first analysis that tracks beats.
         private func trackedBeats(
             _ analyses: [TempoAnalysis], grid fitted: BeatGrid?, consensus: ConsensusTempo
         ) -> (detector: String, bpm: Double, beats: BeatPositions)? {
-            let steady = consensus.tempoMap?.stable ?? true
-            guard !grid, fitted == nil || tracked || !steady else { return nil }
+            guard wantsTracked(grid: fitted, consensus: consensus) else { return nil }
             for analysis in analyses {
                 if let beats = analysis.beats, !beats.times.isEmpty, let bpm = analysis.bpm { return (analysis.detector, bpm, beats) }
             }
             return nil
         }
 
-        /// The file analysed by every built-in detector (only the voting ones with --grid):
-        /// the grid, or beatnet's beats where the tempo changes.
+        /// The file analysed by the voting detectors, and by every built-in one (beatnet too)
+        /// only when tracked beats are wanted: the grid, or beatnet's beats where the tempo
+        /// changes. (beatnet does not vote, so the consensus, its tempo map and the grid are
+        /// the same either way; a steady song is spared its half second.)
         private func locate(in decoded: DecodedAudio) throws -> Report {
             let registry = BuiltinDetectors.registry
             let rate = Double(decoded.sampleRate)
-            let names = grid ? registry.defaultNames : registry.names
-            let analyzer = SongAnalyzer(detectors: try names.map { try registry.make($0) })
-            let output = analyzer.analyze(samples: decoded.samples, sampleRate: rate)
+            func analysed(_ names: [String]) throws -> SongAnalyzer.Output {
+                try SongAnalyzer(detectors: names.map { try registry.make($0) }).analyze(samples: decoded.samples, sampleRate: rate)
+            }
+            var output = try analysed(registry.defaultNames)
+            if wantsTracked(grid: output.beatGrid, consensus: output.consensus) { output = try analysed(registry.names) }
             if let chosen = trackedBeats(output.analyses, grid: output.beatGrid, consensus: output.consensus) {
                 return Report(
                     file: file, source: chosen.detector, bpm: chosen.bpm, beats: chosen.beats.times,
