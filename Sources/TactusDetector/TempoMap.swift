@@ -66,6 +66,9 @@ extension TempoMap {
         /// A moment further from its segment than this many noise widths costs no more than
         /// one this far: a few windows read at another level cannot pull a segment of their own.
         public var outlierCap = 1.5
+        /// Fewest readings a detector needs on each side of a change to hold it back (see
+        /// ``TempoMap/of(_:consensus:advisory:settings:)``, step 5).
+        public var vetoReadings = 3
 
         public init() {}
     }
@@ -96,6 +99,13 @@ extension TempoMap {
     /// 4. **Changes that matter.** A ramp whose ends differ by less than the minimum change is
     ///    steady; neighbouring steady segments closer than it are joined, and so are
     ///    neighbouring ramps that one straight ramp describes within half of it.
+    /// 5. **Changes every detector sees.** A real change moves every detector alike. A step or
+    ///    a ramp is dropped when one detector holds still across it: its readings on the two
+    ///    sides (of a ramp, its two halves) differ by less than half the change the map shows,
+    ///    while spreading less than that on each side (at least ``Settings/vetoReadings`` on
+    ///    each). So two detectors that wander on a piano piece, where a third reads it steady
+    ///    to a tenth of a per cent, do not make it a ramp; a detector too noisy to tell holds
+    ///    nothing back.
     public static func of(
         _ analyses: [TempoAnalysis], consensus: Double?, advisory: Set<String> = [], settings: Settings = Settings()
     ) -> TempoMap? {
@@ -118,6 +128,9 @@ struct TempoSeries {
         /// How much the moment counts: a half, and a half more times the share of its detectors
         /// that agree on it (1: all of them).
         var weight: Double
+        /// Each detector's own reading at this moment, at the consensus' level with its bias
+        /// taken out (nil where it has no window here): what step 5 of the map asks of each.
+        var readings: [Double?]
     }
 
     var points: [Point] = []
@@ -170,9 +183,13 @@ struct TempoSeries {
             }
             let winner = votes.max { support($0.0) < support($1.0) }!.0
             let agreeing = votes.filter { abs($0.0 - winner) <= agreement }
+            let mean = agreeing.reduce(0) { $0 + $1.0 } / Double(agreeing.count)
             points.append(Point(
-                time: time, log2BPM: agreeing.reduce(0) { $0 + $1.0 } / Double(agreeing.count),
-                weight: 0.5 + 0.5 * Double(agreeing.count) / Double(votes.count)))
+                time: time, log2BPM: mean, weight: 0.5 + 0.5 * Double(agreeing.count) / Double(votes.count),
+                // Each reading at the octave nearest the moment's tempo.
+                readings: zip(moment, offsets).map { reading, offset in
+                    reading.map { $0.value - offset }.map { $0 + (mean - $0).rounded() }
+                }))
         }
         keepOctave()
     }
@@ -189,11 +206,6 @@ struct TempoSeries {
         var biases = [Double](repeating: 0, count: detectors)
         guard detectors > 1 else { return biases }
         let agreement = log2(1 + TempoRelation.defaultTolerance)
-        func median(_ values: [Double]) -> Double? {
-            guard !values.isEmpty else { return nil }
-            let sorted = values.sorted(), half = sorted.count / 2
-            return sorted.count.isMultiple(of: 2) ? (sorted[half - 1] + sorted[half]) / 2 : sorted[half]
-        }
         for _ in 0..<4 {
             var differences = [[Double]](repeating: [], count: detectors)
             for moment in readings {
@@ -208,6 +220,13 @@ struct TempoSeries {
             biases = biases.map { $0 - mean }
         }
         return biases
+    }
+
+    /// The median of `values`; nil when there are none.
+    static func median(_ values: [Double]) -> Double? {
+        guard !values.isEmpty else { return nil }
+        let sorted = values.sorted(), half = sorted.count / 2
+        return sorted.count.isMultiple(of: 2) ? (sorted[half - 1] + sorted[half]) / 2 : sorted[half]
     }
 
     /// The most moments a series keeps (a song of 12.8 minutes at one window every 3 s; a longer
@@ -266,6 +285,7 @@ struct TempoSeries {
         var state = cost.indices.min { cost[$0] < cost[$1] }!
         for index in points.indices.reversed() {
             points[index].log2BPM += shifts[state]
+            points[index].readings = points[index].readings.map { $0.map { $0 + shifts[state] } }
             if index > 0 { state = back[index - 1][state] }
         }
     }
@@ -367,10 +387,35 @@ struct Partition {
         return Fit(first: first, last: last, cost: 0, startValue: value(points.first!.time), endValue: value(points.last!.time))
     }
 
-    /// A ramp whose ends differ by less than the minimum change, made steady.
+    /// A ramp whose ends differ by less than the minimum change, or across whose halves a
+    /// detector holds still, made steady.
     private func settle(_ fit: Fit) -> Fit {
-        guard abs(fit.endValue - fit.startValue) < log2(1 + settings.minimumChange) else { return fit }
+        let points = series.points
+        let middle = (fit.first + fit.last) / 2
+        let first = points[fit.first].time, last = points[fit.last].time
+        let meanTime = { (run: ClosedRange<Int>) in points[run].reduce(0) { $0 + $1.time } / Double(run.count) }
+        // What the ramp's line says between the means of its two halves.
+        let change = last > first
+            ? (fit.endValue - fit.startValue) * (meanTime((middle + 1)...fit.last) - meanTime(fit.first...middle)) / (last - first) : 0
+        guard abs(fit.endValue - fit.startValue) < log2(1 + settings.minimumChange)
+            || someDetectorHoldsStill(fit.first...middle, (middle + 1)...fit.last, change: change) else { return fit }
         return steady(fit.first, fit.last)
+    }
+
+    /// Whether one detector, with at least ``TempoMap/Settings/vetoReadings`` readings in each of
+    /// the runs of points `before` and `after`, reads them alike where the map sees `change`
+    /// (log2 tempo) between them: its medians differ by less than half of it, and its readings
+    /// spread less than that about each median (median absolute deviation).
+    private func someDetectorHoldsStill(_ before: ClosedRange<Int>, _ after: ClosedRange<Int>, change: Double) -> Bool {
+        let points = series.points, half = abs(change) / 2
+        guard half > 0, let detectors = points.first?.readings.count else { return false }
+        return (0..<detectors).contains { detector in
+            let sides = [before, after].map { run in points[run].compactMap { $0.readings[detector] } }
+            guard sides.allSatisfy({ $0.count >= settings.vetoReadings }) else { return false }
+            let medians = sides.map { TempoSeries.median($0)! }
+            let spreads = zip(sides, medians).map { side, median in TempoSeries.median(side.map { abs($0 - median) })! }
+            return abs(medians[1] - medians[0]) < half && spreads.allSatisfy { $0 < half }
+        }
     }
 
     /// Points `first...last` as one steady run at their mean.
@@ -380,14 +425,16 @@ struct Partition {
         return Fit(first: first, last: last, cost: 0, startValue: mean, endValue: mean)
     }
 
-    /// Neighbouring steady runs closer than the minimum change joined, neighbouring ramps that
+    /// Neighbouring steady runs closer than the minimum change, or between which a detector
+    /// holds still, joined; neighbouring ramps that
     /// one straight line describes within half of it joined, and the runs made segments:
     /// each boundary halfway between the last centre of one and the first of the next.
     private func joined(_ runs: [Fit], songEnd: Double) -> [TempoMap.Segment] {
         var merged: [Fit] = []
         for run in runs {
             if let last = merged.last, last.startValue == last.endValue, run.startValue == run.endValue,
-               abs(run.startValue - last.startValue) < log2(1 + settings.minimumChange) {
+               abs(run.startValue - last.startValue) < log2(1 + settings.minimumChange)
+                || someDetectorHoldsStill(last.first...last.last, run.first...run.last, change: run.startValue - last.startValue) {
                 merged[merged.count - 1] = steady(last.first, run.last)
             } else if let last = merged.last, last.startValue != last.endValue, run.startValue != run.endValue,
                       let ramp = line(last.first, run.last) {

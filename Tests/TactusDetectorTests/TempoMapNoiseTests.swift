@@ -79,4 +79,36 @@ import Testing
             #expect(abs(map.segments[1].startBPM / map.segments[0].endBPM - 1.05) < 0.02, "\(map.segments)")
         }
     }
+
+    @Test(arguments: [true, false])
+    func aChangeThatOneDetectorReadsSteadyThroughIsNoChange(ramp: Bool) throws {
+        // A piano piece at 87.5 BPM: one detector reads it steady to ±0.3 %, two others drift
+        // up by 4.5 % together (as onset-based readings of a melody can), along the whole song
+        // or at once halfway. Their drift is theirs, not the song's.
+        let drift = { (index: Int) -> Double in ramp ? 1 + 0.045 * Double(index) / 59 : (index < 30 ? 1 : 1.045) }
+        let analyses = [
+            analysis("steady", bpm: 87.5) { 87.5 * wobble($0, 1) },
+            analysis("drifting", bpm: 90) { 88 * drift($0) * wobble($0, 2) },
+            analysis("wandering", bpm: 90) { 88.5 * drift($0) * wobble($0, 3) },
+        ]
+        let map = try #require(TempoMap.of(analyses, consensus: 89))
+        #expect(map.stable, "\(map.segments)")
+    }
+
+    @Test func aRampEveryDetectorFollowsIsFoundThoughOneFollowsItNoisily() throws {
+        // 100 to 106 BPM over the song: two detectors follow it closely, the third with readings
+        // ±2.5 % off; too noisy to hold the change back, it follows it too.
+        let tempo = { (index: Int) -> Double in 100 * (1 + 0.06 * Double(index) / 59) }
+        let analyses = [
+            analysis("one", bpm: 103) { tempo($0) * wobble($0, 1) },
+            analysis("two", bpm: 103) { tempo($0) * wobble($0, 2) },
+            analysis("noisy", bpm: 103) { tempo($0) * exp(blockError($0, 3)) },
+        ]
+        let map = try #require(TempoMap.of(analyses, consensus: 103))
+        #expect(!map.stable, "\(map.segments)")
+        #expect(map.segments.count == 1 && !map.segments[0].isSteady, "\(map.segments)")
+        if let ramp = map.segments.first {
+            #expect(abs(ramp.endBPM / ramp.startBPM - 1.06) < 0.02, "\(map.segments)")
+        }
+    }
 }
