@@ -90,23 +90,26 @@ struct APIRoutes: Sendable {
 
     /// `GET /api/v1/export/rekordbox.xml?min_bpm=&max_bpm=&stable=`: the songs whose consensus
     /// tempo is in the range as a rekordbox XML collection (``RekordboxCollection``), asked of
-    /// the coordinator a page at a time; `Tactus-Omitted` counts the songs left out (no path).
+    /// the coordinator a page at a time (``TempoOrderPaging``: a scan may add songs meanwhile);
+    /// `Tactus-Omitted` counts the songs left out (no path).
     private func rekordbox(_ request: Request) async throws(HTTPFailure) -> Response {
         let parameters = QueryParameters(request)
         var query = try LibraryRequests.query(parameters, defaultLimit: Self.exportPage)
         query.order = TempoOrder.bpm.rawValue
+        query.descending = nil
+        query.histogram = nil
         query.limit = Self.exportPage
         query.detector = nil
         query.agree = nil
         query.octave = nil
-        var songs: [TempoMatch] = []
-        while true {
-            query.offset = songs.count
-            let request = query
-            let page = try await gateway.ask { try $0.query(request) }
-            songs += page
-            if page.count < Self.exportPage { break }
+        var paging = TempoOrderPaging(from: query.minBpm, pageSize: Self.exportPage)
+        while !paging.isComplete {
+            var request = query
+            request.minBpm = paging.lower
+            request.offset = paging.skip
+            paging.take(try await gateway.ask { [request] in try $0.query(request) })
         }
+        let songs = paging.songs
         let ranged = query.minBpm > LibraryRequests.allBPM.lowerBound || query.maxBpm < LibraryRequests.allBPM.upperBound
         let name = ranged ? "Tactus \(HTML.number(query.minBpm))-\(HTML.number(query.maxBpm)) BPM" : "Tactus"
         let (xml, omitted) = RekordboxCollection(songs, playlistName: name, productVersion: TactusVersion.current).xml()

@@ -70,21 +70,21 @@ extension Tactus {
             }
         }
 
-        /// Songs asked of the server at a time.
+        /// Songs asked of the server at a time (``TempoOrderPaging``: a scan may add songs meanwhile).
         static let pageSize = 2_000
 
         func run() throws {
             let library = try LibrarySource(source, mode: .readOnly)
             let range = bpm?.range ?? TempoQuery.acceptedBPM
-            var songs: [TempoMatch] = []
-            while true {
-                let page = try library.query(
-                    TempoQuery(
-                        range: range, source: .consensus, order: .bpm, limit: Self.pageSize, offset: songs.count,
-                        stable: stable ? true : changing ? false : nil))
-                songs += page
-                if page.count < Self.pageSize { break }
+            var paging = TempoOrderPaging(from: range.lowerBound, pageSize: Self.pageSize)
+            while !paging.isComplete {
+                paging.take(
+                    try library.query(
+                        TempoQuery(
+                            range: paging.lower...range.upperBound, source: .consensus, order: .bpm, limit: Self.pageSize,
+                            offset: paging.skip, stable: stable ? true : changing ? false : nil)))
             }
+            let songs = paging.songs
             let name = bpm.map { String(format: "Tactus %g-%g BPM", $0.range.lowerBound, $0.range.upperBound) } ?? "Tactus"
             let written: RekordboxCollection.Written
             do throws(RekordboxCollection.WriteError) {
