@@ -56,7 +56,11 @@ public struct Workout: Sendable, Hashable {
         static let distance = 0.0...4e9
     }
 
-    /// Throws, naming the sample, when a sample holds a value beyond ``Plausible``.
+    /// What the format calls a sample, for errors: a FIT record, a GPX or TCX track point.
+    var sampleName: String { format == .fit ? "record" : "track point" }
+
+    /// Throws, naming the sample, when a sample holds a value beyond ``Plausible``, or is
+    /// timed before the sample before it.
     func checkValues(file: String) throws(CadenceError) {
         let checks: [(String, KeyPath<Sample, Double?>, ClosedRange<Double>, String)] = [
             ("cadence", \.cadence, Plausible.cadence, "per minute"), ("heart rate", \.heartRate, Plausible.heartRate, "bpm"),
@@ -65,9 +69,12 @@ public struct Workout: Sendable, Hashable {
         for (index, sample) in samples.enumerated() {
             for (name, field, range, unit) in checks {
                 guard let value = sample[keyPath: field], !range.contains(value) else { continue }
-                let point = format == .fit ? "record" : "track point"
                 throw CadenceError(file: file, .malformedWorkout(format: format, reason:
-                    "\(point) \(index + 1): a \(name) of \(value) \(unit), outside \(Int(range.lowerBound))-\(Int(range.upperBound)) \(unit)"))
+                    "\(sampleName) \(index + 1): a \(name) of \(value) \(unit), outside \(Int(range.lowerBound))-\(Int(range.upperBound)) \(unit)"))
+            }
+            if index > 0, sample.time < samples[index - 1].time {
+                throw CadenceError(file: file, .malformedWorkout(format: format, reason:
+                    "\(sampleName) \(index + 1) is timed \(samples[index - 1].time - sample.time) s before the one before it"))
             }
         }
     }

@@ -35,9 +35,6 @@ public struct WorkoutAnalyzer: Sendable {
     public func analyze(_ workout: Workout, file: String) throws(CadenceError) -> CadenceReport {
         let samples = workout.samples
         try workout.checkValues(file: file)
-        for index in samples.indices.dropFirst() where samples[index].time < samples[index - 1].time {
-            throw CadenceError(file: file, .nonMonotonicTime(line: index + 1, time: samples[index].time, previous: samples[index - 1].time))
-        }
         let moving = samples.compactMap(\.cadence).filter { $0 >= Self.movingCadence }.sorted()
         guard !moving.isEmpty || samples.contains(where: { $0.cadence != nil }) else {
             throw CadenceError(file: file, .noCadence(format: workout.format, expected: workout.cadenceName))

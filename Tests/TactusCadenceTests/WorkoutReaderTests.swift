@@ -162,6 +162,16 @@ import Testing
             == .malformedWorkout(format: .tcx, reason: "track point 2: a distance of 1e+308 m, outside 0-4000000000 m"))
     }
 
+    @Test func aSampleTimedBeforeTheOneBeforeItIsNamedByWhatTheFormatCallsIt() throws {
+        // The third track point, timed a minute before the first: a GPX has no lines of data.
+        let gpx = WorkoutFiles.gpx(Self.run).replacingOccurrences(of: "<time>2024-05-01T07:30:02Z</time>", with: "<time>2024-05-01T07:29:00Z</time>")
+        let error = try #require(Self.problem(gpx, "backwards.gpx"))
+        #expect(error.code.rawValue == "malformed-workout", "\(error)")
+        #expect(
+            error.description == "backwards.gpx: not a readable GPX workout: track point 3 is timed 61.0 s before the one before it",
+            "\(error)")
+    }
+
     @Test func aGPXWithoutCadenceNamesWhatItLacks() throws {
         let error = try #require(Self.problem(WorkoutFiles.gpx(Self.run, cadence: false), "no-cadence.gpx"))
         #expect(error.code.rawValue == "no-cadence")
