@@ -75,7 +75,9 @@ public enum SquaredSum {
             lanes += chunk * chunk
             index += 8
         }
-        var total = index > range.lowerBound ? lanes.sum() : 0
+        // The lanes added up in order (the order ``BandPowers`` follows too).
+        var total = index > range.lowerBound
+            ? lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7] : 0
         while index < range.upperBound {
             total += base[index] * base[index]
             index += 1

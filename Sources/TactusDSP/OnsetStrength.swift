@@ -118,6 +118,8 @@ public final class OnsetStrengthAccumulator {
     /// Bin ranges of the bands (empty when the band is above the Nyquist frequency).
     private let bandBins: [Range<Int>]
     private let powerScale: Float
+    /// The frames' band powers, four frames at a time.
+    private let bandPowers: BandPowers
 
     /// Samples consumed so far.
     private var consumed = 0
@@ -153,6 +155,7 @@ public final class OnsetStrengthAccumulator {
         // Parseval: the windowed frame's power sums to about fftSize * frameLength * meanSquare * 3/16
         // over the half spectrum; dividing by fftSize * frameLength makes it rate-independent.
         powerScale = 1 / (Float(fftSize) * Float(frames.frameLength))
+        bandPowers = BandPowers(bands: bandBins.map { (2 * $0.lowerBound)..<(2 * $0.upperBound) })
         if let expectedSamples, expectedSamples > 0 {
             // At most 2^18 frames (43 minutes at 100 per second) held in advance, whatever a
             // header claims: a longer song grows as it comes.
@@ -183,6 +186,7 @@ public final class OnsetStrengthAccumulator {
     /// last frames are zero-padded), so the envelope covers the whole signal.
     public func finish() -> OnsetStrengthEnvelope {
         frames.finish()
+        appendBandPowers()
         return OnsetStrengthEnvelope(
             frameRate: configuration.frameRate, sampleRate: sampleRate, bands: onsetStrength(),
             sampleCount: consumed, energyPrefix: frames.energyPrefix)
@@ -238,7 +242,9 @@ public final class OnsetStrengthAccumulator {
             }
         } else {
             let compression = Float(compression)
-            for index in magnitudes.indices {
+            for index in magnitudes.indices where magnitudes[index] != 0 {
+                // A zero magnitude (a band between two bins, digital silence) keeps its level
+                // of log(1) = 0 without a call.
                 magnitudes[index] = logf(1 + compression * (magnitudes[index] * relative))
             }
         }
@@ -279,26 +285,31 @@ public final class OnsetStrengthAccumulator {
         }
     }
 
-    /// Appends the band magnitudes of one frame's spectrum (interleaved (re, im) pairs: a
-    /// band's power is the sum of the squares of its floats): the powers first, then their
-    /// square roots in one vectorised pass, then their running total.
+    /// Takes one frame's spectrum (interleaved (re, im) pairs: a band's power is the sum of
+    /// the squares of its floats); its band magnitudes are appended with those of the next
+    /// three.
     private func appendFrame(_ spectrum: UnsafeBufferPointer<Float>) {
+        if bandPowers.add(spectrum) { appendBandPowers() }
+    }
+
+    /// Appends the magnitudes of the frames whose spectra ``bandPowers`` holds, and adds them
+    /// to their running total in order.
+    private func appendBandPowers() {
         let powerScale = self.powerScale
-        let bandCount = bandBins.count
-        let start = magnitudes.count
-        magnitudes.append(contentsOf: repeatElement(0, count: bandCount))
-        var total = magnitudeTotal
-        magnitudes.withUnsafeMutableBufferPointer { all in
-            let frame = UnsafeMutableBufferPointer(rebasing: all[start..<(start + bandCount)])
-            bandBins.withUnsafeBufferPointer { bandBins in
-                for band in 0..<bandCount {
-                    let bins = bandBins[band]
-                    frame[band] = SquaredSum.of(spectrum, (2 * bins.lowerBound)..<(2 * bins.upperBound)) * powerScale
+        bandPowers.flush { powers in
+            let start = magnitudes.count
+            magnitudes.append(contentsOf: repeatElement(0, count: powers.count))
+            // A local running total: one captured by the closure would live in memory, each
+            // addition waiting on the store of the last.
+            var total = magnitudeTotal
+            magnitudes.withUnsafeMutableBufferPointer { all in
+                for index in powers.indices {
+                    let magnitude = (powers[index] * powerScale).squareRoot()
+                    all[start + index] = magnitude
+                    total += Double(magnitude)
                 }
             }
-            for band in 0..<bandCount { frame[band] = frame[band].squareRoot() }
-            for band in 0..<bandCount { total += Double(frame[band]) }
+            magnitudeTotal = total
         }
-        magnitudeTotal = total
     }
 }
