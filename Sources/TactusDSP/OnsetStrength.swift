@@ -118,6 +118,8 @@ public final class OnsetStrengthAccumulator {
     /// Bin ranges of the bands (empty when the band is above the Nyquist frequency).
     private let bandBins: [Range<Int>]
     private let powerScale: Float
+    /// The frames' band powers, four frames at a time.
+    private let bandPowers: BandPowers
 
     /// Samples consumed so far.
     private var consumed = 0
@@ -125,7 +127,9 @@ public final class OnsetStrengthAccumulator {
     /// Frame after frame (frame-major): `magnitudes[frame * bandCount + band]`, one append per
     /// frame rather than one per band.
     private var magnitudes: [Float] = []
-    private var frameMagnitudes: [Float]
+    /// The sum of ``magnitudes`` in their order, added up as the frames come (the mean the
+    /// compression is relative to).
+    private var magnitudeTotal = 0.0
 
     /// An accumulator with its own frames; with `frontEnds`, with the frames of any other
     /// accumulator of the song with the same rate, frame rate and frame length. Given the
@@ -151,7 +155,7 @@ public final class OnsetStrengthAccumulator {
         // Parseval: the windowed frame's power sums to about fftSize * frameLength * meanSquare * 3/16
         // over the half spectrum; dividing by fftSize * frameLength makes it rate-independent.
         powerScale = 1 / (Float(fftSize) * Float(frames.frameLength))
-        frameMagnitudes = [Float](repeating: 0, count: bandBins.count)
+        bandPowers = BandPowers(bands: bandBins.map { (2 * $0.lowerBound)..<(2 * $0.upperBound) })
         if let expectedSamples, expectedSamples > 0 {
             // At most 2^18 frames (43 minutes at 100 per second) held in advance, whatever a
             // header claims: a longer song grows as it comes.
@@ -182,53 +186,41 @@ public final class OnsetStrengthAccumulator {
     /// last frames are zero-padded), so the envelope covers the whole signal.
     public func finish() -> OnsetStrengthEnvelope {
         frames.finish()
+        appendBandPowers()
         return OnsetStrengthEnvelope(
             frameRate: configuration.frameRate, sampleRate: sampleRate, bands: onsetStrength(),
             sampleCount: consumed, energyPrefix: frames.energyPrefix)
     }
 
     /// Compression relative to the song's mean full-band magnitude, then diff-rect per band.
+    ///
+    /// The levels are computed in place first (no running sum waits on `logf`), then the rises:
+    /// the band-averaged flux sums four frames at a time, each frame's bands in order.
     private func onsetStrength() -> [[Float]] {
         let bandCount = bandBins.count
         let frames = bandCount > 0 ? magnitudes.count / bandCount : 0
         guard frames > 0 else { return Array(repeating: [], count: bandCount) }
-        let total = magnitudes.reduce(0.0) { $0 + Double($1) }
-        let reference = total / Double(frames)
-        let linear = configuration.compression == 0
+        let reference = magnitudeTotal / Double(frames)
         let relative = reference > 0 ? Float(1 / reference) : 0
-        let compression = Float(configuration.compression)
         let minimumRise = Float(configuration.minimumRise)
-        // logf(1 + x): three times faster than log1pf, the same to 1e-7 here.
-        func level(_ magnitude: Float) -> Float {
-            let scaled = magnitude * relative
-            return linear ? scaled * scaled : logf(1 + compression * scaled)
-        }
         var bands: [[Float]] = []
-        magnitudes.withUnsafeBufferPointer { all in
+        magnitudes.withUnsafeMutableBufferPointer { levels in
+            Self.compress(levels, relative: relative, compression: configuration.compression)
+            let levels = UnsafeBufferPointer(levels)
             if configuration.averagesBands {
-                let scale = 1 / Float(bandCount)
-                var previous = (0..<bandCount).map { level(all[$0]) }
                 bands = [[Float](unsafeUninitializedCapacity: frames) { values, initialised in
-                    values[0] = 0
-                    for frame in 1..<max(frames, 1) {
-                        var sum: Float = 0
-                        for band in 0..<bandCount {
-                            let current = level(all[frame * bandCount + band])
-                            sum += max(current - previous[band] - minimumRise, 0)
-                            previous[band] = current
-                        }
-                        values[frame] = sum * scale
-                    }
+                    Self.averageRises(levels, bandCount: bandCount, minimumRise: minimumRise, into: values)
                     initialised = frames
                 }]
                 return
             }
             for band in 0..<bandCount {
                 bands.append([Float](unsafeUninitializedCapacity: frames) { values, initialised in
-                    var previous: Float = 0
-                    for frame in 0..<frames {
-                        let current = level(all[frame * bandCount + band])
-                        values[frame] = frame > 0 ? max(current - previous - minimumRise, 0) : 0
+                    values[0] = 0
+                    var previous = levels[band]
+                    for frame in 1..<frames {
+                        let current = levels[frame * bandCount + band]
+                        values[frame] = max(current - previous - minimumRise, 0)
                         previous = current
                     }
                     initialised = frames
@@ -239,16 +231,85 @@ public final class OnsetStrengthAccumulator {
         return bands
     }
 
-    /// Appends the band magnitudes of one frame's spectrum (interleaved (re, im) pairs: a
-    /// band's power is the sum of the squares of its floats).
-    private func appendFrame(_ spectrum: UnsafeBufferPointer<Float>) {
-        let powerScale = self.powerScale
-        frameMagnitudes.withUnsafeMutableBufferPointer { frame in
-            for (band, bins) in bandBins.enumerated() {
-                let power = SquaredSum.of(spectrum, (2 * bins.lowerBound)..<(2 * bins.upperBound))
-                frame[band] = (power * powerScale).squareRoot()
+    /// Each magnitude m becomes its level: log(1 + compression * m * relative), or
+    /// (m * relative) squared without compression. (`logf(1 + x)`: three times faster than
+    /// `log1pf`, the same to 1e-7 here.)
+    private static func compress(_ magnitudes: UnsafeMutableBufferPointer<Float>, relative: Float, compression: Double) {
+        if compression == 0 {
+            for index in magnitudes.indices {
+                let scaled = magnitudes[index] * relative
+                magnitudes[index] = scaled * scaled
+            }
+        } else {
+            let compression = Float(compression)
+            for index in magnitudes.indices where magnitudes[index] != 0 {
+                // A zero magnitude (a band between two bins, digital silence) keeps its level
+                // of log(1) = 0 without a call.
+                magnitudes[index] = logf(1 + compression * (magnitudes[index] * relative))
             }
         }
-        magnitudes.append(contentsOf: frameMagnitudes)
+    }
+
+    /// The mean over the bands of each frame's rectified rise of `levels` (frame-major,
+    /// `bandCount` per frame) less `minimumRise`, 0 for the first frame. Each frame's bands are
+    /// summed in order; four frames at a time, so that four sums advance together.
+    private static func averageRises(
+        _ levels: UnsafeBufferPointer<Float>, bandCount: Int, minimumRise: Float, into values: UnsafeMutableBufferPointer<Float>
+    ) {
+        let frames = values.count
+        let scale = 1 / Float(bandCount)
+        func rise(_ frame: Int, _ band: Int) -> Float {
+            max(levels[frame * bandCount + band] - levels[(frame - 1) * bandCount + band] - minimumRise, 0)
+        }
+        values[0] = 0
+        var frame = 1
+        while frame + 4 <= frames {
+            var sums: (Float, Float, Float, Float) = (0, 0, 0, 0)
+            for band in 0..<bandCount {
+                sums.0 += rise(frame, band)
+                sums.1 += rise(frame + 1, band)
+                sums.2 += rise(frame + 2, band)
+                sums.3 += rise(frame + 3, band)
+            }
+            values[frame] = sums.0 * scale
+            values[frame + 1] = sums.1 * scale
+            values[frame + 2] = sums.2 * scale
+            values[frame + 3] = sums.3 * scale
+            frame += 4
+        }
+        while frame < frames {
+            var sum: Float = 0
+            for band in 0..<bandCount { sum += rise(frame, band) }
+            values[frame] = sum * scale
+            frame += 1
+        }
+    }
+
+    /// Takes one frame's spectrum (interleaved (re, im) pairs: a band's power is the sum of
+    /// the squares of its floats); its band magnitudes are appended with those of the next
+    /// three.
+    private func appendFrame(_ spectrum: UnsafeBufferPointer<Float>) {
+        if bandPowers.add(spectrum) { appendBandPowers() }
+    }
+
+    /// Appends the magnitudes of the frames whose spectra ``bandPowers`` holds, and adds them
+    /// to their running total in order.
+    private func appendBandPowers() {
+        let powerScale = self.powerScale
+        bandPowers.flush { powers in
+            let start = magnitudes.count
+            magnitudes.append(contentsOf: repeatElement(0, count: powers.count))
+            // A local running total: one captured by the closure would live in memory, each
+            // addition waiting on the store of the last.
+            var total = magnitudeTotal
+            magnitudes.withUnsafeMutableBufferPointer { all in
+                for index in powers.indices {
+                    let magnitude = (powers[index] * powerScale).squareRoot()
+                    all[start + index] = magnitude
+                    total += Double(magnitude)
+                }
+            }
+            magnitudeTotal = total
+        }
     }
 }

@@ -92,3 +92,42 @@ import TactusDSP
         #expect(abs(window.last!) < 1e-6)
     }
 }
+
+@Suite struct BandPowersTests {
+    /// Spectra of successive frames of a chord with a decaying click train, so that the bins
+    /// span many orders of magnitude (sums whose rounding depends on their order).
+    private static func spectra(count: Int, size: Int) -> [[Float]] {
+        let fft = RealFFT(size: size)
+        return (0..<count).map { frame in
+            for index in 0..<size {
+                let time = Double(frame * size / 2 + index) / 8000
+                let click = index % 97 == 0 ? exp(-Double(frame)) * 3 : 0
+                fft.samples[index] = Float(sin(2 * .pi * 440 * time) + 0.01 * sin(2 * .pi * 1_234.5 * time) + click)
+            }
+            fft.forward()
+            return fft.spectrum.withMemoryRebound(to: Float.self) { Array($0) }
+        }
+    }
+
+    /// Every spectrum's band powers are SquaredSum's, bit for bit, whatever the band's width
+    /// (none, under eight floats, whole groups of eight and more) and however many spectra the
+    /// last batch holds.
+    @Test func bandPowersAreSquaredSumsToTheBit() {
+        let bands = [0..<0, 0..<1, 1..<3, 3..<10, 10..<18, 18..<27, 27..<43, 43..<100, 100..<258, 5..<5]
+        let spectra = Self.spectra(count: 7, size: 512)
+        let powers = BandPowers(bands: bands)
+        var computed: [Float] = []
+        for spectrum in spectra {
+            if spectrum.withUnsafeBufferPointer({ powers.add($0) }) {
+                powers.flush { computed.append(contentsOf: $0) }
+            }
+        }
+        #expect(powers.count == 3)
+        powers.flush { computed.append(contentsOf: $0) }
+        #expect(powers.count == 0)
+        let expected = spectra.flatMap { spectrum in
+            bands.map { band in spectrum.withUnsafeBufferPointer { SquaredSum.of($0, band) } }
+        }
+        #expect(computed.map(\.bitPattern) == expected.map(\.bitPattern))
+    }
+}
