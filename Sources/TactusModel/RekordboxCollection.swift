@@ -30,20 +30,11 @@ public struct RekordboxCollection: Sendable {
         public var reason: String
     }
 
-    /// What was written: the file, the tracks, the songs left out and the tracks with a grid.
-    public struct Written: Sendable, Hashable {
-        public var path: String
+    /// What a collection holds: its tracks, those with a grid, and the songs left out.
+    public struct Summary: Sendable, Hashable {
         public var tracks: Int
         public var withGrid: Int
         public var omitted: [Omission]
-    }
-
-    /// A collection file that could not be written.
-    public struct WriteError: Error, Sendable, Hashable, CustomStringConvertible {
-        public var path: String
-        public var reason: String
-
-        public var description: String { "\(path): cannot write the rekordbox collection: \(reason)" }
     }
 
     /// The collection's XML, and the songs left out.
@@ -87,19 +78,13 @@ public struct RekordboxCollection: Sendable {
         return (lines.joined(separator: "\n") + "\n", omitted)
     }
 
-    /// Writes the collection to `path` (through a temporary file in its folder, renamed over it).
-    public func write(to path: String) throws(WriteError) -> Written {
-        let url = URL(fileURLWithPath: path).standardizedFileURL
+    /// The collection's XML and what it holds (the command that writes it puts it in place:
+    /// `tactus export`, through a temporary file that never replaces a library).
+    public func contents() -> (text: String, summary: Summary) {
         let (text, omitted) = xml()
-        do {
-            try Data(text.utf8).write(to: url, options: .atomic)
-        } catch {
-            throw WriteError(path: path, reason: error.localizedDescription)
-        }
-        let located = songs.count - omitted.count
         let omittedSongs = Set(omitted.map(\.song.song))
         let withGrid = songs.filter { $0.beatGrid != nil && !omittedSongs.contains($0.song) }.count
-        return Written(path: url.path, tracks: located, withGrid: withGrid, omitted: omitted)
+        return (text, Summary(tracks: songs.count - omitted.count, withGrid: withGrid, omitted: omitted))
     }
 
     /// One `TRACK` of the collection, with its `TEMPO` when the song has a beat grid.

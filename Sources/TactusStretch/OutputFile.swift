@@ -4,7 +4,8 @@ import Foundation
 /// its path, then put in place by ``place()``. It never writes through a symbolic link (the
 /// temporary is created with `O_CREAT | O_EXCL | O_NOFOLLOW`, and a link, a name, is only ever
 /// replaced, never followed), never over one of the files being read (the same device and
-/// inode), and over an existing file only when `replacing` (`--force`); without it the
+/// inode), never over a SQLite database or its write-ahead log (a library), and over an
+/// existing file only when `replacing` (`--force`); without it the
 /// temporary is linked into place, which fails if anything has appeared there meanwhile. A file
 /// never placed (a failed render) leaves nothing behind.
 public final class OutputFile {
@@ -85,9 +86,25 @@ public final class OutputFile {
         }
         if status.st_mode & S_IFMT == S_IFDIR { throw .cannotWrite(path: path, reason: "it is a directory") }
         if inputs.contains(FileIdentity(status)) {
-            throw .cannotWrite(path: path, reason: "it is the song being read (tactus never writes over its input)")
+            throw .cannotWrite(path: path, reason: "it is the file being read (tactus never writes over its input)")
         }
         if !replacing { throw .cannotWrite(path: path, reason: exists) }
+        if status.st_mode & S_IFMT == S_IFREG, isDatabase(name, in: folder) {
+            throw .cannotWrite(path: path, reason: "it is a SQLite database or its write-ahead log (a Tactus library?): tactus never writes over one")
+        }
+    }
+
+    /// Whether the regular file `name` in `folder` begins as a SQLite database ("SQLite format
+    /// 3" and a NUL) or its write-ahead log (magic 0x377f0682 or 0x377f0683, big-endian) does:
+    /// a library, perhaps a running server's, that a mistyped output path must not replace.
+    private static func isDatabase(_ name: String, in folder: Int32) -> Bool {
+        let descriptor = openat(folder, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 16)
+        let count = header.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, 16) }
+        if count == 16, header == Array("SQLite format 3\0".utf8) { return true }
+        return count >= 4 && header[0] == 0x37 && header[1] == 0x7F && header[2] == 0x06 && (header[3] == 0x82 || header[3] == 0x83)
     }
 
     /// The folder of `path`, open, and the name in it; a path that can only name a folder is refused.

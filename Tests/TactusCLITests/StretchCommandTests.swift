@@ -40,7 +40,7 @@ import Testing
         for (output, extra) in [(song.path, []), (song.path, ["--force"]), (song.directory.file("same.flac"), ["--force"])] {
             let run = try song.stretch(to: output, extra)
             #expect(run.status == 1, "\(output) \(extra): \(run.standardError)")
-            #expect(run.standardError.contains("cannot write '\(output)': it is the song being read"), "\(run.standardError)")
+            #expect(run.standardError.contains("cannot write '\(output)': it is the file being read"), "\(run.standardError)")
             #expect(try song.contents(song.path) == song.bytes, "the song was changed by -o \(output) \(extra)")
         }
         #expect(try song.names() == ["same.flac", "song.flac"])

@@ -63,7 +63,7 @@ import Testing
         // folder: each refusal names the path, before the server is asked.
         let downloaded = try Data(contentsOf: URL(fileURLWithPath: output)), original = try Data(contentsOf: URL(fileURLWithPath: song))
         for (target, extra, reason) in [
-            (output, [], "it exists (give --force to replace it)"), (song, ["--force"], "it is the song being read"),
+            (output, [], "it exists (give --force to replace it)"), (song, ["--force"], "it is the file being read"),
             (directory.path, [], "it is a directory"),
         ] {
             let run = try CLI.run(["stretch", song, "--bpm", "126", "-o", target, "--server", server.endpoints.frontend] + extra)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TactusModel
+import TactusStretch
 
 extension Tactus {
     /// `tactus export --rekordbox FILE`: the library as DJ software's collection.
@@ -23,7 +24,9 @@ extension Tactus {
 
                 Songs without a stored path (uploaded ones) cannot be located by a DJ program: \
                 they are left out, each named in a warning. The file is written through a \
-                temporary file and renamed over FILE.
+                temporary file in its folder and put in place whole. An existing FILE is replaced \
+                only with --force, and never when it is a SQLite database (a Tactus library, for \
+                one) or the library --db reads.
 
                 With --db, reads the library file; otherwise asks the server (--server). With \
                 --json, prints {file, tracks, with_grid, omitted: [{song, file, reason}]}.
@@ -47,6 +50,9 @@ extension Tactus {
 
         @Flag(help: "Only songs whose tempo changes (steps or ramps in their tempo map).")
         var changing = false
+
+        @Flag(help: "Replace the file given to --rekordbox if it exists (never a SQLite database).")
+        var force = false
 
         func validate() throws {
             if stable && changing { throw ValidationError("--stable and --changing are alternatives; give one") }
@@ -74,6 +80,8 @@ extension Tactus {
         static let pageSize = 2_000
 
         func run() throws {
+            // Checked before the library is read: a refused path costs no query.
+            let file = try OutputFile.checked(rekordbox, replacing: force, sparing: [source.library.path].compactMap { $0 })
             let library = try LibrarySource(source, mode: .readOnly)
             let range = bpm?.range ?? TempoQuery.acceptedBPM
             var paging = TempoOrderPaging(from: range.lowerBound, pageSize: Self.pageSize)
@@ -86,25 +94,21 @@ extension Tactus {
             }
             let songs = paging.songs
             let name = bpm.map { String(format: "Tactus %g-%g BPM", $0.range.lowerBound, $0.range.upperBound) } ?? "Tactus"
-            let written: RekordboxCollection.Written
-            do throws(RekordboxCollection.WriteError) {
-                written = try RekordboxCollection(songs, playlistName: name, productVersion: TactusVersion.current)
-                    .write(to: rekordbox)
-            } catch {
-                throw CommandFailure(error.description)
-            }
+            let (text, written) = RekordboxCollection(songs, playlistName: name, productVersion: TactusVersion.current).contents()
+            try file.save(Array(text.utf8))
+            let path = URL(fileURLWithPath: rekordbox).standardizedFileURL.path
             for omission in written.omitted {
                 Output.warn("song \(omission.song.song.short) (\(omission.song.file)) is not in \(rekordbox): \(omission.reason)")
             }
             if output.json {
                 try Output.jsonLine(
                     Report(
-                        file: written.path, tracks: written.tracks, withGrid: written.withGrid,
+                        file: path, tracks: written.tracks, withGrid: written.withGrid,
                         omitted: written.omitted.map { .init(song: $0.song.song.hex, file: $0.song.file, reason: $0.reason) }))
                 return
             }
             print(
-                "wrote \(written.path): \(written.tracks) of \(songs.count) songs, \(written.withGrid) with a beat grid"
+                "wrote \(path): \(written.tracks) of \(songs.count) songs, \(written.withGrid) with a beat grid"
                     + (written.omitted.isEmpty ? "" : ", \(written.omitted.count) without a known path"))
         }
     }
