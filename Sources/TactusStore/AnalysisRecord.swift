@@ -139,6 +139,33 @@ public struct AnalysisRecord: Sendable, Hashable {
         }
     }
 
+    /// Checks the analysis against the song it is of, `durationS` seconds long (a worker's
+    /// result; a song analysed here is checked by construction): its windows in time order,
+    /// each starting within the song, at most ten a second of it (the built-in detectors step
+    /// at least 0.5 s), and its beats within the song. One second of slack at the end.
+    func checkWithin(durationS: Double) throws(StoreError) {
+        let a = analysis, end = durationS + 1
+        let most = Int(min(10 * durationS, 1e9)) + 10
+        if a.windows.count > most {
+            throw .invalidValue(
+                field: "\(a.detector).windows", value: "\(a.windows.count) windows",
+                accepted: "at most \(most) windows for a song of \(durationS) s (ten a second)")
+        }
+        var previous = 0.0
+        for (index, window) in a.windows.enumerated() {
+            guard window.startS >= previous && window.startS <= end else {
+                throw .invalidValue(
+                    field: "\(a.detector).windows[\(index)].start_s", value: "\(window.startS)",
+                    accepted: "a start within the song's \(durationS) s, not before the window before it")
+            }
+            previous = window.startS
+        }
+        if let last = a.beats?.times.last, last > end {
+            throw .invalidValue(
+                field: "\(a.detector).beats.times", value: "\(last)", accepted: "beats within the song's \(durationS) s")
+        }
+    }
+
     /// At most ``maximumBeats`` times, each finite, >= 0 and not before the one before it.
     private static func checkBeatTimes(_ times: [Double], field: String) throws(StoreError) {
         if times.count > maximumBeats {

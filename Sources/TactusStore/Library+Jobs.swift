@@ -136,11 +136,16 @@ extension Library {
                 job.state == .running, job.attempts == attempt
             else { return nil }
             let key = try Self.songKey(job.song, db)
-            var params = ParameterText()
-            try Self.upsert(result, songKey: key, params: &params, db)
+            // The result must lie within the song: its duration as the worker measured it, else
+            // as stored (a header's estimate may be far from the truth, so the worker's counts).
+            var duration = try Double.fetchOne(db, sql: "SELECT duration_s FROM songs WHERE id = ?", arguments: [key]) ?? 0
             if let durationS, durationS.isFinite, durationS >= 0 {
+                duration = durationS
                 try db.executeCached(sql: "UPDATE songs SET duration_s = ? WHERE id = ?", arguments: [durationS, key])
             }
+            if duration > 0 { try result.checkWithin(durationS: duration) }
+            var params = ParameterText()
+            try Self.upsert(result, songKey: key, params: &params, db)
             if let envelope {
                 try db.executeCached(
                     sql: "UPDATE songs SET envelope = ?, envelope_hop_s = ? WHERE id = ?",
