@@ -22,20 +22,34 @@ enum LibrarySource {
         }
     }
 
-    /// The songs whose tempo lies in the query's range. Over the server a query without a
-    /// limit asks for the protocol's most (10,000 songs).
+    /// The songs whose tempo lies in the query's range. Over the server, whose answers hold at
+    /// most ``serverPage`` songs, a query without a limit (or with a larger one) is asked a
+    /// page at a time until a page comes short, each song kept once.
     func query(_ query: TempoQuery) throws -> [TempoMatch] {
         try reportingFailures {
             switch self {
             case .file(let service):
                 return try service.query(query).songs
             case .server(let client):
-                var request = QueryRequest(query)
-                request.limit = query.limit ?? 10_000
-                return try client.query(request)
+                var songs: [TempoMatch] = [], seen: Set<SongID> = []
+                var offset = query.offset
+                while true {
+                    var request = QueryRequest(query)
+                    request.offset = offset
+                    request.limit = min(query.limit.map { $0 - songs.count } ?? Self.serverPage, Self.serverPage)
+                    let page = try client.query(request)
+                    songs += page.filter { seen.insert($0.song).inserted }
+                    offset += page.count
+                    guard page.count == Self.serverPage, offset <= TempoQuery.maxOffset, songs.count < query.limit ?? .max else {
+                        return songs
+                    }
+                }
             }
         }
     }
+
+    /// The most songs the server gives in one answer to a query (the protocol's limit).
+    static let serverPage = 10_000
 
     /// One song's results side by side; `song` is any name ``SongLookup`` resolves.
     func compare(song: String) throws -> SongComparison {
