@@ -7,6 +7,17 @@ import Testing
 @Suite struct BeatsCommandTests {
     static let bpm = 126.0
 
+    @Test func aFileThatCannotBeDecodedIsNamedOnce() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-beats-bad")
+        let empty = directory.file("empty.wav"), missing = directory.file("missing.wav")
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
+        for path in [empty, missing] {
+            let run = try CLI.run(["beats", path])
+            #expect(run.status != 0)
+            #expect(run.standardError.components(separatedBy: path).count == 2, "named once: \(run.standardError)")
+        }
+    }
+
     @Test func aFilesGridAndAStoredSongsGridAreTheSameAndClickOnTheBeats() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-beats")
         let music = directory.file("music")

@@ -121,7 +121,9 @@ extension Tactus {
             do {
                 return try DecodedAudio(decoding: .file(path))
             } catch {
-                throw CommandFailure("\(path): \(error)")
+                // The decoder's errors name the file already; others get it here, once.
+                let text = "\(error)"
+                throw CommandFailure(text.hasPrefix(path) ? text : "\(path): \(text)")
             }
         }
 
