@@ -21,7 +21,9 @@ enum XMLWorkoutReader {
             throw CadenceError(file: file, .malformedWorkout(format: format, reason: "a document type declaration, which neither GPX nor TCX has"))
         }
         let collector = TrackPointCollector(format: format)
-        let parser = XMLParser(data: Data(bytes))
+        // A stream, read a block at a time: given the whole file at once, libxml2 refuses a
+        // document of more than 10 MB ("huge input lookup"), a GPX of about 16 hours.
+        let parser = XMLParser(stream: InputStream(data: Data(bytes)))
         parser.shouldResolveExternalEntities = false
         parser.delegate = collector
         let parsed = parser.parse()

@@ -172,6 +172,14 @@ import Testing
             "\(error)")
     }
 
+    @Test func aGPXOfMoreThanTenMegabytesIsRead() throws {
+        // 17 hours at a point a second: 10.6 MB, past the 10 MB libxml2 takes in one piece.
+        let gpx = WorkoutFiles.gpx(WorkoutSecond.steady(61_000, cadence: 85, heartRate: 150, speed: 3))
+        try #require(gpx.utf8.count > 10_000_000, "\(gpx.utf8.count) bytes")
+        let report = try Self.report(gpx, "long.gpx")
+        #expect(abs((report.cadence ?? 0) - 170) < 0.01, "\(report.cadence ?? 0)")
+    }
+
     @Test func aGPXWithoutCadenceNamesWhatItLacks() throws {
         let error = try #require(Self.problem(WorkoutFiles.gpx(Self.run, cadence: false), "no-cadence.gpx"))
         #expect(error.code.rawValue == "no-cadence")
