@@ -7,8 +7,10 @@ import Testing
 @testable import TactusStore
 
 /// A worker's result must lie within the song it is of: its windows in time order, starting
-/// within the song's duration, at most ten a second, and its beats within the song. A result
-/// that does not is refused whole, and nothing of it (nor the duration it came with) is stored.
+/// within the song's duration, at most ten a second, and its beats within the song (the
+/// duration the worker measured, else four times the stored one, a header's estimate, plus a
+/// minute). A result that does not is refused whole, and nothing of it (nor the duration it
+/// came with) is stored.
 @Suite struct ResultWithinSongTests {
     /// Analysis by `a` of a song with `windows` (start times) and `beats`.
     func record(windows starts: [Double], beats: [Double]? = nil) -> AnalysisRecord {
@@ -27,8 +29,9 @@ import Testing
         let hostile: [(String, AnalysisRecord, Double?)] = [
             ("a window starting after the song", record(windows: [0, 3, 1_000_000]), nil),
             ("windows out of order", record(windows: [0, 6, 3]), nil),
-            ("more than ten windows a second", record(windows: (0..<400).map { Double($0) * 0.05 }), nil),
-            ("a beat after the song", record(windows: [0, 3], beats: [0.5, 1, 150]), nil),
+            ("more than ten windows a second", record(windows: (0..<400).map { Double($0) * 0.05 }), 30),
+            ("a beat after the song", record(windows: [0, 3], beats: [0.5, 1, 35]), 30),
+            ("a beat long after the stored duration (a worker that does not say)", record(windows: [0, 3], beats: [0.5, 500]), nil),
             ("windows beyond the duration the worker measured", record(windows: [0, 3, 20]), 10),
         ]
         for (name, result, duration) in hostile {
