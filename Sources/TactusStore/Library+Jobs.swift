@@ -139,7 +139,7 @@ extension Library {
             // The result must lie within the song: its duration as the worker measured it, else
             // (a version-1 worker may not say) the stored one, which may be a header's estimate:
             // an MP3's first frame can be 2.5 times the bit rate of the rest, so 4 times it.
-            let stored = try Double.fetchOne(db, sql: "SELECT duration_s FROM songs WHERE id = ?", arguments: [key]) ?? 0
+            let stored = try Double.fetchOne(db.cachedStatement(sql: "SELECT duration_s FROM songs WHERE id = ?"), arguments: [key]) ?? 0
             var duration = stored > 0 ? 4 * stored + 60 : 0
             if let durationS, durationS.isFinite, durationS >= 0 {
                 duration = durationS

@@ -118,12 +118,11 @@ extension Tactus {
         }
 
         private func decode(_ path: String) throws -> DecodedAudio {
-            do {
+            do throws(AudioError) {
                 return try DecodedAudio(decoding: .file(path))
             } catch {
-                // The decoder's errors name the file already; others get it here, once.
-                let text = "\(error)"
-                throw CommandFailure(text.hasPrefix(path) ? text : "\(path): \(text)")
+                // Every AudioError names the file already.
+                throw CommandFailure(error.description)
             }
         }
 
