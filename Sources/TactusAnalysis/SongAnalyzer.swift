@@ -85,22 +85,26 @@ public struct SongAnalyzer: Sendable {
         // and turns NaN into silence.
         let run = Run(detectors: detectors, format: SignalFormat(
             sampleRate: Double(stream.sampleRate), expectedFrames: stream.expectedFrames, samplesAreFinite: true))
+        // The song is decoded on another thread while the detectors read the blocks before
+        // (unless the decoding options say otherwise).
+        let decoded = ReadAheadStream(stream, threaded: decoding.readAhead)
+        let deadline = timeLimit.map { began + $0 }
         do throws(AudioError) {
-            while try stream.readBlock({ run.consume($0) }) {
-                if let timeLimit, clock.now - began >= timeLimit {
+            while try decoded.readBlock(before: deadline, { run.consume($0) }) != .ended {
+                if let deadline, let timeLimit, clock.now >= deadline {
                     return SongAnalysis(
-                        file: source.name, song: song, metadata: stream.metadata,
+                        file: source.name, song: song, metadata: decoded.metadata,
                         error: .timeLimitExceeded(source.name, limit: timeLimit, reached: run.seconds))
                 }
             }
         } catch {
-            return SongAnalysis(file: source.name, song: song, metadata: stream.metadata, error: AnalysisProblem(error))
+            return SongAnalysis(file: source.name, song: song, metadata: decoded.metadata, error: AnalysisProblem(error))
         }
         let output = run.finish(advisory: advisory)
         let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return SongAnalysis(
-            file: source.name, song: song, metadata: stream.metadata, analyses: output.analyses, envelope: output.envelope,
-            beatGrid: output.beatGrid, consensus: output.consensus, warnings: stream.warnings.map(AnalysisProblem.init),
+            file: source.name, song: song, metadata: decoded.metadata, analyses: output.analyses, envelope: output.envelope,
+            beatGrid: output.beatGrid, consensus: output.consensus, warnings: decoded.warnings.map(AnalysisProblem.init),
             decodeSeconds: max(elapsed - output.analyses.reduce(0) { $0 + $1.seconds }, 0), advisory: advisory)
     }
 

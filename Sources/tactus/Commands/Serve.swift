@@ -312,7 +312,10 @@ extension Tactus {
                 guard !noLocalWorkers else { return }
                 let cores = ProcessInfo.processInfo.activeProcessorCount
                 let detectorArguments = descriptors.flatMap { ["--detector", $0.name] }
-                let slots = (1...(workers ?? max(1, cores))).map { index in
+                let count = workers ?? max(1, cores)
+                // A worker decodes ahead of its detectors only where that core would otherwise be idle.
+                let readAhead = count < cores ? [] : ["--no-read-ahead"]
+                let slots = (1...count).map { index in
                     LocalWorkerPool.Slot(
                         executable: CommandLogging.executablePath,
                         arguments: [
@@ -321,7 +324,7 @@ extension Tactus {
                             "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                             "--max-analysis-seconds", String(maxAnalysisSeconds),
                             "--nice", String(workerNice), "--parent-pid", String(getpid()),
-                        ] + detectorArguments
+                        ] + readAhead + detectorArguments
                             // The blob directory too: a local worker opens an upload's blob instead of receiving its bytes.
                             + (libraryRoots + (noSharedBlobs ? [] : [coordinator.blobRoot])).flatMap { ["--library-root", $0] }
                             + (curve?.localWorkerArguments ?? []),

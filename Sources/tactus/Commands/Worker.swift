@@ -96,6 +96,12 @@ extension Tactus {
             "The longest song analysed, in seconds (too-long above it).", valueName: "seconds"))
         var maxDurationS = 7200.0
 
+        @Flag(inversion: .prefixedNo, help: ArgumentHelp(
+            "Decode each song on a thread of its own, a few blocks ahead of the detectors: a song is analysed in about 25 % "
+                + "less time where a core is free, for some 5 % more CPU. `tactus serve` turns it off when it starts as many "
+                + "local workers as there are cores."))
+        var readAhead = true
+
         @OptionGroup var curve: CurveClientOptions
 
         @Option(help: ArgumentHelp(
@@ -221,7 +227,7 @@ extension Tactus {
             var configuration = WorkerConfiguration(
                 endpoint: connect, workerID: id ?? WorkerConfiguration.defaultWorkerID(), detectors: offers,
                 heartbeatInterval: .milliseconds(Int64((heartbeatInterval * 1000).rounded())), shutdownGrace: .seconds(grace),
-                decoding: DecodingOptions(maximumSeconds: maxDurationS),
+                decoding: DecodingOptions(maximumSeconds: maxDurationS, readAhead: readAhead),
                 analysisTimeLimit: maxAnalysisSeconds > 0 ? .milliseconds(Int64((maxAnalysisSeconds * 1000).rounded())) : nil,
                 healthFile: healthFile.map(HealthFile.init(path:)))
             configuration.libraryRoots = LibraryRoots(libraryRoots)
