@@ -10,10 +10,17 @@ enum RecognizedContent: Equatable {
     case sndfile(AudioFormat, oggCodec: String?)
     /// A RIFF WAVE file: `claimedFrames` is what its data chunk announces, nil when the size
     /// is a placeholder (0, 0xFFFFFFFF or sox's 0x7FFFF000, as writers to pipes leave it) or
-    /// not found.
-    case wav(claimedFrames: Int64?)
+    /// not found; `declared` the channels and sample rate of its fmt chunk, if it has one
+    /// (to say what is wrong with a header libsndfile refuses).
+    case wav(claimedFrames: Int64?, declared: WAVFormat? = nil)
     /// Nothing recognised: libsndfile is tried as a last resort.
     case unknown
+}
+
+/// What a WAV file's fmt chunk declares.
+struct WAVFormat: Equatable {
+    var channels: Int
+    var sampleRate: Int64
 }
 
 /// Recognises the format of a source from its content.
@@ -150,20 +157,24 @@ enum FormatRecognizer {
     private static func wavClaims(_ reader: ByteReader) -> RecognizedContent {
         var offset: Int64 = 12
         var blockAlign: Int64?
+        var declared: WAVFormat?
         for _ in 0..<64 {
             let chunk = reader.bytes(at: offset, count: 24)
             guard chunk.count >= 8 else { break }
             let size = Int64(chunk[4]) | Int64(chunk[5]) << 8 | Int64(chunk[6]) << 16 | Int64(chunk[7]) << 24
             if chunk.starts(with: Array("fmt ".utf8)), chunk.count >= 22 {
                 blockAlign = Int64(chunk[20]) | Int64(chunk[21]) << 8
+                declared = WAVFormat(
+                    channels: Int(chunk[10]) | Int(chunk[11]) << 8,
+                    sampleRate: Int64(chunk[12]) | Int64(chunk[13]) << 8 | Int64(chunk[14]) << 16 | Int64(chunk[15]) << 24)
             }
             if chunk.starts(with: Array("data".utf8)) {
                 guard let blockAlign, blockAlign > 0 else { break }
                 let claimed: Int64? = [0, 0x7FFF_F000, 0xFFFF_FFFF].contains(size) ? nil : size / blockAlign
-                return .wav(claimedFrames: claimed)
+                return .wav(claimedFrames: claimed, declared: declared)
             }
             offset += 8 + size + (size & 1)
         }
-        return .wav(claimedFrames: nil)
+        return .wav(claimedFrames: nil, declared: declared)
     }
 }

@@ -54,7 +54,7 @@ final class SndFileDecoder: FrameDecoder {
         }
         guard (1...Self.maximumChannels).contains(Int(info.channels)), Self.sampleRates.contains(Int(info.samplerate)) else {
             sf_close(file)
-            throw .corrupt(file: reader.name, decoderMessage: "the header declares \(info.channels) channels at \(info.samplerate) Hz")
+            throw .corrupt(file: reader.name, decoderMessage: Self.declaration(channels: Int(info.channels), sampleRate: Int64(info.samplerate)))
         }
         let rate = Int(info.samplerate), channels = Int(info.channels)
         let format = Self.formatName(major: major, file: file)
@@ -69,7 +69,7 @@ final class SndFileDecoder: FrameDecoder {
         // libsndfile's frame count is exact (from the header, or the last Ogg page); a WAV
         // data chunk may claim more than the file holds.
         var promised = estimated
-        if case .wav(let claimed?) = recognized { promised = max(claimed, estimated ?? 0) }
+        if case .wav(let claimed?, _) = recognized { promised = max(claimed, estimated ?? 0) }
         // Without its last page, libsndfile cannot tell an Ogg stream's length.
         let truncation = format == .ogg && knownFrames == nil ? "the end of the Ogg stream is missing" : nil
         stream = StreamDescription(
@@ -103,9 +103,17 @@ final class SndFileDecoder: FrameDecoder {
             .unsupportedFormat(file: reader.name, detail: contentSummary(reader))
         case .sndfile(.ogg, let codec?) where !["vorbis", "opus", "flac"].contains(codec):
             .unsupportedFormat(file: reader.name, detail: "an Ogg stream of codec \(codec)")
+        case .wav(_, let declared?) where declared.channels == 0 || declared.sampleRate == 0:
+            // libsndfile says only "SF_INFO struct incomplete".
+            .corrupt(file: reader.name, decoderMessage: Self.declaration(channels: declared.channels, sampleRate: declared.sampleRate))
         default:
             .corrupt(file: reader.name, decoderMessage: message)
         }
+    }
+
+    /// "the header declares 2 channels at 0 Hz", for a header no one can decode.
+    private static func declaration(channels: Int, sampleRate: Int64) -> String {
+        "the header declares \(channels) channels at \(sampleRate) Hz"
     }
 
     /// "1234 bytes starting 3F 2A 00 ... are not audio Tactus recognises", for messages.

@@ -91,17 +91,17 @@ struct APIRoutes: Sendable {
     /// `GET /api/v1/export/rekordbox.xml?min_bpm=&max_bpm=&stable=`: the songs whose consensus
     /// tempo is in the range as a rekordbox XML collection (``RekordboxCollection``), asked of
     /// the coordinator a page at a time (``TempoOrderPaging``: a scan may add songs meanwhile);
-    /// `Tactus-Omitted` counts the songs left out (no path).
+    /// `Tactus-Omitted` counts the songs left out (no path). A parameter of the song list that
+    /// an export does not apply (`limit`, `order`, ...) is refused rather than ignored.
     private func rekordbox(_ request: Request) async throws(HTTPFailure) -> Response {
         let parameters = QueryParameters(request)
+        if let name = Self.songListOnly.first(where: { parameters.text($0) != nil }) {
+            throw HTTPFailure(
+                .badRequest, .badRequest,
+                "\(name): an export holds every song in its range, so it takes only min_bpm, max_bpm and stable")
+        }
         var query = try LibraryRequests.query(parameters, defaultLimit: Self.exportPage)
         query.order = TempoOrder.bpm.rawValue
-        query.descending = nil
-        query.histogram = nil
-        query.limit = Self.exportPage
-        query.detector = nil
-        query.agree = nil
-        query.octave = nil
         var paging = TempoOrderPaging(from: query.minBpm, pageSize: Self.exportPage)
         while !paging.isComplete {
             var request = query
@@ -124,6 +124,9 @@ struct APIRoutes: Sendable {
 
     /// Songs asked of the coordinator at a time for an export.
     static let exportPage = 2_000
+
+    /// The parameters of `GET /api/v1/songs` that an export does not take.
+    static let songListOnly = ["limit", "offset", "order", "descending", "detector", "agree", "octave", "histogram"]
 
     /// `POST /api/v1/songs?name=FILE`: a song's bytes as the body, submitted for analysis. The
     /// body is spooled as it arrives (``UploadSpool``), within the gateway's limits on uploads at

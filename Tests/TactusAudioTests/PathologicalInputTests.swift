@@ -53,6 +53,19 @@ import Testing
         #expect(code(.bytes(bytes, name: "huge.wav")) == .truncated)
     }
 
+    /// A WAV header declaring 0 Hz or no channels is corrupt, and the message says which
+    /// (libsndfile itself says only "SF_INFO struct incomplete").
+    @Test(arguments: [(channels: 1, rate: 0), (channels: 0, rate: 44100)])
+    func wavHeaderDeclaringNothingToPlay(declared: (channels: Int, rate: Int)) throws {
+        var bytes = try AudioFileWriter(.wav16).encode([Synth.sine(hz: 440, seconds: 1, sampleRate: 44100)], sampleRate: 44100)
+        let fmt = try #require(bytes.indices.first { bytes[$0..<$0 + 4].elementsEqual("fmt ".utf8) })
+        for offset in 0..<2 { bytes[fmt + 10 + offset] = UInt8(truncatingIfNeeded: declared.channels >> (8 * offset)) }
+        for offset in 0..<4 { bytes[fmt + 12 + offset] = UInt8(truncatingIfNeeded: declared.rate >> (8 * offset)) }
+        let error = #expect(throws: AudioError.self) { try AudioStream(.bytes(bytes, name: "nothing.wav")).readToEnd() }
+        #expect(error?.code == .corrupt)
+        #expect(error?.description == "nothing.wav: corrupt audio data: the header declares \(declared.channels) channels at \(declared.rate) Hz")
+    }
+
     @Test func flacHeaderClaimingYears() throws {
         var bytes = try AudioFileWriter(.flac).encode([Synth.sine(hz: 440, seconds: 0.5, sampleRate: 44100)], sampleRate: 44100)
         // STREAMINFO's total sample count at its 36-bit maximum: 18 days at 44.1 kHz in 20 KB.

@@ -18,6 +18,24 @@ import Testing
         }
     }
 
+    /// With --json a failure is one JSON object on standard output, with its code, as
+    /// `cadence --json` prints it: a file that cannot be read, and one with no beat (silence).
+    @Test func withJSONAFailureIsJSONWithItsCode() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-beats-json")
+        let missing = directory.file("missing.wav"), silent = directory.file("silent.wav")
+        try AudioFileWriter(.wav16).write([[Float](repeating: 0, count: 44100 * 10)], sampleRate: 44100, to: silent)
+        for (path, code) in [(missing, "unreadable"), (silent, "no-tempo")] {
+            let run = try CLI.run(["beats", "--json", path])
+            #expect(run.status == 1)
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any], "not JSON: \(run.standardOutput)")
+            #expect(object["file"] as? String == path)
+            let error = try #require(object["error"] as? [String: Any])
+            #expect(error["code"] as? String == code)
+            #expect((error["message"] as? String)?.contains(path) == true)
+        }
+    }
+
     @Test func aFilesGridAndAStoredSongsGridAreTheSameAndClickOnTheBeats() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-beats")
         let music = directory.file("music")

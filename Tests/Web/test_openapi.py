@@ -131,6 +131,10 @@ class OpenAPITests(unittest.TestCase):
         self.assertIn(b'<COLLECTION Entries="0">', body)
         self.assertIn(b'Name="Tactus 120-136 BPM"', body)
         self.call("get", "/api/v1/export/rekordbox.xml", 200)
+        # A song-list parameter the export does not apply is refused, naming it, not ignored.
+        refused = json.loads(self.call("get", "/api/v1/export/rekordbox.xml?limit=10", 400))
+        self.assertEqual("bad-request", refused["code"])
+        self.assertTrue(refused["message"].startswith("limit: "), refused)
         self.call("get", "/api/v1/status", 200)
         self.call("get", "/api/v1/status?song=" + song_id, 200)
         self.call("get", "/api/v1/detectors", 200)

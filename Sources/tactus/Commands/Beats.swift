@@ -30,7 +30,8 @@ extension Tactus {
 
                 Prints the source and tempo, then one beat time in seconds a line, downbeats \
                 followed by " downbeat". With --json, one object: {file, source ("beatnet" or \
-                "constant-grid"), bpm, beats [seconds], downbeats [seconds]}. With --click OUT.wav, \
+                "constant-grid"), bpm, beats [seconds], downbeats [seconds]}, or on failure \
+                {file, error: {code, message}} (as `cadence --json`). With --click OUT.wav, \
                 also writes the song (mono) with a click on each beat (higher on downbeats); a \
                 stored song is read from its file below the library roots.
 
@@ -81,13 +82,29 @@ extension Tactus {
         }
 
         func run() throws {
+            guard json else { return try report() }
+            do {
+                try report()
+            } catch let exit as ExitCode {
+                throw exit
+            } catch {
+                // With --json a failure is JSON too, on standard output, as `cadence --json` prints it.
+                try Output.jsonLine(FileFailure(file: file, error))
+                throw ExitCode.failure
+            }
+        }
+
+        /// Finds the beats, writes the click track if asked, and prints them.
+        private func report() throws {
             let report: Report
             var audio: DecodedAudio?
             if source.library.path != nil || source.server.server != nil {
                 report = try stored()
                 if click != nil {
                     guard let path = report.path else {
-                        throw CommandFailure("\(file): no file of this song is known below the library roots (it was uploaded): --click needs it")
+                        throw CommandFailure(
+                            "\(file): no file of this song is known below the library roots (it was uploaded): --click needs it",
+                            code: .notFound)
                     }
                     audio = try decode(path)
                 }
@@ -122,7 +139,7 @@ extension Tactus {
                 return try DecodedAudio(decoding: .file(path))
             } catch {
                 // Every AudioError names the file already.
-                throw CommandFailure(error.description)
+                throw CommandFailure(error.description, code: error.code)
             }
         }
 
@@ -140,7 +157,8 @@ extension Tactus {
             }
             guard let fitted = response.beatGrid, let duration = response.durationS else {
                 throw CommandFailure(
-                    "\(file): no beats are stored for song \(song.prefix(12)) (no clear beat, or analysed before grids were stored: analyse it again)")
+                    "\(file): no beats are stored for song \(song.prefix(12)) (no clear beat, or analysed before grids were stored: analyse it again)",
+                    code: .noTempo)
             }
             return Report(
                 file: name, source: "constant-grid", bpm: fitted.bpm, beats: fitted.beats(until: duration), downbeats: [], path: path)
@@ -183,10 +201,10 @@ extension Tactus {
                     downbeats: chosen.beats.downbeats ?? [], path: file)
             }
             guard let bpm = output.consensus.bpm else {
-                throw CommandFailure("\(file): no tempo, so no beats")
+                throw CommandFailure("\(file): no tempo, so no beats", code: .noTempo)
             }
             guard let fitted = output.beatGrid else {
-                throw CommandFailure("\(file): no clear beat at the consensus tempo " + String(format: "%.2f BPM", bpm))
+                throw CommandFailure("\(file): no clear beat at the consensus tempo " + String(format: "%.2f BPM", bpm), code: .noTempo)
             }
             let beats = fitted.beats(until: Double(decoded.samples.count) / rate)
             return Report(file: file, source: "constant-grid", bpm: fitted.bpm, beats: beats, downbeats: [], path: file)

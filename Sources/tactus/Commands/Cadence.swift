@@ -80,7 +80,7 @@ extension Tactus {
             var failures = 0
             for file in files {
                 let report: CadenceReport
-                do throws(CadenceFailure) {
+                do throws(FileFailure) {
                     report = try analyze(file, client: client)
                 } catch {
                     failures += 1
@@ -101,44 +101,25 @@ extension Tactus {
 
 extension Tactus.Cadence {
     /// The report of `file`, analysed here or, with a `client`, by its server.
-    private func analyze(_ file: String, client: TactusClient?) throws(CadenceFailure) -> CadenceReport {
+    private func analyze(_ file: String, client: TactusClient?) throws(FileFailure) -> CadenceReport {
         guard let client else {
             do throws(CadenceError) {
                 return try CadenceAnalyzer().analyze(path: file)
             } catch {
-                throw CadenceFailure(file: file, error: .init(code: error.code, message: error.description))
+                throw FileFailure(file: file, code: error.code, message: error.description)
             }
         }
         guard let bytes = FileManager.default.contents(atPath: file) else {
             let reason = FileManager.default.fileExists(atPath: file) ? "cannot read the file" : "no such file"
             let error = CadenceError(file: file, .notARecording(reason))
-            throw CadenceFailure(file: file, error: .init(code: error.code, message: error.description))
+            throw FileFailure(file: file, code: error.code, message: error.description)
         }
         do throws(ClientError) {
             return try client.cadence(of: [UInt8](bytes), name: file)
         } catch {
-            if case .rejected(let body) = error {
-                throw CadenceFailure(file: file, error: .init(code: body.code, message: body.message))
-            }
-            throw CadenceFailure(file: file, error: .init(code: .server, message: "\(file): \(error.description)"))
+            throw FileFailure(file: file, error)
         }
     }
-}
-
-/// A recording that could not be analysed, as `--json` prints it.
-struct CadenceFailure: Error, Encodable {
-    struct Problem: Encodable {
-        var code: ErrorCode
-        var message: String
-    }
-
-    var file: String
-    var error: Problem
-}
-
-extension ErrorCode {
-    /// `cadence --json`: the server did not answer, or answered something else than a report or an error.
-    static let server = ErrorCode(rawValue: "server")
 }
 
 /// How `cadence` prints and draws a report.
