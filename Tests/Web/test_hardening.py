@@ -23,6 +23,7 @@ import http.client
 import json
 import os
 import shutil
+import select
 import signal
 import socket
 import subprocess
@@ -370,10 +371,11 @@ class UploadLimitTests(unittest.TestCase):
     def test_uploads_past_the_cap_are_told_busy(self) -> None:
         song = upload_memory.wav_header(50_044) + bytes(50_000)
 
-        def upload_until(name: str, wanted: int) -> tuple[int, dict, bytes]:
+        def upload_until(name: str, wanted: int, before_each=lambda: None) -> tuple[int, dict, bytes]:
             """Uploads the song until it is answered `wanted` (10 s at most); the last answer."""
             deadline = time.monotonic() + 10
             while True:
+                before_each()
                 answer = send(self.server.url, "POST", "/api/v1/songs?name=" + name,
                               {"Content-Type": "application/octet-stream"}, song)
                 if answer[0] == wanted or time.monotonic() > deadline:
@@ -381,10 +383,20 @@ class UploadLimitTests(unittest.TestCase):
                 time.sleep(0.05)
 
         stalled = [stalled_upload(self.server.url, 50 << 20) for _ in range(MAX_UPLOADS)]
+
+        def replace_refused() -> None:
+            """A stalled upload whose head the gateway read while a probe held the last place was
+            refused (busy): it holds no place, so another takes its turn."""
+            for index, connection in enumerate(stalled):
+                readable, _, _ = select.select([connection], [], [], 0)
+                if readable:
+                    connection.close()
+                    stalled[index] = stalled_upload(self.server.url, 50 << 20)
+
         try:
             # The stalled uploads hold their places once the gateway has read their heads; until
             # then one more upload is taken (and gives its place back as it ends).
-            status, headers, body = upload_until("one-too-many.wav", 429)
+            status, headers, body = upload_until("one-too-many.wav", 429, before_each=replace_refused)
             self.assertEqual((status, error_code(body)), (429, "busy"), body[:300])
             self.assertGreaterEqual(int(headers["Retry-After"]), 1)
             self.assertGreater(json.loads(body)["retry_after_ms"], 0)
