@@ -78,7 +78,7 @@ test: deps
 
 ## Benchmarks: decode throughput, detector accuracy and speed (see tactus-bench --help).
 ## Each name is a tactus-bench subcommand; `make bench BENCHES=decode` runs one.
-BENCHES ?= decode store accuracy server cadence
+BENCHES ?= decode store accuracy compound server cadence
 bench: release
 	swift build -c release --product tactus-bench $(SWIFT_BUILD_FLAGS)
 	@set -e; for b in $(BENCHES); do echo "== bench $$b"; .build/release/tactus-bench $$b; done

@@ -50,6 +50,20 @@ public enum Synth {
         /// Kick on 1, snare on 3 only, hi-hat on every eighth (half-time feel, trap).
         public static let halfTime = Pattern(
             hits: [(0, .kick), (2.5, .kick), (2, .snare)] + (0..<8).map { (Double($0) * 0.5, Drum.hihat) })
+        /// Compound metre, 12/8 (or 6/8 twice): the beat a dotted quarter of three eighths;
+        /// kick on 1 and 3, snare on 2 and 4, hi-hat on every eighth (a shuffle, a slow blues).
+        public static let twelveEight = Pattern(
+            hits: [(0, .kick), (2, .kick), (1, .snare), (3, .snare)] + (0..<12).map { (Double($0) / 3, Drum.hihat) })
+        /// A jig (6/8, twice a bar): kick on the first and third eighth of the first beat, snare
+        /// on the second beat, hi-hat on the other eighths.
+        public static let jig = Pattern(
+            hits: [0.0, 2.0].flatMap { (bar: Double) -> [(beat: Double, drum: Drum)] in
+                let eighth = 1.0 / 3
+                return [
+                    (bar, .kick), (bar + 2 * eighth, .kick), (bar + 1, .snare),
+                    (bar + eighth, .hihat), (bar + 4 * eighth, .hihat), (bar + 5 * eighth, .hihat),
+                ]
+            })
     }
 
     /// Silence.

@@ -10,7 +10,7 @@ struct TactusBench: ParsableCommand {
         subcommands: [
             DecodeBench.self, StoreBench.self, AccuracyBench.self, ServerBench.self, LoadBench.self, MemoryBench.self, CadenceBench.self,
             StretchBench.self, InPlaceBench.self, WisdomCommand.self, BeatBench.self,
-            StretchInvarianceBench.self,
+            StretchInvarianceBench.self, CompoundMetreBench.self,
         ]
     )
 }
