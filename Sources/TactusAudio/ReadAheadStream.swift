@@ -197,16 +197,17 @@ extension ReadAheadStream {
         ) throws(AudioError) -> Step {
             condition.lock()
             while filled == 0 && !ended {
+                var woken = true
                 readerWaits = true
-                defer { readerWaits = false }
-                guard let deadline else {
+                if let deadline {
+                    let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
+                    let remaining = Double(seconds) + Double(attoseconds) * 1e-18
+                    woken = remaining > 0 && condition.wait(until: Date(timeIntervalSinceNow: remaining))
+                } else {
                     condition.wait()
-                    continue
                 }
-                let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
-                let remaining = Double(seconds) + Double(attoseconds) * 1e-18
-                guard remaining > 0, condition.wait(until: Date(timeIntervalSinceNow: remaining)) || filled > 0 || ended
-                else {
+                readerWaits = false
+                if !woken && filled == 0 && !ended {
                     condition.unlock()
                     return .late
                 }
