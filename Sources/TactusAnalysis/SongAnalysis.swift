@@ -30,8 +30,8 @@ public struct SongAnalysis: Sendable, Encodable {
     public var warnings: [AnalysisProblem]
     /// Why the song could not be analysed; `analyses` is then empty.
     public var error: AnalysisProblem?
-    /// Wall-clock seconds of the analysis not spent in the detectors: decoding, where the
-    /// detectors did not run meanwhile (it runs on a thread of its own, a few blocks ahead).
+    /// Wall-clock seconds spent decoding the song (on a thread of its own, beside the
+    /// detectors, unless the decoding options say otherwise).
     public var decodeSeconds: Double
     /// Whether ``encode(to:)`` writes `envelope` (`analyze --envelope`).
     public var includesEnvelopeInJSON = false

@@ -80,7 +80,6 @@ public struct SongAnalyzer: Sendable {
                 file: source.name, song: song, metadata: stream.metadata,
                 error: AnalysisProblem(code: .corrupt, message: "\(source.name): the stream has no sample rate"))
         }
-        let start = DispatchTime.now().uptimeNanoseconds
         // The stream's blocks are finite already: its down-mix clamps every sample to [-1, 1]
         // and turns NaN into silence.
         let run = Run(detectors: detectors, format: SignalFormat(
@@ -101,11 +100,10 @@ public struct SongAnalyzer: Sendable {
             return SongAnalysis(file: source.name, song: song, metadata: decoded.metadata, error: AnalysisProblem(error))
         }
         let output = run.finish(advisory: advisory)
-        let elapsed = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
         return SongAnalysis(
             file: source.name, song: song, metadata: decoded.metadata, analyses: output.analyses, envelope: output.envelope,
             beatGrid: output.beatGrid, consensus: output.consensus, warnings: decoded.warnings.map(AnalysisProblem.init),
-            decodeSeconds: max(elapsed - output.analyses.reduce(0) { $0 + $1.seconds }, 0), advisory: advisory)
+            decodeSeconds: decoded.decodingSeconds, advisory: advisory)
     }
 
     /// Runs the detectors over samples already in memory (mono, in [-1, 1]), in blocks of

@@ -65,6 +65,10 @@ public final class ReadAheadStream {
     /// Warnings so far (a truncated file, once the end is reached).
     public var warnings: [AudioWarning] { shared.withLock { $0.warnings } }
 
+    /// Wall-clock seconds the decoder has spent decoding so far, on its own thread (or, without
+    /// one, on the reader's).
+    public var decodingSeconds: Double { shared.withLock { $0.decodingSeconds } }
+
     /// Hands the next block to `body` (valid only inside it), or says that the song has ended
     /// or that `deadline` passed while waiting for the decoder (the wait gives up then; a
     /// later read waits again).
@@ -104,6 +108,7 @@ extension ReadAheadStream {
         private let batch: Int
         fileprivate private(set) var metadata: AudioMetadata
         fileprivate private(set) var warnings: [AudioWarning] = []
+        fileprivate private(set) var decodingSeconds = 0.0
 
         init(stream: AudioStream, depth: Int) {
             self.stream = stream
@@ -164,6 +169,7 @@ extension ReadAheadStream {
                 var count = 0
                 var more = false
                 var failure: AudioError?
+                let start = ContinuousClock.now
                 do throws(AudioError) {
                     more = try stream.readBlock { block in
                         if buffer.count < block.count { buffer = [Float](repeating: 0, count: block.count) }
@@ -174,7 +180,9 @@ extension ReadAheadStream {
                     failure = error
                 }
 
+                let spent = ContinuousClock.now - start
                 condition.lock()
+                decodingSeconds += Self.seconds(spent)
                 slots[slot] = buffer
                 if more {
                     counts[slot] = count
@@ -200,8 +208,7 @@ extension ReadAheadStream {
                 var woken = true
                 readerWaits = true
                 if let deadline {
-                    let (seconds, attoseconds) = ContinuousClock.now.duration(to: deadline).components
-                    let remaining = Double(seconds) + Double(attoseconds) * 1e-18
+                    let remaining = Self.seconds(ContinuousClock.now.duration(to: deadline))
                     woken = remaining > 0 && condition.wait(until: Date(timeIntervalSinceNow: remaining))
                 } else {
                     condition.wait()
@@ -237,13 +244,25 @@ extension ReadAheadStream {
 
         /// Without a decoding thread: decodes the next block on the reader's thread.
         func readInline(_ body: (UnsafeBufferPointer<Float>) -> Void) throws(AudioError) -> Bool {
+            var decoding = Duration.zero
             defer {
                 condition.lock()
                 metadata = stream.metadata
                 warnings = stream.warnings
+                decodingSeconds += Self.seconds(decoding)
                 condition.unlock()
             }
-            return try stream.readBlock(body)
+            // The block is decoded before `body` sees it: only the time until then is decoding.
+            let start = ContinuousClock.now
+            return try stream.readBlock { block in
+                decoding = ContinuousClock.now - start
+                body(block)
+            }
+        }
+
+        private static func seconds(_ duration: Duration) -> Double {
+            let (seconds, attoseconds) = duration.components
+            return Double(seconds) + Double(attoseconds) * 1e-18
         }
 
         /// The reader lets go: the decoding thread ends at its next block.

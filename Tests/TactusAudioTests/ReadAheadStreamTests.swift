@@ -14,11 +14,16 @@ import Testing
         if cut { bytes = Array(bytes.prefix(bytes.count * 7 / 10)) }
         let direct = try DecodedAudio(decoding: .bytes(bytes, name: "song"))
 
+        let start = ContinuousClock.now
         let ahead = ReadAheadStream(try AudioStream(.bytes(bytes, name: "song")), depth: 2)
         var samples: [Float] = []
         var blocks = 0
         while try ahead.readBlock(before: nil, { samples.append(contentsOf: $0); blocks += 1 }) == .delivered {}
+        let elapsed = ContinuousClock.now - start
         #expect(blocks > 100)
+        // The decoder's own time is counted, and it is part of the whole read's.
+        #expect(ahead.decodingSeconds > 0)
+        #expect(Duration.seconds(ahead.decodingSeconds) <= elapsed)
         #expect(samples == direct.samples)
         #expect(ahead.metadata.duration == direct.metadata.duration)
         #expect(ahead.metadata.durationIsExact)
