@@ -224,8 +224,7 @@ extension CoordinatorLoop {
             for job in assignment.jobs { finishFailed(job.job, failure: failure, worker: worker, attempts: job.attempt) }
             return
         }
-        var envelope = envelope
-        var beatGrid = beatGrid
+        var finished: [(job: AssignedJob, analysis: TempoAnalysis)] = []
         for job in assignment.jobs {
             guard let answer = answers.first(where: { $0.job == job.job && $0.attempt == job.attempt }) else {
                 let failure = AnalysisFailure(
@@ -249,49 +248,51 @@ extension CoordinatorLoop {
                 continue
             }
             analysis.version = descriptor.version
-            if store(
-                analysis, job: job, song: assignment.song, worker: worker, durationS: audio?.durationS, envelope: envelope,
-                beatGrid: beatGrid)
-            {
-                // The song's envelope and grid are stored once.
-                envelope = nil
-                beatGrid = nil
-            }
+            finished.append((job, analysis))
         }
+        store(finished, song: assignment.song, worker: worker, durationS: audio?.durationS, envelope: envelope, beatGrid: beatGrid)
     }
 
-    /// Stores a successful analysis and publishes `job.done` (and `song.done` when it was
-    /// the song's last job); true when it was stored.
+    /// Stores the successful analyses of one RESULT in one transaction (one new consensus),
+    /// publishes `job.done` for each stored, and `song.done` when the song has no job left;
+    /// a result the library refuses (out-of-range values) fails its job rather than leaving it running.
     private func store(
-        _ analysis: TempoAnalysis, job: AssignedJob, song: SongID, worker: ConnectedWorker, durationS: Double?,
+        _ finished: [(job: AssignedJob, analysis: TempoAnalysis)], song: SongID, worker: ConnectedWorker, durationS: Double?,
         envelope: EnergyEnvelope?, beatGrid: BeatGrid?
-    ) -> Bool {
+    ) {
+        guard !finished.isEmpty else { return }
+        let stored: (outcomes: [FinishOutcome], completion: JobCompletion?)
         do {
-            guard
-                let completion = try library.finishJob(
-                    job.job, attempt: job.attempt, result: AnalysisRecord(analysis, worker: worker.id),
-                    durationS: durationS, envelope: envelope, beatGrid: beatGrid)
-            else {
-                logger.info("discarded a result for a job no longer running", metadata: ["job": "\(job.job)"])
-                return false
-            }
-            completions.append(.now)
-            clientJobs.end(job.job)
-            publish(
-                .jobDone(
-                    JobDoneEvent(
-                        job: job.job, song: song, detector: analysis.detector, bpm: analysis.bpm,
-                        confidence: analysis.confidence)))
-            publishSongDoneIfFinished(song, completion)
-            return true
+            stored = try library.finishJobs(
+                finished.map { FinishedJob(id: $0.job.job, attempt: $0.job.attempt, result: AnalysisRecord($0.analysis, worker: worker.id)) },
+                durationS: durationS, envelope: envelope, beatGrid: beatGrid)
         } catch {
-            // A result the library refuses (out-of-range values) fails the job rather than
-            // leaving it running.
-            finishFailed(
-                job.job, failure: AnalysisFailure(code: .internal, message: "cannot store the result: \(error)"),
-                worker: worker, attempts: job.attempt)
-            return false
+            for (job, _) in finished {
+                finishFailed(
+                    job.job, failure: AnalysisFailure(code: .internal, message: "cannot store the result: \(error)"),
+                    worker: worker, attempts: job.attempt)
+            }
+            return
         }
+        for ((job, analysis), outcome) in zip(finished, stored.outcomes) {
+            switch outcome {
+            case .stored:
+                completions.append(.now)
+                clientJobs.end(job.job)
+                publish(
+                    .jobDone(
+                        JobDoneEvent(
+                            job: job.job, song: song, detector: analysis.detector, bpm: analysis.bpm,
+                            confidence: analysis.confidence)))
+            case .stale:
+                logger.info("discarded a result for a job no longer running", metadata: ["job": "\(job.job)"])
+            case .refused(let error):
+                finishFailed(
+                    job.job, failure: AnalysisFailure(code: .internal, message: "cannot store the result: \(error)"),
+                    worker: worker, attempts: job.attempt)
+            }
+        }
+        if let completion = stored.completion { publishSongDoneIfFinished(song, completion) }
     }
 
     /// Ends a job as failed, storing a failed analysis so the failure is visible next to the

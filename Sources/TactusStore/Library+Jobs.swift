@@ -51,6 +51,32 @@ public struct JobCompletion: Sendable, Hashable {
     public var songFinished: Bool { !songJobs.contains { $0.state.isActive } }
 }
 
+/// A job's successful result, to store with the others of its song
+/// (``Library/finishJobs(_:durationS:envelope:beatGrid:)``).
+public struct FinishedJob: Sendable {
+    public var id: Int64
+    /// The attempt the result answers: it is stored only while the job runs that attempt.
+    public var attempt: Int
+    public var result: AnalysisRecord
+
+    public init(id: Int64, attempt: Int, result: AnalysisRecord) {
+        self.id = id
+        self.attempt = attempt
+        self.result = result
+    }
+}
+
+/// What became of one result given to ``Library/finishJobs(_:durationS:envelope:beatGrid:)``.
+public enum FinishOutcome: Sendable, Equatable {
+    /// Stored, and the job is done.
+    case stored
+    /// The job no longer runs that attempt (cancelled, or moved to another worker): nothing stored.
+    case stale
+    /// The library refused the result (a value out of range, windows beyond the song's end):
+    /// nothing stored for it; the job is still running.
+    case refused(StoreError)
+}
+
 extension Library {
     /// Records `song` (updating it if known) and queues a job for each request, in one
     /// transaction. A request for which an active job of the same song, detector and
@@ -124,30 +150,77 @@ extension Library {
     /// Stores the result of attempt `attempt` of job `id` and marks the job done, in one
     /// transaction with the song's new consensus; also records the song's exact duration and
     /// envelope and its beat grid when the worker measured them. Returns nil, storing nothing, when the job is
-    /// not running that attempt any more (a stale result).
+    /// not running that attempt any more (a stale result). (``finishJobs(_:durationS:envelope:beatGrid:)``
+    /// for one job.)
     public func finishJob(
         _ id: Int64, attempt: Int, result: AnalysisRecord, durationS: Double? = nil, envelope: EnergyEnvelope? = nil,
         beatGrid: BeatGrid? = nil
     ) throws(StoreError) -> JobCompletion? {
-        try result.validate()
+        let finished = try finishJobs(
+            [FinishedJob(id: id, attempt: attempt, result: result)], durationS: durationS, envelope: envelope, beatGrid: beatGrid)
+        switch finished.outcomes[0] {
+        case .stored: return finished.completion
+        case .stale: return nil
+        case .refused(let error): throw error
+        }
+    }
+
+    /// Stores the results of jobs of one song (a worker's RESULT) in one transaction, with one
+    /// new consensus: each result as ``finishJob(_:attempt:result:durationS:envelope:beatGrid:)``
+    /// stores it, and each on its own (a stale one or one the library refuses takes nothing
+    /// from the others). The song's exact duration, envelope and beat grid are recorded when at
+    /// least one result is stored. The outcomes are in the order of `jobs`; the completion is
+    /// nil when nothing was stored.
+    ///
+    /// - Throws: `invalidValue` when the jobs are not all of one song, or the beat grid is
+    ///   malformed (nothing is stored then).
+    public func finishJobs(
+        _ jobs: [FinishedJob], durationS: Double? = nil, envelope: EnergyEnvelope? = nil, beatGrid: BeatGrid? = nil
+    ) throws(StoreError) -> (outcomes: [FinishOutcome], completion: JobCompletion?) {
         try SongRecord.check(beatGrid)
-        return try write { db -> JobCompletion? in
-            guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [id]).first,
-                job.state == .running, job.attempts == attempt
-            else { return nil }
-            let key = try Self.songKey(job.song, db)
-            // The result must lie within the song: its duration as the worker measured it, else
-            // (a version-1 worker may not say) the stored one, which may be a header's estimate:
-            // an MP3's first frame can be 2.5 times the bit rate of the rest, so 4 times it.
-            let stored = try Double.fetchOne(db.cachedStatement(sql: "SELECT duration_s FROM songs WHERE id = ?"), arguments: [key]) ?? 0
-            var duration = stored > 0 ? 4 * stored + 60 : 0
+        return try write { db -> (outcomes: [FinishOutcome], completion: JobCompletion?) in
+            var outcomes: [FinishOutcome] = []
+            var songKey: Int64?
+            var storedDuration: Double?
+            for finished in jobs {
+                guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [finished.id]).first,
+                    job.state == .running, job.attempts == finished.attempt
+                else {
+                    outcomes.append(.stale)
+                    continue
+                }
+                let key = try Self.songKey(job.song, db)
+                guard songKey == nil || songKey == key else {
+                    throw StoreError.invalidValue(field: "job", value: "\(finished.id)", accepted: "a job of the same song as the others")
+                }
+                songKey = key
+                if storedDuration == nil {
+                    storedDuration = try Double.fetchOne(db.cachedStatement(sql: "SELECT duration_s FROM songs WHERE id = ?"), arguments: [key]) ?? 0
+                }
+                // The result must lie within the song: its duration as the worker measured it, else
+                // (a version-1 worker may not say) the stored one, which may be a header's estimate:
+                // an MP3's first frame can be 2.5 times the bit rate of the rest, so 4 times it.
+                let stored = storedDuration ?? 0
+                var duration = stored > 0 ? 4 * stored + 60 : 0
+                if let durationS, durationS.isFinite, durationS >= 0 { duration = durationS }
+                do throws(StoreError) {
+                    try finished.result.validate()
+                    if duration > 0 { try finished.result.checkWithin(durationS: duration) }
+                } catch {
+                    outcomes.append(.refused(error))
+                    continue
+                }
+                var params = ParameterText()
+                try Self.upsert(finished.result, songKey: key, params: &params, db)
+                try db.executeCached(
+                    sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",
+                    arguments: [Date(), finished.id])
+                outcomes.append(.stored)
+            }
+            guard let key = songKey, outcomes.contains(.stored) else { return (outcomes, nil) }
             if let durationS, durationS.isFinite, durationS >= 0 {
-                duration = durationS
                 try db.executeCached(sql: "UPDATE songs SET duration_s = ? WHERE id = ?", arguments: [durationS, key])
             }
-            if duration > 0 { try result.checkWithin(durationS: duration) }
-            var params = ParameterText()
-            try Self.upsert(result, songKey: key, params: &params, db)
             if let envelope {
                 try db.executeCached(
                     sql: "UPDATE songs SET envelope = ?, envelope_hop_s = ? WHERE id = ?",
@@ -157,11 +230,8 @@ extension Library {
                 try db.executeCached(
                     sql: "UPDATE songs SET beat_grid_json = ? WHERE id = ?", arguments: [StoredJSON.encode(beatGrid), key])
             }
-            try db.executeCached(
-                sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",
-                arguments: [Date(), id])
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
-            return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
+            return (outcomes, JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key])))
         }
     }
 
