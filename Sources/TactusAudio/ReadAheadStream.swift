@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 /// A song decoded on a thread of its own, a few blocks ahead of its reader, so that decoding
 /// and what the reader does with each block (the detectors) run at once on two cores: one
@@ -182,7 +183,7 @@ extension ReadAheadStream {
 
                 let spent = ContinuousClock.now - start
                 condition.lock()
-                decodingSeconds += Self.seconds(spent)
+                decodingSeconds += spent.seconds
                 slots[slot] = buffer
                 if more {
                     counts[slot] = count
@@ -208,7 +209,7 @@ extension ReadAheadStream {
                 var woken = true
                 readerWaits = true
                 if let deadline {
-                    let remaining = Self.seconds(ContinuousClock.now.duration(to: deadline))
+                    let remaining = ContinuousClock.now.duration(to: deadline).seconds
                     woken = remaining > 0 && condition.wait(until: Date(timeIntervalSinceNow: remaining))
                 } else {
                     condition.wait()
@@ -249,7 +250,7 @@ extension ReadAheadStream {
                 condition.lock()
                 metadata = stream.metadata
                 warnings = stream.warnings
-                decodingSeconds += Self.seconds(decoding)
+                decodingSeconds += decoding.seconds
                 condition.unlock()
             }
             // The block is decoded before `body` sees it: only the time until then is decoding.
@@ -258,11 +259,6 @@ extension ReadAheadStream {
                 decoding = ContinuousClock.now - start
                 body(block)
             }
-        }
-
-        private static func seconds(_ duration: Duration) -> Double {
-            let (seconds, attoseconds) = duration.components
-            return Double(seconds) + Double(attoseconds) * 1e-18
         }
 
         /// The reader lets go: the decoding thread ends at its next block.

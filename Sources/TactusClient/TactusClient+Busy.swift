@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 import TactusProtocol
 
 extension TactusClient {

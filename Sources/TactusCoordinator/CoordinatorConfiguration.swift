@@ -1,5 +1,6 @@
 import Foundation
 import TactusDetector
+import TactusModel
 import TactusProtocol
 import TactusStore
 

@@ -75,6 +75,10 @@ public struct TempoQuery: Sendable, Hashable {
     /// `offset + limit` never overflows SQLite's 64-bit integers.
     public static let maxOffset = 1_000_000_000
 
+    /// The most songs one `query` request may ask a server for (its `limit`); a client pages
+    /// beyond it with ``offset``.
+    public static let maxRequestLimit = 10_000
+
     public init(
         range: ClosedRange<Double>, source: TempoSource = .consensus, octave: Bool = false,
         order: TempoOrder = .closeness, descending: Bool = false, limit: Int? = nil, offset: Int = 0, stable: Bool? = nil

@@ -84,8 +84,8 @@ public struct QueryRequest: WireBody {
                 command: command, field: "order", detail: "agreement is the consensus's: not with detector (give agree or neither)")
         }
         if let histogram { try Check.finite(histogram, field: "histogram", in: TempoHistogram.binWidths, command: command) }
-        if let limit, !(0...10_000).contains(limit) {
-            throw .invalidBody(command: command, field: "limit", detail: "must be 0 to 10000")
+        if let limit, !(0...TempoQuery.maxRequestLimit).contains(limit) {
+            throw .invalidBody(command: command, field: "limit", detail: "must be 0 to \(TempoQuery.maxRequestLimit)")
         }
         if let offset, offset < 0 { throw .invalidBody(command: command, field: "offset", detail: "must not be negative") }
         if let offset, offset > TempoQuery.maxOffset {

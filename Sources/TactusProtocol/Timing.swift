@@ -33,11 +33,3 @@ public struct ReconnectBackoff: Sendable, Hashable {
         return min(delay, maximum)
     }
 }
-
-extension Duration {
-    /// The duration in seconds, as a `Double`.
-    public var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
-    }
-}

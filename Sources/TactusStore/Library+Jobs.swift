@@ -181,7 +181,8 @@ extension Library {
         return try write { db -> (outcomes: [FinishOutcome], completion: JobCompletion?) in
             var outcomes: [FinishOutcome] = []
             var songKey: Int64?
-            var storedDuration: Double?
+            /// What the results must lie within (read once, with the first job's song); 0: no check.
+            var duration: Double?
             for finished in jobs {
                 guard let job = try JobRecord.fetch(db, where: "j.id = ?", arguments: [finished.id]).first,
                     job.state == .running, job.attempts == finished.attempt
@@ -194,18 +195,11 @@ extension Library {
                     throw StoreError.invalidValue(field: "job", value: "\(finished.id)", accepted: "a job of the same song as the others")
                 }
                 songKey = key
-                if storedDuration == nil {
-                    storedDuration = try Double.fetchOne(db.cachedStatement(sql: "SELECT duration_s FROM songs WHERE id = ?"), arguments: [key]) ?? 0
-                }
-                // The result must lie within the song: its duration as the worker measured it, else
-                // (a version-1 worker may not say) the stored one, which may be a header's estimate:
-                // an MP3's first frame can be 2.5 times the bit rate of the rest, so 4 times it.
-                let stored = storedDuration ?? 0
-                var duration = stored > 0 ? 4 * stored + 60 : 0
-                if let durationS, durationS.isFinite, durationS >= 0 { duration = durationS }
+                let limit = try duration ?? Self.resultDurationLimit(measured: durationS, songKey: key, db)
+                duration = limit
                 do throws(StoreError) {
                     try finished.result.validate()
-                    if duration > 0 { try finished.result.checkWithin(durationS: duration) }
+                    if limit > 0 { try finished.result.checkWithin(durationS: limit) }
                 } catch {
                     outcomes.append(.refused(error))
                     continue
@@ -233,6 +227,16 @@ extension Library {
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
             return (outcomes, JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key])))
         }
+    }
+
+    /// What a result must lie within: the song's duration as the worker measured it, else (a
+    /// version-1 worker may not say) the stored one, which may be a header's estimate: an MP3's
+    /// first frame can be 2.5 times the bit rate of the rest, so 4 times it plus a minute; 0
+    /// (no check) when neither is known.
+    private static func resultDurationLimit(measured: Double?, songKey: Int64, _ db: Database) throws -> Double {
+        if let measured, measured.isFinite, measured >= 0 { return measured }
+        let stored = try Double.fetchOne(db.cachedStatement(sql: "SELECT duration_s FROM songs WHERE id = ?"), arguments: [songKey]) ?? 0
+        return stored > 0 ? 4 * stored + 60 : 0
     }
 
     /// Ends job `id` as failed (or cancelled) with `failure`, storing `analysis` (a failed

@@ -128,7 +128,7 @@ struct InPlaceBench: ParsableCommand {
             Thread.sleep(forTimeInterval: 0.5)
         }
         let analysed = (ContinuousClock.now - started).seconds
-        let found = try client.query(QueryRequest(minBpm: 20, maxBpm: 400, limit: 10_000)).count
+        let found = try client.query(QueryRequest(minBpm: 20, maxBpm: 400, limit: TempoQuery.maxRequestLimit)).count
         guard found == songs else { throw BenchFailure("\(found) of \(songs) songs have a tempo after the analyses") }
         let running = Self.bytes(under: data)
         server.stop()

@@ -23,8 +23,8 @@ enum LibrarySource {
     }
 
     /// The songs whose tempo lies in the query's range. Over the server, whose answers hold at
-    /// most ``serverPage`` songs, a query without a limit (or with a larger one) is asked a
-    /// page at a time until a page comes short, each song kept once.
+    /// most ``TempoQuery/maxRequestLimit`` songs, a query without a limit (or with a larger
+    /// one) is asked a page at a time until a page comes short, each song kept once.
     func query(_ query: TempoQuery) throws -> [TempoMatch] {
         try reportingFailures {
             switch self {
@@ -36,20 +36,17 @@ enum LibrarySource {
                 while true {
                     var request = QueryRequest(query)
                     request.offset = offset
-                    request.limit = min(query.limit.map { $0 - songs.count } ?? Self.serverPage, Self.serverPage)
+                    request.limit = min(query.limit.map { $0 - songs.count } ?? TempoQuery.maxRequestLimit, TempoQuery.maxRequestLimit)
                     let page = try client.query(request)
                     songs += page.filter { seen.insert($0.song).inserted }
                     offset += page.count
-                    guard page.count == Self.serverPage, offset <= TempoQuery.maxOffset, songs.count < query.limit ?? .max else {
+                    guard page.count == TempoQuery.maxRequestLimit, offset <= TempoQuery.maxOffset, songs.count < query.limit ?? .max else {
                         return songs
                     }
                 }
             }
         }
     }
-
-    /// The most songs the server gives in one answer to a query (the protocol's limit).
-    static let serverPage = 10_000
 
     /// One song's results side by side; `song` is any name ``SongLookup`` resolves.
     func compare(song: String) throws -> SongComparison {
