@@ -8,7 +8,11 @@
 enum VectorMath {
     @inline(__always)
     static func exp(_ x: SIMD8<Float>) -> SIMD8<Float> {
-        let clamped = pointwiseMin(pointwiseMax(x, SIMD8(repeating: -87)), SIMD8(repeating: 87))
+        // Selections rather than pointwiseMin and pointwiseMax, which the compiler leaves as
+        // calls in the LSTM's loop.
+        var clamped = x
+        clamped.replace(with: -87, where: x .< -87)
+        clamped.replace(with: 87, where: x .> 87)
         // n = round(x / ln 2) without a float-to-integer conversion (which Swift's SIMD does
         // one lane at a time): adding 1.5 * 2^23 leaves n in the low bits of the float.
         let magic = SIMD8<Float>(repeating: 12_582_912)

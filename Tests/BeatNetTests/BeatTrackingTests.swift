@@ -34,6 +34,29 @@ import TactusTestSupport
         #expect(abs(best.bpm - 128) < 128 * 0.01, "\(histogram.peaks.prefix(3))")
     }
 
+    /// The bank computes 8 frames at a time where the delay allows it; its winners must be the
+    /// filters' definition computed frame by frame, for delays on both sides of 8 and a length
+    /// that is not a multiple of 8.
+    @Test func theCombFiltersAreTheirDefinitionFrameByFrame() {
+        var generator = SystemRandomNumberGenerator()
+        let activation = (0..<1_003).map { _ in Float.random(in: 0...1, using: &generator) }
+        let bank = ResonatingCombFilters(alpha: 0.79, delays: 2...40)
+        let found = bank.winners(activation)
+        var bestOutput = [Float](repeating: 0, count: activation.count), bestDelay = [Int32](repeating: 0, count: activation.count)
+        for delay in bank.delays {
+            var y = [Float](repeating: 0, count: activation.count)
+            for frame in activation.indices {
+                y[frame] = activation[frame] + (frame >= delay ? 0.79 * y[frame - delay] : 0)
+                if y[frame] > bestOutput[frame] {
+                    bestOutput[frame] = y[frame]
+                    bestDelay[frame] = Int32(delay)
+                }
+            }
+        }
+        let wrong = activation.indices.filter { found.outputs[$0] != bestOutput[$0] || found.delays[$0] != bestDelay[$0] }
+        #expect(wrong.isEmpty, "\(wrong.count) frames differ, first \(wrong.prefix(5))")
+    }
+
     @Test func theTrackerFollowsATempoThatChanges() {
         // 100 frames per second; the beat interval goes from 50 frames (120 bpm) to 40 (150 bpm).
         var beats = [Double](), time = 7.0
