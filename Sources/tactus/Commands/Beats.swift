@@ -186,15 +186,17 @@ extension Tactus {
         /// The file analysed by the voting detectors, and by every built-in one (beatnet too)
         /// only when tracked beats are wanted: the grid, or beatnet's beats where the tempo
         /// changes. (beatnet does not vote, so the consensus, its tempo map and the grid are
-        /// the same either way; a steady song is spared its half second.)
+        /// the same either way; a steady song is spared its half second.) With --tracked every
+        /// detector runs at once; otherwise a song found to need tracked beats is analysed again.
         private func locate(in decoded: DecodedAudio) throws -> Report {
             let registry = BuiltinDetectors.registry
             let rate = Double(decoded.sampleRate)
             func analysed(_ names: [String]) throws -> SongAnalyzer.Output {
                 try SongAnalyzer(detectors: names.map { try registry.make($0) }).analyze(samples: decoded.samples, sampleRate: rate)
             }
-            var output = try analysed(registry.defaultNames)
-            if wantsTracked(grid: output.beatGrid, consensus: output.consensus) { output = try analysed(registry.names) }
+            let trackedAsked = tracked && !grid
+            var output = try analysed(trackedAsked ? registry.names : registry.defaultNames)
+            if !trackedAsked, wantsTracked(grid: output.beatGrid, consensus: output.consensus) { output = try analysed(registry.names) }
             if let chosen = trackedBeats(output.analyses, grid: output.beatGrid, consensus: output.consensus) {
                 return Report(
                     file: file, source: chosen.detector, bpm: chosen.bpm, beats: chosen.beats.times,
