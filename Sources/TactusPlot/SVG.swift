@@ -20,7 +20,9 @@ public enum SVGNode: Sendable, Hashable {
 /// ```
 ///
 /// Attribute values and text are escaped when the document is rendered, so any string
-/// (a song title with `&` or `<`) is safe to pass.
+/// (a song title with `&` or `<`) is safe to pass; a figure is shown to a person, so control
+/// characters and bidirectional overrides are shown as `\x1B` and `\u{202E}` there
+/// (``TactusModel/ShownText``), as on every page and in every command.
 public struct SVGElement: Sendable, Hashable {
     public var name: String
     public var attributes: [Attribute]
@@ -156,7 +158,7 @@ public struct SVGDocument: Sendable, Hashable {
         let indent = String(repeating: " ", count: depth)
         output += indent + "<" + element.name
         for attribute in element.attributes {
-            output += " \(attribute.name)=\"\(XMLText.escaped(attribute.value))\""
+            output += " \(attribute.name)=\"\(shown(attribute.value))\""
         }
         if element.children.isEmpty {
             output += "/>\n"
@@ -165,7 +167,7 @@ public struct SVGDocument: Sendable, Hashable {
         // Elements with text keep it on their line: whitespace inside <text> is visible.
         if element.children.allSatisfy({ if case .text = $0 { true } else { false } }) {
             output += ">"
-            for case .text(let text) in element.children { output += XMLText.escaped(text) }
+            for case .text(let text) in element.children { output += shown(text) }
             output += "</\(element.name)>\n"
             return
         }
@@ -173,10 +175,15 @@ public struct SVGDocument: Sendable, Hashable {
         for child in element.children {
             switch child {
             case .element(let child): write(child, depth: depth + 1, to: &output)
-            case .text(let text): output += indent + " " + XMLText.escaped(text) + "\n"
+            case .text(let text): output += indent + " " + shown(text) + "\n"
             }
         }
         output += indent + "</\(element.name)>\n"
+    }
+
+    /// `text` as a reader of the figure sees it: control characters escaped, then XML's own.
+    private static func shown(_ text: String) -> String {
+        XMLText.escaped(ShownText.escaped(text))
     }
 }
 

@@ -80,6 +80,20 @@ enum Page {
         }
     }
 
+    /// `tactusShown(value)`, given to every page's script: text from the server or a file (a
+    /// worker id, an error message, a file name) as ``TactusModel/ShownText`` shows it, control
+    /// characters and bidirectional marks written as `\x1B` and `\u{202E}`, for the text a
+    /// script puts on the page (`textContent` keeps HTML out, not these).
+    static let shownScript = #"""
+        function tactusShown(value){
+          return String(value).replace(/[\u0000-\u001F\u007F-\u009F\u200E\u200F\u202A-\u202E\u2066-\u2069]/g, function(c){
+            var code = c.charCodeAt(0), hex = code.toString(16).toUpperCase();
+            return code <= 0xFF ? '\\x' + (hex.length < 2 ? '0' : '') + hex : '\\u{' + hex + '}';
+          });
+        }
+
+        """#
+
     static func document(title: String, section: Section?, body: String, script: String = "") -> String {
         let navigation = Section.allCases.map { item in
             let current = item == section ? " aria-current=\"page\"" : ""
@@ -101,7 +115,7 @@ enum Page {
             <main id="main">
             \(body)
             </main>
-            \(script.isEmpty ? "" : "<script>\(script)</script>")
+            \(script.isEmpty ? "" : "<script>\(shownScript)\(script)</script>")
             </body>
             </html>
             """

@@ -133,7 +133,7 @@ struct PlaylistPage {
             for (const field of ["tolerance", "detector"]) if (main[field].value) next.set(field, main[field].value);
             window.location.href = "/playlist?" + next;
           } catch (failure) {
-            error.textContent = failure.message;
+            error.textContent = tactusShown(failure.message);
             error.hidden = false;
           }
         });

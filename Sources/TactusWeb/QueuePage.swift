@@ -75,7 +75,7 @@ struct QueuePage {
         (function(){
           var live = document.getElementById('live'), eventsList = document.getElementById('events');
           var uploads = document.getElementById('uploads'), tracked = {}, failures = 0, counts = {};
-          function text(tag, content, cls){ var e = document.createElement(tag); e.textContent = content; if (cls) e.className = cls; return e; }
+          function text(tag, content, cls){ var e = document.createElement(tag); e.textContent = tactusShown(content); if (cls) e.className = cls; return e; }
           function row(detector){
             var tbody = document.querySelector('#detectors tbody'), r = tbody.querySelector('tr[data-detector="' + CSS.escape(detector) + '"]');
             if (!r) {
@@ -156,13 +156,13 @@ struct QueuePage {
               headers: {'Content-Type': 'application/octet-stream'}})
               .then(function(r){ return r.json().then(function(body){ return {ok: r.ok, body: body}; }); })
               .then(function(answer){
-                if (!answer.ok) { item.textContent = file.name + ' — refused: ' + answer.body.message; item.className = 'error'; return; }
+                if (!answer.ok) { item.textContent = tactusShown(file.name + ' — refused: ' + answer.body.message); item.className = 'error'; return; }
                 var song = answer.body.song; tracked[song] = item; item.dataset.song = song;
-                item.textContent = file.name + ' — analysing (' + answer.body.jobs.length + ' detectors)…';
+                item.textContent = tactusShown(file.name) + ' — analysing (' + answer.body.jobs.length + ' detectors)…';
                 if (answer.body.jobs.every(function(j){ return ['done','failed','cancelled'].indexOf(j.state) >= 0; }))
                   fetch('/api/v1/songs/' + song).then(function(r){ return r.json(); }).then(function(c){ finished(song, c.song.consensus); });
               })
-              .catch(function(error){ item.textContent = file.name + ' — failed: ' + error; item.className = 'error'; })
+              .catch(function(error){ item.textContent = tactusShown(file.name + ' — failed: ' + error); item.className = 'error'; })
               .then(function(){ busy = false; next(); });
           }
           function add(files){ for (var i = 0; i < files.length; i++) queue.push(files[i]); next(); }

@@ -29,10 +29,26 @@ import Testing
         #expect(group.children[2].attributes["fill"] == "none")
     }
 
-    @Test func controlCharactersAreDroppedSoTheXMLStaysValid() throws {
+    /// A title a client chose (a file name, a tag) cannot reorder or hide what the figure shows:
+    /// control characters and bidirectional overrides are shown escaped, as on the pages.
+    @Test func controlCharactersAndBidiOverridesAreShownEscaped() throws {
+        let hostile = "rtl\u{202E}evil3pm.mp3 line1\nline2\u{1B}]0;pwned\u{07}"
+        let shown = #"rtl\u{202E}evil3pm.mp3 line1\x0Aline2\x1B]0;pwned\x07"#
+        let document = SVGDocument(width: 200, height: 100, title: hostile, elements: [
+            SVGElement.text(hostile, x: 5, y: 20).attribute("data-note", hostile)
+        ])
+        let rendered = document.render()
+        #expect(!rendered.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x1B || $0.value == 0x07 })
+        let root = try ParsedSVG.parse(rendered)
+        #expect(root.children.first?.text == shown)
+        let text = try #require(root.all { $0.name == "text" }.first)
+        #expect(text.text == shown && text.attributes["data-note"] == shown)
+    }
+
+    @Test func controlCharactersXMLCannotHoldAreShownEscapedSoTheXMLStaysValid() throws {
         let document = SVGDocument(width: 10, height: 10, title: "a\u{1}b\u{0}c", elements: [])
         let root = try ParsedSVG.parse(document.render())
-        #expect(root.children.first?.text == "abc")
+        #expect(root.children.first?.text == #"a\x01b\x00c"#)
     }
 
     @Test func numbersAreCompact() {

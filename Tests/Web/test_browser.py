@@ -229,6 +229,14 @@ class BrowserTests(unittest.TestCase):
         browser.find_element(By.CSS_SELECTOR, "#uploads a").click()
         self.wait(conditions.presence_of_element_located((By.CSS_SELECTOR, ".figure svg")))
 
+    def test_3b_scripts_show_control_characters_escaped(self) -> None:
+        """The pages' scripts show worker ids, error messages and file names through
+        tactusShown, which escapes as the server-side pages and the CLI do (ShownText)."""
+        browser = self.open("/queue")
+        hostile = "a\x1bb\x7fc\x85d\u200ee\u202ef\u2066g\nh \u00e9\u2713"
+        shown = browser.execute_script("return tactusShown(arguments[0])", hostile)
+        self.assertEqual("a\\x1Bb\\x7Fc\\x85d\\u{200E}e\\u{202E}f\\u{2066}g\\x0Ah \u00e9\u2713", shown)
+
     def test_4_compare_page(self) -> None:
         browser = self.open("/compare")
         self.assertIn("Agreement between detectors", browser.page_source)
