@@ -69,6 +69,14 @@ public struct CoordinatorConfiguration: Sendable {
     /// The largest RESULT a worker may send (body and envelope), in bytes; a larger one fails
     /// its job with `too-large`.
     public var maxResultBytes: Int
+
+    /// The largest frame the backend receives (`ZMQ_MAXMSGSIZE`, per frame): nothing a worker
+    /// sends carries audio, and its largest frames are a RESULT's body (within the protocol's
+    /// body limit) and its envelope (the whole RESULT within ``maxResultBytes``). A larger
+    /// frame makes libzmq drop the connection as soon as the frame's size is read.
+    public var maxWorkerFrameBytes: Int {
+        max(limits.maxBodyBytes, min(limits.maxFloatArrayBytes, maxResultBytes))
+    }
     /// CURVE on every socket, admitting only authorized keys; nil for no encryption (loopback only).
     public var security: CoordinatorSecurity?
     /// Allows binding beyond loopback without ``security`` (a warning is logged at each start).

@@ -61,7 +61,7 @@ extension CoordinatorLoop {
             return
         }
         workers.refresh(address, expiry: .now + workerExpiry)
-        let size = frames.dropFirst().reduce(0) { $0 + $1.count }
+        let size = WorkerMessageReader.size(frames)
         switch message {
         case .ready, .offer, .heartbeat: break
         case .identified(let body): workerIdentified(address, body)

@@ -70,7 +70,6 @@ final class CoordinatorLoop {
         self.coordinator = coordinator
         let configuration = coordinator.configuration
         let limits = configuration.limits
-        let maxMessage = limits.maxAudioBytes + limits.maxFloatArrayBytes + limits.maxBodyBytes + 65536
         reads = try BackgroundWork(threads: 2, name: "tactus-reads")
         // A submission waits mostly on the disk (file creation, fsync), so more threads than
         // cores keep submissions flowing without taking CPU from the loop.
@@ -107,12 +106,24 @@ final class CoordinatorLoop {
         // connection as soon as its size is read.
         try frontend.set(.maxMessageSize(configuration.maxClientFrameBytes))
         try frontend.set(.receiveHighWaterMark(Self.messagesWaitingPerClient))
-        try backend.set(.maxMessageSize(maxMessage))
+        // The same for workers, whose frames are at most a RESULT's; and anyone may connect to
+        // the backend (without CURVE), so a connection that stops sending in the middle of a
+        // frame is dropped: ZMTP's PING, answered by libzmq itself, must be answered within
+        // ``unansweredPingTimeout`` (a frame in progress holds the answer back).
+        try backend.set(.maxMessageSize(configuration.maxWorkerFrameBytes))
+        try backend.set(.receiveHighWaterMark(Self.messagesWaitingPerWorker))
+        try backend.set(.heartbeatInterval(Self.pingInterval))
+        try backend.set(.heartbeatTimeout(Self.unansweredPingTimeout))
         for socket in [frontend, backend] {
             try socket.set(.routerMandatory(true))
             try socket.set(.linger(.milliseconds(500)))
         }
         try publisher.set(.linger(.milliseconds(500)))
+        // Subscribers send only subscriptions, which libzmq files in a tree on the loop's thread
+        // (tens of bytes of memory per byte of topic): a topic is at most a song id, `worker:`
+        // and a detector's name, or `scan`, so a longer one drops its connection unread.
+        try publisher.set(.maxMessageSize(Self.maxSubscriptionBytes))
+        try publisher.set(.receiveHighWaterMark(Self.subscriptionsWaitingPerSubscriber))
         do {
             try frontend.bind(configuration.frontend)
             try backend.bind(configuration.backend)
@@ -166,6 +177,7 @@ final class CoordinatorLoop {
     /// has passed).
     func serve() throws {
         var poller = ZMQPoller()
+        var backendPaused = false
         poller.add(frontend)
         poller.add(backend)
         if let authenticator { poller.add(authenticator) }
@@ -201,13 +213,17 @@ final class CoordinatorLoop {
                 workerEnded(id: ended.workerID, reason: ended.reason)
             }
             if let watched = coordinator.takeWatchedPaths() { scans.watched(watched.isEmpty ? nil : watched, loop: self) }
+            // While the worker messages in hand are over their budget, the backend is not
+            // polled: libzmq then holds a few messages per connection and reads no more.
+            if workerMessages.isFull != backendPaused {
+                backendPaused = workerMessages.isFull
+                if backendPaused { poller.remove(backend) } else { poller.add(backend) }
+            }
             let ready = try poller.poll(timeout: .milliseconds(100))
             if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
             // Answers to reads go out between the other steps: a client waits on each.
             if ready.contains(readableDescriptor: reads.doorbell.descriptor) { reads.deliver() }
-            if ready.contains(backend) {
-                drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage)
-            }
+            if ready.contains(backend) { readBackend() }
             reads.deliverIfFinished()
             if ready.contains(frontend) {
                 drain(frontend, handler: { [self] frames, userID in
@@ -241,6 +257,26 @@ final class CoordinatorLoop {
     /// for each answer (or sends a request again after a timeout), so two are enough.
     static let messagesWaitingPerClient = 2
 
+    /// Messages of one worker connection that libzmq holds for the loop (`ZMQ_RCVHWM`): a
+    /// worker sends a RESULT after each JOB and a HEARTBEAT now and then.
+    static let messagesWaitingPerWorker = 2
+
+    /// How often libzmq sends ZMTP's PING on each worker connection, and how long it waits for
+    /// anything from the peer before dropping the connection: a peer stalled in the middle of
+    /// a frame (holding the frame's bytes so far in the coordinator) is dropped, whereas 30 s
+    /// is over 10 times what a worker's largest honest RESULT (about 3 MB for a 2-hour song)
+    /// takes on a 10 Mbit/s link.
+    /// The largest subscription the events socket takes (`ZMQ_MAXMSGSIZE`): one byte of
+    /// (un)subscription and a topic, whose longest form is `worker:` and a detector's name.
+    static let maxSubscriptionBytes = 256
+
+    /// Subscriptions of one subscriber connection that libzmq holds before filing them
+    /// (`ZMQ_RCVHWM`), so that one flood is filed a few at a time.
+    static let subscriptionsWaitingPerSubscriber = 16
+
+    static let pingInterval: Duration = .seconds(5)
+    static let unansweredPingTimeout: Duration = .seconds(30)
+
     /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` and for about
     /// ``turnTime`` (the rest wait for the next turn, which comes at once: the poll sees them). The handler gets each
     /// message with the `User-Id` the ZAP handler gave its sender (the sender's CURVE public
@@ -249,14 +285,16 @@ final class CoordinatorLoop {
     /// A message with more frames than the limit (plus the routing id and delimiter) is not
     /// decoded: `tooManyFrames` answers it from its first frames and its frame count.
     ///
-    /// - Returns: false when the socket had no more messages waiting.
+    /// - Returns: false when the socket had no more messages waiting, or `paused` said to stop.
     @discardableResult
     private func drain(
-        _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void
+        _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void,
+        pausedWhile paused: () -> Bool = { false }
     ) -> Bool {
         let keep = configuration.limits.maxFrames + 2
         let turnEnds = ContinuousClock.now + Self.turnTime
         for _ in 0..<Self.messagesPerTurn {
+            if paused() { return false }
             do {
                 guard let message = try socket.tryReceive(keepingAtMost: keep) else { return false }
                 if message.frameCount > keep {
@@ -277,8 +315,18 @@ final class CoordinatorLoop {
     /// not read yet because it was slow (a long commit, a thread starved on a loaded machine).
     func drainBackend() {
         for _ in 0..<512 {
-            guard drain(backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage) else { return }
+            guard readBackend() else { return }
         }
+    }
+
+    /// Handles the workers' messages waiting, as ``drain(_:handler:tooManyFrames:pausedWhile:)``
+    /// does, while the worker messages read and not yet handled stay within their budget
+    /// (``WorkerMessageReader/isFull``); false when none is left or the budget is spent.
+    @discardableResult
+    private func readBackend() -> Bool {
+        drain(
+            backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage,
+            pausedWhile: { workerMessages.isFull })
     }
 
     // MARK: Authentication

@@ -17,11 +17,21 @@ final class WorkerMessageReader {
     /// dropped (a worker sends a HEARTBEAT every 2.5 s, and waits for a JOB before a RESULT).
     static let waitingLimit = 64
 
+    /// Bytes of the messages being decoded or waiting beyond which the loop reads no more from
+    /// the backend (``isFull``) until some are handled: workers (or anyone who connects) may send
+    /// large messages faster than they are decoded, and each waits in memory meanwhile.
+    static let heldBytesLimit = 64 << 20
+
     /// The thread that decodes the large messages; the loop polls its doorbell.
     let work: BackgroundWork
     private let limits: ProtocolLimits
     /// The messages waiting, by routing id, for the one of their sender's being decoded.
     private var waiting: [[UInt8]: [[[UInt8]]]] = [:]
+    /// Bytes of the messages being decoded or waiting.
+    private(set) var heldBytes = 0
+
+    /// Whether the messages in hand are over ``heldBytesLimit``: read no more until they are not.
+    var isFull: Bool { heldBytes >= Self.heldBytesLimit }
 
     init(limits: ProtocolLimits) throws(CoordinatorError) {
         self.limits = limits
@@ -36,21 +46,33 @@ final class WorkerMessageReader {
         if let queued = waiting[address] {
             guard queued.count < Self.waitingLimit else { return false }
             waiting[address] = queued + [frames]
+            heldBytes += Self.size(frames)
             return true
         }
         let body = Array(frames.dropFirst())
         let limits = self.limits
         let decode: @Sendable () -> Decoded = { Result { () throws(ProtocolError) in try WorkerMessage.decode(body, limits: limits) } }
-        guard body.reduce(0, { $0 + $1.count }) > Self.backgroundBytes else {
+        let size = Self.size(frames)
+        guard size > Self.backgroundBytes else {
             handle(frames, decode())
             return true
         }
         waiting[address] = []
+        heldBytes += size
         work.run(decode) { [self] decoded in
+            heldBytes -= size
             handle(frames, decoded)
             // In order: a large one among them is decoded in turn, and those after it wait again.
-            for next in waiting.removeValue(forKey: address) ?? [] { _ = read(next, then: handle) }
+            for next in waiting.removeValue(forKey: address) ?? [] {
+                heldBytes -= Self.size(next)
+                _ = read(next, then: handle)
+            }
         }
         return true
+    }
+
+    /// The bytes of a message's frames after the routing id.
+    static func size(_ frames: [[UInt8]]) -> Int {
+        frames.dropFirst().reduce(0) { $0 + $1.count }
     }
 }

@@ -33,6 +33,7 @@ class Server:
     def __init__(self, process: subprocess.Popen, endpoints: dict, data: Path) -> None:  # type: ignore[type-arg]
         self.process = process
         self.frontend: str = endpoints["frontend"]
+        self.backend: str = endpoints["backend"]
         self.events: str = endpoints["events"]
         self.data = data
 

@@ -1,0 +1,175 @@
+"""Peers that connect to a real `tactus serve`'s backend without being workers (anyone may,
+without CURVE) and speak raw ZMTP 3.0, as an attacker's own code would: frames larger than any
+worker sends, and frames begun and never finished. The coordinator must drop them without
+holding their bytes, and go on answering (SPEC section 3.4, BAD-INPUT.md)."""
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+
+import tactus
+
+from conftest import running_server
+
+MIB = 1 << 20
+
+
+def resident_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+class RawDealer:
+    """A ZMTP 3.0 peer (NULL mechanism) on a plain TCP socket: the greeting and READY command
+    of a DEALER (or `socket_type`), then frames written by hand. (pyzmq's own SUB with a 1 MiB
+    subscription crashes its process when closed, so subscriptions are written by hand too.)"""
+
+    def __init__(self, endpoint: str, socket_type: bytes = b"DEALER") -> None:
+        host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+        self.socket = socket.create_connection((host, int(port)), timeout=10)
+        self.socket.sendall(b"\xff" + b"\x00" * 8 + b"\x7f" + bytes([3, 0]) + b"NULL".ljust(20, b"\x00") + b"\x00" * 32)
+        greeting = b""
+        while len(greeting) < 64:
+            received = self.socket.recv(64 - len(greeting))
+            assert received, "the server closed the connection during the greeting"
+            greeting += received
+        body = bytes([5]) + b"READY" + bytes([11]) + b"Socket-Type" + struct.pack(">I", len(socket_type)) + socket_type
+        self.socket.sendall(bytes([0x04, len(body)]) + body)
+
+    def begin_result(self, size: int) -> None:
+        """The frames of a version-2 RESULT up to the header of a body frame of `size` bytes."""
+        def short(data: bytes) -> bytes:
+            return bytes([0x01, len(data)]) + data
+        self.socket.sendall(short(b"TACTUS2") + short(b"RESULT") + bytes([0x02]) + struct.pack(">Q", size))
+
+    def send_frame(self, data: bytes) -> int:
+        """One whole frame of `data` (the last of its message); the bytes taken before the
+        server closed."""
+        self.socket.sendall(bytes([0x02]) + struct.pack(">Q", len(data)))
+        taken = 0
+        try:
+            for start in range(0, len(data), MIB):
+                self.socket.sendall(data[start:start + MIB])
+                taken += len(data[start:start + MIB])
+        except OSError:
+            pass
+        return taken
+
+    def send_until_refused(self, count: int) -> int:
+        """Sends up to `count` bytes of payload; the bytes sent before the server closed."""
+        chunk, sent = b"y" * MIB, 0
+        try:
+            while sent < count:
+                self.socket.sendall(chunk[: min(MIB, count - sent)])
+                sent += min(MIB, count - sent)
+        except OSError:
+            pass
+        return sent
+
+    def closed_by_server(self, within: float) -> bool:
+        """Whether the server closes the connection within `within` seconds (what it sends
+        meanwhile, ZMTP's PING, is read and ignored)."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            self.socket.settimeout(max(deadline - time.monotonic(), 0.01))
+            try:
+                if not self.socket.recv(65536):
+                    return True
+            except socket.timeout:
+                return False
+            except OSError:
+                return True
+        return False
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def query_seconds(server) -> float:
+    with tactus.Client(server.frontend, timeout=10) as client:
+        start = time.monotonic()
+        client.query(min_bpm=60, max_bpm=200)
+        return time.monotonic() - start
+
+
+def test_frames_larger_than_any_worker_sends_drop_the_connection_at_once(tmp_path: Path) -> None:
+    with running_server(tmp_path / "data") as server:
+        peers = [RawDealer(server.backend) for _ in range(4)]
+        for peer in peers:
+            peer.begin_result(400 * MIB)
+        sent = [0] * len(peers)
+
+        def flood(index: int) -> None:
+            sent[index] = peers[index].send_until_refused(400 * MIB)
+
+        threads = [threading.Thread(target=flood, args=(index,)) for index in range(len(peers))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        # Refused when the frame's size was read: at most what the socket buffers held on the way.
+        assert all(count < 64 * MIB for count in sent), f"bytes taken before the connection dropped: {sent}"
+        assert all(peer.closed_by_server(within=5) for peer in peers)
+        assert server.process.poll() is None
+        assert resident_mb(server.process.pid) < 300
+        assert query_seconds(server) < 0.5
+        for peer in peers:
+            peer.close()
+
+
+def test_a_frame_begun_and_never_finished_is_dropped_with_its_bytes(tmp_path: Path) -> None:
+    with running_server(tmp_path / "data") as server:
+        peers = [RawDealer(server.backend) for _ in range(2)]
+        for peer in peers:
+            peer.begin_result(30 * MIB)
+            assert peer.send_until_refused(8 * MIB) == 8 * MIB
+        holding = resident_mb(server.process.pid)
+        assert query_seconds(server) < 0.5
+        started = time.monotonic()
+        # A PING every 5 s, 30 s for anything complete to come back: within 35 s and a margin.
+        assert all(peer.closed_by_server(within=50) for peer in peers), "a peer stalled mid-frame was kept"
+        dropped_after = time.monotonic() - started
+        time.sleep(0.5)
+        released = resident_mb(server.process.pid)
+        assert released < holding - 8, f"{holding:.0f} MB while held, {released:.0f} MB after ({dropped_after:.1f} s)"
+        assert server.process.poll() is None
+        assert query_seconds(server) < 0.5
+        for peer in peers:
+            peer.close()
+
+
+def test_subscriptions_longer_than_any_topic_are_refused(tmp_path: Path, songs: Path) -> None:
+    with running_server(tmp_path / "data") as server:
+        flooders = [RawDealer(server.events, socket_type=b"SUB") for _ in range(4)]
+        sent = [flooder.send_frame(b"\x01" + bytes([65 + index]) * MIB) for index, flooder in enumerate(flooders)]
+        assert all(count < 64 * MIB for count in sent)
+        assert all(flooder.closed_by_server(within=5) for flooder in flooders)
+        before = resident_mb(server.process.pid)
+        # The coordinator files subscriptions when it publishes: a song's events.
+        with tactus.Client(server.frontend, events=server.events, timeout=10) as client:
+            events = client.events()
+            time.sleep(0.5)
+            song = client.submit(next(songs.glob("*.wav")).read_bytes(), name="flooded.wav", force=True)["song"]
+            slowest = 0.0
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                start = time.monotonic()
+                client.query(min_bpm=60, max_bpm=200)
+                slowest = max(slowest, time.monotonic() - start)
+                event = events.next(timeout=0.2)
+                if event is not None and event.name == "song.done" and event.body["song"] == song:
+                    break
+            else:
+                raise AssertionError("no song.done")
+        grown = resident_mb(server.process.pid) - before
+        assert grown < 50, f"the coordinator grew by {grown:.0f} MB"
+        assert slowest < 0.5, f"a query took {slowest:.2f} s"
+        assert server.process.poll() is None
+        for flooder in flooders:
+            flooder.close()
