@@ -26,6 +26,8 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// Watch descriptors and the directories they watch; touched only by the watcher thread
     /// after ``init``.
     private var directories: [Int32: String] = [:]
+    /// How many folders below its root each watched directory is, by watch descriptor.
+    private var depths: [Int32: Int] = [:]
     private let stopped = Atomic<Bool>(false)
     private var thread: Thread?
 
@@ -45,7 +47,7 @@ public final class LibraryWatcher: @unchecked Sendable {
         self.logger = logger
         self.settle = settle
         for root in LibraryRoots(roots).directories {
-            watchTree(root)
+            watchTree(root, depth: 0)
         }
         logger.info("watching the library roots", metadata: ["roots": "\(roots.joined(separator: ", "))", "directories": "\(directories.count)"])
         let thread = Thread { [self] in run() }
@@ -63,8 +65,10 @@ public final class LibraryWatcher: @unchecked Sendable {
         stopped.store(true, ordering: .sequentiallyConsistent)
     }
 
-    /// Watches `directory` and every real directory below it.
-    private func watchTree(_ directory: String) {
+    /// Watches `directory`, `depth` folders below its root, and every real directory below it
+    /// down to the depth a scan walks (``LibraryWalk/maxDepth``); what cannot be watched is
+    /// logged (a scan still finds it).
+    private func watchTree(_ directory: String, depth: Int) {
         let watch = inotify_add_watch(descriptor, directory, Self.mask)
         guard watch >= 0 else {
             logger.warning(
@@ -72,11 +76,25 @@ public final class LibraryWatcher: @unchecked Sendable {
             return
         }
         directories[watch] = directory
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        depths[watch] = depth
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory)
+        } catch {
+            logger.warning("cannot list a directory to watch what is below it", metadata: ["directory": "\(directory)", "error": "\(error)"])
+            return
+        }
         for name in names where !name.hasPrefix(".") {
             let path = directory + "/" + name
             var status = stat()
-            if lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR { watchTree(path) }
+            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }
+            guard depth < LibraryWalk.maxDepth else {
+                logger.warning(
+                    "not watching a directory: more folders below its root than a scan looks into",
+                    metadata: ["directory": "\(path)", "depth": "\(depth + 1)", "limit": "\(LibraryWalk.maxDepth)"])
+                continue
+            }
+            watchTree(path, depth: depth + 1)
         }
     }
 
@@ -119,13 +137,15 @@ public final class LibraryWatcher: @unchecked Sendable {
                 }
                 if event.mask & UInt32(IN_IGNORED) != 0 {
                     directories[event.wd] = nil
+                    depths[event.wd] = nil
                     continue
                 }
                 guard let directory = directories[event.wd], !name.isEmpty, !name.hasPrefix(".") else { continue }
                 let path = directory + "/" + name
                 let isDirectory = event.mask & UInt32(IN_ISDIR) != 0
                 if isDirectory, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                    watchTree(path)
+                    let depth = (depths[event.wd] ?? 0) + 1
+                    if depth <= LibraryWalk.maxDepth { watchTree(path, depth: depth) }
                     changed.insert(path)
                 } else if isDirectory || event.mask & UInt32(IN_CREATE) == 0 {
                     // A file created is scanned once it is closed (IN_CLOSE_WRITE), not half written.

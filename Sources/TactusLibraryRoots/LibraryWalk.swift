@@ -5,8 +5,17 @@ import TactusModel
 /// links: every directory is opened relative to its parent with `O_NOFOLLOW` and listed
 /// through that descriptor, so a link swapped in while the tree is walked cannot lead outside
 /// the root. Links, devices, FIFOs and sockets are reported as skipped, with the reason, and so
-/// are names that are not UTF-8 (``FileName``).
+/// are names that are not UTF-8 (``FileName``), folders more than ``maxDepth`` deep and paths
+/// longer than ``maxPathBytes``.
 public struct LibraryWalk: Sendable {
+    /// The deepest folder walked into, counted from the root (`Artist/Album/Disc` is 3): a
+    /// library is never this deep, and every folder walked holds a descriptor until its tree
+    /// is done.
+    public static let maxDepth = 64
+    /// The longest path below a root listed: the longest a JOB or an IDENTIFY can name (the
+    /// protocol's `location.path`).
+    public static let maxPathBytes = 4096
+
     /// A regular file found, by its path below the root, with what `fstatat` said of it.
     public struct Entry: Sendable, Hashable {
         public var relative: String
@@ -61,12 +70,16 @@ public struct LibraryWalk: Sendable {
             if let failure { throw failure }
             directory = next
         }
-        walk(directory, prefix: names.joined(separator: "/"))
+        walk(directory, prefix: names.joined(separator: "/"), depth: names.count)
         files.sort { $0.relative < $1.relative }
     }
 
     /// Lists what is not a directory: a regular file as found, anything else as skipped.
     private mutating func classify(_ path: String, _ status: stat) {
+        if let tooLong = Self.tooLong(path) {
+            skipped.append(Skipped(path: path, reason: tooLong))
+            return
+        }
         switch status.st_mode & S_IFMT {
         case S_IFREG: files.append(Entry(relative: path, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
         case S_IFLNK: skipped.append(Skipped(path: path, reason: "a symbolic link (links below a library root are not followed)"))
@@ -74,8 +87,15 @@ public struct LibraryWalk: Sendable {
         }
     }
 
-    /// Lists `directory` (closing it) and everything below it.
-    private mutating func walk(_ directory: Int32, prefix: String) {
+    /// Why `path` is not listed when it is longer than ``maxPathBytes``.
+    private static func tooLong(_ path: String) -> String? {
+        let bytes = path.utf8.count
+        guard bytes > maxPathBytes else { return nil }
+        return "a path of \(bytes) bytes below its root, longer than the \(maxPathBytes) tactus can name (shorten it)"
+    }
+
+    /// Lists `directory` (closing it), `depth` folders below the root, and everything below it.
+    private mutating func walk(_ directory: Int32, prefix: String, depth: Int) {
         guard let stream = fdopendir(directory) else {
             skipped.append(Skipped(path: prefix, reason: "cannot list the directory (\(LibraryRoots.reason(errno)))"))
             close(directory)
@@ -105,12 +125,20 @@ public struct LibraryWalk: Sendable {
         }
         for name in subdirectories.sorted() {
             let path = prefix.isEmpty ? name : prefix + "/" + name
+            if let tooLong = Self.tooLong(path) {
+                skipped.append(Skipped(path: path, reason: tooLong + ": the folder is not looked into"))
+                continue
+            }
+            guard depth < Self.maxDepth else {
+                skipped.append(Skipped(path: path, reason: "more than \(Self.maxDepth) folders below its root: not looked into"))
+                continue
+            }
             let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard next >= 0 else {
                 skipped.append(Skipped(path: path, reason: "cannot open the directory (\(LibraryRoots.reason(errno)))"))
                 continue
             }
-            walk(next, prefix: path)
+            walk(next, prefix: path, depth: depth + 1)
         }
     }
 }

@@ -47,6 +47,43 @@ import Testing
         #expect(text.standardOutput.contains(music + "/" + Self.shownName + "  skipped: unreadable: "), "\(text.standardOutput)")
     }
 
+    /// Folders deeper than any library (65 below the root) and paths longer than a worker can
+    /// be sent (over 4096 bytes) are listed as skipped with the reason, not walked, hashed or
+    /// sent to a worker; a song beside them is scanned.
+    @Test func aScanSkipsFoldersTooDeepAndPathsTooLong() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-deep")
+        let music = directory.file("music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        let song = { (name: String, seed: UInt64) in
+            try AudioFileWriter(.wav16).write(
+                [Synth.drumPattern(bpm: 120, seconds: 8, sampleRate: 22_050, seed: seed)], sampleRate: 22_050, to: music + "/" + name)
+        }
+        try song("ok.wav", 1)
+        // 70 folders `d` deep, and 17 folders of 250 bytes (4,266 bytes of path): each with a
+        // song at the bottom, moved in through descriptors (the path is too long to name whole).
+        for (names, seed) in [(Array(repeating: "d", count: 70), UInt64(2)), (Array(repeating: String(repeating: "x", count: 250), count: 17), 3)] {
+            try song("moving.wav", seed)
+            var folder = open(music, O_RDONLY | O_DIRECTORY)
+            for name in names {
+                try #require(mkdirat(folder, name, 0o755) == 0, "mkdirat: \(String(cString: strerror(errno)))")
+                let next = openat(folder, name, O_RDONLY | O_DIRECTORY)
+                close(folder)
+                folder = next
+            }
+            try #require(renameat(AT_FDCWD, music + "/moving.wav", folder, "song.wav") == 0, "renameat: \(String(cString: strerror(errno)))")
+            close(folder)
+        }
+        let run = try CLI.run(["scan", "--db", directory.file("library.sqlite"), "--library-root", music, "--json"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let summary = try #require(run.jsonLines.first)
+        #expect(summary["files"] as? Int == 1 && summary["new"] as? Int == 1, "\(summary)")
+        let skipped = (summary["skipped"] as? [[String: Any]] ?? []).map { ($0["path"] as? String ?? "", $0["reason"] as? String ?? "") }
+        let deep = Array(repeating: "d", count: 65).joined(separator: "/")
+        #expect(skipped.contains { $0.0 == music + "/" + deep && $0.1.contains("more than 64 folders below its root") }, "\(skipped.map(\.1))")
+        #expect(skipped.contains { $0.0.utf8.count > 4096 && $0.1.contains("longer than the 4096") }, "\(skipped.map(\.1))")
+        #expect(skipped.count == 2, "\(skipped.map(\.1))")
+    }
+
     @Test func aScanNamesAFileWhoseNameIsNotUTF8() throws {
         let (directory, music) = try Self.folder()
         let run = try CLI.run(["scan", "--db", directory.file("library.sqlite"), "--library-root", music, "--json"])
