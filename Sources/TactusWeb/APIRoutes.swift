@@ -148,7 +148,7 @@ struct APIRoutes: Sendable {
             defer { pass.end() }
             let spool = try UploadSpool(in: gateway.configuration.spoolDirectory)
             do {
-                for try await piece in request.body {
+                try await IdleLimitedBody(request.body, name: shownName).forEach { piece in
                     guard spool.size + piece.readableBytes <= limit else {
                         throw HTTPFailure(.contentTooLarge, .tooLarge, "\(shownName): over the limit of \(limit) bytes")
                     }

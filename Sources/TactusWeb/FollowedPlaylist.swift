@@ -59,7 +59,7 @@ struct FollowedPlaylist {
         defer { pass.end() }
         var bytes: [UInt8] = []
         do {
-            for try await piece in request.body {
+            try await IdleLimitedBody(request.body, name: name).forEach { piece in
                 guard bytes.count + piece.readableBytes <= Self.maximumBytes else {
                     throw HTTPFailure(.contentTooLarge, .tooLarge, "\(name): over the limit of \(Self.maximumBytes) bytes")
                 }

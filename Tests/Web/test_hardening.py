@@ -409,6 +409,28 @@ class UploadLimitTests(unittest.TestCase):
         status, _, body = upload_until("after.wav", 202)
         self.assertEqual(status, 202, body[:300])
 
+    def test_an_upload_that_stops_sending_is_given_up_and_its_place_freed(self) -> None:
+        """Clients that announce songs and then send nothing hold the places for uploads only
+        until nothing has come for 30 s: then their connections are closed and the places are
+        free again (before, they were held for as long as the clients kept the connections)."""
+        started = time.monotonic()
+        stalled = [stalled_upload(self.server.url, 50 << 20) for _ in range(MAX_UPLOADS)]
+        try:
+            song = upload_memory.wav_header(50_044) + bytes(50_000)
+            for connection in stalled:
+                connection.settimeout(60)
+                while connection.recv(65536):
+                    pass
+            waited = time.monotonic() - started
+            self.assertGreater(waited, 25)
+            self.assertLess(waited, 50)
+            status, _, body = send(self.server.url, "POST", "/api/v1/songs?name=after-stall.wav",
+                                   {"Content-Type": "application/octet-stream"}, song)
+            self.assertEqual(status, 202, body[:300])
+        finally:
+            for connection in stalled:
+                connection.close()
+
     def test_uploads_past_the_bytes_in_flight_are_told_busy(self) -> None:
         data = os.path.join(self.server.directory, "data")
         with open(os.path.join(data, "endpoints.json")) as file:
