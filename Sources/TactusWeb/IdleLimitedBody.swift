@@ -2,9 +2,10 @@ import HTTPTypes
 import Hummingbird
 import TactusModel
 
-/// A request's body read piece by piece and given up when no piece has come for ``idle``, so a
-/// client that announces a large upload and then sends nothing (or a byte now and then) cannot
-/// hold one of the gateway's places for uploads for ever: the read is cancelled, which closes
+/// A request's body read piece by piece and given up when fewer than ``progressBytes`` have come
+/// in ``idle`` (about 2 KiB/s, which any upload passes), so a client that announces a large
+/// upload and then sends nothing, or a byte now and then, cannot hold one of the gateway's places
+/// for uploads for ever: the read is cancelled, which closes
 /// the connection (the request fails `timeout`, 408, in the gateway's metrics; the client, whose
 /// body never ended, gets no answer), and the place is given back. (The server's own idle
 /// timeout closes only connections between requests, and those whose headers never end.)
@@ -24,20 +25,31 @@ struct IdleLimitedBody {
         self.idle = idle
     }
 
+    /// The bytes that must come within each ``idle`` for the body to count as arriving.
+    static let progressBytes = 64 << 10
+
     /// Calls `take` with each piece of the body in order. Throws ``HTTPFailure`` (408 `timeout`)
-    /// when no piece comes for ``idle``, and what reading the body or `take` throws.
+    /// when fewer than ``progressBytes`` come in ``idle``, and what reading the body or `take` throws.
     func forEach(_ take: (ByteBuffer) throws -> Void) async throws {
         let pieces = Pieces(body.makeAsyncIterator())
+        var deadline = ContinuousClock.now + idle
+        var sinceDeadline = 0
         while true {
             let piece: ByteBuffer?
             do {
-                piece = try await pieces.next(within: idle)
+                piece = try await pieces.next(within: ContinuousClock.now.duration(to: deadline))
             } catch is Stalled {
                 throw HTTPFailure(
                     .requestTimeout, .timeout,
-                    "\(name): no byte of the body came for \(Int(idle.components.seconds)) s; the upload is given up")
+                    "\(name): fewer than \(Self.progressBytes) bytes of the body came in \(Int(idle.components.seconds)) s; "
+                        + "the upload is given up")
             }
             guard let piece else { return }
+            sinceDeadline += piece.readableBytes
+            if sinceDeadline >= Self.progressBytes {
+                sinceDeadline = 0
+                deadline = .now + idle
+            }
             try take(piece)
         }
     }
@@ -53,13 +65,14 @@ struct IdleLimitedBody {
             self.iterator = iterator
         }
 
-        /// The next piece, nil at the end, or ``Stalled`` when none comes within `idle` (the read
+        /// The next piece, nil at the end, or ``Stalled`` when none comes within `time` (the read
         /// is cancelled: the body's stream ends with the request).
-        func next(within idle: Duration) async throws -> ByteBuffer? {
-            try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
+        func next(within time: Duration) async throws -> ByteBuffer? {
+            guard time > .zero else { throw Stalled() }
+            return try await withThrowingTaskGroup(of: ByteBuffer?.self) { group in
                 group.addTask { try await self.iterator.next() }
                 group.addTask {
-                    try await Task.sleep(for: idle)
+                    try await Task.sleep(for: time)
                     throw Stalled()
                 }
                 defer { group.cancelAll() }

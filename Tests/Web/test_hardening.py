@@ -410,11 +410,23 @@ class UploadLimitTests(unittest.TestCase):
         self.assertEqual(status, 202, body[:300])
 
     def test_an_upload_that_stops_sending_is_given_up_and_its_place_freed(self) -> None:
-        """Clients that announce songs and then send nothing hold the places for uploads only
-        until nothing has come for 30 s: then their connections are closed and the places are
-        free again (before, they were held for as long as the clients kept the connections)."""
+        """Clients that announce songs and then send nothing, or a byte every 5 s, hold the
+        places for uploads only until fewer than 64 KiB have come in 30 s: then their
+        connections are closed and the places are free again (before, they were held for as
+        long as the clients kept the connections)."""
         started = time.monotonic()
         stalled = [stalled_upload(self.server.url, 50 << 20) for _ in range(MAX_UPLOADS)]
+        trickling = threading.Event()
+
+        def trickle(connection: socket.socket) -> None:
+            while not trickling.wait(5):
+                try:
+                    connection.sendall(b"\0")
+                except OSError:
+                    return
+
+        for connection in stalled[:2]:
+            threading.Thread(target=trickle, args=(connection,), daemon=True).start()
         try:
             song = upload_memory.wav_header(50_044) + bytes(50_000)
             for connection in stalled:
@@ -428,6 +440,7 @@ class UploadLimitTests(unittest.TestCase):
                                    {"Content-Type": "application/octet-stream"}, song)
             self.assertEqual(status, 202, body[:300])
         finally:
+            trickling.set()
             for connection in stalled:
                 connection.close()
 
