@@ -67,7 +67,9 @@ final class ByteReader {
             if case .descriptor(let given, _) = source {
                 descriptor = fcntl(given, F_DUPFD_CLOEXEC, 0)
             } else {
-                descriptor = open(path, O_RDONLY | O_CLOEXEC)
+                // Without waiting: opening a FIFO for reading blocks until a writer comes (a FIFO
+                // dropped into a music folder would hang the command); it is refused below.
+                descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
             }
             guard descriptor >= 0 else {
                 throw .unreadable(file: path, reason: String(cString: strerror(errno)))
@@ -82,6 +84,7 @@ final class ByteReader {
                 close(descriptor)
                 throw .unreadable(file: path, reason: "not a regular file")
             }
+            _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) & ~O_NONBLOCK)
             storage = .file(descriptor: descriptor)
             length = Int64(status.st_size)
         }

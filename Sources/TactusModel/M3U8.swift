@@ -147,6 +147,7 @@ public struct M3U8: Sendable, Hashable {
         let url = URL(fileURLWithPath: path).standardizedFileURL
         let folder = url.deletingLastPathComponent().path
         let (text, omitted) = self.text(inFolder: folder, relative: relative)
+        if let refusal = OutputPath.refusal(url.path) { throw WriteError(path: path, reason: refusal) }
         do {
             try Data(text.utf8).write(to: url, options: .atomic)
         } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 
 /// Why a figure could not be written.
 public enum PlotError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -48,8 +49,10 @@ public struct ImageFile: Sendable, Hashable {
         self.path = path
     }
 
-    /// Writes `document` (replacing any file at the path).
+    /// Writes `document` (replacing a regular file at the path; never a directory, device,
+    /// FIFO or socket: ``TactusModel/OutputPath``).
     public func write(_ document: SVGDocument) throws(PlotError) {
+        if let refusal = OutputPath.refusal(path) { throw .cannotWrite(path: path, reason: refusal) }
         let svg = Data(document.render().utf8)
         switch format {
         case .svg:

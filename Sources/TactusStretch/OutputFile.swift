@@ -1,11 +1,12 @@
 import Foundation
+import TactusModel
 
 /// A file a render writes for a person: written whole as a new temporary file in the folder of
 /// its path, then put in place by ``place()``. It never writes through a symbolic link (the
 /// temporary is created with `O_CREAT | O_EXCL | O_NOFOLLOW`, and a link, a name, is only ever
 /// replaced, never followed), never over one of the files being read (the same device and
-/// inode), never over a SQLite database or its write-ahead log (a library), and over an
-/// existing file only when `replacing` (`--force`); without it the
+/// inode), never over a SQLite database or its write-ahead log (a library), never over a
+/// device, FIFO or socket, and over an existing file only when `replacing` (`--force`); without it the
 /// temporary is linked into place, which fails if anything has appeared there meanwhile. A file
 /// never placed (a failed render) leaves nothing behind.
 public final class OutputFile {
@@ -84,7 +85,7 @@ public final class OutputFile {
             if errno == ENOENT { return }
             throw .cannotWrite(path: path, reason: errorText())
         }
-        if status.st_mode & S_IFMT == S_IFDIR { throw .cannotWrite(path: path, reason: "it is a directory") }
+        if let refusal = OutputPath.refusal(status) { throw .cannotWrite(path: path, reason: refusal) }
         if inputs.contains(FileIdentity(status)) {
             throw .cannotWrite(path: path, reason: "it is the file being read (tactus never writes over its input)")
         }

@@ -84,6 +84,22 @@ import Testing
         #expect(skipped.count == 2, "\(skipped.map(\.1))")
     }
 
+    /// A FIFO dropped into a folder (opening one for reading waits for a writer) is skipped as
+    /// not a regular file, at once; the song beside it is analysed.
+    @Test func aFIFOInAFolderIsSkippedNotWaitedOn() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-fifo")
+        let music = directory.file("music")
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        try AudioFileWriter(.wav16).write(
+            [Synth.drumPattern(bpm: 120, seconds: 8, sampleRate: 22_050, seed: 1)], sampleRate: 22_050, to: music + "/song.wav")
+        try #require(mkfifo(music + "/song.wav.bak", 0o644) == 0, "mkfifo: \(String(cString: strerror(errno)))")
+        let run = try CLI.runProgram(CLI.binary, ["analyze", music, "--json"], timeout: .seconds(60))
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.jsonLines.compactMap { $0["file"] as? String }.contains(music + "/song.wav"), "\(run.standardOutput)")
+        let skipped = run.jsonLines.filter { $0["skipped"] != nil }.map { ($0["skipped"] as? [String: Any])?["message"] as? String ?? "" }
+        #expect(skipped == [music + "/song.wav.bak: cannot read the file: not a regular file"], "\(skipped)")
+    }
+
     @Test func aScanNamesAFileWhoseNameIsNotUTF8() throws {
         let (directory, music) = try Self.folder()
         let run = try CLI.run(["scan", "--db", directory.file("library.sqlite"), "--library-root", music, "--json"])

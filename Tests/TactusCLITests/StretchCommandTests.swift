@@ -96,4 +96,20 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
         #expect(try song.names() == ["renders", "song.flac"])
     }
+
+    /// `--force` replaces a regular file or a link, never a FIFO another program reads (nor a
+    /// device: `--force` over /dev/null as root made it a regular file), which is named.
+    @Test func aFIFOIsNeverReplacedEvenWithForce() throws {
+        let song = try Song()
+        let fifo = song.directory.file("pipe.wav")
+        try #require(mkfifo(fifo, 0o644) == 0, "mkfifo: \(String(cString: strerror(errno)))")
+        for extra in [[], ["--force"]] {
+            let run = try song.stretch(to: fifo, extra)
+            #expect(run.status == 1)
+            #expect(run.standardError.contains("cannot write '\(fifo)': it is a FIFO (a named pipe)"), "\(run.standardError)")
+        }
+        var status = stat()
+        #expect(lstat(fifo, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO)
+        #expect(try song.names() == ["pipe.wav", "song.flac"])
+    }
 }
