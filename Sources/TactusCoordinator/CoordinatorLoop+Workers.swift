@@ -92,6 +92,9 @@ extension CoordinatorLoop {
         workerLost(address, reason: "protocol error: \(error)", notify: false)
     }
 
+    /// Different detectors the workers may offer in all.
+    static let maxDetectors = 128
+
     private func workerReady(
         _ address: [UInt8], id: String, offers: [DetectorOffer], roots: [String]?, identifies: Bool, version: ProtocolVersion
     ) {
@@ -111,6 +114,18 @@ extension CoordinatorLoop {
                     address, .disconnect(DisconnectBody(reason: "invalid detector declaration", error: error.body)), version: version)
                 return
             }
+        }
+        // Every detector offered is held and listed in `detectors`: workers (anyone who
+        // connects, without CURVE) may not make up detectors without end.
+        let offered = Set(workers.offered.map(\.descriptor.name) + configuration.knownDetectors.map(\.name))
+        let added = Set(descriptors.map(\.name)).subtracting(offered)
+        guard offered.count + added.count <= Self.maxDetectors else {
+            let message = "the server takes at most \(Self.maxDetectors) different detectors, and \(offered.count) are offered"
+            sendToWorker(
+                address, .disconnect(DisconnectBody(reason: "too many detectors", error: ErrorBody(code: .tooLarge, message: message))),
+                version: version)
+            logger.warning("refused a worker: too many detectors", metadata: ["worker": "\(id)", "new": "\(added.count)"])
+            return
         }
         for descriptor in descriptors {
             if let known = knownDescriptor(descriptor.name), known.version != descriptor.version {

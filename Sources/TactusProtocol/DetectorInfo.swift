@@ -1,3 +1,4 @@
+import Foundation
 import TactusDetector
 
 /// A detector as workers announce it and clients see it: what
@@ -60,10 +61,25 @@ public struct DetectorInfo: WireBody {
         return descriptor
     }
 
+    /// The largest declaration a worker may send, as JSON: ours take 2 to 6 KiB. The
+    /// coordinator holds every worker's and answers `detectors` with them all.
+    public static let maxDeclarationBytes = 64 << 10
+
     public func validate(command: String) throws(ProtocolError) {
         try Check.detector(name, field: "detector.name", command: command)
         try Check.text(version, field: "detector.version", max: 64, command: command)
+        guard summary.utf8.count <= 1024 else {
+            throw .invalidBody(command: command, field: "detector.summary", detail: "must have at most 1024 bytes")
+        }
+        guard parameters.count <= 64 else {
+            throw .invalidBody(command: command, field: "detector.parameters", detail: "at most 64 parameters")
+        }
         _ = try descriptor(command: command)
+        let size = (try? JSONEncoder().encode(self).count) ?? Int.max
+        guard size <= Self.maxDeclarationBytes else {
+            throw .invalidBody(
+                command: command, field: "detector", detail: "the declaration has \(size) bytes of JSON, more than \(Self.maxDeclarationBytes)")
+        }
     }
 }
 
@@ -149,6 +165,10 @@ public struct ParameterDeclaration: Sendable, Hashable, Codable {
             throw invalid("unknown kind '\(Printable.text(kind, limit: 32))'; known: number, integer, choice, numbers")
         }
         guard (1...64).contains(name.utf8.count) else { throw invalid("a parameter name has 1 to 64 bytes") }
+        guard summary.utf8.count <= 1024 else { throw invalid("a parameter's summary has at most 1024 bytes") }
+        guard (choices ?? []).allSatisfy({ (1...64).contains($0.utf8.count) }), presets.count <= 32,
+            presets.keys.allSatisfy({ (1...64).contains($0.utf8.count) })
+        else { throw invalid("choices and preset names have 1 to 64 bytes, and there are at most 32 presets") }
         try Check.parameters(ParameterSet(presets.merging(["default": `default`]) { value, _ in value }), field: field, command: command)
         let spec = ParameterSpec(name, parameterKind, default: `default`, presets: presets, summary: summary)
         for (preset, value) in [("default", `default`)] + presets.sorted(by: { $0.key < $1.key }) {

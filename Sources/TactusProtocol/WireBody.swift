@@ -40,9 +40,14 @@ enum Check {
         guard value >= 1 else { throw .invalidBody(command: command, field: field, detail: "must be at least 1") }
     }
 
+    /// Text of 1 to `max` bytes of UTF-8 without NUL: a path or a name reaches C calls, which end
+    /// it at a NUL, so `a.mp3\0x` would be checked as one file and opened as another.
     static func text(_ text: String, field: String, max: Int, command: String) throws(ProtocolError) {
         guard (1...max).contains(text.utf8.count) else {
             throw .invalidBody(command: command, field: field, detail: "must have 1 to \(max) bytes of UTF-8")
+        }
+        guard !text.utf8.contains(0) else {
+            throw .invalidBody(command: command, field: field, detail: "must not hold a NUL byte (U+0000)")
         }
     }
 

@@ -141,6 +141,27 @@ private func workerError(_ frames: [[UInt8]], limits: ProtocolLimits = .standard
         #expect(throws: ProtocolError.self) { try ready.validate(command: "READY") }
     }
 
+    /// A worker's declaration is bounded (the coordinator holds every one and lists them all in
+    /// `detectors`): a summary over 1 KiB, or a declaration over 64 KiB of JSON, is refused,
+    /// naming the field (the built-in detectors' declarations, 2 to 6 KiB, join in every server test).
+    @Test func detectorDeclarationsAreBounded() throws {
+        let long = DetectorInfo(DetectorDescriptor(name: "x", version: "1", summary: String(repeating: "s", count: 1025), specific: []))
+        #expect(throws: ProtocolError.invalidBody(command: "READY", field: "detector.summary", detail: "must have at most 1024 bytes")) {
+            try long.validate(command: "READY")
+        }
+        let grid = (1...4096).map(Double.init)
+        let numbers = (0..<8).map { index in
+            ParameterSpec("p\(index)", .increasingNumbers(range: 0...5000, count: 1...4096), default: .numbers(grid), summary: "")
+        }
+        let large = DetectorInfo(DetectorDescriptor(name: "x", version: "1", summary: "large", specific: numbers))
+        do {
+            try large.validate(command: "READY")
+            Issue.record("a declaration of 8 x 4096 numbers was accepted")
+        } catch {
+            #expect(error.description.contains("the declaration has"), "\(error)")
+        }
+    }
+
     @Test func unknownCommandsAreNamedSafelyInTheReply() throws {
         let rejected = try #require(rejection(request("explode", "{}")))
         #expect(rejected.error == .unknownCommand(received: "explode", known: ClientCommands.standard.names))
