@@ -266,6 +266,9 @@ final class CoordinatorLoop {
     /// a frame (holding the frame's bytes so far in the coordinator) is dropped, whereas 30 s
     /// is over 10 times what a worker's largest honest RESULT (about 3 MB for a 2-hour song)
     /// takes on a 10 Mbit/s link.
+    static let pingInterval: Duration = .seconds(5)
+    static let unansweredPingTimeout: Duration = .seconds(30)
+
     /// The largest subscription the events socket takes (`ZMQ_MAXMSGSIZE`): one byte of
     /// (un)subscription and a topic, whose longest form is `worker:` and a detector's name.
     static let maxSubscriptionBytes = 256
@@ -273,9 +276,6 @@ final class CoordinatorLoop {
     /// Subscriptions of one subscriber connection that libzmq holds before filing them
     /// (`ZMQ_RCVHWM`), so that one flood is filed a few at a time.
     static let subscriptionsWaitingPerSubscriber = 16
-
-    static let pingInterval: Duration = .seconds(5)
-    static let unansweredPingTimeout: Duration = .seconds(30)
 
     /// Handles the messages waiting on `socket`, at most ``messagesPerTurn`` and for about
     /// ``turnTime`` (the rest wait for the next turn, which comes at once: the poll sees them). The handler gets each

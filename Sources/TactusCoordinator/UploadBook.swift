@@ -34,6 +34,10 @@ struct UploadBook {
         let path: String
         var received: Int64 = 0
         var lastUsed: ContinuousClock.Instant
+        /// When the upload last gained ``UploadBook/chunkBytes`` (or its last bytes), and how
+        /// many it had then: an upload kept alive by tiny chunks is forgotten all the same.
+        var progressedAt: ContinuousClock.Instant
+        var progressMark: Int64 = 0
         /// The answer of its `submit`, once submitted.
         var submitted: SubmitResponse?
         /// The size of the last chunk, to recognise a chunk sent again.
@@ -79,7 +83,9 @@ struct UploadBook {
     }
 
     /// Begins an upload of `size` bytes for `client`, within `maxSongBytes`.
-    mutating func begin(size: Int64, sha256: SongID, client: String, maxSongBytes: Int) throws(ErrorBody) -> UploadStatus {
+    mutating func begin(
+        size: Int64, sha256: SongID, client: String, maxSongBytes: Int, at now: ContinuousClock.Instant = .now
+    ) throws(ErrorBody) -> UploadStatus {
         guard size <= Int64(maxSongBytes) else {
             throw ErrorBody(
                 code: .tooLarge, message: "the song is \(size) bytes, over the server's song size limit of \(maxSongBytes) bytes")
@@ -101,7 +107,7 @@ struct UploadBook {
         guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw ErrorBody(code: .unavailable, message: "cannot create the upload's file", retryAfterMs: 5000)
         }
-        let upload = Upload(id: id, client: client, size: size, sha256: sha256, path: path, lastUsed: .now)
+        let upload = Upload(id: id, client: client, size: size, sha256: sha256, path: path, lastUsed: now, progressedAt: now)
         uploads[id] = upload
         return upload.status
     }
@@ -141,17 +147,23 @@ struct UploadBook {
         return .write(ChunkWrite(upload: id, path: upload.path, offset: offset, bytes: chunk, digest: upload.digest))
     }
 
-    /// Records how the write of `chunk` ended: the upload's status, or the write's error.
-    mutating func written(_ chunk: ChunkWrite, _ outcome: Result<Void, ErrorBody>) throws(ErrorBody) -> UploadStatus {
+    /// Records how the write of `chunk` ended (`now`), the upload's status, or the write's error.
+    mutating func written(
+        _ chunk: ChunkWrite, _ outcome: Result<Void, ErrorBody>, at now: ContinuousClock.Instant = .now
+    ) throws(ErrorBody) -> UploadStatus {
         guard var upload = uploads[chunk.upload] else {
             throw ErrorBody(code: .notFound, message: "no upload \(chunk.upload) in progress")
         }
         upload.writing = false
-        upload.lastUsed = .now
+        upload.lastUsed = now
         defer { uploads[chunk.upload] = upload }
         try outcome.get()
         upload.received += Int64(chunk.bytes.count)
         upload.lastChunk = chunk.bytes.count
+        if upload.received - upload.progressMark >= Int64(Self.chunkBytes) || upload.received == upload.size {
+            upload.progressMark = upload.received
+            upload.progressedAt = now
+        }
         return upload.status
     }
 
@@ -197,10 +209,14 @@ struct UploadBook {
         unlink(upload.path)
     }
 
-    /// Forgets the uploads idle for longer than ``idleLimit``, removing their files (not one
-    /// whose chunk is being written or that is being submitted or analysed).
+    /// Forgets the uploads idle for longer than ``idleLimit``, and those not finished that have
+    /// not gained a chunk's worth of bytes in that time (eight uploads announced at the song
+    /// size limit and fed a byte every 100 s held every place for uploads), removing their files
+    /// (not one whose chunk is being written or that is being submitted or analysed).
     mutating func expire(at now: ContinuousClock.Instant) {
-        for (id, upload) in uploads where now - upload.lastUsed > Self.idleLimit && !upload.writing && !upload.submitting {
+        for (id, upload) in uploads where !upload.writing && !upload.submitting {
+            let stalled = upload.received < upload.size && now - upload.progressedAt > Self.idleLimit
+            guard now - upload.lastUsed > Self.idleLimit || stalled else { continue }
             unlink(upload.path)
             uploads[id] = nil
         }

@@ -158,6 +158,31 @@ import Testing
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: finished.path))) == song)
     }
 
+    /// An upload fed a byte now and then is forgotten once 120 s pass without a chunk's worth
+    /// of bytes (tiny chunks used to keep it, and its place among the uploads open, for ever);
+    /// one whose last chunk came within 120 s of a full chunk is kept.
+    @Test func anUploadKeptAliveByTinyChunksIsForgotten() throws {
+        let directory = try TemporaryDirectory()
+        var book = try UploadBook(directory: directory.file("uploads"), maxOpenBytes: 1 << 30, logger: Logger(label: "test"))
+        let begun = ContinuousClock.now
+        var ids: [String] = []
+        for (index, first) in [1, 1 << 20].enumerated() {
+            let upload = try book.begin(
+                size: 10 << 20, sha256: SongID(hashing: [UInt8(index)]), client: "a", maxSongBytes: 1 << 30, at: begun)
+            ids.append(upload.upload)
+            guard case .write(let chunk) = try book.append([UInt8](repeating: 1, count: first), to: upload.upload, offset: 0, client: "a")
+            else {
+                Issue.record("the chunk was not to be written")
+                return
+            }
+            // Its chunk came 100 s after it began (a byte every 100 s, say).
+            _ = try book.written(chunk, chunk.perform(with: book.writer), at: begun + .seconds(100))
+        }
+        book.expire(at: begun + .seconds(125))
+        #expect(book.uploads[ids[0]] == nil, "an upload of one byte in 125 s was kept")
+        #expect(book.uploads[ids[1]] != nil, "an upload that gained a chunk was forgotten")
+    }
+
     /// A write that failed leaves the upload where it was: the chunk may be sent again.
     @Test func aFailedWriteCanBeSentAgain() throws {
         let directory = try TemporaryDirectory()
