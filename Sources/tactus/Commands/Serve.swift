@@ -7,6 +7,7 @@ import TactusAudio
 import TactusAudioProbe
 import TactusCoordinator
 import TactusLocalWorkers
+import TactusModel
 import TactusProtocol
 import TactusServiceHost
 import TactusStore
@@ -257,6 +258,27 @@ extension Tactus {
             if authorizedWorkers != nil && curveSecretKey == nil {
                 throw ValidationError("--authorized-workers needs --curve-secret-key and --authorized-clients")
             }
+            if let overlap = Self.overlap(roots: libraryRoots, data: data) { throw ValidationError(overlap) }
+        }
+
+        /// Why a library root and the data directory cannot go together: one inside the other
+        /// (a scan would take the server's own files, its library and stored songs, for music,
+        /// and a tag write would change a stored song under its name). Paths compared resolved.
+        static func overlap(roots: [String], data: String) -> String? {
+            let resolve = { (path: String) in URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path }
+            let dataPath = resolve(data)
+            for root in roots {
+                let rootPath = resolve(root)
+                if dataPath == rootPath || dataPath.hasPrefix(rootPath == "/" ? "/" : rootPath + "/") {
+                    return "--library-root \(ShownText.escaped(root)) holds the data directory \(ShownText.escaped(data)): "
+                        + "a scan would take the server's own files for music; keep the data directory outside every root"
+                }
+                if rootPath.hasPrefix(dataPath + "/") {
+                    return "--library-root \(ShownText.escaped(root)) is inside the data directory \(ShownText.escaped(data)): "
+                        + "keep music and the server's own files apart"
+                }
+            }
+            return nil
         }
 
         func run() throws {
