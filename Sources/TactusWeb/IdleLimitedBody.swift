@@ -5,10 +5,12 @@ import TactusModel
 /// A request's body read piece by piece and given up when fewer than ``progressBytes`` have come
 /// in ``idle`` (about 2 KiB/s, which any upload passes), so a client that announces a large
 /// upload and then sends nothing, or a byte now and then, cannot hold one of the gateway's places
-/// for uploads for ever: the read is cancelled, which closes
-/// the connection (the request fails `timeout`, 408, in the gateway's metrics; the client, whose
-/// body never ended, gets no answer), and the place is given back. (The server's own idle
-/// timeout closes only connections between requests, and those whose headers never end.)
+/// for uploads for ever: the read is cancelled and the request fails `timeout` (408), and the
+/// place is given back. The client most often sees its connection closed without an answer
+/// (the cancelled read ends the connection's input); when the 408 is written instead, the server
+/// then waits for the rest of the body, holding the connection (but no place) until the client
+/// closes it. (The server's own idle timeout closes only connections between requests, and
+/// those whose headers never end.)
 ///
 /// ```swift
 /// try await IdleLimitedBody(request.body, name: "song.flac").forEach { piece in try spool.append(piece) }

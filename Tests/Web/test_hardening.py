@@ -411,9 +411,18 @@ class UploadLimitTests(unittest.TestCase):
 
     def test_an_upload_that_stops_sending_is_given_up_and_its_place_freed(self) -> None:
         """Clients that announce songs and then send nothing, or a byte every 5 s, hold the
-        places for uploads only until fewer than 64 KiB have come in 30 s: then their
-        connections are closed and the places are free again (before, they were held for as
-        long as the clients kept the connections)."""
+        places for uploads only until fewer than 64 KiB have come in 30 s: then their uploads
+        are given up (the connection closed, or answered 408) and the places are free again
+        (before, they were held for as long as the clients kept the connections)."""
+        song = upload_memory.wav_header(50_044) + bytes(50_000)
+
+        def upload(name: str) -> tuple[int, dict, bytes]:
+            return send(self.server.url, "POST", "/api/v1/songs?name=" + name, {"Content-Type": "application/octet-stream"}, song)
+
+        # The places of an earlier test's uploads are free once an upload is taken again.
+        deadline = time.monotonic() + 30
+        while upload("before-stall.wav")[0] != 202 and time.monotonic() < deadline:
+            time.sleep(0.2)
         started = time.monotonic()
         stalled = [stalled_upload(self.server.url, 50 << 20) for _ in range(MAX_UPLOADS)]
         trickling = threading.Event()
@@ -428,16 +437,26 @@ class UploadLimitTests(unittest.TestCase):
         for connection in stalled[:2]:
             threading.Thread(target=trickle, args=(connection,), daemon=True).start()
         try:
-            song = upload_memory.wav_header(50_044) + bytes(50_000)
+            held = 0
             for connection in stalled:
                 connection.settimeout(60)
-                while connection.recv(65536):
-                    pass
+                answer = b""
+                while True:
+                    received = connection.recv(65536)
+                    if not received:
+                        held += 1  # closed without an answer: it held a place and was given up
+                        break
+                    answer += received
+                    if answer.startswith(b"HTTP/1.1 408"):
+                        held += 1  # given up with an answer (the gateway then waits for the body's rest)
+                        break
+                    if answer.startswith(b"HTTP/1.1 429"):
+                        break  # refused at once (its head came while the places were taken): it held none
             waited = time.monotonic() - started
+            self.assertGreaterEqual(held, 1)
             self.assertGreater(waited, 25)
             self.assertLess(waited, 50)
-            status, _, body = send(self.server.url, "POST", "/api/v1/songs?name=after-stall.wav",
-                                   {"Content-Type": "application/octet-stream"}, song)
+            status, _, body = upload("after-stall.wav")
             self.assertEqual(status, 202, body[:300])
         finally:
             trickling.set()
