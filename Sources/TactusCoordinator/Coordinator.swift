@@ -48,6 +48,10 @@ public final class Coordinator: Sendable {
     /// The blob directory as resolved (`realpath`): a worker on this host that declares it
     /// among its `roots` (serve's local workers do) opens an upload's blob itself.
     public let blobRoot: String
+    /// The library roots, resolved once when the coordinator is made and kept: every scan,
+    /// submission by path, tag request and render opens files through them, so a root replaced
+    /// by a symbolic link while the server runs is refused, not followed.
+    public let libraryRoots: LibraryRoots
     /// Reads the header of each submitted song.
     let probe: any SongProbe
     /// Renders songs for `stretch` requests; nil: the server does not render.
@@ -109,6 +113,7 @@ public final class Coordinator: Sendable {
                 advisoryDetectors: Set(configuration.knownDetectors.filter(\.advisory).map(\.name)), exclusiveWriter: true))
         blobs = try SongBlobs(root: configuration.blobDirectory, syncsToDisk: configuration.durability == .powerLoss)
         blobRoot = LibraryRoots([configuration.blobDirectory]).directories[0]
+        libraryRoots = LibraryRoots(configuration.libraryRoots)
         // Renders are forgotten when the coordinator stops: their files with them.
         try? FileManager.default.removeItem(atPath: configuration.renderDirectory)
     }

@@ -388,7 +388,7 @@ extension CoordinatorLoop {
             if let bytes = try? coordinator.blobs.read(job.song) { return JobSource(location: nil, bytes: bytes) }
         }
         var problems = [String]()
-        let roots = LibraryRoots(configuration.libraryRoots)
+        let roots = coordinator.libraryRoots
         for location in locations {
             do throws(LibraryRootsError) {
                 let bytes = try roots.open(root: location.root, relative: location.path, named: location.absolutePath).read()

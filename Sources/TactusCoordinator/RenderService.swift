@@ -53,9 +53,9 @@ final class RenderService: RequestService {
         }
         reads.run({
             [library = coordinator.library, blobs = coordinator.blobs, probe = coordinator.probe, maxBytes = configuration.maxRenderBytes,
-             roots = configuration.libraryRoots] in
+             roots = coordinator.libraryRoots] in
             Result {
-                let songs = SongFiles(library: library, blobs: blobs, roots: LibraryRoots(roots), probe: probe)
+                let songs = SongFiles(library: library, blobs: blobs, roots: roots, probe: probe)
                 return try RenderPlan(request, library: library, songs: songs, maxBytes: maxBytes)
             }
         }) { [self] planned in

@@ -63,7 +63,7 @@ final class ScanService: RequestService {
 
     /// Queues a scan of `paths` (empty: every root), answered with its summary.
     func begin(_ request: ScanRequest, loop: CoordinatorLoop, then answer: @escaping RequestRoutes.Answer) {
-        guard !loop.configuration.libraryRoots.isEmpty else {
+        guard !loop.coordinator.libraryRoots.isEmpty else {
             return answer(
                 .failure(ErrorBody(code: .forbidden, message: "the server has no library root (start it with --library-root DIR)")))
         }
@@ -102,8 +102,8 @@ final class ScanService: RequestService {
         let intake = SubmissionIntake(
             request: SubmitRequest(path: "scan"), audio: nil, detectors: detectors, library: loop.library, blobs: loop.coordinator.blobs,
             probe: loop.coordinator.probe, maxSongBytes: loop.configuration.maxSongBytes, maxAudioBytes: loop.configuration.limits.maxAudioBytes,
-            libraryRoots: loop.configuration.libraryRoots)
-        let scan = LibraryScan(library: loop.library, roots: LibraryRoots(loop.configuration.libraryRoots)) { file, name, song in
+            libraryRoots: loop.coordinator.libraryRoots)
+        let scan = LibraryScan(library: loop.library, roots: loop.coordinator.libraryRoots) { file, name, song in
             let prepared = try intake.prepare(file, name: name, song: song)
             return LibraryScan.Preparation(
                 song: prepared.song, location: file.location, songWasKnown: prepared.songWasKnown, requests: prepared.requests)

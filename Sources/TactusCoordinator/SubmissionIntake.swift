@@ -38,7 +38,7 @@ struct SubmissionIntake: Sendable {
     let probe: any SongProbe
     let maxSongBytes: Int
     let maxAudioBytes: Int
-    let libraryRoots: [String]
+    let libraryRoots: LibraryRoots
     /// The song's file when it was uploaded in chunks (`upload`).
     var uploaded: UploadedFile? = nil
 
@@ -50,7 +50,7 @@ struct SubmissionIntake: Sendable {
             }
             return try prepareUpload(bytes, song: SongID(hashing: bytes), name: request.name ?? "upload")
         }
-        let file = try LibraryRoots(libraryRoots).open(path)
+        let file = try libraryRoots.open(path)
         return try prepare(file, name: request.name ?? (path as NSString).lastPathComponent)
     }
 

@@ -83,7 +83,7 @@ final class SubmitService: RequestService {
             let intake = SubmissionIntake(
                 request: request, audio: audio, detectors: detectors, library: coordinator.library, blobs: coordinator.blobs,
                 probe: coordinator.probe, maxSongBytes: configuration.maxSongBytes, maxAudioBytes: configuration.limits.maxAudioBytes,
-                libraryRoots: configuration.libraryRoots, uploaded: uploaded)
+                libraryRoots: coordinator.libraryRoots, uploaded: uploaded)
             // A message's bytes are in hand already; an upload's stay in its file (never read back whole).
             let inHand = audio?.count ?? 0
             if audio != nil { try budget.reserve(inHand, name: name) }

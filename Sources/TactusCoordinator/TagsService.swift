@@ -24,7 +24,7 @@ struct TagsService: RequestService {
             return answer(.failure(ErrorBody(code: .busy, message: "the server is busy; try again shortly", retryAfterMs: 200)))
         }
         let work = TagsWork(
-            request: request, library: coordinator.library, roots: coordinator.configuration.libraryRoots, tagger: tagger)
+            request: request, library: coordinator.library, roots: coordinator.libraryRoots, tagger: tagger)
         pool.run({ Result { .tags(try work.answer()) } }, then: answer)
     }
 }
@@ -35,7 +35,7 @@ struct TagsService: RequestService {
 struct TagsWork: Sendable {
     let request: TagsRequest
     let library: Library
-    let roots: [String]
+    let roots: LibraryRoots
     let tagger: any SongTagger
 
     func answer() throws -> TagsResponse {
@@ -108,7 +108,6 @@ struct TagsWork: Sendable {
     /// open reaches (a regular file, no symbolic link below the root), opened with its folder;
     /// when none does, the first refusal that is not a missing file.
     private func reachableEntry(of song: SongID) throws -> Reach {
-        let roots = LibraryRoots(self.roots)
         var reach = Reach.none
         for location in try library.locations(of: song) where !location.missing {
             let path = location.absolutePath

@@ -6,11 +6,16 @@ import TactusModel
 /// workers that share its host and roots.
 ///
 /// A path must name, component by component, a file below one of the roots: the root is opened
-/// (it is the operator's, so a symbolic link there is followed), then every component below it
-/// is opened relative to the directory before it with `O_NOFOLLOW`, so a symbolic link or a
-/// `..` anywhere below the root is refused, and a directory swapped for a link while the path
-/// is being opened cannot lead outside. The song is then read only through the descriptor
-/// opened here (``LibraryFile``), never by name again. With no roots, submitting by path is refused.
+/// along the path it resolved to when this value was made (`realpath`: the operator's links are
+/// followed once, then), then every component below it is opened relative to the directory
+/// before it with `O_NOFOLLOW`, so a symbolic link or a `..` anywhere below the root is refused,
+/// and a directory swapped for a link while the path is being opened cannot lead outside. The
+/// song is then read only through the descriptor opened here (``LibraryFile``), never by name
+/// again. With no roots, submitting by path is refused.
+///
+/// A long-lived process (the coordinator, a worker) makes one value at start and keeps it: a
+/// root, or a folder above it, replaced by a symbolic link afterwards is then refused rather
+/// than followed, and the server keeps reading the directories the operator configured.
 public struct LibraryRoots: Sendable {
     /// A root as configured and as resolved: a client may name a file through either.
     private struct Root: Sendable {
@@ -82,10 +87,7 @@ public struct LibraryRoots: Sendable {
         }
         let below = relative.split(separator: "/").map(String.init).filter { $0 != "." }
         guard !below.isEmpty, !below.contains("..") else { throw LibraryRootsError(path: name, problem: .notBelowRoot) }
-        var directory = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else {
-            throw LibraryRootsError(path: name, problem: .rootUnavailable(root: root, reason: Self.reason(errno)))
-        }
+        var directory = try Self.openRoot(root, named: name)
         for component in below.dropLast() {
             let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             let failure = next < 0 ? Self.openError(name, directory, component, errno) : nil
@@ -115,6 +117,33 @@ public struct LibraryRoots: Sendable {
         let url = URL(fileURLWithPath: path)
         let folder = LibraryRoots([url.deletingLastPathComponent().path])
         return try folder.openEntry(root: folder.directories[0], relative: url.lastPathComponent, named: path)
+    }
+
+    /// The root directory `root` (as resolved), opened one component at a time from `/` without
+    /// following a symbolic link: the links of the operator's path were resolved when the roots
+    /// were made, so a link found now was put there since, and is refused. `named` is the path
+    /// for the error.
+    static func openRoot(_ root: String, named: String) throws(LibraryRootsError) -> Int32 {
+        var directory = Glibc.open(root.hasPrefix("/") ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else {
+            throw LibraryRootsError(path: named, problem: .rootUnavailable(root: root, reason: Self.reason(errno)))
+        }
+        for component in components(root) {
+            let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let failure = errno
+            if next < 0 {
+                var status = stat()
+                let isLink = fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
+                close(directory)
+                let reason = isLink || failure == ELOOP
+                    ? "\(component) is now a symbolic link; the server follows the links of a root only when it starts"
+                    : Self.reason(failure)
+                throw LibraryRootsError(path: named, problem: .rootUnavailable(root: root, reason: reason))
+            }
+            close(directory)
+            directory = next
+        }
+        return directory
     }
 
     /// The error for `component` of `directory` that could not be opened, by its `errno` (a

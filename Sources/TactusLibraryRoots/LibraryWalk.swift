@@ -43,10 +43,7 @@ public struct LibraryWalk: Sendable {
     public init(roots: LibraryRoots, root: String, relative: String) throws(LibraryRootsError) {
         let path = relative.isEmpty ? root : "\(root)/\(relative)"
         guard roots.directories.contains(root) else { throw LibraryRootsError(path: path, problem: .notARoot(root: root)) }
-        var directory = Glibc.open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else {
-            throw LibraryRootsError(path: path, problem: .rootUnavailable(root: root, reason: LibraryRoots.reason(errno)))
-        }
+        var directory = try LibraryRoots.openRoot(root, named: path)
         let names = relative.split(separator: "/").map(String.init)
         // Every directory on the way down to `relative`, refusing links.
         for (index, name) in names.enumerated() {

@@ -368,6 +368,44 @@ import Testing
         #expect(escaped == 0, "the song outside the root was accepted \(escaped) times")
     }
 
+    /// A root replaced by a symbolic link to a folder outside while the server runs: the roots
+    /// were resolved when the coordinator started and are kept, so neither a submission by path
+    /// nor a scan reaches the song outside; both are refused naming the link.
+    @Test func aRootReplacedByALinkAfterStartIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        let parent = try TemporaryDirectory()
+        let outside = try TemporaryDirectory()
+        let root = parent.file("music")
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: false)
+        try Data(try testSong(seed: 1)).write(to: URL(fileURLWithPath: root + "/song.wav"))
+        let secret = try testSong(seed: 2)
+        try Data(secret).write(to: URL(fileURLWithPath: outside.file("song.wav")))
+        let running = try RunningCoordinator(directory: directory.path) { $0.libraryRoots = [root] }
+        defer { running.stop() }
+        let client = try TestClient(running)
+
+        try FileManager.default.moveItem(atPath: root, toPath: parent.file("music.old"))
+        try FileManager.default.createSymbolicLink(atPath: root, withDestinationPath: outside.path)
+        let submit = try client.request(.submit(SubmitRequest(path: root + "/song.wav", detectors: ["fake"]), audio: nil))
+        guard case .error(let error) = submit else {
+            Issue.record("the song behind the swapped root was accepted: \(String(describing: submit))")
+            return
+        }
+        #expect(error.code == .unavailable)
+        #expect(error.message.contains("music is now a symbolic link"), "\(error.message)")
+
+        let scan = try client.request(.scan(ScanRequest()), timeout: .seconds(30))
+        if let summary = scan?.answer(ScanCommand.self) {
+            #expect(summary.new == 0 && summary.queuedJobs == 0, "the scan followed the swapped root: \(summary)")
+        } else if case .error(let refused)? = scan {
+            #expect(refused.message.contains("symbolic link"), "\(refused.message)")
+        } else {
+            Issue.record("no answer to scan")
+        }
+        let known = try running.coordinator.library.song(SongID(hashing: secret))
+        #expect(known == nil, "the song outside the root is in the library")
+    }
+
     /// A file below a root that is not audio is refused without quoting any of its bytes.
     @Test func aFileThatIsNotAudioIsNeverQuoted() throws {
         let directory = try TemporaryDirectory()

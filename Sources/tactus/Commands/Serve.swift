@@ -348,7 +348,7 @@ extension Tactus {
                             "--nice", String(workerNice), "--parent-pid", String(getpid()),
                         ] + readAhead + detectorArguments
                             // The blob directory too: a local worker opens an upload's blob instead of receiving its bytes.
-                            + (libraryRoots + (noSharedBlobs ? [] : [coordinator.blobRoot])).flatMap { ["--library-root", $0] }
+                            + (coordinator.libraryRoots.directories + (noSharedBlobs ? [] : [coordinator.blobRoot])).flatMap { ["--library-root", $0] }
                             + (curve?.localWorkerArguments ?? []),
                         label: "worker#\(index)")
                 }
