@@ -109,24 +109,28 @@ multihost: deps
 ## corpus grown from the committed seeds (Tests/Fixtures/fuzz/NAME); any crash, leak or timeout
 ## fails the run and is saved in .build/fuzz/crashes/NAME/ (leaks inside the system's C decoders
 ## are suppressed: Tests/Fixtures/fuzz/lsan.supp). Replay one with the normal build:
-## `swift run tactus-fuzz-NAME FILE`. `make fuzz FUZZ_TARGETS=audio` runs one target.
+## `swift run tactus-fuzz-NAME FILE`. `make fuzz FUZZ_TARGETS=audio` runs one target; as many run
+## at once as there are cores (FUZZ_JOBS).
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?= protocol audio workout
+FUZZ_JOBS ?= $(shell nproc)
 FUZZ_DIR := .build/fuzz
 FUZZ_BUILD_FLAGS := -c debug --scratch-path $(FUZZ_DIR) -Xswiftc -sanitize=fuzzer,address -Xswiftc -parse-as-library \
 	-Xswiftc -DTACTUS_LIBFUZZER
 fuzz: deps
 	@set -e; for t in $(FUZZ_TARGETS); do swift build $(FUZZ_BUILD_FLAGS) --product tactus-fuzz-$$t $(SWIFT_BUILD_FLAGS); done
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		mkdir -p $(FUZZ_DIR)/corpus/$$t $(FUZZ_DIR)/crashes/$$t; \
-		case $$t in protocol) max_len=8192;; *) max_len=65536;; esac; \
-		echo "== fuzz $$t for $(FUZZ_SECONDS) s"; \
+	@# A fuzzer uses one core: as many run at once as there are cores, each for FUZZ_SECONDS, its output kept
+	@# in $(FUZZ_DIR)/NAME.log and shown when it ends.
+	@printf '%s\n' $(FUZZ_TARGETS) | xargs -P $(FUZZ_JOBS) -I NAME sh -c '\
+		mkdir -p $(FUZZ_DIR)/corpus/NAME $(FUZZ_DIR)/crashes/NAME; \
+		case NAME in protocol) max_len=8192;; *) max_len=65536;; esac; \
+		echo "== fuzz NAME for $(FUZZ_SECONDS) s"; \
 		LSAN_OPTIONS=suppressions=$(CURDIR)/Tests/Fixtures/fuzz/lsan.supp:print_suppressions=0 \
-		$(FUZZ_DIR)/debug/tactus-fuzz-$$t $(FUZZ_DIR)/corpus/$$t Tests/Fixtures/fuzz/$$t \
+		$(FUZZ_DIR)/debug/tactus-fuzz-NAME $(FUZZ_DIR)/corpus/NAME Tests/Fixtures/fuzz/NAME \
 			-max_total_time=$(FUZZ_SECONDS) -max_len=$$max_len -timeout=30 -rss_limit_mb=4096 \
-			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crashes/$$t/ \
-		|| { echo "fuzz $$t: crash saved in $(FUZZ_DIR)/crashes/$$t/"; exit 1; }; \
-	done
+			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crashes/NAME/ > $(FUZZ_DIR)/NAME.log 2>&1; \
+		status=$$?; tail -n 25 $(FUZZ_DIR)/NAME.log; \
+		if [ $$status -ne 0 ]; then echo "fuzz NAME: crash saved in $(FUZZ_DIR)/crashes/NAME/ (log: $(FUZZ_DIR)/NAME.log)"; exit 1; fi'
 
 ## The Docker deployment, checked without a container engine (docker/README.md): yamllint on
 ## compose.yaml, shellcheck on the README's shell blocks, hadolint on the Dockerfile (pip's

@@ -297,7 +297,7 @@ let package = Package(
         .testTarget(
             name: "TactusTagsTests",
             dependencies: ["TactusTags", "TactusAudio", "TactusModel", "TactusLibraryRoots", "TactusTestSupport"]),
-        .testTarget(name: "TactusWebTests", dependencies: ["TactusTestSupport"]),
+        .testTarget(name: "TactusWebTests", dependencies: ["TactusWeb", "TactusTestSupport"]),
         .testTarget(name: "TactusStretchTests", dependencies: ["TactusStretch", "TactusAnalysis", "TactusAudio", "TactusTestSupport"]),
     ] + builtinDetectorTests
 )

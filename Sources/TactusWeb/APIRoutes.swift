@@ -14,7 +14,7 @@ import TactusProtocol
 struct APIRoutes: Sendable {
     let gateway: WebGateway
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<GatewayContext>) {
         let api = router.group("api/v1")
         api.get("openapi.yaml") { _, _ in
             Response(
@@ -131,7 +131,7 @@ struct APIRoutes: Sendable {
     /// `POST /api/v1/songs?name=FILE`: a song's bytes as the body, submitted for analysis. The
     /// body is spooled as it arrives (``UploadSpool``), within the gateway's limits on uploads at
     /// once (``UploadAdmission``), then sent to the coordinator.
-    private func upload(_ request: Request, context: BasicRequestContext) async throws(HTTPFailure) -> Response {
+    private func upload(_ request: Request, context: GatewayContext) async throws(HTTPFailure) -> Response {
         let parameters = QueryParameters(request)
         let name = parameters.text("name") ?? request.headers[.contentDisposition].flatMap(Self.fileName(disposition:))
         let shownName = name.map(QueryParameters.shown) ?? "the upload"

@@ -8,15 +8,17 @@ import TactusProtocol
 /// otherwise), the cross-origin check of requests that change something (``CrossOriginCheck``,
 /// 403), and with a token, the token: `Authorization: Bearer TOKEN`, or the session cookie the
 /// login form sets. The login page is open; an API request (or `/metrics`) without the token is
-/// answered 401 with a JSON error, a page request is sent to the login form. Every answer,
+/// answered 401 with a JSON error, a page request is sent to the login form. A client that sent
+/// too many wrong tokens is answered 429 without its token being checked (``TokenGuesses``). Every answer,
 /// refusals and unknown routes included, carries the security headers; an API path's failure is
 /// the protocol's JSON error, a page's an HTML page.
 struct AccessMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = GatewayContext
     static let cookieName = "tactus_session"
     let token: String?
     let hosts: AllowedHosts
     let sessions: LoginSessions
+    let guesses: TokenGuesses
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = await answer(request, context: context, next: next)
@@ -43,7 +45,14 @@ struct AccessMiddleware: RouterMiddleware {
                     + "(a name of its own is given to it with --allowed-host)"
             ).response()
         }
-        let bearer = token.map { Self.carriesBearer($0, request) } ?? false
+        var bearer = false
+        if let token, let presented = Self.presentedBearer(request) {
+            switch guesses.check(presented, against: token, from: context.remoteAddress, logger: context.logger) {
+            case .right: bearer = true
+            case .wrong: break
+            case .refused(let failure): return Self.isAPI(path) ? failure.response() : Page.failure(failure, section: nil)
+            }
+        }
         if !bearer, let refusal = CrossOriginCheck.refusal(request) {
             return HTTPFailure(.forbidden, .forbidden, refusal).response()
         }
@@ -78,10 +87,10 @@ struct AccessMiddleware: RouterMiddleware {
     /// Whether `path` is answered in JSON (the HTTP API, `/metrics`) rather than as a page.
     static func isAPI(_ path: String) -> Bool { path.hasPrefix("/api/") || path == "/metrics" }
 
-    /// Whether the request carries `token` as a bearer token.
-    static func carriesBearer(_ token: String, _ request: Request) -> Bool {
-        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else { return false }
-        return constantTimeEqual(String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces), token)
+    /// The token the request presents as a bearer token (`Authorization: Bearer TOKEN`), if any.
+    static func presentedBearer(_ request: Request) -> String? {
+        guard let authorization = request.headers[.authorization], authorization.lowercased().hasPrefix("bearer ") else { return nil }
+        return String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)
     }
 
     /// The session identifier of the login cookie, if the request has one.
@@ -137,18 +146,27 @@ struct AccessMiddleware: RouterMiddleware {
 struct LoginRoutes: Sendable {
     let token: String?
     let sessions: LoginSessions
+    let guesses: TokenGuesses
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<GatewayContext>) {
         router.get("login") { request, _ in
             let next = Self.safeNext(QueryParameters(request).text("next"))
             return Page.response(Page.login(next: next, failed: false, needed: token != nil))
         }
-        router.post("login") { request, _ in
+        router.post("login") { request, context in
             var request = request
             let buffer = (try? await request.collectBody(upTo: 16 << 10)) ?? ByteBuffer()
             let form = Self.form(String(buffer: buffer))
             let next = Self.safeNext(form["next"])
-            guard let token, let given = form["token"], AccessMiddleware.constantTimeEqual(given, token) else {
+            var right = false
+            if let token, let given = form["token"] {
+                switch guesses.check(given, against: token, from: context.remoteAddress, logger: context.logger) {
+                case .right: right = true
+                case .wrong: break
+                case .refused(let failure): return Page.failure(failure, section: nil)
+                }
+            }
+            guard right else {
                 var response = Page.response(Page.login(next: next, failed: token != nil, needed: token != nil))
                 if token != nil { response.status = .unauthorized }
                 return response

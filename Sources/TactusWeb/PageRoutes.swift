@@ -7,7 +7,7 @@ import TactusProtocol
 struct PageRoutes: Sendable {
     let gateway: WebGateway
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<GatewayContext>) {
         router.get("/") { request, _ in
             await page(.library) {
                 let parameters = QueryParameters(request)

@@ -23,6 +23,7 @@ public final class WebGateway: Sendable {
     /// The host names the gateway answers.
     let hosts: AllowedHosts
     let sessions = LoginSessions()
+    let guesses = TokenGuesses()
     let uploads: UploadAdmission
     let logger: Logger
 
@@ -52,12 +53,12 @@ public final class WebGateway: Sendable {
     }
 
     /// The router of every page and endpoint.
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: AccessMiddleware(token: configuration.token, hosts: hosts, sessions: sessions))
+    public func router() -> Router<GatewayContext> {
+        let router = Router(context: GatewayContext.self)
+        router.add(middleware: AccessMiddleware(token: configuration.token, hosts: hosts, sessions: sessions, guesses: guesses))
         APIRoutes(gateway: self).register(on: router)
         PageRoutes(gateway: self).register(on: router)
-        LoginRoutes(token: configuration.token, sessions: sessions).register(on: router)
+        LoginRoutes(token: configuration.token, sessions: sessions, guesses: guesses).register(on: router)
         return router
     }
 

@@ -284,6 +284,34 @@ struct WebGatewayTests {
         #expect(away.header("Location") == "/")
     }
 
+    /// Wrong tokens from one client: ten a minute are answered 401, then every try with a token
+    /// (the right one too, which is not checked) is answered 429 with `Retry-After`, over the
+    /// API and the login form; a session opened before goes on working.
+    @Test func wrongTokensFromOneClientAreRefusedAfterTen() throws {
+        let directory = try TemporaryDirectory()
+        let token = "s3cret-token-of-32-characters-xx"
+        try Data((token + "\n").utf8).write(to: URL(fileURLWithPath: directory.file("token")))
+        let served = try Served(["--no-local-workers", "--web-token-file", directory.file("token")])
+        defer { served.serve.stop() }
+        let http = served.http
+        let form = ["Content-Type": "application/x-www-form-urlencoded"]
+        let login = http.send("POST", "/login", body: Data("token=\(token)&next=%2F".utf8), headers: form)
+        let session = try #require(login.header("Set-Cookie")?.split(separator: ";").first.map(String.init))
+
+        for attempt in 1...10 {
+            let wrong = http.get("/api/v1/status", headers: ["Authorization": "Bearer guess-number-\(attempt)-of-many"])
+            #expect(wrong.status == 401, "try \(attempt): \(wrong.status) \(wrong.text)")
+        }
+        let refused = http.get("/api/v1/status", headers: ["Authorization": "Bearer guess-number-11-of-many"])
+        #expect(refused.status == 429 && refused.code == "forbidden", "\(refused.status) \(refused.text)")
+        #expect(refused.text.contains("too many wrong tokens"))
+        #expect(Int(refused.header("Retry-After") ?? "") ?? 0 >= 1)
+        #expect(http.get("/api/v1/status", headers: ["Authorization": "Bearer \(token)"]).status == 429)
+        let form429 = http.send("POST", "/login", body: Data("token=\(token)&next=%2F".utf8), headers: form)
+        #expect(form429.status == 429 && form429.text.contains("too many wrong tokens"), "\(form429.status)")
+        #expect(http.get("/api/v1/status", headers: ["Cookie": session]).status == 200)
+    }
+
     @Test func aCurveServerAdmitsItsGateway() throws {
         let directory = try TemporaryDirectory()
         let keys = directory.path + "/keys", authorized = directory.path + "/authorized"
