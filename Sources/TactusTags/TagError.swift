@@ -10,6 +10,9 @@ public enum TagError: CodedError, Sendable, Equatable {
     case cannotOpen(path: String)
     /// The file's format holds no BPM tag Tactus writes (WAV, AIFF...).
     case unsupportedFormat(path: String, format: TagFormat)
+    /// The file's bytes are `content` where its name says `named` (a FLAC named `.mp3`): TagLib
+    /// would write the name's tag into it, so nothing is read or written.
+    case misnamed(path: String, named: TagFormat, content: TagFormat)
     /// The file is read-only: Tactus does not change its permissions to write it.
     case readOnly(path: String)
     /// The file is not audio Tactus can decode, so the write could not be checked.
@@ -25,7 +28,7 @@ public enum TagError: CodedError, Sendable, Equatable {
     /// The file the error is about.
     public var path: String {
         switch self {
-        case .unreadable(let path, _), .cannotOpen(let path), .unsupportedFormat(let path, _), .readOnly(let path),
+        case .unreadable(let path, _), .cannotOpen(let path), .unsupportedFormat(let path, _), .misnamed(let path, _, _), .readOnly(let path),
              .notAudio(let path, _), .writeFailed(let path, _), .audioChanged(let path, _), .changedWhileWritten(let path):
             path
         }
@@ -36,7 +39,7 @@ public enum TagError: CodedError, Sendable, Equatable {
         switch self {
         case .unreadable: .unreadable
         case .cannotOpen: .cannotOpen
-        case .unsupportedFormat: .unsupportedFormat
+        case .unsupportedFormat, .misnamed: .unsupportedFormat
         case .readOnly: .readOnly
         case .notAudio: .notAudio
         case .writeFailed: .writeFailed
@@ -54,6 +57,9 @@ public enum TagError: CodedError, Sendable, Equatable {
             "\(path): TagLib cannot open the file (not a format it knows by its extension, or damaged)"
         case .unsupportedFormat(let path, let format):
             "\(path): unsupported format for BPM tags (\(format.rawValue)); MP3, FLAC, Ogg Vorbis, Opus and MP4 hold one"
+        case .misnamed(let path, let named, let content):
+            "\(path): its name says \(named.container) but its bytes are \(content.container): rename it to its format "
+                + "(its tags are neither read nor written, which would put a \(named.container) tag into it)"
         case .readOnly(let path):
             "\(path): the file is read-only"
         case .notAudio(let path, let reason):

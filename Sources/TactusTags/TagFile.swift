@@ -20,6 +20,17 @@ public enum TagFormat: String, Sendable, Hashable, Codable {
 
     /// Whether Tactus writes a BPM tag in this format.
     public var holdsBPM: Bool { self != .other }
+
+    /// The container, as a person names it (Ogg Vorbis and Opus are both Ogg).
+    var container: String {
+        switch self {
+        case .mp3: "MP3"
+        case .flac: "FLAC"
+        case .oggVorbis, .opus: "Ogg"
+        case .mp4: "MP4"
+        case .other: "another format"
+        }
+    }
 }
 
 extension TagField {
@@ -78,7 +89,12 @@ public enum TagFile {
 
     static func format(of target: TagLibFile) throws(TagError) -> TagFormat {
         var format = TACTUS_TAGS_FORMAT_OTHER
-        try check(tactus_tags_format(target.openPath, target.name, &format), target.path)
+        var content = TACTUS_TAGS_FORMAT_OTHER
+        let status = tactus_tags_format(target.openPath, target.name, &format, &content)
+        if status == TACTUS_TAGS_MISNAMED {
+            throw .misnamed(path: target.path, named: TagFormat(format), content: TagFormat(content))
+        }
+        try check(status, target.path)
         return TagFormat(format)
     }
 
@@ -117,6 +133,7 @@ public enum TagFile {
         case TACTUS_TAGS_UNSUPPORTED: throw .unsupportedFormat(path: path, format: format)
         case TACTUS_TAGS_SAVE_FAILED: throw .writeFailed(path: path, reason: "TagLib could not save the file")
         case TACTUS_TAGS_VALUE_TOO_LONG: throw .unreadable(path: path, reason: "a tag value longer than 1 MiB")
+        case TACTUS_TAGS_MISNAMED: throw .misnamed(path: path, named: format, content: .other)
         default: throw .writeFailed(path: path, reason: "TagLib failed (out of memory)")
         }
     }

@@ -130,6 +130,32 @@ struct SafeTagWriterTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == tagged)
     }
 
+    /// A file whose bytes are another format than its name says is neither written nor read:
+    /// TagLib takes a FLAC or Ogg file named `.mp3` for MP3 (and would put an ID3v2 tag in front
+    /// of it), and players go by the name. The error names the file and both formats; the bytes
+    /// stay as they were.
+    @Test(arguments: [
+        (AudioFileWriter.Format.flac, "flac.mp3", TagFormat.mp3, TagFormat.flac),
+        (.oggVorbis, "vorbis.MP3", .mp3, .oggVorbis),
+        (.oggVorbis, "vorbis.flac", .flac, .oggVorbis),
+        (.flac, "flac.ogg", .oggVorbis, .flac),
+        (.mp3(.variable), "mp3.flac", .flac, .mp3),
+        (.wav16, "wave.opus", .opus, .other),
+    ])
+    func aFileWhoseBytesAreAnotherFormatIsNeitherWrittenNorRead(
+        format: AudioFileWriter.Format, name: String, named: TagFormat, content: TagFormat
+    ) throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-tags")
+        let path = try Self.song(format, named: name, in: directory)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        let expected = TagError.misnamed(path: path, named: named, content: content)
+        #expect(throws: expected) { try Self.write(120, to: path) }
+        #expect(throws: expected) { try Self.read(path) }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == bytes)
+        #expect(expected.description.hasPrefix(path + ": its name says "))
+        #expect(expected.code == .unsupportedFormat)
+    }
+
     @Test func badFilesAreRefusedWithAnErrorNamingThem() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-tags")
         let missing = directory.file("missing.mp3")

@@ -2,8 +2,8 @@
 // for the Swift module TactusTags. TagLib 1.13's own C binding (tag_c.h) has no access to the
 // BPM property, hence this small target. Every function opens the file at `path` (UTF-8; an
 // open descriptor's `/proc/self/fd/N` does) and recognises its format by the extension of
-// `name`, the file's own name (TagLib 1.13 knows formats by extension, then by content); none
-// throws.
+// `name`, the file's own name (TagLib 1.13 knows formats by extension, then by content), and
+// refuses a file whose first bytes are another format (TACTUS_TAGS_MISNAMED); none throws.
 #ifndef TACTUS_TAGLIB_H
 #define TACTUS_TAGLIB_H
 
@@ -27,6 +27,9 @@ typedef enum {
     TACTUS_TAGS_VALUE_TOO_LONG = 4,
     /// TagLib failed in another way (out of memory).
     TACTUS_TAGS_INTERNAL = 5,
+    /// The file's bytes are another format than its name says (a FLAC named `.mp3`): TagLib
+    /// would read and write it as the name's format, so nothing is read or written.
+    TACTUS_TAGS_MISNAMED = 6,
 } TactusTagsStatus;
 
 /// The container of a file, as TagLib opened it.
@@ -39,8 +42,10 @@ typedef enum {
     TACTUS_TAGS_FORMAT_MP4 = 5,
 } TactusTagsFormat;
 
-/// The format of the file at `path` (opened read-only), in `*format`.
-TactusTagsStatus tactus_tags_format(const char *path, const char *name, TactusTagsFormat *format);
+/// The format of the file at `path` (opened read-only) as its name says, in `*format`, and as
+/// its first bytes say, in `*content` (Ogg Vorbis for any Ogg stream; OTHER for WAV, AIFF or
+/// bytes not recognised); TACTUS_TAGS_MISNAMED when they disagree.
+TactusTagsStatus tactus_tags_format(const char *path, const char *name, TactusTagsFormat *format, TactusTagsFormat *content);
 
 /// The first value of the property `key` (a TagLib PropertyMap key such as "TITLE" or "ARTIST"),
 /// NUL-terminated UTF-8 in `value` (at most `capacity` bytes); `*found` is 0 when the file has none.
