@@ -121,15 +121,18 @@ public struct LibraryRoots: Sendable {
 
     /// The root directory `root` (as resolved), opened one component at a time from `/` without
     /// following a symbolic link: the links of the operator's path were resolved when the roots
-    /// were made, so a link found now was put there since, and is refused. `named` is the path
-    /// for the error.
+    /// were made, so a link found now was put there since, and is refused. The folders above the
+    /// root are opened with `O_PATH`, which needs only the right to pass through them, as opening
+    /// the whole path at once does (`/home/alice` may be mode 0711). `named` is the path for the error.
     static func openRoot(_ root: String, named: String) throws(LibraryRootsError) -> Int32 {
-        var directory = Glibc.open(root.hasPrefix("/") ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let names = components(root)
+        var directory = Glibc.open(root.hasPrefix("/") ? "/" : ".", (names.isEmpty ? O_RDONLY : Self.openPathOnly) | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else {
             throw LibraryRootsError(path: named, problem: .rootUnavailable(root: root, reason: Self.reason(errno)))
         }
-        for component in components(root) {
-            let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        for (index, component) in names.enumerated() {
+            let access = index == names.count - 1 ? O_RDONLY : Self.openPathOnly
+            let next = openat(directory, component, access | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             let failure = errno
             if next < 0 {
                 var status = stat()
@@ -145,6 +148,11 @@ public struct LibraryRoots: Sendable {
         }
         return directory
     }
+
+    /// Linux's `O_PATH` (`010000000` in `asm-generic/fcntl.h`, on every architecture Swift runs
+    /// on), which the Glibc module does not export: a descriptor that locates a directory
+    /// without the right to list it.
+    static let openPathOnly: Int32 = 0o10000000
 
     /// The error for `component` of `directory` that could not be opened, by its `errno` (a
     /// symbolic link opened as a directory with `O_NOFOLLOW` fails with `ENOTDIR`, so the

@@ -33,6 +33,27 @@ import Testing
         return songs
     }
 
+    /// A root below a folder its user may pass through but not list (a home folder of mode
+    /// 0711, tactus run by another user) is scanned: the folders above a root need only the
+    /// right to pass through them, as when the whole path is opened at once.
+    @Test(.enabled(
+        if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+        "needs root and setpriv, to run tactus as another user (nobody)"))
+    func aRootBelowAFolderThatCanOnlyBePassedThroughIsScanned() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-pass-through")
+        let root = directory.file("music"), data = directory.file("data")
+        try Self.writeSong(root + "/song.wav", bpm: 120, seed: 3)
+        try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
+        for (path, mode) in [(directory.path, 0o711), (root, 0o755), (root + "/song.wav", 0o644), (data, 0o777)] {
+            #expect(chmod(path, mode_t(mode)) == 0)
+        }
+        let nobody = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+        let result = try CLI.runProgram(
+            "/usr/bin/setpriv", nobody + [CLI.binary, "scan", "--db", data + "/lib.sqlite", "--json", "--library-root", root], environment: ["HOME": data])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.jsonLines.first?["new"] as? Int == 1, "\(result.standardOutput)")
+    }
+
     /// Paths that overlap (a folder, a file in it, a folder inside it, one path twice) are
     /// scanned once each: every file is counted once.
     @Test func overlappingPathsCountEachFileOnce() throws {
