@@ -152,9 +152,11 @@ extension CoordinatorLoop {
         // connection that took long to establish (a link coming back) would otherwise be
         // dropped by the worker just after it was registered here, holding a job.
         sendToWorker(address, .heartbeat)
-        logger.info(
-            "worker joined",
-            metadata: ["worker": "\(id)", "detectors": "\(descriptors.map(\.name).joined(separator: ","))", "protocol": "\(version)"])
+        if churnLog.allows(.joined) {
+            logger.info(
+                "worker joined",
+                metadata: ["worker": "\(id)", "detectors": "\(descriptors.map(\.name).joined(separator: ","))", "protocol": "\(version)"])
+        }
         for descriptor in descriptors {
             publish(.workerJoined(WorkerEvent(workerId: id, detector: descriptor.name, version: descriptor.version)))
         }
@@ -167,7 +169,9 @@ extension CoordinatorLoop {
             sendToWorker(address, .disconnect(DisconnectBody(reason: reason)))
         }
         workers.remove(address)
-        logger.warning("worker lost", metadata: ["worker": "\(worker.id)", "reason": "\(reason)"])
+        if churnLog.allows(.lost) {
+            logger.warning("worker lost", metadata: ["worker": "\(worker.id)", "reason": "\(reason)"])
+        }
         abandonIdentifyRequests(of: address)
         for descriptor in worker.detectors {
             publish(

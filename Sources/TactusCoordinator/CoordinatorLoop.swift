@@ -44,6 +44,8 @@ final class CoordinatorLoop {
     /// Answers dropped because their client's queue was full, and when that was last logged.
     var droppedAnswers = 0
     var lastDroppedAnswersLog: ContinuousClock.Instant?
+    /// Which worker join and loss lines are written (a few per 10 s, then a count).
+    var churnLog = WorkerChurnLog()
     var workers = WorkerRegistry()
     var pending = PendingJobs()
     /// The IDENTIFY requests sent to workers and not answered yet, by number.
@@ -406,6 +408,11 @@ final class CoordinatorLoop {
         }
         unreadingWorkers.removeAll()
         expireIdentifyRequests(at: now)
+        if let unwritten = churnLog.summary(at: now) {
+            logger.warning(
+                "workers join and leave fast: some joins and losses were not logged one by one",
+                metadata: ["joined": "\(unwritten.joined)", "lost": "\(unwritten.lost)", "seconds": "\(WorkerChurnLog.window.components.seconds)"])
+        }
         guard now >= nextHeartbeat else { return }
         nextHeartbeat = now + heartbeatInterval
         for worker in workers.all {
