@@ -8,8 +8,8 @@ PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen python3-pytest pyth
 ## workout tests' files) and pyrekordbox (the reader of exported rekordbox collections) are for the tests only: `make deps` installs them from PyPI in a virtual
 ## environment, with what the Python tests need, and `make test` runs python/tests with it.
 PYTHON_TEST_ENV := .build/python-tests
-PYTHON_TEST_PACKAGES := beets mutagen pyzmq jsonschema pytest wheel gpxpy fit-tool tcxreader pyrekordbox
-PYTHON_TEST_MODULES := beets, mutagen, zmq, jsonschema, pytest, wheel, gpxpy, fit_tool, tcxreader, pyrekordbox
+PYTHON_TEST_PACKAGES := beets mutagen pyzmq jsonschema pytest pytest-xdist wheel gpxpy fit-tool tcxreader pyrekordbox
+PYTHON_TEST_MODULES := beets, mutagen, zmq, jsonschema, pytest, xdist, wheel, gpxpy, fit_tool, tcxreader, pyrekordbox
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN := .build/release/tactus
@@ -61,7 +61,8 @@ run: release
 ## Package.swift's: .ci/module-graph.py) and that the OpenAPI document is generated from the
 ## protocol's schemas, build and run every test: README.md's commands against a real server
 ## (.ci/readme-commands.py), the Swift tests, the Python client's tests (python/tests), the
-## OpenAPI check and the browser tests (Tests/Web; the browser tests run with a python3 that has
+## OpenAPI check and the browser tests (Tests/Web; the Python client's tests run two at a time with
+## pytest-xdist, as they mostly wait on the servers they start; the browser tests run with a python3 that has
 ## Selenium, and are skipped, saying why, where Chromium cannot start).
 WEB_PYTHON = $(shell for p in python3 /usr/bin/python3; do $$p -c 'import selenium' 2>/dev/null && { echo $$p; break; }; done)
 test: deps
@@ -71,7 +72,7 @@ test: deps
 	swift build --build-tests $(SWIFT_BUILD_FLAGS)
 	python3 .ci/readme-commands.py .build/debug/tactus
 	swift test --skip-build $(SWIFT_BUILD_FLAGS)
-	$(PYTHON_TEST_ENV)/bin/python -m pytest -q python/tests
+	$(PYTHON_TEST_ENV)/bin/python -m pytest -q -n 2 python/tests
 	cd Tests/Web && python3 -m unittest -v test_openapi
 	cd Tests/Web && python3 -m unittest -v test_hardening
 	cd Tests/Web && $(or $(WEB_PYTHON),python3) -m unittest -v test_browser
@@ -129,7 +130,7 @@ fuzz: deps
 		$(FUZZ_DIR)/debug/tactus-fuzz-NAME $(FUZZ_DIR)/corpus/NAME Tests/Fixtures/fuzz/NAME \
 			-max_total_time=$(FUZZ_SECONDS) -max_len=$$max_len -timeout=30 -rss_limit_mb=4096 \
 			-print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crashes/NAME/ > $(FUZZ_DIR)/NAME.log 2>&1; \
-		status=$$?; tail -n 25 $(FUZZ_DIR)/NAME.log; \
+		status=$$?; echo "== fuzz NAME ended (exit status $$status), the end of $(FUZZ_DIR)/NAME.log:"; tail -n 25 $(FUZZ_DIR)/NAME.log; \
 		if [ $$status -ne 0 ]; then echo "fuzz NAME: crash saved in $(FUZZ_DIR)/crashes/NAME/ (log: $(FUZZ_DIR)/NAME.log)"; exit 1; fi'
 
 ## The Docker deployment, checked without a container engine (docker/README.md): yamllint on

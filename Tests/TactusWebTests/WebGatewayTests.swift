@@ -248,11 +248,18 @@ struct WebGatewayTests {
         #expect(served.http.get("/metrics").text.contains("tactus_submissions_refused_total{reason=\"too-large\"} 1"))
     }
 
+    static let token = "s3cret-token-of-32-characters-xx"
+
+    /// A server whose gateway needs ``token``, given in a file in `directory`.
+    static func servedWithToken(in directory: TemporaryDirectory) throws -> Served {
+        try Data((token + "\n").utf8).write(to: URL(fileURLWithPath: directory.file("token")))
+        return try Served(["--no-local-workers", "--web-token-file", directory.file("token")])
+    }
+
     @Test func withATokenEveryRequestCarriesIt() throws {
         let directory = try TemporaryDirectory()
-        let token = "s3cret-token-of-32-characters-xx"
-        try Data((token + "\n").utf8).write(to: URL(fileURLWithPath: directory.file("token")))
-        let served = try Served(["--no-local-workers", "--web-token-file", directory.file("token")])
+        let token = Self.token
+        let served = try Self.servedWithToken(in: directory)
         defer { served.serve.stop() }
         let http = served.http
 
@@ -289,9 +296,8 @@ struct WebGatewayTests {
     /// API and the login form; a session opened before goes on working.
     @Test func wrongTokensFromOneClientAreRefusedAfterTen() throws {
         let directory = try TemporaryDirectory()
-        let token = "s3cret-token-of-32-characters-xx"
-        try Data((token + "\n").utf8).write(to: URL(fileURLWithPath: directory.file("token")))
-        let served = try Served(["--no-local-workers", "--web-token-file", directory.file("token")])
+        let token = Self.token
+        let served = try Self.servedWithToken(in: directory)
         defer { served.serve.stop() }
         let http = served.http
         let form = ["Content-Type": "application/x-www-form-urlencoded"]
