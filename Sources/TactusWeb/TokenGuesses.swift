@@ -5,7 +5,7 @@ import Synchronization
 
 /// Wrong tokens, counted by the client that sent them: after ``allowed`` wrong tokens within
 /// ``window`` from one client, that client's further tries (with a bearer token or the login
-/// form) are answered 429 without being checked, until its oldest counted failure is
+/// form) are answered 429 `busy`, with the seconds to wait, without being checked, until its oldest counted failure is
 /// ``window`` old; a right token clears the client's count. A client is an IPv4 address, or
 /// the /64 network of an IPv6 one (a host is given a whole /64, so its addresses count as one).
 ///
@@ -37,7 +37,7 @@ final class TokenGuesses: Sendable {
         if let until = refusedUntil(client, now: now) {
             let seconds = max(1, Int(((until - now) / .seconds(1)).rounded(.up)))
             return .refused(HTTPFailure(
-                .tooManyRequests, .forbidden,
+                .tooManyRequests, .busy,
                 "too many wrong tokens from this client (\(Self.allowed) a minute): try again in \(seconds) s",
                 retryAfterMs: seconds * 1000))
         }

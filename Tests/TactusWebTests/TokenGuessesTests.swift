@@ -47,7 +47,7 @@ import Testing
             Issue.record("the eleventh try was checked")
             return
         }
-        #expect(failure.status == .tooManyRequests && failure.body.code == .forbidden)
+        #expect(failure.status == .tooManyRequests && failure.body.code == .busy)
         #expect((failure.body.retryAfterMs ?? 0) >= 1000 && (failure.body.retryAfterMs ?? 0) <= 60_000)
         #expect(failure.body.message.contains("too many wrong tokens"))
     }
