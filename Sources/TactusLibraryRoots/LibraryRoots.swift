@@ -135,12 +135,10 @@ public struct LibraryRoots: Sendable {
             let next = openat(directory, component, access | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             let failure = errno
             if next < 0 {
-                var status = stat()
-                let isLink = fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
-                close(directory)
-                let reason = isLink || failure == ELOOP
+                let reason = Self.isLink(directory, component, failure)
                     ? "\(component) is now a symbolic link; the server follows the links of a root only when it starts"
                     : Self.reason(failure)
+                close(directory)
                 throw LibraryRootsError(path: named, problem: .rootUnavailable(root: root, reason: reason))
             }
             close(directory)
@@ -158,13 +156,20 @@ public struct LibraryRoots: Sendable {
     /// symbolic link opened as a directory with `O_NOFOLLOW` fails with `ENOTDIR`, so the
     /// component itself is looked at, without following it).
     static func openError(_ path: String, _ directory: Int32, _ component: String, _ failure: Int32) -> LibraryRootsError {
-        var status = stat()
-        let isLink = fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK
-        if isLink || failure == ELOOP { return LibraryRootsError(path: path, problem: .symbolicLink(component: component)) }
+        if isLink(directory, component, failure) { return LibraryRootsError(path: path, problem: .symbolicLink(component: component)) }
         return switch failure {
         case ENOENT, ENOTDIR: LibraryRootsError(path: path, problem: .notFound)
         default: LibraryRootsError(path: path, problem: .cannotOpen(component: component, reason: reason(failure)))
         }
+    }
+
+    /// Whether opening `component` of `directory` without following links failed (`failure`)
+    /// because it is a symbolic link: `ELOOP`, or `ENOTDIR` for a link opened as a directory,
+    /// so the component itself is looked at.
+    private static func isLink(_ directory: Int32, _ component: String, _ failure: Int32) -> Bool {
+        var status = stat()
+        return failure == ELOOP
+            || (fstatat(directory, component, &status, AT_SYMLINK_NOFOLLOW) == 0 && status.st_mode & S_IFMT == S_IFLNK)
     }
 
     /// The system's text for the `errno` value `failure`.
