@@ -62,6 +62,10 @@ public struct CoordinatorConfiguration: Sendable {
     public var maxRenders = 4
     /// Seconds a render's file (or failure) is kept after it ends.
     public var renderRetentionS = 3600.0
+    /// Connections one peer (an IPv4 address, or an IPv6 /64 network) may hold as a client (to
+    /// the frontend and the events socket together), and as many as a worker (to the backend);
+    /// a connection beyond is refused during its handshake (``ConnectionLimits``).
+    public var maxConnectionsPerPeer = 256
     /// Jobs one client may have queued or running; a submission that would take it over the
     /// limit is answered `busy` (one submission is always allowed to a client with nothing
     /// in flight, so a limit below the number of detectors does not lock clients out).

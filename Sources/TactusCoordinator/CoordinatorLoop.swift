@@ -13,8 +13,11 @@ final class CoordinatorLoop {
     let frontend: ZMQSocket
     let backend: ZMQSocket
     let publisher: ZMQSocket
-    /// The ZAP handler (RFC 27) that admits CURVE peers; nil without CURVE.
-    let authenticator: ZMQSocket?
+    /// The ZAP handler (RFC 27), which libzmq asks about every connection: it keeps each
+    /// peer within its connections (``limits``) and, with CURVE, admits authorized keys only.
+    let authenticator: ZMQSocket
+    /// The connections each peer holds, and how many it may.
+    let connectionLimits: ConnectionLimits
     let endpoints: BoundEndpoints
     /// The keys the ZAP handler admits.
     var authorizedKeys: [CoordinatorSecurity.Role: AuthorizedKeys]?
@@ -87,19 +90,22 @@ final class CoordinatorLoop {
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
-        if let security = configuration.security {
-            authorizedKeys = try security.loadAuthorizedKeys()
-            // The handler must be bound before a server socket accepts its first connection.
-            let handler = try context.socket(.rep)
-            try handler.set(.linger(.zero))
-            try handler.bind(ZAP.endpoint)
-            authenticator = handler
-            for (socket, role) in [(frontend, CoordinatorSecurity.Role.client), (backend, .worker), (publisher, .client)] {
+        let roles = [(frontend, CoordinatorSecurity.Role.client), (backend, .worker), (publisher, .client)]
+        // The handler must be bound, and the connections counted, before a server socket
+        // accepts its first connection.
+        authenticator = try context.socket(.rep)
+        try authenticator.set(.linger(.zero))
+        try authenticator.bind(ZAP.endpoint)
+        connectionLimits = try ConnectionLimits(perPeer: configuration.maxConnectionsPerPeer, sockets: roles, context: context)
+        for (socket, role) in roles {
+            if let security = configuration.security {
                 try socket.set(security.serverKeys(for: role).socketOptions)
+            } else {
+                try socket.set(.zapDomain(role.zapDomain))
             }
-        } else {
-            authenticator = nil
+            try socket.set(.handshakeInterval(Self.handshakeTimeout))
         }
+        authorizedKeys = try configuration.security?.loadAuthorizedKeys()
         // libzmq receives a whole message before the loop sees it, and holds as many as
         // connections send: a client's frames are kept small (large songs and recordings come
         // as uploads, in chunks), and each connection may have only a few messages waiting
@@ -182,7 +188,7 @@ final class CoordinatorLoop {
         var backendPaused = false
         poller.add(frontend)
         poller.add(backend)
-        if let authenticator { poller.add(authenticator) }
+        poller.add(authenticator)
         for pool in [reads, intake, workerMessages.work, renders.work, cadence.work, serviceWork, uploads.writes] {
             poller.add(readableDescriptor: pool.doorbell.descriptor)
         }
@@ -222,7 +228,7 @@ final class CoordinatorLoop {
                 if backendPaused { poller.remove(backend) } else { poller.add(backend) }
             }
             let ready = try poller.poll(timeout: .milliseconds(100))
-            if let authenticator, ready.contains(authenticator) { authenticate(authenticator) }
+            if ready.contains(authenticator) { authenticate(authenticator) }
             // Answers to reads go out between the other steps: a client waits on each.
             if ready.contains(readableDescriptor: reads.doorbell.descriptor) { reads.deliver() }
             if ready.contains(backend) { readBackend() }
@@ -270,6 +276,11 @@ final class CoordinatorLoop {
     /// takes on a 10 Mbit/s link.
     static let pingInterval: Duration = .seconds(5)
     static let unansweredPingTimeout: Duration = .seconds(30)
+
+    /// How long a new connection to any of the three sockets may take to complete its
+    /// handshake (a few round trips, CURVE's included) before libzmq drops it, so that
+    /// connections that never complete one do not hold descriptors for libzmq's default 30 s.
+    static let handshakeTimeout: Duration = .seconds(10)
 
     /// The largest subscription the events socket takes (`ZMQ_MAXMSGSIZE`): one byte of
     /// (un)subscription and a topic, whose longest form is `worker:` and a detector's name.
@@ -333,8 +344,10 @@ final class CoordinatorLoop {
 
     // MARK: Authentication
 
-    /// Answers the waiting ZAP requests: a CURVE peer whose public key is authorized is
-    /// admitted, with its key (Z85) as the user id of its messages; anything else is refused.
+    /// Answers the waiting ZAP requests: a connection that would take its peer over its
+    /// connections (``ConnectionLimits``) is refused for now; without CURVE any other is
+    /// admitted; with CURVE a peer whose public key is authorized is admitted, with its key
+    /// (Z85) as the user id of its messages, and anything else is refused.
     private func authenticate(_ handler: ZMQSocket) {
         for _ in 0..<256 {
             do {
@@ -343,7 +356,11 @@ final class CoordinatorLoop {
                 do {
                     let request = try ZAPRequest(frames: frames)
                     let role = CoordinatorSecurity.Role.allCases.first { $0.zapDomain == request.domain }
-                    if let key = request.curvePublicKey, let role, authorizedKeys?[role]?.admits(key) == true {
+                    if let role, let refusal = connectionLimits.refusal(address: request.address, role: role, logger: logger) {
+                        reply = request.reply(.temporaryError, text: refusal)
+                    } else if configuration.security == nil && role != nil {
+                        reply = request.reply(.success, text: "OK")
+                    } else if let key = request.curvePublicKey, let role, authorizedKeys?[role]?.admits(key) == true {
                         reply = request.reply(.success, text: "OK", userID: key.z85)
                     } else {
                         logger.notice(
@@ -408,6 +425,7 @@ final class CoordinatorLoop {
         }
         unreadingWorkers.removeAll()
         expireIdentifyRequests(at: now)
+        connectionLimits.readEvents(logger: logger)
         if let unwritten = churnLog.summary(at: now) {
             logger.warning(
                 "workers join and leave fast: some joins and losses were not logged one by one",

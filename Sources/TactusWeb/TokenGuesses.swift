@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import Synchronization
+import TactusZMQ
 
 /// Wrong tokens, counted by the client that sent them: after ``allowed`` wrong tokens within
 /// ``window`` from one client, that client's further tries (with a bearer token or the login
@@ -83,19 +84,9 @@ final class TokenGuesses: Sendable {
         _ = failures.withLock { $0.removeValue(forKey: client) }
     }
 
-    /// The client an address counts as: the IPv4 address, or an IPv6 address's first 64 bits
-    /// (an IPv4 address mapped into IPv6 counts as that IPv4 address); "local" for a Unix socket
-    /// or no address.
+    /// The client an address counts as (``PeerAddress/group(of:)``: an IPv4 address, or an
+    /// IPv6 address's /64 network); "local" for a Unix socket or no address.
     static func client(_ address: SocketAddress?) -> String {
-        switch address {
-        case .v4: return address?.ipAddress ?? "local"
-        case .v6(let v6):
-            let bytes = withUnsafeBytes(of: v6.address.sin6_addr) { Array($0) }
-            if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
-                return bytes[12..<16].map(String.init).joined(separator: ".")
-            }
-            return bytes[0..<8].map { String(format: "%02x", $0) }.joined() + "::/64"
-        default: return "local"
-        }
+        address?.ipAddress.map(PeerAddress.group(of:)) ?? "local"
     }
 }

@@ -41,6 +41,9 @@ public enum SocketOption: Sendable, Hashable {
     /// Queue messages only to completed connections (ZMQ_IMMEDIATE), so a DEALER does not
     /// queue requests for a peer that is not there.
     case immediate(Bool)
+    /// How long a new connection may take to complete its ZMTP handshake before libzmq drops
+    /// it (ZMQ_HANDSHAKE_IVL; libzmq's default is 30 s).
+    case handshakeInterval(Duration)
     /// A SUB receives messages whose first frame starts with this prefix (ZMQ_SUBSCRIBE);
     /// the empty prefix subscribes to everything.
     case subscribe([UInt8])
@@ -78,6 +81,7 @@ public enum SocketOption: Sendable, Hashable {
         case .reconnectInterval: "ZMQ_RECONNECT_IVL"
         case .reconnectIntervalMax: "ZMQ_RECONNECT_IVL_MAX"
         case .immediate: "ZMQ_IMMEDIATE"
+        case .handshakeInterval: "ZMQ_HANDSHAKE_IVL"
         case .subscribe: "ZMQ_SUBSCRIBE"
         case .unsubscribe: "ZMQ_UNSUBSCRIBE"
         case .curveServer: "ZMQ_CURVE_SERVER"
@@ -104,6 +108,7 @@ public enum SocketOption: Sendable, Hashable {
         case .reconnectInterval(let interval): try set(handle, ZMQ_RECONNECT_IVL, int: Milliseconds.rounding(interval))
         case .reconnectIntervalMax(let interval): try set(handle, ZMQ_RECONNECT_IVL_MAX, int: Milliseconds.rounding(interval))
         case .immediate(let on): try set(handle, ZMQ_IMMEDIATE, int: on ? 1 : 0)
+        case .handshakeInterval(let interval): try set(handle, ZMQ_HANDSHAKE_IVL, int: Milliseconds.rounding(interval))
         case .subscribe(let prefix): try set(handle, ZMQ_SUBSCRIBE, bytes: prefix)
         case .unsubscribe(let prefix): try set(handle, ZMQ_UNSUBSCRIBE, bytes: prefix)
         case .curveServer(let on): try set(handle, ZMQ_CURVE_SERVER, int: on ? 1 : 0)

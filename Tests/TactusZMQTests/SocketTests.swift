@@ -257,3 +257,25 @@ import TactusZMQ
         #expect(throws: ZMQError.self) { try socket.tryReceive() }
     }
 }
+
+/// Which peers count as one for the coordinator's connection limits and the web gateway's
+/// token count.
+@Suite struct PeerAddressTests {
+    @Test func anIPv4AddressIsItsOwnPeer() {
+        #expect(PeerAddress.group(of: "192.0.2.7") == "192.0.2.7")
+        #expect(PeerAddress.group(of: "::ffff:192.0.2.7") == "192.0.2.7", "mapped into IPv6, it is the same peer")
+    }
+
+    @Test func anIPv6AddressCountsAsItsSlash64() {
+        let one = PeerAddress.group(of: "2001:db8:1:2::1")
+        #expect(one == "20010db800010002::/64")
+        #expect(PeerAddress.group(of: "2001:db8:1:2:ffff::9") == one)
+        #expect(PeerAddress.group(of: "fe80::1%eth0") == PeerAddress.group(of: "fe80::2"), "the zone is not part of it")
+        #expect(PeerAddress.group(of: "2001:db8:1:3::1") != one)
+    }
+
+    @Test func anythingElseIsLocal() {
+        #expect(PeerAddress.group(of: "") == "local")
+        #expect(PeerAddress.group(of: "not an address") == "local")
+    }
+}

@@ -1,7 +1,8 @@
-"""Peers that connect to a real `tactus serve`'s backend without being workers (anyone may,
+"""Peers that connect to a real `tactus serve` without being its clients or workers (anyone may,
 without CURVE) and speak raw ZMTP 3.0, as an attacker's own code would: frames larger than any
-worker sends, and frames begun and never finished. The coordinator must drop them without
-holding their bytes, and go on answering (SPEC section 3.4, BAD-INPUT.md)."""
+worker sends, frames begun and never finished, and more idle connections than anyone needs. The
+coordinator must drop them without holding their bytes, and go on answering (SPEC section 3.4,
+BAD-INPUT.md)."""
 from __future__ import annotations
 
 import socket
@@ -30,9 +31,10 @@ class RawDealer:
     of a DEALER (or `socket_type`), then frames written by hand. (pyzmq's own SUB with a 1 MiB
     subscription crashes its process when closed, so subscriptions are written by hand too.)"""
 
-    def __init__(self, endpoint: str, socket_type: bytes = b"DEALER") -> None:
+    def __init__(self, endpoint: str, socket_type: bytes = b"DEALER", source: str | None = None) -> None:
         host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
-        self.socket = socket.create_connection((host, int(port)), timeout=10)
+        self.socket = socket.create_connection(
+            (host, int(port)), timeout=10, source_address=(source, 0) if source else None)
         self.socket.sendall(b"\xff" + b"\x00" * 8 + b"\x7f" + bytes([3, 0]) + b"NULL".ljust(20, b"\x00") + b"\x00" * 32)
         greeting = b""
         while len(greeting) < 64:
@@ -41,6 +43,19 @@ class RawDealer:
             greeting += received
         body = bytes([5]) + b"READY" + bytes([11]) + b"Socket-Type" + struct.pack(">I", len(socket_type)) + socket_type
         self.socket.sendall(bytes([0x04, len(body)]) + body)
+
+    def admitted(self) -> bool:
+        """Whether the server completes the handshake: its READY command arrives (within 5 s)."""
+        header = self.socket.recv(2)
+        if len(header) < 2 or header[0] != 0x04:
+            return False
+        body = b""
+        while len(body) < header[1]:
+            received = self.socket.recv(header[1] - len(body))
+            if not received:
+                return False
+            body += received
+        return body[1:6] == b"READY"
 
     def begin_result(self, size: int) -> None:
         """The frames of a version-2 RESULT up to the header of a body frame of `size` bytes."""
@@ -173,3 +188,28 @@ def test_subscriptions_longer_than_any_topic_are_refused(tmp_path: Path, songs: 
         assert server.process.poll() is None
         for flooder in flooders:
             flooder.close()
+
+
+def open_descriptors(pid: int) -> int:
+    return len(list(Path(f"/proc/{pid}/fd").iterdir()))
+
+
+def test_idle_connections_past_the_limit_are_dropped(tmp_path: Path) -> None:
+    # Linux routes all of 127.0.0.0/8 to loopback: the peer is 127.0.0.2, the client 127.0.0.1.
+    with running_server(tmp_path / "data", "--max-connections-per-address", "64") as server:
+        before = open_descriptors(server.process.pid)
+        first = [RawDealer(server.frontend, source="127.0.0.2") for _ in range(64)]
+        assert all(peer.admitted() for peer in first)
+        rest = [RawDealer(server.frontend, source="127.0.0.2") for _ in range(936)]
+        assert query_seconds(server) < 0.5
+        # Refused during the handshake (ZAP 300, try later): libzmq drops them at its end, 10 s.
+        time.sleep(12)
+        assert not any(peer.closed_by_server(within=0.01) for peer in first), "an admitted connection was dropped"
+        kept = sum(not peer.closed_by_server(within=0.01) for peer in rest)
+        assert kept == 0, f"{kept} connections past the limit were kept"
+        held = open_descriptors(server.process.pid) - before
+        assert held < 64 + 16, f"the coordinator holds {held} more descriptors"
+        assert query_seconds(server) < 0.5
+        assert server.process.poll() is None
+        for peer in first + rest:
+            peer.close()

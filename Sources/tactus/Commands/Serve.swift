@@ -132,6 +132,11 @@ extension Tactus {
         var maxClientJobs = 10_000
 
         @Option(help: ArgumentHelp(
+            "Connections one address (an IPv4 address, or an IPv6 /64 network) may hold as a client, and as many "
+                + "as a worker; more are refused until some close.", valueName: "count"))
+        var maxConnectionsPerAddress = 256
+
+        @Option(help: ArgumentHelp(
             "The largest result a worker may send, in bytes (its job fails with too-large above it).", valueName: "bytes"))
         var maxResultBytes = 32 << 20
 
@@ -235,6 +240,7 @@ extension Tactus {
                 throw ValidationError("--max-duration-s must be positive and at most \(Int(AudioFacts.maximumDurationS))")
             }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
+            if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
             if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
             if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumJobMegabytes {
                 throw ValidationError(
@@ -302,6 +308,7 @@ extension Tactus {
                 configuration.maxIntakeBytes = maxIntakeBytes
                 configuration.keepUploads = keepUploads
                 configuration.maxInlineSongBytes = maxInlineSongBytes
+                configuration.maxConnectionsPerPeer = maxConnectionsPerAddress
                 coordinator = try Coordinator(
                     configuration: configuration, probe: IsolatedProbe(hosts: hosts.probes),
                     renderer: IsolatedRenderer(hosts: hosts.renders), tagger: IsolatedTagger(hosts: hosts.tags),

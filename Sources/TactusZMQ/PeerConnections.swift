@@ -1,0 +1,136 @@
+import CZeroMQ
+import Foundation
+
+/// The connections a bound socket holds now, counted by the peer they come from, from libzmq's
+/// socket monitor: a connection counts from the moment it is accepted (before its handshake)
+/// until it is dropped.
+///
+/// A server uses it to limit how many connections one peer may hold: libzmq itself accepts
+/// every connection, and each costs a file descriptor and some memory. Its ZAP handler, which
+/// libzmq asks during each connection's handshake, refuses one beyond the limit:
+///
+/// ```swift
+/// let connections = try PeerConnections(frontend, context: context)   // before frontend.bind(...)
+/// // in the ZAP handler:
+/// let admitted = try connections.count(of: PeerAddress.group(of: request.address)) <= limit
+/// ```
+///
+/// The monitor's events are read when a count is asked for (and by ``readEvents()``, which
+/// its owner calls now and then so that they do not pile up); a connection's acceptance comes
+/// before its ZAP request, so the count asked for in the handler includes the connection asking.
+/// Like its socket, it belongs to one thread at a time.
+public final class PeerConnections {
+    private let events: ZMQSocket
+    /// The peer group of each connection's file descriptor, while it is open.
+    private var groupOfDescriptor: [Int32: String] = [:]
+    private var counts: [String: Int] = [:]
+
+    /// Starts monitoring `socket` (call it before the socket binds, so that no connection is
+    /// missed), in the socket's context.
+    public init(_ socket: ZMQSocket, context: ZMQContext) throws(ZMQError) {
+        let endpoint = "inproc://tactus-peers-\(UUID().uuidString)"
+        let handle = try socket.openHandle("zmq_socket_monitor")
+        if zmq_socket_monitor(handle, endpoint, Int32(ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED)) != 0 {
+            throw ZMQError.last("zmq_socket_monitor")
+        }
+        events = try context.socket(.pair)
+        try events.set(.linger(.zero))
+        // No limit on the events waiting: a dropped disconnection would count a peer's
+        // connection for ever (an inproc pipe's limit is 0, none, when either side's is).
+        try events.set(.receiveHighWaterMark(0))
+        try events.connect(endpoint)
+    }
+
+    /// The connections open now from the peers of `group` (``PeerAddress/group(of:)``).
+    public func count(of group: String) throws(ZMQError) -> Int {
+        try readEvents()
+        return counts[group] ?? 0
+    }
+
+    /// The connections open now, from every peer.
+    public var total: Int {
+        get throws(ZMQError) {
+            try readEvents()
+            return groupOfDescriptor.count
+        }
+    }
+
+    /// Takes the monitor's waiting events into the counts.
+    public func readEvents() throws(ZMQError) {
+        // Each event is two frames: 2 bytes of event number and 4 of value (the connection's
+        // file descriptor, in the machine's byte order), then the endpoint.
+        while let frames = try events.tryReceive(maxFrames: 2) {
+            guard let first = frames.first, first.count >= 6 else { continue }
+            let event = Int32(first[0]) | Int32(first[1]) << 8
+            let descriptor = first[2..<6].withUnsafeBytes { $0.loadUnaligned(as: Int32.self) }
+            // A descriptor closed and reused before its events were read is taken for its new
+            // connection: the old one's count goes first.
+            forget(descriptor)
+            if event == ZMQ_EVENT_ACCEPTED {
+                let group = PeerAddress.group(ofConnection: descriptor)
+                groupOfDescriptor[descriptor] = group
+                counts[group, default: 0] += 1
+            }
+        }
+    }
+
+    private func forget(_ descriptor: Int32) {
+        guard let group = groupOfDescriptor.removeValue(forKey: descriptor) else { return }
+        counts[group] = (counts[group] ?? 1) > 1 ? counts[group]! - 1 : nil
+    }
+}
+
+@available(*, unavailable)
+extension PeerConnections: Sendable {}
+
+/// Which peers count as one: an IPv4 address, or the /64 network of an IPv6 address (a host is
+/// given a whole /64, so its addresses count as one); an IPv4 address mapped into IPv6
+/// (`::ffff:192.0.2.1`) counts as that IPv4 address.
+public enum PeerAddress {
+    /// The group of the peer at `address`, an IP address as text (what a ZAP request or a web
+    /// server gives; an IPv6 zone, `%eth0`, is ignored); "local" for anything else (a Unix
+    /// socket, an in-process peer).
+    public static func group(of address: String) -> String {
+        let host = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 {
+            return group(v4: v4)
+        }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 {
+            return group(v6: v6)
+        }
+        return "local"
+    }
+
+    /// The group of the peer of the connected socket `descriptor` ("local" when it has none:
+    /// not an IP socket, or closed meanwhile).
+    static func group(ofConnection descriptor: Int32) -> String {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let found = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
+        }
+        guard found == 0 else { return "local" }
+        switch Int32(storage.ss_family) {
+        case AF_INET:
+            return group(v4: withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in.self) }.sin_addr)
+        case AF_INET6:
+            return group(v6: withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in6.self) }.sin6_addr)
+        default:
+            return "local"
+        }
+    }
+
+    private static func group(v4: in_addr) -> String {
+        withUnsafeBytes(of: v4) { $0.map(String.init).joined(separator: ".") }
+    }
+
+    private static func group(v6: in6_addr) -> String {
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        if bytes[0..<10].allSatisfy({ $0 == 0 }) && bytes[10] == 0xFF && bytes[11] == 0xFF {
+            return bytes[12..<16].map(String.init).joined(separator: ".")
+        }
+        return bytes[0..<8].map { String(format: "%02x", $0) }.joined() + "::/64"
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import TactusProtocol
+import TactusTestSupport
+import TactusZMQ
+import Testing
+
+@testable import TactusCoordinator
+
+/// The connections one peer may hold (`--max-connections-per-address`): past the limit its
+/// new connections are refused during their handshake, while other peers are served, and it
+/// is served again once some of its connections close.
+@Suite struct ConnectionLimitTests {
+    @Test func aPeerPastItsConnectionsIsRefusedWhileOthersAreServed() throws {
+        let directory = try TemporaryDirectory()
+        // Each test client holds two connections as a client: the frontend and the events.
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxConnectionsPerPeer = 4 }
+        defer { running.stop() }
+        var held = try (0..<2).map { _ in try TestClient(running) }
+        for client in held {
+            #expect(try client.request(.status(StatusRequest())).answer(StatusCommand.self) != nil)
+        }
+
+        let refused = try TestClient(running)
+        #expect(
+            try refused.request(.status(StatusRequest()), timeout: .seconds(2)) == nil,
+            "a fifth connection from 127.0.0.1 is refused")
+
+        // Another address is another peer (Linux routes all of 127.0.0.0/8 to loopback).
+        let elsewhere = try running.context.socket(.dealer)
+        let port = running.endpoints.frontend.split(separator: ":").last!
+        try elsewhere.connect("tcp://127.0.0.2:0;127.0.0.1:\(port)")
+        try elsewhere.send(try ClientRequest(requestID: Array("e1".utf8), .status(StatusRequest())).frames())
+        let answer = try #require(try elsewhere.receive(timeout: .seconds(10)), "a client from 127.0.0.2 is answered")
+        #expect(try ClientReply(frames: answer, commands: .standard).outcome.answer(StatusCommand.self) != nil)
+
+        // Once a client of 127.0.0.1 leaves, the refused one gets in: its refused connection is
+        // dropped at the handshake timeout (ZAP 300, try later), and libzmq connects again.
+        let leaving = held.removeFirst()
+        leaving.socket.close()
+        leaving.events.close()
+        var attempt = 0
+        let served = try Wait.value("the refused client to be served once a connection is free", timeout: .seconds(25)) {
+            attempt += 1
+            // A request queued on a refused connection may be lost with it, or answered late.
+            guard try refused.socket.trySend(try ClientRequest(requestID: Array("late\(attempt)".utf8), .status(StatusRequest())).frames()),
+                let frames = try refused.socket.receive(timeout: .milliseconds(500))
+            else { return nil as StatusResponse? }
+            return try ClientReply(frames: frames, commands: .standard).outcome.answer(StatusCommand.self)
+        }
+        #expect(served.server != nil)
+        #expect(try held[0].request(.status(StatusRequest())).answer(StatusCommand.self) != nil)
+    }
+}
