@@ -14,7 +14,7 @@ final class CoordinatorLoop {
     let backend: ZMQSocket
     let publisher: ZMQSocket
     /// The ZAP handler (RFC 27), which libzmq asks about every connection: it keeps each
-    /// peer within its connections (``limits``) and, with CURVE, admits authorized keys only.
+    /// peer within its connections (``connectionLimits``) and, with CURVE, admits authorized keys only.
     let authenticator: ZMQSocket
     /// The connections each peer holds, and how many it may.
     let connectionLimits: ConnectionLimits
