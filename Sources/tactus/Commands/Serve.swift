@@ -241,6 +241,10 @@ extension Tactus {
             }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
             if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
+            if let workers, workers > maxConnectionsPerAddress {
+                throw ValidationError(
+                    "--workers \(workers) is more than --max-connections-per-address \(maxConnectionsPerAddress): each local worker holds a connection from this host")
+            }
             if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
             if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumJobMegabytes {
                 throw ValidationError(
@@ -341,7 +345,8 @@ extension Tactus {
                 guard !noLocalWorkers else { return }
                 let cores = ProcessInfo.processInfo.activeProcessorCount
                 let detectorArguments = descriptors.flatMap { ["--detector", $0.name] }
-                let count = workers ?? max(1, cores)
+                // Each holds a connection from this host, within the connections one address may hold.
+                let count = workers ?? min(max(1, cores), maxConnectionsPerAddress)
                 // A worker decodes ahead of its detectors only where that core would otherwise be idle.
                 let readAhead = count < cores ? [] : ["--no-read-ahead"]
                 let slots = (1...count).map { index in
