@@ -8,10 +8,10 @@ import TactusZMQ
 ///
 /// A peer is an IPv4 address or an IPv6 /64 network (``PeerAddress``). Its connections are
 /// counted per role: the frontend and the events socket together for clients, the backend for
-/// workers. The ZAP handler asks ``refusal(address:role:logger:)`` during each connection's
-/// handshake, and refuses one that would take its peer over ``perPeer`` with ZAP status 300
-/// (try again later): libzmq then drops it. A connection that never completes its handshake
-/// is dropped by libzmq after ``CoordinatorLoop/handshakeTimeout``.
+/// workers. The ZAP handler (``ConnectionAdmission``) asks ``refusal(address:role:logger:)``
+/// during each connection's handshake, and refuses one that would take its peer over
+/// ``perPeer`` with ZAP status 300 (try again later): libzmq then drops it. A connection that never completes its handshake
+/// is dropped by libzmq after ``ConnectionAdmission/handshakeTimeout``.
 final class ConnectionLimits {
     /// Connections one peer may hold to the sockets of one role.
     let perPeer: Int

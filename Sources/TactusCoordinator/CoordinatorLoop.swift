@@ -13,14 +13,10 @@ final class CoordinatorLoop {
     let frontend: ZMQSocket
     let backend: ZMQSocket
     let publisher: ZMQSocket
-    /// The ZAP handler (RFC 27), which libzmq asks about every connection: it keeps each
-    /// peer within its connections (``connectionLimits``) and, with CURVE, admits authorized keys only.
-    let authenticator: ZMQSocket
-    /// The connections each peer holds, and how many it may.
-    let connectionLimits: ConnectionLimits
+    /// Who may connect: the ZAP handler, with the connections each peer holds and, with
+    /// CURVE, the authorized keys.
+    let admission: ConnectionAdmission
     let endpoints: BoundEndpoints
-    /// The keys the ZAP handler admits.
-    var authorizedKeys: [CoordinatorSecurity.Role: AuthorizedKeys]?
     var clientJobs = ClientJobs()
     /// The threads that answer reads of the library off the loop.
     let reads: BackgroundWork
@@ -90,22 +86,9 @@ final class CoordinatorLoop {
         frontend = try context.socket(.router)
         backend = try context.socket(.router)
         publisher = try context.socket(.pub)
-        let roles = [(frontend, CoordinatorSecurity.Role.client), (backend, .worker), (publisher, .client)]
-        // The handler must be bound, and the connections counted, before a server socket
-        // accepts its first connection.
-        authenticator = try context.socket(.rep)
-        try authenticator.set(.linger(.zero))
-        try authenticator.bind(ZAP.endpoint)
-        connectionLimits = try ConnectionLimits(perPeer: configuration.maxConnectionsPerPeer, sockets: roles, context: context)
-        for (socket, role) in roles {
-            if let security = configuration.security {
-                try socket.set(security.serverKeys(for: role).socketOptions)
-            } else {
-                try socket.set(.zapDomain(role.zapDomain))
-            }
-            try socket.set(.handshakeInterval(Self.handshakeTimeout))
-        }
-        authorizedKeys = try configuration.security?.loadAuthorizedKeys()
+        admission = try ConnectionAdmission(
+            sockets: [(frontend, .client), (backend, .worker), (publisher, .client)], security: configuration.security,
+            connectionsPerPeer: configuration.maxConnectionsPerPeer, context: context, logger: coordinator.logger)
         // libzmq receives a whole message before the loop sees it, and holds as many as
         // connections send: a client's frames are kept small (large songs and recordings come
         // as uploads, in chunks), and each connection may have only a few messages waiting
@@ -149,9 +132,8 @@ final class CoordinatorLoop {
             "coordinator listening",
             metadata: [
                 "frontend": "\(endpoints.frontend)", "backend": "\(endpoints.backend)", "events": "\(endpoints.events)",
-                "queued": "\(pending.count)", "curve": "\(authorizedKeys != nil)",
+                "queued": "\(pending.count)", "curve": "\(admission.requiresKeys)",
             ])
-        logAuthorizedKeys(event: "authorized keys loaded")
     }
 
     /// The routes of every command of the configuration's table: the coordinator's own, then
@@ -188,7 +170,7 @@ final class CoordinatorLoop {
         var backendPaused = false
         poller.add(frontend)
         poller.add(backend)
-        poller.add(authenticator)
+        poller.add(admission.socket)
         for pool in [reads, intake, workerMessages.work, renders.work, cadence.work, serviceWork, uploads.writes] {
             poller.add(readableDescriptor: pool.doorbell.descriptor)
         }
@@ -216,7 +198,7 @@ final class CoordinatorLoop {
                 scans.answerStopping()
                 return
             }
-            if coordinator.takeReloadRequest() { reloadAuthorizedKeys() }
+            if coordinator.takeReloadRequest() { admission.reloadKeys() }
             for ended in coordinator.takeEndedWorkers() {
                 workerEnded(id: ended.workerID, reason: ended.reason)
             }
@@ -228,7 +210,7 @@ final class CoordinatorLoop {
                 if backendPaused { poller.remove(backend) } else { poller.add(backend) }
             }
             let ready = try poller.poll(timeout: .milliseconds(100))
-            if ready.contains(authenticator) { authenticate(authenticator) }
+            if ready.contains(admission.socket) { admission.answerRequests() }
             // Answers to reads go out between the other steps: a client waits on each.
             if ready.contains(readableDescriptor: reads.doorbell.descriptor) { reads.deliver() }
             if ready.contains(backend) { readBackend() }
@@ -276,11 +258,6 @@ final class CoordinatorLoop {
     /// takes on a 10 Mbit/s link.
     static let pingInterval: Duration = .seconds(5)
     static let unansweredPingTimeout: Duration = .seconds(30)
-
-    /// How long a new connection to any of the three sockets may take to complete its
-    /// handshake (a few round trips, CURVE's included) before libzmq drops it, so that
-    /// connections that never complete one do not hold descriptors for libzmq's default 30 s.
-    static let handshakeTimeout: Duration = .seconds(10)
 
     /// The largest subscription the events socket takes (`ZMQ_MAXMSGSIZE`): one byte of
     /// (un)subscription and a topic, whose longest form is `worker:` and a detector's name.
@@ -342,68 +319,6 @@ final class CoordinatorLoop {
             pausedWhile: { workerMessages.isFull })
     }
 
-    // MARK: Authentication
-
-    /// Answers the waiting ZAP requests: a connection that would take its peer over its
-    /// connections (``ConnectionLimits``) is refused for now; without CURVE any other is
-    /// admitted; with CURVE a peer whose public key is authorized is admitted, with its key
-    /// (Z85) as the user id of its messages, and anything else is refused.
-    private func authenticate(_ handler: ZMQSocket) {
-        for _ in 0..<256 {
-            do {
-                guard let frames = try handler.tryReceive(maxFrames: 16) else { return }
-                let reply: [[UInt8]]
-                do {
-                    let request = try ZAPRequest(frames: frames)
-                    let role = CoordinatorSecurity.Role.allCases.first { $0.zapDomain == request.domain }
-                    if let role, let refusal = connectionLimits.refusal(address: request.address, role: role, logger: logger) {
-                        reply = request.reply(.temporaryError, text: refusal)
-                    } else if configuration.security == nil && role != nil {
-                        reply = request.reply(.success, text: "OK")
-                    } else if let key = request.curvePublicKey, let role, authorizedKeys?[role]?.admits(key) == true {
-                        reply = request.reply(.success, text: "OK", userID: key.z85)
-                    } else {
-                        logger.notice(
-                            "refused a connection: key not authorized",
-                            metadata: [
-                                "address": "\(request.address)", "mechanism": "\(request.mechanism)",
-                                "as": "\(role?.rawValue ?? request.domain)",
-                                "key": "\(request.curvePublicKey?.z85 ?? "none")",
-                            ])
-                        reply = request.reply(.authenticationFailure, text: "key not authorized")
-                    }
-                } catch {
-                    // A REP socket must answer before it can receive again.
-                    reply = [Array("1.0".utf8), frames.count > 1 ? frames[1] : [], Array("500".utf8), Array("bad ZAP request".utf8), [], []]
-                }
-                try handler.send(reply)
-            } catch {
-                logger.error("the ZAP handler failed", metadata: ["error": "\(error)"])
-                return
-            }
-        }
-    }
-
-    /// Reads the authorized keys directory again; on failure the keys loaded before stay.
-    private func reloadAuthorizedKeys() {
-        guard let security = configuration.security else { return }
-        do {
-            authorizedKeys = try security.loadAuthorizedKeys()
-            logAuthorizedKeys(event: "authorized keys reloaded")
-        } catch {
-            logger.error("cannot reload the authorized keys; keeping the previous ones", metadata: ["error": "\(error)"])
-        }
-    }
-
-    private func logAuthorizedKeys(event: Logger.Message) {
-        for (role, keys) in (authorizedKeys ?? [:]).sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
-            logger.info(event, metadata: ["role": "\(role.rawValue)", "directory": "\(keys.directory)", "keys": "\(keys.keys.count)"])
-            for problem in keys.problems {
-                logger.warning("skipped an authorized key file", metadata: ["error": "\(problem)"])
-            }
-        }
-    }
-
     /// The purge of dead workers, on every turn (a worker is dead once its expiry has passed,
     /// not at the next heartbeat), and heartbeats, at most once per heartbeat interval.
     ///
@@ -425,7 +340,7 @@ final class CoordinatorLoop {
         }
         unreadingWorkers.removeAll()
         expireIdentifyRequests(at: now)
-        connectionLimits.readEvents(logger: logger)
+        admission.readConnectionEvents()
         if let unwritten = churnLog.summary(at: now) {
             logger.warning(
                 "workers join and leave fast: some joins and losses were not logged one by one",

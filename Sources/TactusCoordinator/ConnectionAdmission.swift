@@ -1,0 +1,125 @@
+import Logging
+import TactusZMQ
+
+/// Who may connect to the coordinator's sockets: its ZAP handler (RFC 27), which libzmq asks
+/// about every connection during the connection's handshake. It keeps each peer within its
+/// connections (``ConnectionLimits``) and, with CURVE, admits the authorized keys of each role
+/// only (the frontend and the events socket client keys, the backend worker keys), reloaded
+/// on request. The loop polls ``socket`` and calls ``answerRequests()`` when it is readable.
+///
+/// ```swift
+/// let admission = try ConnectionAdmission(sockets: [(frontend, .client), (backend, .worker)], ...)  // before binding
+/// if ready.contains(admission.socket) { admission.answerRequests() }
+/// ```
+final class ConnectionAdmission {
+    /// The REP socket libzmq sends ZAP requests to.
+    let socket: ZMQSocket
+    private let limits: ConnectionLimits
+    private let security: CoordinatorSecurity?
+    /// The keys admitted for each role; nil without CURVE.
+    private var authorizedKeys: [CoordinatorSecurity.Role: AuthorizedKeys]?
+    private let logger: Logger
+
+    /// How long a new connection may take to complete its handshake (a few round trips,
+    /// CURVE's included) before libzmq drops it, so that connections that never complete one
+    /// do not hold descriptors for libzmq's default 30 s.
+    static let handshakeTimeout: Duration = .seconds(10)
+
+    /// Binds the handler, starts counting the connections of `sockets` and makes each a server
+    /// of its role (CURVE with `security`, else plain, asking the handler either way). Call it
+    /// before the sockets bind: the handler must answer their first connection.
+    init(
+        sockets: [(ZMQSocket, CoordinatorSecurity.Role)], security: CoordinatorSecurity?, connectionsPerPeer: Int,
+        context: ZMQContext, logger: Logger
+    ) throws {
+        self.security = security
+        self.logger = logger
+        socket = try context.socket(.rep)
+        try socket.set(.linger(.zero))
+        try socket.bind(ZAP.endpoint)
+        limits = try ConnectionLimits(perPeer: connectionsPerPeer, sockets: sockets, context: context)
+        for (server, role) in sockets {
+            if let security {
+                try server.set(security.serverKeys(for: role).socketOptions)
+            } else {
+                try server.set(.zapDomain(role.zapDomain))
+            }
+            try server.set(.handshakeInterval(Self.handshakeTimeout))
+        }
+        authorizedKeys = try security?.loadAuthorizedKeys()
+        logAuthorizedKeys(event: "authorized keys loaded")
+    }
+
+    /// Whether connections must come with an authorized CURVE key.
+    var requiresKeys: Bool { security != nil }
+
+    /// Answers the waiting ZAP requests: a connection that would take its peer over its
+    /// connections is refused for now (300: libzmq drops it and the peer tries again); without
+    /// CURVE any other is admitted; with CURVE a peer whose public key is authorized for the
+    /// socket's role is admitted, with its key (Z85) as the user id of its messages, and
+    /// anything else is refused.
+    func answerRequests() {
+        for _ in 0..<256 {
+            do {
+                guard let frames = try socket.tryReceive(maxFrames: 16) else { return }
+                try socket.send(reply(to: frames))
+            } catch {
+                logger.error("the ZAP handler failed", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    private func reply(to frames: [[UInt8]]) -> [[UInt8]] {
+        guard let request = try? ZAPRequest(frames: frames) else {
+            // A REP socket must answer before it can receive again.
+            return [Array("1.0".utf8), frames.count > 1 ? frames[1] : [], Array("500".utf8), Array("bad ZAP request".utf8), [], []]
+        }
+        let role = CoordinatorSecurity.Role.allCases.first { $0.zapDomain == request.domain }
+        if let role, let refusal = limits.refusal(address: request.address, role: role, logger: logger) {
+            return request.reply(.temporaryError, text: refusal)
+        }
+        if security == nil && role != nil {
+            return request.reply(.success, text: "OK")
+        }
+        if let key = request.curvePublicKey, let role, authorizedKeys?[role]?.admits(key) == true {
+            return request.reply(.success, text: "OK", userID: key.z85)
+        }
+        logger.notice(
+            "refused a connection: key not authorized",
+            metadata: [
+                "address": "\(request.address)", "mechanism": "\(request.mechanism)",
+                "as": "\(role?.rawValue ?? request.domain)", "key": "\(request.curvePublicKey?.z85 ?? "none")",
+            ])
+        return request.reply(.authenticationFailure, text: "key not authorized")
+    }
+
+    /// Takes the waiting connection events into the counts (the loop calls it on every turn,
+    /// so that they do not pile up between handshakes).
+    func readConnectionEvents() {
+        limits.readEvents(logger: logger)
+    }
+
+    /// Reads the authorized keys directories again; on failure the keys loaded before stay.
+    func reloadKeys() {
+        guard let security else { return }
+        do {
+            authorizedKeys = try security.loadAuthorizedKeys()
+            logAuthorizedKeys(event: "authorized keys reloaded")
+        } catch {
+            logger.error("cannot reload the authorized keys; keeping the previous ones", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func logAuthorizedKeys(event: Logger.Message) {
+        for (role, keys) in (authorizedKeys ?? [:]).sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            logger.info(event, metadata: ["role": "\(role.rawValue)", "directory": "\(keys.directory)", "keys": "\(keys.keys.count)"])
+            for problem in keys.problems {
+                logger.warning("skipped an authorized key file", metadata: ["error": "\(problem)"])
+            }
+        }
+    }
+}
+
+@available(*, unavailable)
+extension ConnectionAdmission: Sendable {}
