@@ -171,6 +171,11 @@ final class CoordinatorLoop {
         poller.add(frontend)
         poller.add(backend)
         poller.add(admission.socket)
+        // The events socket is never readable, but libzmq handles a socket's connections and
+        // disconnections only when the socket is used: polled, it frees those of subscribers
+        // that left without waiting for the next event (17 KB each, which grew without bound
+        // on an idle server whose subscribers came and went).
+        poller.add(publisher)
         for pool in [reads, intake, workerMessages.work, renders.work, cadence.work, serviceWork, uploads.writes] {
             poller.add(readableDescriptor: pool.doorbell.descriptor)
         }

@@ -222,3 +222,28 @@ def test_idle_connections_past_the_limit_are_dropped(tmp_path: Path) -> None:
         assert server.process.poll() is None
         for peer in first + rest:
             peer.close()
+
+
+def test_subscribers_that_come_and_go_leave_nothing_behind(tmp_path: Path) -> None:
+    # What every `tactus submit --wait` does once: subscribe, wait for a handshake, leave. An
+    # idle server (it publishes nothing meanwhile) kept 17 KB of each until its next event.
+    import zmq
+
+    with running_server(tmp_path / "data") as server:
+        context = zmq.Context()
+        before = resident_mb(server.process.pid)
+        for _ in range(2000):
+            subscriber = context.socket(zmq.SUB)
+            subscriber.setsockopt(zmq.LINGER, 0)
+            subscriber.setsockopt(zmq.SUBSCRIBE, b"")
+            monitor = subscriber.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED)
+            subscriber.connect(server.events)
+            assert monitor.poll(5000), "no handshake"
+            subscriber.disable_monitor()
+            monitor.close()
+            subscriber.close()
+        time.sleep(1)
+        grown = resident_mb(server.process.pid) - before
+        context.term()
+        assert grown < 10, f"the coordinator grew by {grown:.0f} MB"
+        assert server.process.poll() is None
