@@ -97,15 +97,17 @@ final class CoordinatorLoop {
         // connection as soon as its size is read.
         try frontend.set(.maxMessageSize(configuration.maxClientFrameBytes))
         try frontend.set(.receiveHighWaterMark(Self.messagesWaitingPerClient))
-        // The same for workers, whose frames are at most a RESULT's; and anyone may connect to
-        // the backend (without CURVE), so a connection that stops sending in the middle of a
-        // frame is dropped: ZMTP's PING, answered by libzmq itself, must be answered within
-        // ``unansweredPingTimeout`` (a frame in progress holds the answer back).
+        // The same for workers, whose frames are at most a RESULT's.
         try backend.set(.maxMessageSize(configuration.maxWorkerFrameBytes))
         try backend.set(.receiveHighWaterMark(Self.messagesWaitingPerWorker))
-        try backend.set(.heartbeatInterval(Self.pingInterval))
-        try backend.set(.heartbeatTimeout(Self.unansweredPingTimeout))
+        // Anyone may connect to either socket (without CURVE), so a connection that stops
+        // sending in the middle of a frame (its bytes so far held by the coordinator: a client
+        // frame's megabyte, hundreds of connections) is dropped: ZMTP's PING, answered by
+        // libzmq itself, must be answered within ``unansweredPingTimeout`` (a frame in progress
+        // holds the answer back).
         for socket in [frontend, backend] {
+            try socket.set(.heartbeatInterval(Self.pingInterval))
+            try socket.set(.heartbeatTimeout(Self.unansweredPingTimeout))
             try socket.set(.routerMandatory(true))
             try socket.set(.linger(.milliseconds(500)))
         }
@@ -256,11 +258,11 @@ final class CoordinatorLoop {
     /// worker sends a RESULT after each JOB and a HEARTBEAT now and then.
     static let messagesWaitingPerWorker = 2
 
-    /// How often libzmq sends ZMTP's PING on each worker connection, and how long it waits for
-    /// anything from the peer before dropping the connection: a peer stalled in the middle of
-    /// a frame (holding the frame's bytes so far in the coordinator) is dropped, whereas 30 s
-    /// is over 10 times what a worker's largest honest RESULT (about 3 MB for a 2-hour song)
-    /// takes on a 10 Mbit/s link.
+    /// How often libzmq sends ZMTP's PING on each client and worker connection, and how long it
+    /// waits for anything from the peer before dropping the connection: a peer stalled in the
+    /// middle of a frame (holding the frame's bytes so far in the coordinator) is dropped,
+    /// whereas 30 s is over 10 times what a worker's largest honest RESULT (about 3 MB for a
+    /// 2-hour song) takes on a 10 Mbit/s link, and a client's largest frame (1 MiB) is smaller.
     static let pingInterval: Duration = .seconds(5)
     static let unansweredPingTimeout: Duration = .seconds(30)
 

@@ -166,6 +166,28 @@ def test_a_frame_begun_and_never_finished_is_dropped_with_its_bytes(tmp_path: Pa
             peer.close()
 
 
+def test_client_frames_begun_and_never_finished_are_dropped_with_their_bytes(tmp_path: Path) -> None:
+    # A client's frame is at most 1 MiB, but hundreds of connections each holding most of one
+    # took the coordinator from 101 to 515 MB, for as long as they liked.
+    with running_server(tmp_path / "data") as server:
+        before = resident_mb(server.process.pid)
+        peers = [RawDealer(server.frontend, source=f"127.0.0.{3 + index % 2}") for index in range(64)]
+        for peer in peers:
+            peer.socket.sendall(bytes([0x03]) + struct.pack(">Q", MIB - 64))
+            assert peer.send_until_refused(MIB - 128) == MIB - 128
+        holding = resident_mb(server.process.pid)
+        assert holding > before + 32, f"{before:.0f} MB before, {holding:.0f} MB while held: the frames were not held"
+        assert query_seconds(server) < 0.5
+        # A PING every 5 s, 30 s for anything complete to come back: within 35 s and a margin.
+        assert all(peer.closed_by_server(within=50) for peer in peers), "a client stalled mid-frame was kept"
+        time.sleep(0.5)
+        released = resident_mb(server.process.pid)
+        assert released < holding - 32, f"{holding:.0f} MB while held, {released:.0f} MB after"
+        assert server.process.poll() is None
+        for peer in peers:
+            peer.close()
+
+
 def test_subscriptions_longer_than_any_topic_are_refused(tmp_path: Path, songs: Path) -> None:
     with running_server(tmp_path / "data") as server:
         flooders = [RawDealer(server.events, socket_type=b"SUB") for _ in range(4)]
