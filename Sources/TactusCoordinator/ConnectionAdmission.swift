@@ -1,19 +1,20 @@
 import Logging
 import TactusZMQ
 
-/// Who may connect to the coordinator's sockets: its ZAP handler (RFC 27), which libzmq asks
-/// about every connection during the connection's handshake. It keeps each peer within its
-/// connections (``ConnectionLimits``) and, with CURVE, admits the authorized keys of each role
-/// only (the frontend and the events socket client keys, the backend worker keys), reloaded
-/// on request. The loop polls ``socket`` and calls ``answerRequests()`` when it is readable.
+/// Who may connect to the coordinator's sockets: each peer, and all of them, within their
+/// connections (``ConnectionLimits``), and with CURVE, the authorized keys of each role only
+/// (the frontend and the events socket client keys, the backend worker keys), reloaded on
+/// request, which its ZAP handler (RFC 27) admits during each connection's handshake. The loop
+/// polls ``connectionEvents`` and ``socket``, and calls ``readConnectionEvents()`` and
+/// ``answerRequests()`` when they are readable.
 ///
 /// ```swift
 /// let admission = try ConnectionAdmission(sockets: [(frontend, .client), (backend, .worker)], ...)  // before binding
-/// if ready.contains(admission.socket) { admission.answerRequests() }
+/// if let zap = admission.socket, ready.contains(zap) { admission.answerRequests() }
 /// ```
 final class ConnectionAdmission {
-    /// The REP socket libzmq sends ZAP requests to.
-    let socket: ZMQSocket
+    /// The REP socket libzmq sends ZAP requests to; nil without CURVE.
+    let socket: ZMQSocket?
     private let limits: ConnectionLimits
     private let security: CoordinatorSecurity?
     /// The keys admitted for each role; nil without CURVE.
@@ -25,25 +26,26 @@ final class ConnectionAdmission {
     /// do not hold descriptors for libzmq's default 30 s.
     static let handshakeTimeout: Duration = .seconds(10)
 
-    /// Binds the handler, starts counting the connections of `sockets` and makes each a server
-    /// of its role (CURVE with `security`, else plain, asking the handler either way). Call it
-    /// before the sockets bind: the handler must answer their first connection.
+    /// Starts counting the connections of `sockets`, and with `security` binds the handler and
+    /// makes each socket a CURVE server of its role. Call it before the sockets bind: the
+    /// handler must answer their first connection.
     init(
         sockets: [(ZMQSocket, CoordinatorSecurity.Role)], security: CoordinatorSecurity?, connectionsPerPeer: Int,
         context: ZMQContext, logger: Logger
     ) throws {
         self.security = security
         self.logger = logger
-        socket = try context.socket(.rep)
-        try socket.set(.linger(.zero))
-        try socket.bind(ZAP.endpoint)
+        if security != nil {
+            let handler = try context.socket(.rep)
+            try handler.set(.linger(.zero))
+            try handler.bind(ZAP.endpoint)
+            socket = handler
+        } else {
+            socket = nil
+        }
         limits = try ConnectionLimits(perPeer: connectionsPerPeer, sockets: sockets, context: context)
         for (server, role) in sockets {
-            if let security {
-                try server.set(security.serverKeys(for: role).socketOptions)
-            } else {
-                try server.set(.zapDomain(role.zapDomain))
-            }
+            if let security { try server.set(security.serverKeys(for: role).socketOptions) }
             try server.set(.handshakeInterval(Self.handshakeTimeout))
         }
         authorizedKeys = try security?.loadAuthorizedKeys()
@@ -53,12 +55,14 @@ final class ConnectionAdmission {
     /// Whether connections must come with an authorized CURVE key.
     var requiresKeys: Bool { security != nil }
 
-    /// Answers the waiting ZAP requests: a connection that would take its peer over its
-    /// connections is refused for now (300: libzmq drops it and the peer tries again); without
-    /// CURVE any other is admitted; with CURVE a peer whose public key is authorized for the
+    /// The sockets that become readable when connections are accepted or dropped.
+    var connectionEvents: [ZMQSocket] { limits.eventSockets }
+
+    /// Answers the waiting ZAP requests: a peer whose public key is authorized for the
     /// socket's role is admitted, with its key (Z85) as the user id of its messages, and
     /// anything else is refused.
     func answerRequests() {
+        guard let socket else { return }
         for _ in 0..<256 {
             do {
                 guard let frames = try socket.tryReceive(maxFrames: 16) else { return }
@@ -76,12 +80,6 @@ final class ConnectionAdmission {
             return [Array("1.0".utf8), frames.count > 1 ? frames[1] : [], Array("500".utf8), Array("bad ZAP request".utf8), [], []]
         }
         let role = CoordinatorSecurity.Role.allCases.first { $0.zapDomain == request.domain }
-        if let role, let refusal = limits.refusal(address: request.address, role: role, logger: logger) {
-            return request.reply(.temporaryError, text: refusal)
-        }
-        if security == nil && role != nil {
-            return request.reply(.success, text: "OK")
-        }
         if let key = request.curvePublicKey, let role, authorizedKeys?[role]?.admits(key) == true {
             return request.reply(.success, text: "OK", userID: key.z85)
         }
@@ -94,8 +92,8 @@ final class ConnectionAdmission {
         return request.reply(.authenticationFailure, text: "key not authorized")
     }
 
-    /// Takes the waiting connection events into the counts (the loop calls it on every turn,
-    /// so that they do not pile up between handshakes).
+    /// Takes the waiting connection events into the counts, shutting down the connections
+    /// past a limit.
     func readConnectionEvents() {
         limits.readEvents(logger: logger)
     }

@@ -172,7 +172,8 @@ final class CoordinatorLoop {
         var backendPaused = false
         poller.add(frontend)
         poller.add(backend)
-        poller.add(admission.socket)
+        if let zap = admission.socket { poller.add(zap) }
+        for events in admission.connectionEvents { poller.add(events) }
         // The events socket is never readable, but libzmq handles a socket's connections and
         // disconnections only when the socket is used: polled, it frees those of subscribers
         // that left without waiting for the next event (17 KB each, which grew without bound
@@ -217,7 +218,9 @@ final class CoordinatorLoop {
                 if backendPaused { poller.remove(backend) } else { poller.add(backend) }
             }
             let ready = try poller.poll(timeout: .milliseconds(100))
-            if ready.contains(admission.socket) { admission.answerRequests() }
+            // Connections past a limit are shut down as soon as they are accepted.
+            if admission.connectionEvents.contains(where: { ready.contains($0) }) { admission.readConnectionEvents() }
+            if let zap = admission.socket, ready.contains(zap) { admission.answerRequests() }
             // Answers to reads go out between the other steps: a client waits on each.
             if ready.contains(readableDescriptor: reads.doorbell.descriptor) { reads.deliver() }
             if ready.contains(backend) { readBackend() }
@@ -347,7 +350,6 @@ final class CoordinatorLoop {
         }
         unreadingWorkers.removeAll()
         expireIdentifyRequests(at: now)
-        admission.readConnectionEvents()
         if let unwritten = churnLog.summary(at: now) {
             logger.warning(
                 "workers join and leave fast: some joins and losses were not logged one by one",

@@ -3,24 +3,25 @@ import Foundation
 
 /// The connections a bound socket holds now, counted by the peer they come from, from libzmq's
 /// socket monitor: a connection counts from the moment it is accepted (before its handshake)
-/// until it is dropped.
+/// until it is dropped. Its owner may refuse a connection as its acceptance is read.
 ///
 /// A server uses it to limit how many connections one peer may hold: libzmq itself accepts
-/// every connection, and each costs a file descriptor and some memory. Its ZAP handler, which
-/// libzmq asks during each connection's handshake, refuses one beyond the limit:
+/// every connection, and each costs a file descriptor and some memory, from its acceptance on
+/// (a peer that never sends its greeting is asked nothing, by ZAP or anyone else):
 ///
 /// ```swift
 /// let connections = try PeerConnections(frontend, context: context)   // before frontend.bind(...)
-/// // in the ZAP handler:
-/// let admitted = try connections.count(of: PeerAddress.group(of: request.address)) <= limit
+/// // whenever connections.eventSocket is readable:
+/// try connections.readEvents { peer in connections.count(of: peer) <= limit }
 /// ```
 ///
-/// The monitor's events are read when a count is asked for (and by ``readEvents()``, which
-/// its owner calls now and then so that they do not pile up); a connection's acceptance comes
-/// before its ZAP request, so the count asked for in the handler includes the connection asking.
+/// A connection refused is shut down (`shutdown(2)`, which libzmq sees as the peer leaving:
+/// it closes the connection itself), once its descriptor is checked to still come from the
+/// same peer: the events are read late, and a descriptor closed meanwhile may have been reused.
 /// Like its socket, it belongs to one thread at a time.
 public final class PeerConnections {
-    private let events: ZMQSocket
+    /// The monitor's socket: readable when connections were accepted or dropped.
+    public let eventSocket: ZMQSocket
     /// The peer group of each connection's file descriptor, while it is open.
     private var groupOfDescriptor: [Int32: String] = [:]
     private var counts: [String: Int] = [:]
@@ -33,43 +34,39 @@ public final class PeerConnections {
         if zmq_socket_monitor(handle, endpoint, Int32(ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED)) != 0 {
             throw ZMQError.last("zmq_socket_monitor")
         }
-        events = try context.socket(.pair)
-        try events.set(.linger(.zero))
+        eventSocket = try context.socket(.pair)
+        try eventSocket.set(.linger(.zero))
         // No limit on the events waiting: a dropped disconnection would count a peer's
         // connection for ever (an inproc pipe's limit is 0, none, when either side's is).
-        try events.set(.receiveHighWaterMark(0))
-        try events.connect(endpoint)
+        try eventSocket.set(.receiveHighWaterMark(0))
+        try eventSocket.connect(endpoint)
     }
 
-    /// The connections open now from the peers of `group` (``PeerAddress/group(of:)``).
-    public func count(of group: String) throws(ZMQError) -> Int {
-        try readEvents()
-        return counts[group] ?? 0
-    }
+    /// The connections open from the peers of `group` (``PeerAddress/group(of:)``), as of the
+    /// events read so far.
+    public func count(of group: String) -> Int { counts[group] ?? 0 }
 
-    /// The connections open now, from every peer.
-    public var total: Int {
-        get throws(ZMQError) {
-            try readEvents()
-            return groupOfDescriptor.count
-        }
-    }
+    /// The connections open from every peer, as of the events read so far.
+    public var total: Int { groupOfDescriptor.count }
 
-    /// Takes the monitor's waiting events into the counts.
-    public func readEvents() throws(ZMQError) {
+    /// Takes the monitor's waiting events into the counts; each connection accepted is counted,
+    /// then shut down unless `admits` its peer's group.
+    public func readEvents(admitting admits: (_ group: String) -> Bool = { _ in true }) throws(ZMQError) {
         // Each event is two frames: 2 bytes of event number and 4 of value (the connection's
         // file descriptor, in the machine's byte order), then the endpoint.
-        while let frames = try events.tryReceive(maxFrames: 2) {
+        while let frames = try eventSocket.tryReceive(maxFrames: 2) {
             guard let first = frames.first, first.count >= 6 else { continue }
             let event = Int32(first[0]) | Int32(first[1]) << 8
             let descriptor = first[2..<6].withUnsafeBytes { $0.loadUnaligned(as: Int32.self) }
             // A descriptor closed and reused before its events were read is taken for its new
             // connection: the old one's count goes first.
             forget(descriptor)
-            if event == ZMQ_EVENT_ACCEPTED {
-                let group = PeerAddress.group(ofConnection: descriptor)
-                groupOfDescriptor[descriptor] = group
-                counts[group, default: 0] += 1
+            guard event == ZMQ_EVENT_ACCEPTED else { continue }
+            let group = PeerAddress.group(ofConnection: descriptor)
+            groupOfDescriptor[descriptor] = group
+            counts[group, default: 0] += 1
+            if !admits(group) && PeerAddress.group(ofConnection: descriptor) == group {
+                shutdown(descriptor, Int32(SHUT_RDWR))
             }
         }
     }

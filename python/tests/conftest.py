@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import wave
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -39,14 +40,15 @@ class Server:
 
 
 @contextmanager
-def running_server(data: Path, *options: str) -> Iterator[Server]:
+def running_server(data: Path, *options: str, preexec_fn: Callable[[], None] | None = None) -> Iterator[Server]:
     """A `tactus serve` with its data in `data` on free loopback ports (and `options`, such as
-    `--library-root DIR`), stopped at the end."""
+    `--library-root DIR`; `preexec_fn` runs in the child before it starts, to set its limits),
+    stopped at the end."""
     process = subprocess.Popen(
         [tactus_binary(), "serve", "--data", str(data), "--workers", "1", "--json", "--no-web",
          "--frontend", "tcp://127.0.0.1:*", "--backend", "tcp://127.0.0.1:*", "--events", "tcp://127.0.0.1:*",
          "--log-level", "error", *options],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, preexec_fn=preexec_fn)
     assert process.stdout is not None
     line = process.stdout.readline()
     if not line:
