@@ -20,11 +20,30 @@ public struct BoundEndpoints: Sendable, Hashable, Codable {
     public var frontend: String
     public var backend: String
     public var events: String
+    /// The same sockets as Unix sockets in the configuration's
+    /// ``CoordinatorConfiguration/localEndpointsDirectory``, for the processes of this host
+    /// that `tactus serve` starts; nil without one.
+    public var local: LocalEndpoints?
 
-    public init(frontend: String, backend: String, events: String) {
+    public init(frontend: String, backend: String, events: String, local: LocalEndpoints? = nil) {
         self.frontend = frontend
         self.backend = backend
         self.events = events
+        self.local = local
+    }
+
+    /// The three sockets' `ipc://` endpoints.
+    public struct LocalEndpoints: Sendable, Hashable, Codable {
+        public var frontend: String
+        public var backend: String
+        public var events: String
+
+        /// The endpoints of the sockets bound in `directory`.
+        init(directory: String) {
+            frontend = "ipc://" + directory + "/frontend"
+            backend = "ipc://" + directory + "/backend"
+            events = "ipc://" + directory + "/events"
+        }
     }
 }
 

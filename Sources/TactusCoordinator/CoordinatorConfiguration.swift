@@ -66,6 +66,12 @@ public struct CoordinatorConfiguration: Sendable {
     /// the frontend and the events socket together), and as many as a worker (to the backend);
     /// a connection beyond is refused during its handshake (``ConnectionLimits``).
     public var maxConnectionsPerPeer = 256
+    /// A directory only this user may enter, where the coordinator also binds its three sockets
+    /// as Unix sockets (``BoundEndpoints/local``) for the local workers and web gateway of
+    /// `tactus serve`: the directory's permissions say who may connect there, so those
+    /// connections are not counted against a peer's limit, and a local user holding 127.0.0.1's
+    /// connections cannot keep them out. Nil: TCP only.
+    public var localEndpointsDirectory: String?
     /// Jobs one client may have queued or running; a submission that would take it over the
     /// limit is answered `busy` (one submission is always allowed to a client with nothing
     /// in flight, so a limit below the number of detectors does not lock clients out).

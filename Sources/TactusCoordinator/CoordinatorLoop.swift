@@ -124,8 +124,20 @@ final class CoordinatorLoop {
         } catch {
             throw CoordinatorError(message: "cannot bind: \(error)")
         }
-        endpoints = BoundEndpoints(
+        var endpoints = BoundEndpoints(
             frontend: try frontend.lastEndpoint, backend: try backend.lastEndpoint, events: try publisher.lastEndpoint)
+        if let directory = configuration.localEndpointsDirectory {
+            let local = BoundEndpoints.LocalEndpoints(directory: directory)
+            do {
+                try frontend.bind(local.frontend)
+                try backend.bind(local.backend)
+                try publisher.bind(local.events)
+            } catch {
+                throw CoordinatorError(message: "cannot bind the local sockets in \(directory): \(error)")
+            }
+            endpoints.local = local
+        }
+        self.endpoints = endpoints
 
         for job in try coordinator.library.recoverJobs() {
             pending.append(PendingJob(job))

@@ -20,10 +20,16 @@ import Testing
             #expect(try client.request(.status(StatusRequest())).answer(StatusCommand.self) != nil)
         }
 
-        let refused = try TestClient(running)
-        #expect(
-            try refused.request(.status(StatusRequest()), timeout: .seconds(2)) == nil,
-            "a fifth connection from 127.0.0.1 is refused")
+        // A fifth connection from 127.0.0.1 is shut down as soon as the coordinator reads its
+        // acceptance (on a busy machine, its first request may be answered before that), and
+        // again each time libzmq connects it again.
+        let refused = try running.context.socket(.dealer)
+        let watch = try ConnectionWatch(refused, context: running.context)
+        try refused.connect(running.endpoints.frontend)
+        try Wait.until("the fifth connection to be shut down twice", timeout: .seconds(10)) { try watch.disconnections >= 2 }
+        for client in held {
+            #expect(try client.request(.status(StatusRequest())).answer(StatusCommand.self) != nil, "the four held are kept")
+        }
 
         // Another address is another peer (Linux routes all of 127.0.0.0/8 to loopback).
         let elsewhere = try running.context.socket(.dealer)
@@ -41,8 +47,8 @@ import Testing
         let served = try Wait.value("the refused client to be served once a connection is free", timeout: .seconds(15)) {
             attempt += 1
             // A request queued on a refused connection may be lost with it, or answered late.
-            guard try refused.socket.trySend(try ClientRequest(requestID: Array("late\(attempt)".utf8), .status(StatusRequest())).frames()),
-                let frames = try refused.socket.receive(timeout: .milliseconds(500))
+            guard try refused.trySend(try ClientRequest(requestID: Array("late\(attempt)".utf8), .status(StatusRequest())).frames()),
+                let frames = try refused.receive(timeout: .milliseconds(500))
             else { return nil as StatusResponse? }
             return try ClientReply(frames: frames, commands: .standard).outcome.answer(StatusCommand.self)
         }

@@ -299,6 +299,9 @@ extension Tactus {
             let coordinator: Coordinator
             let hosts = serviceHosts(logger: logger)
             defer { hosts.stop() }
+            // The local workers and web gateway connect over Unix sockets only this user may reach.
+            let localSockets = noLocalWorkers && webAddress == nil ? nil : LocalSocketsDirectory(logger: logger)
+            defer { localSockets?.remove() }
             do {
                 var configuration = CoordinatorConfiguration(
                     dataDirectory: data, frontend: frontend, backend: backend, events: events,
@@ -313,6 +316,7 @@ extension Tactus {
                 configuration.keepUploads = keepUploads
                 configuration.maxInlineSongBytes = maxInlineSongBytes
                 configuration.maxConnectionsPerPeer = maxConnectionsPerAddress
+                configuration.localEndpointsDirectory = localSockets?.path
                 coordinator = try Coordinator(
                     configuration: configuration, probe: IsolatedProbe(hosts: hosts.probes),
                     renderer: IsolatedRenderer(hosts: hosts.renders), tagger: IsolatedTagger(hosts: hosts.tags),
@@ -330,7 +334,7 @@ extension Tactus {
                 hosts.probes.prestart(1)
                 announce(endpoints, logger: logger)
                 if webAddress != nil {
-                    webPool = LocalWorkerPool(slots: [webSlot(endpoints, curveArguments: curve?.webArguments ?? [])], logger: logger)
+                    webPool = LocalWorkerPool(slots: [webSlot(endpoints.forLocalProcesses, curveArguments: curve?.webArguments ?? [])], logger: logger)
                     webPool?.start()
                 }
                 if watch {
@@ -353,7 +357,7 @@ extension Tactus {
                     LocalWorkerPool.Slot(
                         executable: CommandLogging.executablePath,
                         arguments: [
-                            "worker", "--connect", endpoints.backend,
+                            "worker", "--connect", endpoints.forLocalProcesses.backend,
                             "--log-level", logLevel == .trace || logLevel == .debug ? logLevel.rawValue : "warning",
                             "--max-memory-mb", String(maxWorkerMemoryMb), "--max-duration-s", String(maxDurationS),
                             "--max-analysis-seconds", String(maxAnalysisSeconds),
@@ -540,5 +544,41 @@ struct ServiceHosts {
 
     func stop() {
         for pool in [probes, recordings, renders, tags] { pool.stop() }
+    }
+}
+
+/// A directory only this user may enter (mode 0700, made with `mkdtemp(3)` under `$TMPDIR` or
+/// `/tmp`), for the coordinator's Unix sockets (``CoordinatorConfiguration/localEndpointsDirectory``).
+struct LocalSocketsDirectory {
+    let path: String
+
+    /// A new directory, or nil (logged) when none can be made or its sockets' paths would not
+    /// fit a Unix socket address (108 bytes): the local processes then connect over TCP.
+    init?(logger: Logger) {
+        let base = (ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast()) + Array("tactus-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            logger.warning("cannot make a directory for the local sockets; local processes connect over TCP", metadata: ["in": "\(base)"])
+            return nil
+        }
+        path = String(cString: made)
+        guard path.utf8.count + "/frontend".utf8.count < 108 else {
+            logger.warning("the local sockets' directory has too long a path; local processes connect over TCP", metadata: ["path": "\(path)"])
+            rmdir(path)
+            return nil
+        }
+    }
+
+    /// Removes the sockets and the directory.
+    func remove() {
+        for name in ["frontend", "backend", "events"] { unlink(path + "/" + name) }
+        rmdir(path)
+    }
+}
+
+extension BoundEndpoints {
+    /// The endpoints the processes `tactus serve` starts connect to: the local ones where bound.
+    var forLocalProcesses: BoundEndpoints {
+        local.map { BoundEndpoints(frontend: $0.frontend, backend: $0.backend, events: $0.events) } ?? self
     }
 }
