@@ -279,3 +279,25 @@ import TactusZMQ
         #expect(PeerAddress.group(of: "not an address") == "local")
     }
 }
+
+/// IPv6 endpoints, which libzmq takes only on sockets that allow them.
+@Suite struct IPv6EndpointTests {
+    @Test func aRouterBoundToAnIPv6AddressIsReachedThere() throws {
+        // /proc/net/if_inet6 lists the host's IPv6 addresses; ::1 is missing where IPv6 is off.
+        let addresses = (try? String(contentsOfFile: "/proc/net/if_inet6", encoding: .utf8)) ?? ""
+        guard addresses.contains("00000000000000000000000000000001") else {
+            print("skipped: this host has no IPv6 loopback address (::1)")
+            return
+        }
+        let context = try ZMQContext(socketLinger: .zero)
+        let router = try context.socket(.router)
+        try router.bind("tcp://[::1]:*")
+        let endpoint = try router.lastEndpoint
+        #expect(endpoint.hasPrefix("tcp://[::1]:"))
+        let dealer = try context.socket(.dealer)
+        try dealer.connect(endpoint)
+        try dealer.send([Array("hello".utf8)])
+        let received = try #require(try router.receive(timeout: .seconds(5)))
+        #expect(received.last == Array("hello".utf8))
+    }
+}
