@@ -4,13 +4,14 @@ import TactusDetector
 import TactusLibraryService
 import TactusModel
 import TactusProtocol
+import TactusZMQ
 import TactusStore
 
 /// The frontend: clients' requests and their answers.
 extension CoordinatorLoop: SubmissionQueue {
     /// Handles one client message; `userID` is the client's CURVE public key (Z85) when the
-    /// coordinator uses CURVE.
-    func handleFrontend(_ frames: [[UInt8]], userID: String?) {
+    /// coordinator uses CURVE, `peerAddress` its IP address (nil over `ipc://`).
+    func handleFrontend(_ frames: [[UInt8]], userID: String?, peerAddress: String?) {
         let envelope: ClientEnvelope
         let message: [[UInt8]]
         do {
@@ -33,7 +34,7 @@ extension CoordinatorLoop: SubmissionQueue {
             reply(envelope, Self.reply(to: requestID, command: command, outcome, logger: logger))
         }
         // Every command of the table has a route (checked when the loop is made).
-        routes.handler(for: command)!(self, request.body, RequestOrigin(client: client), answer)
+        routes.handler(for: command)!(self, request.body, RequestOrigin(client: client, peer: peerAddress.map { PeerAddress.group(of: $0) } ?? "local"), answer)
     }
 
     /// Routes the library's own commands: reads of the library, `truth`, `detectors` and

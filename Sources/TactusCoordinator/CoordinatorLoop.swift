@@ -238,9 +238,9 @@ final class CoordinatorLoop {
             if ready.contains(backend) { readBackend() }
             reads.deliverIfFinished()
             if ready.contains(frontend) {
-                drain(frontend, handler: { [self] frames, userID in
-                    heap.received(frames)
-                    handleFrontend(frames, userID: userID)
+                drain(frontend, handler: { [self] message in
+                    heap.received(message.frames)
+                    handleFrontend(message.frames, userID: message.userID, peerAddress: message.peerAddress)
                 }, tooManyFrames: refuseClientMessage)
             }
             reads.deliverIfFinished()
@@ -300,7 +300,7 @@ final class CoordinatorLoop {
     /// - Returns: false when the socket had no more messages waiting, or `paused` said to stop.
     @discardableResult
     private func drain(
-        _ socket: ZMQSocket, handler: ([[UInt8]], String?) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void,
+        _ socket: ZMQSocket, handler: (ReceivedMessage) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void,
         pausedWhile paused: () -> Bool = { false }
     ) -> Bool {
         let keep = configuration.limits.maxFrames + 2
@@ -312,7 +312,7 @@ final class CoordinatorLoop {
                 if message.frameCount > keep {
                     tooManyFrames(message.frames, message.frameCount)
                 } else {
-                    handler(message.frames, message.userID)
+                    handler(message)
                 }
             } catch {
                 logger.warning("dropped an unreadable message", metadata: ["error": "\(error)"])
@@ -337,7 +337,7 @@ final class CoordinatorLoop {
     @discardableResult
     private func readBackend() -> Bool {
         drain(
-            backend, handler: { frames, _ in handleBackend(frames) }, tooManyFrames: refuseWorkerMessage,
+            backend, handler: { handleBackend($0.frames) }, tooManyFrames: refuseWorkerMessage,
             pausedWhile: { workerMessages.isFull })
     }
 

@@ -5,6 +5,10 @@ public struct RequestOrigin: Sendable, Hashable {
     /// `key:` and the client's CURVE public key (Z85) on a secured server, else `connection:`
     /// and its connection's routing id in hex: what limits per client count by.
     public let client: String
+    /// The client's address as a peer (``PeerAddress``: an IPv4 address or an IPv6 /64), or
+    /// "local" over a Unix socket: what shares of the server count by, since one peer may hold
+    /// many connections.
+    public let peer: String
 }
 
 /// The coordinator's handler for each command it answers, by the command's name: what the loop

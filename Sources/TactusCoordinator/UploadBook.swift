@@ -10,7 +10,11 @@ import TactusProtocol
 /// each chunk's ``ChunkWrite`` to a thread of its own and reports it with ``written(_:_:)``.
 ///
 /// An upload belongs to the client that began it (its CURVE key, or its connection without
-/// CURVE): another client is told it does not exist. Chunks come in order; a chunk sent again
+/// CURVE): another client is told it does not exist. A client has at most ``maxPerClient``
+/// open, and a peer (an address, whatever its connections: ``RequestOrigin/peer``) at most
+/// ``maxPerPeer`` declaring a quarter of ``maxOpenBytes``, so that one address cannot take
+/// every upload place by declaring large uploads and sending a chunk now and then; the
+/// server's own processes (over a Unix socket: its web gateway's uploads) are not held to it. Chunks come in order; a chunk sent again
 /// (a client that timed out resends) is answered without being written twice; a chunk or a
 /// `submit` that comes while the last chunk is still being written is told to wait. An upload whose
 /// client has been silent for ``idleLimit`` is forgotten, its file removed. Once submitted, its
@@ -23,12 +27,17 @@ struct UploadBook {
     static let maxPerClient = 8
     /// The uploads open at once, over all clients.
     static let maxOpen = 64
+    /// The uploads one peer may have open at once, over all its connections.
+    static let maxPerPeer = 16
+    /// The share of ``maxOpenBytes`` one peer's open uploads may declare.
+    static let peerShare: Int64 = 4
     /// How long an upload waits for its next chunk or its `submit`.
     static let idleLimit: Duration = .seconds(120)
 
     struct Upload {
         let id: String
         let client: String
+        let peer: String
         let size: Int64
         let sha256: SongID
         let path: String
@@ -82,9 +91,9 @@ struct UploadBook {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    /// Begins an upload of `size` bytes for `client`, within `maxSongBytes`.
+    /// Begins an upload of `size` bytes for `client` at `peer`, within `maxSongBytes`.
     mutating func begin(
-        size: Int64, sha256: SongID, client: String, maxSongBytes: Int, at now: ContinuousClock.Instant = .now
+        size: Int64, sha256: SongID, client: String, peer: String = "local", maxSongBytes: Int, at now: ContinuousClock.Instant = .now
     ) throws(ErrorBody) -> UploadStatus {
         guard size <= Int64(maxSongBytes) else {
             throw ErrorBody(
@@ -94,6 +103,16 @@ struct UploadBook {
         guard open.filter({ $0.client == client }).count < Self.maxPerClient else {
             throw ErrorBody(
                 code: .busy, message: "you have \(Self.maxPerClient) uploads open, the most a client may have; finish one first",
+                retryAfterMs: 1000)
+        }
+        let fromPeer = open.filter { $0.peer == peer }
+        let peerDeclared = fromPeer.reduce(Int64(0)) { $0 + $1.size }
+        guard peer == "local" || fromPeer.isEmpty
+            || (fromPeer.count < Self.maxPerPeer && peerDeclared + size <= maxOpenBytes / Self.peerShare)
+        else {
+            throw ErrorBody(
+                code: .busy,
+                message: "your address has \(fromPeer.count) uploads open (\(peerDeclared) bytes), its share of the server's; finish one first",
                 retryAfterMs: 1000)
         }
         let declared = open.reduce(Int64(0)) { $0 + $1.size }
@@ -107,7 +126,7 @@ struct UploadBook {
         guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw ErrorBody(code: .unavailable, message: "cannot create the upload's file", retryAfterMs: 5000)
         }
-        let upload = Upload(id: id, client: client, size: size, sha256: sha256, path: path, lastUsed: now, progressedAt: now)
+        let upload = Upload(id: id, client: client, peer: peer, size: size, sha256: sha256, path: path, lastUsed: now, progressedAt: now)
         uploads[id] = upload
         return upload.status
     }

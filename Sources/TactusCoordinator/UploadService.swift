@@ -24,14 +24,15 @@ final class UploadService: RequestService {
     /// Routes `upload` to this service; a new upload needs a server that takes work.
     func route(into routes: inout RequestRoutes) {
         routes.on(UploadCommand.self) { [self] loop, request, origin, answer in
-            handle(request.body, chunk: request.chunk, client: origin.client, accepting: loop.accepting, then: answer)
+            handle(request.body, chunk: request.chunk, origin: origin, accepting: loop.accepting, then: answer)
         }
     }
 
     /// Begins an upload, or writes one of its chunks on the service's thread.
     func handle(
-        _ request: UploadRequest, chunk: [UInt8]?, client: String, accepting: Bool, then answer: @escaping RequestRoutes.Answer
+        _ request: UploadRequest, chunk: [UInt8]?, origin: RequestOrigin, accepting: Bool, then answer: @escaping RequestRoutes.Answer
     ) {
+        let client = origin.client
         do {
             if let id = request.upload, let offset = request.offset, let chunk {
                 switch try book.append(chunk, to: id, offset: offset, client: client) {
@@ -50,7 +51,7 @@ final class UploadService: RequestService {
             guard let size = request.size, let sha256 = request.sha256 else {
                 throw ErrorBody(code: .badRequest, message: "an upload begins with size and sha256, a chunk has its bytes")
             }
-            answer(.success(.upload(try book.begin(size: size, sha256: sha256, client: client, maxSongBytes: maxSongBytes))))
+            answer(.success(.upload(try book.begin(size: size, sha256: sha256, client: client, peer: origin.peer, maxSongBytes: maxSongBytes))))
         } catch {
             answer(.failure(error))
         }

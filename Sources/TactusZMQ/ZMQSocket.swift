@@ -280,6 +280,10 @@ public final class ZMQSocket {
             message.frameCount += 1
             // A ROUTER's routing-id frame is made locally and carries no metadata: the peer's
             // User-Id is on the frames it sent, so every frame is asked until one has it.
+            if message.peerAddress == nil, let value = zmq_msg_gets(scratch, "Peer-Address") {
+                let text = String(cString: value)
+                message.peerAddress = text.isEmpty ? nil : text
+            }
             if message.userID == nil, let value = zmq_msg_gets(scratch, "User-Id") {
                 let text = String(cString: value)
                 message.userID = text.isEmpty ? nil : text
@@ -359,4 +363,7 @@ public struct ReceivedMessage: Sendable, Hashable {
     public var frameCount: Int
     /// The `User-Id` the ZAP handler gave the sender; nil without authentication.
     public var userID: String?
+    /// The sender's IP address (`Peer-Address`); nil for a peer that has none (`ipc://`,
+    /// `inproc://`).
+    public var peerAddress: String? = nil
 }

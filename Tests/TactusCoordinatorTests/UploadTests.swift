@@ -181,4 +181,31 @@ import Testing
         #expect(submitted.song == SongID(hashing: song))
         #expect(submitted.jobs.map(\.state) == [.queued])
     }
+
+    /// One address may not take every upload place by declaring large uploads over many
+    /// connections (and sending a chunk now and then): its open uploads declare at most a
+    /// quarter of the server's; another address still begins one.
+    @Test func oneAddressDeclaresAtMostAQuarterOfTheUploads() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxSongBytes = 1 << 20 }
+        defer { running.stop() }
+        let size = Int64(1 << 20)
+        let begin = ClientRequest.Body.upload(.begin(size: size, sha256: SongID(hashing: [1, 2, 3])), chunk: nil)
+        // The server's uploads may declare 8 songs' bytes: a quarter is two of them.
+        let clients = try (0..<3).map { _ in try TestClient(running) }
+        #expect(try clients[0].request(begin).answer(UploadCommand.self) != nil)
+        #expect(try clients[1].request(begin).answer(UploadCommand.self) != nil)
+        guard case .error(let refused) = try clients[2].request(begin) else {
+            Issue.record("a third upload from 127.0.0.1 was begun")
+            return
+        }
+        #expect(refused.code == .busy && refused.message.contains("your address"))
+
+        let elsewhere = try running.context.socket(.dealer)
+        let port = running.endpoints.frontend.split(separator: ":").last!
+        try elsewhere.connect("tcp://127.0.0.2:0;127.0.0.1:\(port)")
+        try elsewhere.send(try ClientRequest(requestID: Array("e1".utf8), begin).frames())
+        let answer = try #require(try elsewhere.receive(timeout: .seconds(10)))
+        #expect(try ClientReply(frames: answer, commands: .standard).outcome.answer(UploadCommand.self) != nil, "127.0.0.2 begins one")
+    }
 }
