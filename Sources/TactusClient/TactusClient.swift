@@ -67,9 +67,10 @@ public final class TactusClient {
     /// server shows as ``ClientError/noAnswer(server:seconds:attempts:)`` on the first request).
     ///
     /// - Parameter curve: the server's public key and the client's key pair, for a server
-    ///   whose sockets are CURVE servers. A client with a wrong server key, or a key the
-    ///   server has not authorized, never gets an answer: its requests fail with
-    ///   ``ClientError/noAnswer(server:seconds:attempts:)``.
+    ///   whose sockets are CURVE servers. A client whose connections the server closes
+    ///   before they are set up (a wrong server key, a key the server has not authorized, or
+    ///   past the connections the server allows its address) never gets an answer: its
+    ///   requests fail with ``ClientError/connectionRefused(server:seconds:)``.
     public init(
         server: String, timeout: Duration = .milliseconds(2500), retries: Int = 1, limits: ProtocolLimits = .standard,
         context: ZMQContext? = nil, curve: CurveClientKeys? = nil
@@ -164,6 +165,9 @@ public final class TactusClient {
             } else {
                 unansweredAttempts += 1
                 guard unansweredAttempts < attempts else {
+                    if (try? watch.closedBeforeHandshake) ?? 0 > 0 {
+                        throw .connectionRefused(server: server, seconds: base.seconds * Double(attempts))
+                    }
                     throw .noAnswer(server: server, seconds: base.seconds * Double(attempts), attempts: attempts)
                 }
                 mustSend = true
@@ -300,6 +304,8 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Nothing came back within the time allowed, after `attempts` sends, and the server is
     /// not connected.
     case noAnswer(server: String, seconds: Double, attempts: Int)
+    /// The server closed every connection before it was set up, within the time allowed.
+    case connectionRefused(server: String, seconds: Double)
     /// The server is connected but did not answer within the client's patience.
     case unanswered(server: String, seconds: Double)
     /// The coordinator answered with an error (`busy` has `retryAfterMs`).
@@ -318,6 +324,9 @@ public enum ClientError: Error, Sendable, Hashable, CustomStringConvertible {
         case .noAnswer(let server, let seconds, let attempts):
             "no answer from \(server) within \(Self.format(seconds)) s"
                 + (attempts > 1 ? " (\(attempts) attempts)" : "") + ": is the server running?"
+        case .connectionRefused(let server, let seconds):
+            "\(server) closed every connection before it was set up, for \(Self.format(seconds)) s: it takes no more "
+                + "connections from this address (its --max-connections-per-address), or does not admit this client's key"
         case .unanswered(let server, let seconds):
             "\(server) is connected but did not answer within \(Self.format(seconds)) s: the server is overloaded or stuck"
         case .rejected(let error): "the server refused: \(error.code): \(error.message)"

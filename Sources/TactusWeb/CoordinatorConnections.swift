@@ -55,7 +55,10 @@ public final class CoordinatorConnections: @unchecked Sendable {
                     } catch let error as ClientError {
                         // A connection whose request went unanswered may get its late reply: it is
                         // dropped by request id, but a fresh socket also starts a fresh handshake.
-                        if case .noAnswer = error {} else { checkIn(client) }
+                        switch error {
+                        case .noAnswer, .connectionRefused: break
+                        default: checkIn(client)
+                        }
                         continuation.resume(throwing: error)
                     } catch {
                         checkIn(client)

@@ -45,7 +45,7 @@ public struct HTTPFailure: Error, Sendable, CustomStringConvertible {
         if let client = error as? ClientError {
             switch client {
             case .rejected(let body): return HTTPFailure(body)
-            case .noAnswer, .unanswered:
+            case .noAnswer, .connectionRefused, .unanswered:
                 return HTTPFailure(.gatewayTimeout, .unavailable, "the coordinator did not answer: \(client)", retryAfterMs: 2000)
             case .transport:
                 return HTTPFailure(.badGateway, .unavailable, "cannot reach the coordinator: \(client)", retryAfterMs: 2000)

@@ -18,6 +18,7 @@ public final class ConnectionWatch {
     private let events: ZMQSocket
     private var connections = 0
     private var dropped = 0
+    private var closedEarly = 0
 
     /// Starts monitoring `socket` (call it before the socket connects, so that no event is
     /// missed), in the socket's context.
@@ -52,6 +53,15 @@ public final class ConnectionWatch {
         }
     }
 
+    /// How many connections the peer closed before their handshake completed: a server that
+    /// allows no more connections from this address, or does not admit this client's key.
+    public var closedBeforeHandshake: Int {
+        get throws(ZMQError) {
+            try readEvents()
+            return closedEarly
+        }
+    }
+
     private func readEvents() throws(ZMQError) {
         // Each event is two frames: 2 bytes of event number and 4 of value, then the endpoint.
         while let frames = try events.tryReceive(maxFrames: 2) {
@@ -60,6 +70,7 @@ public final class ConnectionWatch {
             if event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED {
                 connections += 1
             } else if event == ZMQ_EVENT_DISCONNECTED {
+                if connections == 0 { closedEarly += 1 }
                 connections = max(connections - 1, 0)
                 dropped += 1
             }

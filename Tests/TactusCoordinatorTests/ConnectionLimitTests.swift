@@ -1,4 +1,5 @@
 import Foundation
+import TactusClient
 import TactusProtocol
 import TactusTestSupport
 import TactusZMQ
@@ -29,6 +30,14 @@ import Testing
         try Wait.until("the fifth connection to be shut down twice", timeout: .seconds(10)) { try watch.disconnections >= 2 }
         for client in held {
             #expect(try client.request(.status(StatusRequest())).answer(StatusCommand.self) != nil, "the four held are kept")
+        }
+        // A client past the limit is told why, not asked whether the server runs.
+        let told = try TactusClient(server: running.endpoints.frontend, timeout: .seconds(1), retries: 2)
+        #expect {
+            _ = try told.send(StatusCommand.self, StatusRequest())
+        } throws: { error in
+            guard case .connectionRefused(let server, _) = error as? ClientError else { return false }
+            return server == running.endpoints.frontend && "\(error)".contains("--max-connections-per-address")
         }
 
         // Another address is another peer (Linux routes all of 127.0.0.0/8 to loopback).
