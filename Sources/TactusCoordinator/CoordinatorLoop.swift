@@ -117,24 +117,13 @@ final class CoordinatorLoop {
         // and a detector's name, or `scan`, so a longer one drops its connection unread.
         try publisher.set(.maxMessageSize(Self.maxSubscriptionBytes))
         try publisher.set(.receiveHighWaterMark(Self.subscriptionsWaitingPerSubscriber))
-        do {
-            try frontend.bind(configuration.frontend)
-            try backend.bind(configuration.backend)
-            try publisher.bind(configuration.events)
-        } catch {
-            throw CoordinatorError(message: "cannot bind: \(error)")
-        }
+        let sockets = [frontend, backend, publisher]
+        try Self.bind(sockets, to: [configuration.frontend, configuration.backend, configuration.events], failure: "cannot bind")
         var endpoints = BoundEndpoints(
             frontend: try frontend.lastEndpoint, backend: try backend.lastEndpoint, events: try publisher.lastEndpoint)
         if let directory = configuration.localEndpointsDirectory {
             let local = BoundEndpoints.LocalEndpoints(directory: directory)
-            do {
-                try frontend.bind(local.frontend)
-                try backend.bind(local.backend)
-                try publisher.bind(local.events)
-            } catch {
-                throw CoordinatorError(message: "cannot bind the local sockets in \(directory): \(error)")
-            }
+            try Self.bind(sockets, to: [local.frontend, local.backend, local.events], failure: "cannot bind the local sockets in \(directory)")
             endpoints.local = local
         }
         self.endpoints = endpoints
@@ -148,6 +137,15 @@ final class CoordinatorLoop {
                 "frontend": "\(endpoints.frontend)", "backend": "\(endpoints.backend)", "events": "\(endpoints.events)",
                 "queued": "\(pending.count)", "curve": "\(admission.requiresKeys)",
             ])
+    }
+
+    /// Binds each socket to its endpoint.
+    private static func bind(_ sockets: [ZMQSocket], to endpoints: [String], failure: String) throws(CoordinatorError) {
+        do {
+            for (socket, endpoint) in zip(sockets, endpoints) { try socket.bind(endpoint) }
+        } catch {
+            throw CoordinatorError(message: "\(failure): \(error)")
+        }
     }
 
     /// The routes of every command of the configuration's table: the coordinator's own, then
