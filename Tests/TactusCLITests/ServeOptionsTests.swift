@@ -31,4 +31,31 @@ import Testing
         #expect(run.status == 2, "\(run.status): \(run.standardError)")
         #expect(run.standardError.contains("--workers 9 is more than --max-connections-per-address 8"), "\(run.standardError)")
     }
+
+    /// `tactus serve` keeps its local sockets in a directory under `$TMPDIR` that it removes
+    /// when it stops; one killed (SIGKILL) cannot, and the next start removes what it left,
+    /// and nothing else.
+    @Test func theSocketDirectoriesOfKilledServersAreRemovedAtStart() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-serve-sockets")
+        let temporary = directory.file("tmp")
+        let abandoned = temporary + "/tactus-AbC123", kept = temporary + "/tactus-keep01"
+        for folder in [abandoned, kept] {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        }
+        // A Unix socket no process listens on any more (its process ended), and a folder that
+        // holds something else.
+        let bound = try CLI.runProgram(
+            "/usr/bin/python3", ["-c", "import socket; socket.socket(socket.AF_UNIX).bind('\(abandoned)/frontend')"])
+        try #require(bound.status == 0, "\(bound.standardError)")
+        #expect(FileManager.default.createFile(atPath: kept + "/notes.txt", contents: Data("mine".utf8)))
+
+        let server = try ServeProcess(
+            dataDirectory: directory.file("data"), launcher: { line in ("/usr/bin/env", ["TMPDIR=" + temporary] + line) })
+        let running = try FileManager.default.contentsOfDirectory(atPath: temporary).sorted()
+        #expect(!running.contains("tactus-AbC123"), "the abandoned directory is removed")
+        #expect(running.contains("tactus-keep01"), "a directory holding something else is kept")
+        #expect(running.count == 2, "the server's own directory: \(running)")
+        _ = server.stop()
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary) == ["tactus-keep01"], "removed when it stops")
+    }
 }
