@@ -65,7 +65,7 @@ final class ConnectionLimits {
     /// Whether the connection just accepted from `peer` (already counted) keeps its peer and
     /// its role within their limits.
     private func admits(_ peer: String, role: CoordinatorSecurity.Role, logger: Logger) -> Bool {
-        guard peer != "local" else { return true }
+        guard peer != PeerAddress.local else { return true }
         let sameRole = watches.filter { $0.role == role }.map(\.connections)
         let open = sameRole.reduce(0) { $0 + $1.count(of: peer) }
         let all = sameRole.reduce(0) { $0 + $1.total }

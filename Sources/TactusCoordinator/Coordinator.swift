@@ -38,11 +38,14 @@ public struct BoundEndpoints: Sendable, Hashable, Codable {
         public var backend: String
         public var events: String
 
+        /// The names of the three sockets' files in the directory.
+        public static let socketNames = (frontend: "frontend", backend: "backend", events: "events")
+
         /// The endpoints of the sockets bound in `directory`.
         init(directory: String) {
-            frontend = "ipc://" + directory + "/frontend"
-            backend = "ipc://" + directory + "/backend"
-            events = "ipc://" + directory + "/events"
+            frontend = "ipc://" + directory + "/" + Self.socketNames.frontend
+            backend = "ipc://" + directory + "/" + Self.socketNames.backend
+            events = "ipc://" + directory + "/" + Self.socketNames.events
         }
     }
 }

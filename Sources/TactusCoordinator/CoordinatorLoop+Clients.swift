@@ -4,7 +4,6 @@ import TactusDetector
 import TactusLibraryService
 import TactusModel
 import TactusProtocol
-import TactusZMQ
 import TactusStore
 
 /// The frontend: clients' requests and their answers.
@@ -34,7 +33,7 @@ extension CoordinatorLoop: SubmissionQueue {
             reply(envelope, Self.reply(to: requestID, command: command, outcome, logger: logger))
         }
         // Every command of the table has a route (checked when the loop is made).
-        routes.handler(for: command)!(self, request.body, RequestOrigin(client: client, peer: peerAddress.map { PeerAddress.group(of: $0) } ?? "local"), answer)
+        routes.handler(for: command)!(self, request.body, RequestOrigin(client: client, peerAddress: peerAddress), answer)
     }
 
     /// Routes the library's own commands: reads of the library, `truth`, `detectors` and

@@ -1,14 +1,18 @@
 import TactusProtocol
+import TactusZMQ
 
 /// Who sent a request, as a service sees it.
 public struct RequestOrigin: Sendable, Hashable {
     /// `key:` and the client's CURVE public key (Z85) on a secured server, else `connection:`
     /// and its connection's routing id in hex: what limits per client count by.
     public let client: String
-    /// The client's address as a peer (``PeerAddress``: an IPv4 address or an IPv6 /64), or
-    /// "local" over a Unix socket: what shares of the server count by, since one peer may hold
-    /// many connections.
-    public let peer: String
+    /// The sender's IP address (libzmq's `Peer-Address`), nil over a Unix socket.
+    public let peerAddress: String?
+
+    /// The client's address as a peer (``PeerAddress``: an IPv4 address or an IPv6 /64, or
+    /// ``PeerAddress/local`` over a Unix socket): what shares of the server count by, since one
+    /// peer may hold many connections. Worked out when asked, not for every request.
+    public var peer: String { PeerAddress.group(of: peerAddress) }
 }
 
 /// The coordinator's handler for each command it answers, by the command's name: what the loop

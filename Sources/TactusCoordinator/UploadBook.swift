@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import TactusModel
 import TactusProtocol
+import TactusZMQ
 
 /// The songs and recordings being uploaded in chunks (`upload`, SPEC section 3.9), each written
 /// to a file of its own under the uploads directory as its chunks arrive, so that the
@@ -93,7 +94,7 @@ struct UploadBook {
 
     /// Begins an upload of `size` bytes for `client` at `peer`, within `maxSongBytes`.
     mutating func begin(
-        size: Int64, sha256: SongID, client: String, peer: String = "local", maxSongBytes: Int, at now: ContinuousClock.Instant = .now
+        size: Int64, sha256: SongID, client: String, peer: String = PeerAddress.local, maxSongBytes: Int, at now: ContinuousClock.Instant = .now
     ) throws(ErrorBody) -> UploadStatus {
         guard size <= Int64(maxSongBytes) else {
             throw ErrorBody(
@@ -107,7 +108,7 @@ struct UploadBook {
         }
         let fromPeer = open.filter { $0.peer == peer }
         let peerDeclared = fromPeer.reduce(Int64(0)) { $0 + $1.size }
-        guard peer == "local" || fromPeer.isEmpty
+        guard peer == PeerAddress.local || fromPeer.isEmpty
             || (fromPeer.count < Self.maxPerPeer && peerDeclared + size <= maxOpenBytes / Self.peerShare)
         else {
             throw ErrorBody(

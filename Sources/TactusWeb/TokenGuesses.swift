@@ -6,8 +6,8 @@ import TactusZMQ
 
 /// Wrong tokens, counted by the client that sent them: after ``allowed`` wrong tokens within
 /// ``window`` from one client, that client's further tries (with a bearer token or the login
-/// form) are answered 429 `busy`, with the seconds to wait, without being checked, until its oldest counted failure is
-/// ``window`` old; a right token clears the client's count. A client is an IPv4 address, or
+/// form) are answered 429 `busy`, with the seconds to wait, without being checked, until its
+/// oldest counted failure is ``window`` old; a right token clears the client's count. A client is an IPv4 address, or
 /// the /64 network of an IPv6 one (a host is given a whole /64, so its addresses count as one).
 ///
 /// Without this, a client could try about 1,200 tokens a second. With it, each client gets 10
@@ -85,8 +85,8 @@ final class TokenGuesses: Sendable {
     }
 
     /// The client an address counts as (``PeerAddress/group(of:)``: an IPv4 address, or an
-    /// IPv6 address's /64 network); "local" for a Unix socket or no address.
+    /// IPv6 address's /64 network); ``PeerAddress/local`` for a Unix socket or no address.
     static func client(_ address: SocketAddress?) -> String {
-        address?.ipAddress.map(PeerAddress.group(of:)) ?? "local"
+        PeerAddress.group(of: address?.ipAddress)
     }
 }

@@ -84,10 +84,14 @@ extension PeerConnections: Sendable {}
 /// given a whole /64, so its addresses count as one); an IPv4 address mapped into IPv6
 /// (`::ffff:192.0.2.1`) counts as that IPv4 address.
 public enum PeerAddress {
-    /// The group of the peer at `address`, an IP address as text (what a ZAP request or a web
-    /// server gives; an IPv6 zone, `%eth0`, is ignored); "local" for anything else (a Unix
-    /// socket, an in-process peer).
-    public static func group(of address: String) -> String {
+    /// The group of every peer without an IP address: a Unix socket's, an in-process one's.
+    public static let local = "local"
+
+    /// The group of the peer at `address`, an IP address as text (what a ZAP request, libzmq's
+    /// `Peer-Address` or a web server gives; an IPv6 zone, `%eth0`, is ignored); ``local`` for
+    /// none or anything else.
+    public static func group(of address: String?) -> String {
+        guard let address else { return local }
         let host = address.split(separator: "%", maxSplits: 1).first.map(String.init) ?? address
         var v4 = in_addr()
         if inet_pton(AF_INET, host, &v4) == 1 {
@@ -97,10 +101,10 @@ public enum PeerAddress {
         if inet_pton(AF_INET6, host, &v6) == 1 {
             return group(v6: v6)
         }
-        return "local"
+        return local
     }
 
-    /// The group of the peer of the connected socket `descriptor` ("local" when it has none:
+    /// The group of the peer of the connected socket `descriptor` (``local`` when it has none:
     /// not an IP socket, or closed meanwhile).
     static func group(ofConnection descriptor: Int32) -> String {
         var storage = sockaddr_storage()
@@ -108,14 +112,14 @@ public enum PeerAddress {
         let found = withUnsafeMutablePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(descriptor, $0, &length) }
         }
-        guard found == 0 else { return "local" }
+        guard found == 0 else { return local }
         switch Int32(storage.ss_family) {
         case AF_INET:
             return group(v4: withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in.self) }.sin_addr)
         case AF_INET6:
             return group(v6: withUnsafeBytes(of: storage) { $0.loadUnaligned(as: sockaddr_in6.self) }.sin6_addr)
         default:
-            return "local"
+            return local
         }
     }
 

@@ -44,6 +44,8 @@ public enum SocketOption: Sendable, Hashable {
     /// How long a new connection may take to complete its ZMTP handshake before libzmq drops
     /// it (ZMQ_HANDSHAKE_IVL; libzmq's default is 30 s).
     case handshakeInterval(Duration)
+    /// Whether the socket takes IPv6 addresses (ZMQ_IPV6; none does by default).
+    case ipv6(Bool)
     /// A SUB receives messages whose first frame starts with this prefix (ZMQ_SUBSCRIBE);
     /// the empty prefix subscribes to everything.
     case subscribe([UInt8])
@@ -82,6 +84,7 @@ public enum SocketOption: Sendable, Hashable {
         case .reconnectIntervalMax: "ZMQ_RECONNECT_IVL_MAX"
         case .immediate: "ZMQ_IMMEDIATE"
         case .handshakeInterval: "ZMQ_HANDSHAKE_IVL"
+        case .ipv6: "ZMQ_IPV6"
         case .subscribe: "ZMQ_SUBSCRIBE"
         case .unsubscribe: "ZMQ_UNSUBSCRIBE"
         case .curveServer: "ZMQ_CURVE_SERVER"
@@ -109,6 +112,7 @@ public enum SocketOption: Sendable, Hashable {
         case .reconnectIntervalMax(let interval): try set(handle, ZMQ_RECONNECT_IVL_MAX, int: Milliseconds.rounding(interval))
         case .immediate(let on): try set(handle, ZMQ_IMMEDIATE, int: on ? 1 : 0)
         case .handshakeInterval(let interval): try set(handle, ZMQ_HANDSHAKE_IVL, int: Milliseconds.rounding(interval))
+        case .ipv6(let on): try set(handle, ZMQ_IPV6, int: on ? 1 : 0)
         case .subscribe(let prefix): try set(handle, ZMQ_SUBSCRIBE, bytes: prefix)
         case .unsubscribe(let prefix): try set(handle, ZMQ_UNSUBSCRIBE, bytes: prefix)
         case .curveServer(let on): try set(handle, ZMQ_CURVE_SERVER, int: on ? 1 : 0)

@@ -117,30 +117,21 @@ public final class ZMQSocket {
 
     /// Accepts connections on `endpoint` (`tcp://127.0.0.1:5555`, `tcp://127.0.0.1:*` for an
     /// ephemeral port, `tcp://[::1]:*`, `inproc://name`). ``lastEndpoint`` then tells the
-    /// address bound.
+    /// address bound. Here and in ``connect(_:)``, an IPv6 address in brackets makes the socket
+    /// take IPv6 (``SocketOption/ipv6(_:)``); no other endpoint does, so that a host name such as
+    /// `localhost` is reached at the address it always was.
     public func bind(_ endpoint: String) throws(ZMQError) {
+        if endpoint.contains("[") { try set(.ipv6(true)) }
         let handle = try openHandle("bind \(endpoint)")
-        try allowIPv6(for: endpoint, handle)
         try retryingInterrupts("bind \(endpoint)") { zmq_bind(handle, endpoint) }
     }
 
     /// Connects to `endpoint`. Connections are asynchronous: the call returns before the peer
     /// is reached, and libzmq reconnects on its own (``SocketOption/reconnectInterval(_:)``).
     public func connect(_ endpoint: String) throws(ZMQError) {
+        if endpoint.contains("[") { try set(.ipv6(true)) }
         let handle = try openHandle("connect \(endpoint)")
-        try allowIPv6(for: endpoint, handle)
         try retryingInterrupts("connect \(endpoint)") { zmq_connect(handle, endpoint) }
-    }
-
-    /// libzmq takes IPv6 addresses only on sockets that allow them (`ZMQ_IPV6`), which none does
-    /// by default: an endpoint with an IPv6 address in brackets allows them. (Allowing them
-    /// everywhere would change which address a host name such as `localhost` is reached at.)
-    private func allowIPv6(for endpoint: String, _ handle: UnsafeMutableRawPointer) throws(ZMQError) {
-        guard endpoint.contains("[") else { return }
-        var on: Int32 = 1
-        if zmq_setsockopt(handle, ZMQ_IPV6, &on, MemoryLayout<Int32>.size) != 0 {
-            throw ZMQError.last("zmq_setsockopt ZMQ_IPV6")
-        }
     }
 
     /// Stops accepting on `endpoint`, which must be the exact text ``lastEndpoint`` reported
