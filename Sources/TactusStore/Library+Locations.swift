@@ -5,13 +5,13 @@ import TactusModel
 extension Library {
     /// Where `song` lies under the library roots (present and missing files), by root and path.
     public func locations(of song: SongID) throws(StoreError) -> [SongLocation] {
-        try read { db in
+        try readStatement { db in
             try Row.fetchAll(
-                db,
-                sql: """
-                    SELECT l.* FROM song_locations l JOIN songs s ON s.id = l.song_id
-                    WHERE s.sha256 = ? ORDER BY l.root, l.path
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT l.* FROM song_locations l JOIN songs s ON s.id = l.song_id
+                        WHERE s.sha256 = ? ORDER BY l.root, l.path
+                        """),
                 arguments: [song]
             ).map(Self.location)
         }

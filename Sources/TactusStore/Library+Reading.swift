@@ -6,8 +6,9 @@ import TactusModel
 extension Library {
     /// The song with this id, or nil.
     public func song(_ id: SongID) throws(StoreError) -> SongRecord? {
-        try read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM songs WHERE sha256 = ?", arguments: [id]).map { try Self.songRecord($0) }
+        try readStatement { db in
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM songs WHERE sha256 = ?"), arguments: [id])
+                .map { try Self.songRecord($0) }
         }
     }
 
@@ -28,13 +29,13 @@ extension Library {
         of song: SongID, detector: String, version: String, params: ParameterSet, windows: Bool = false
     ) throws(StoreError) -> StoredAnalysis? {
         let hash = AnalysisRecord.hash(canonicalJSON: params.canonicalJSON)
-        return try read { db in
+        return try readStatement { db in
             try Row.fetchOne(
-                db,
-                sql: """
-                    SELECT analyses.* FROM analyses JOIN songs ON songs.id = analyses.song_id
-                    WHERE songs.sha256 = ? AND detector = ? AND detector_version = ? AND params_hash = ?
-                    """,
+                db.cachedStatement(
+                    sql: """
+                        SELECT analyses.* FROM analyses JOIN songs ON songs.id = analyses.song_id
+                        WHERE songs.sha256 = ? AND detector = ? AND detector_version = ? AND params_hash = ?
+                        """),
                 arguments: [song, detector, version, hash]
             ).map { try Self.storedAnalysis($0, song: song, windows: windows) }
         }

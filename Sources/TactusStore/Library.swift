@@ -285,6 +285,20 @@ public final class Library: Sendable {
         }
     }
 
+    /// Runs `body`, which runs one SQL statement, on a reader connection outside a
+    /// transaction: a single statement reads one consistent snapshot by itself, and the
+    /// `BEGIN`/`COMMIT` around it would cost more than the small lookups the coordinator makes
+    /// for every job. A body running several statements uses ``read(_:)``.
+    func readStatement<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        do {
+            return try pool.unsafeRead(body)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw storeError(error)
+        }
+    }
+
     /// `error` as a ``StoreError``: ``StoreError/locked(path:waitedS:)`` when the busy timeout
     /// ran out, ``StoreError/full(path:)`` when the disk is full, ``StoreError/database(_:)`` otherwise.
     private func storeError(_ error: any Error) -> StoreError {
