@@ -29,10 +29,11 @@ struct BeatBench: ParsableCommand {
     @Flag(help: "Print each song's scores.")
     var verbose = false
 
+    @OptionGroup var detectorSettings: DetectorSettingsOption
+
     func run() throws {
         let truth = try Truth(csv: corpus + "/truth.csv")
-        let registry = BuiltinDetectors.registry
-        let analyzer = SongAnalyzer(detectors: try registry.names.map { try registry.make($0) })
+        let analyzer = try detectorSettings.analyzer()
         var scores = [String: [BeatScore]]()
         var order = [String]()
         var grids = (fitted: 0, exact: 0)

@@ -35,12 +35,7 @@ struct StretchInvarianceBench: ParsableCommand {
     @Option(help: ArgumentHelp("Directory for the stretched songs, reused by later runs.", valueName: "path"))
     var cache = FileManager.default.temporaryDirectory.path + "/tactus-bench-stretched"
 
-    @Option(
-        name: .customLong("set"),
-        help: ArgumentHelp(
-            "A parameter given to every detector that declares it, as name=number, or to one detector, as detector:name=number (repeatable; e.g. prior_octaves=0).",
-            valueName: "name=value"))
-    var settings: [String] = []
+    @OptionGroup var detectorSettings: DetectorSettingsOption
 
     @Flag(help: "Print the results as JSON.")
     var json = false
@@ -52,39 +47,6 @@ struct StretchInvarianceBench: ParsableCommand {
         guard factor.allSatisfy({ (0.5...2).contains($0) && $0 != 1 }) else {
             throw ValidationError("--factor must be in 0.5...2 and not 1.")
         }
-        _ = try parameters()
-    }
-
-    /// One `--set`: the detector it is for (nil: every detector that declares the parameter),
-    /// the parameter and its value.
-    private struct Setting {
-        var detector: String?
-        var name: String
-        var value: ParameterValue
-    }
-
-    private func parameters() throws -> [Setting] {
-        try settings.map { setting in
-            let parts = setting.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let value = Double(parts[1]) else {
-                throw ValidationError("--set \(setting): expected name=number or detector:name=number.")
-            }
-            let target = parts[0].split(separator: ":", maxSplits: 1).map(String.init)
-            return Setting(detector: target.count == 2 ? target[0] : nil, name: target.last!, value: .number(value))
-        }
-    }
-
-    /// Every built-in detector with its defaults, and the `--set` parameters meant for it.
-    private func analyzer() throws -> SongAnalyzer {
-        let registry = BuiltinDetectors.registry
-        let given = try parameters()
-        return SongAnalyzer(detectors: try registry.descriptors.map { descriptor in
-            var values: [String: ParameterValue] = [:]
-            for setting in given where (setting.detector ?? descriptor.name) == descriptor.name && descriptor.parameter(setting.name) != nil {
-                values[setting.name] = setting.value
-            }
-            return try registry.make(descriptor.name, parameters: ParameterSet(values))
-        })
     }
 
     func run() throws {
@@ -186,7 +148,7 @@ struct StretchInvarianceBench: ParsableCommand {
         let truth = try Truth(csv: corpus + "/truth.csv")
         let directory = cache + "/" + URL(fileURLWithPath: corpus).standardizedFileURL.lastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let analyzer = try analyzer()
+        let analyzer = try detectorSettings.analyzer()
         let advisory = BuiltinDetectors.registry.advisoryNames
         let results = Locked<[Int: SongReadings]>([:])
         let failures = ErrorLog()
