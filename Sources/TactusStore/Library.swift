@@ -265,24 +265,12 @@ public final class Library: Sendable {
 
     /// Runs `body` in one write transaction; a thrown error rolls everything back.
     func write<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do {
-            return try pool.write(body)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw storeError(error)
-        }
+        try storeErrors { try pool.write(body) }
     }
 
     /// Runs `body` on a reader connection, in a snapshot isolated from concurrent writes.
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
-        do {
-            return try pool.read(body)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            throw storeError(error)
-        }
+        try storeErrors { try pool.read(body) }
     }
 
     /// Runs `body`, which runs one SQL statement, on a reader connection outside a
@@ -290,8 +278,13 @@ public final class Library: Sendable {
     /// `BEGIN`/`COMMIT` around it would cost more than the small lookups the coordinator makes
     /// for every job. A body running several statements uses ``read(_:)``.
     func readStatement<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
+        try storeErrors { try pool.unsafeRead(body) }
+    }
+
+    /// Runs `access`, an access to the pool, with its errors as ``StoreError``s.
+    private func storeErrors<T>(_ access: () throws -> T) throws(StoreError) -> T {
         do {
-            return try pool.unsafeRead(body)
+            return try access()
         } catch let error as StoreError {
             throw error
         } catch {
