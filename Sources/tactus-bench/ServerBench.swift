@@ -53,7 +53,10 @@ struct ServerBench: ParsableCommand {
             submitted while the workers hold their first job, then the workers are released and \
             the queue drains. Per job: the wall time of the drain (dispatch, result, store, \
             events), and the coordinator's CPU time (user + system, from /proc) for submit and \
-            for the drain. Target: under 2 ms per job.
+            for the drain. Target: at most 1.5 ms of coordinator CPU per job, all told (issue 26), \
+            and under 2 ms of drain wall time per job. The blob of each song is written to the \
+            temporary directory's file system, whose own cost (ext4's search for a free inode on a \
+            busy file system) shows in the coordinator's system time: set TMPDIR to measure another.
             """
     )
 
@@ -469,12 +472,12 @@ struct ServerBench: ParsableCommand {
             print("Idle server, 1 worker: submit to song.done median \(format(median, 2)) s (runs: \(runs) s)")
         }
         if let overhead = report.overhead {
-            let verdict = overhead.total_cpu_ms_per_job < 2 && overhead.drain_wall_ms_per_job < 2 ? "meets" : "misses"
+            let verdict = overhead.total_cpu_ms_per_job <= 1.5 && overhead.drain_wall_ms_per_job < 2 ? "meets" : "misses"
             print("")
             print("Coordinator overhead (\(overhead.jobs) jobs of tiny WAV songs, \(overhead.null_workers) external workers answering at once)")
             print("  submit:                 \(format(overhead.submit_jobs_per_s, 0)) jobs/s (one client, one at a time); coordinator CPU \(format(overhead.submit_cpu_ms_per_job, 3)) ms/job")
             print("  dispatch, result, store: \(format(overhead.drain_jobs_per_s, 0)) jobs/s = \(format(overhead.drain_wall_ms_per_job, 3)) ms/job wall; coordinator CPU \(format(overhead.drain_cpu_ms_per_job, 3)) ms/job")
-            print("  coordinator CPU per job, all told: \(format(overhead.total_cpu_ms_per_job, 3)) ms (\(verdict) the 2 ms target)")
+            print("  coordinator CPU per job, all told: \(format(overhead.total_cpu_ms_per_job, 3)) ms (\(verdict) the 1.5 ms target)")
         }
     }
 
