@@ -39,13 +39,25 @@ struct BeatTracker {
             return (log(a), log((1 - a) / (observationLambda - 1)))
         }
         // Stored scores: the true score of a state is its stored value plus `shared`, the sum
-        // of the non-beat log-likelihoods so far.
-        var score = [Double](repeating: -log(Double(stateCount)), count: stateCount)
+        // of the non-beat log-likelihoods so far. The state written every frame is held in
+        // buffers rather than arrays, which would check at each write that they are not shared.
+        let score = UnsafeMutableBufferPointer<Double>.allocate(capacity: stateCount)
+        score.initialize(repeating: -log(Double(stateCount)))
         var shared = 0.0
-        var chosen = [UInt8](repeating: 0, count: count * lengths.count)
+        let chosen = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: count * lengths.count)
+        chosen.initialize(repeating: 0)
         // Position 0 of tempo `t` at the current frame is the slot `origins[t] + heads[t]`, and
         // position `p` the slot `p` further on around the ring: `(p - frame) mod length`.
-        var heads = [Int](repeating: 0, count: lengths.count)
+        let heads = UnsafeMutableBufferPointer<Int>.allocate(capacity: lengths.count)
+        heads.initialize(repeating: 0)
+        let ends = UnsafeMutableBufferPointer<Double>.allocate(capacity: lengths.count)
+        ends.initialize(repeating: 0)
+        defer {
+            score.deallocate()
+            chosen.deallocate()
+            heads.deallocate()
+            ends.deallocate()
+        }
         func observe(_ frame: Int) {
             let (beat, other) = likelihood(frame)
             shared += other
@@ -60,14 +72,13 @@ struct BeatTracker {
             }
         }
         observe(0)
-        var ends = [Double](repeating: 0, count: lengths.count)
         for frame in 1..<max(count, 1) {
             // The ring turns: the last position of the previous frame is position 0 of this one.
             for tempo in lengths.indices {
                 heads[tempo] = heads[tempo] == 0 ? lengths[tempo] - 1 : heads[tempo] - 1
                 ends[tempo] = score[origins[tempo] + heads[tempo]]
             }
-            choices.best(ends) { target, best, source in
+            choices.best(UnsafeBufferPointer(ends)) { target, best, source in
                 score[origins[target] + heads[target]] = best
                 chosen[frame * lengths.count + target] = UInt8(source)
             }
@@ -170,21 +181,19 @@ struct TempoChoices {
     /// Calls `choice` with each target, its best score and its source, for the beat-end scores
     /// `ends` (one per tempo).
     @inline(__always)
-    func best(_ ends: [Double], _ choice: (_ target: Int, _ score: Double, _ source: Int) -> Void) {
+    func best(_ ends: UnsafeBufferPointer<Double>, _ choice: (_ target: Int, _ score: Double, _ source: Int) -> Void) {
         let width = Lanes.scalarCount
         table.withUnsafeBufferPointer { table in
-            ends.withUnsafeBufferPointer { ends in
-                for (block, sources) in blockSources.enumerated() {
-                    var best = Lanes(repeating: -.infinity), from = Lanes(repeating: 0)
-                    for source in sources {
-                        let candidate = ends[source] + table[block * tempi + source]
-                        let larger = candidate .> best
-                        best.replace(with: candidate, where: larger)
-                        from.replace(with: Double(source), where: larger)
-                    }
-                    for lane in 0..<min(width, tempi - block * width) {
-                        choice(block * width + lane, best[lane], Int(from[lane]))
-                    }
+            for (block, sources) in blockSources.enumerated() {
+                var best = Lanes(repeating: -.infinity), from = Lanes(repeating: 0)
+                for source in sources {
+                    let candidate = ends[source] + table[block * tempi + source]
+                    let larger = candidate .> best
+                    best.replace(with: candidate, where: larger)
+                    from.replace(with: Double(source), where: larger)
+                }
+                for lane in 0..<min(width, tempi - block * width) {
+                    choice(block * width + lane, best[lane], Int(from[lane]))
                 }
             }
         }
