@@ -12,7 +12,8 @@ import TactusDSP
 /// Two real frames share the transform (Z = X + iY, so X[k] = (Z[k] + conj(Z[N - k])) / 2 and
 /// Y[k] = (Z[k] - conj(Z[N - k])) / 2i): two FFTs of 2880 per pair of frames, about four
 /// times less work. The chirps are computed in double precision from n^2 mod 2N (exact); the
-/// magnitudes match a direct DFT to float rounding.
+/// magnitudes match a direct DFT to float rounding. The FFTs are out of place (``ComplexFFT``):
+/// the forward one from the chirped frames into the spectrum, the backward one back.
 final class PairedSpectrum {
     let size: Int
     /// Bins per spectrum: `size / 2` (madmom's STFT drops the Nyquist bin and, for odd sizes,
@@ -28,7 +29,7 @@ final class PairedSpectrum {
     /// by the FFT size so the backward transform comes back unscaled.
     private let kernel: Split
     /// Z[k] = w[k] c[k] for k < size, between the backward transform and the magnitudes.
-    private let spectrum: Split
+    private let z: Split
 
     /// Complex values as two arrays, real parts and imaginary parts, allocated once.
     private struct Split {
@@ -53,13 +54,13 @@ final class PairedSpectrum {
         self.size = size
         binCount = size / 2
         let length = FFTSize.atLeast(2 * size - 1)
-        fft = ComplexFFT(size: length)
+        fft = ComplexFFT(size: length, outOfPlace: true)
         first = .allocate(capacity: size)
         first.initialize(repeating: 0, count: size)
         second = .allocate(capacity: size)
         second.initialize(repeating: 0, count: size)
         chirp = Split(count: size)
-        spectrum = Split(count: size)
+        z = Split(count: size)
         var w = [(re: Double, im: Double)]()
         for n in 0..<size {
             let angle = -Double.pi * Double((n * n) % (2 * size)) / Double(size)
@@ -79,8 +80,8 @@ final class PairedSpectrum {
         fft.forward()
         kernel = Split(count: length)
         for index in 0..<length {
-            kernel.re[index] = values[2 * index]
-            kernel.im[index] = values[2 * index + 1]
+            kernel.re[index] = fft.spectrum[2 * index]
+            kernel.im[index] = fft.spectrum[2 * index + 1]
         }
     }
 
@@ -89,7 +90,7 @@ final class PairedSpectrum {
         second.deallocate()
         chirp.deallocate()
         kernel.deallocate()
-        spectrum.deallocate()
+        z.deallocate()
     }
 
     /// Writes the ``binCount`` magnitudes of ``first``'s and ``second``'s DFTs.
@@ -117,22 +118,23 @@ final class PairedSpectrum {
         (values + 2 * size).update(repeating: 0, count: 2 * (length - size))
         fft.forward()
         // The convolution: the spectrum times the kernel's.
+        let spectrum = fft.spectrum
         var index = 0
         while index + width <= length {
-            let (re, im) = Self.load(interleavedAt: values, index)
+            let (re, im) = Self.load(interleavedAt: spectrum, index)
             let kre = Self.load(kernel.re, index), kim = Self.load(kernel.im, index)
-            Self.store(re * kre - im * kim, re * kim + im * kre, interleavedAt: values, index)
+            Self.store(re * kre - im * kim, re * kim + im * kre, interleavedAt: spectrum, index)
             index += width
         }
         while index < length {
-            let re = values[2 * index], im = values[2 * index + 1], kre = kernel.re[index], kim = kernel.im[index]
-            values[2 * index] = re * kre - im * kim
-            values[2 * index + 1] = re * kim + im * kre
+            let re = spectrum[2 * index], im = spectrum[2 * index + 1], kre = kernel.re[index], kim = kernel.im[index]
+            spectrum[2 * index] = re * kre - im * kim
+            spectrum[2 * index + 1] = re * kim + im * kre
             index += 1
         }
         fft.backward()
         // Z[k] = w[k] c[k].
-        let zre = spectrum.re, zim = spectrum.im
+        let zre = z.re, zim = z.im
         var k = 0
         while k + width <= size {
             let (re, im) = Self.load(interleavedAt: values, k)
