@@ -42,35 +42,46 @@ final class BeatNetActivation {
         flux = [Float](repeating: 0, count: frames)
         network.reset()
         output.withUnsafeMutableBufferPointer { output in
-            var first = 0
-            while first < frames {
-                let count = min(network.chunkFrames, frames - first)
+            flux.withUnsafeMutableBufferPointer { flux in
                 features.withUnsafeMutableBufferPointer { buffer in
-                    makeFeatures(magnitudes: magnitudes, frames: first..<(first + count), gain: gain, into: buffer.baseAddress!)
-                    for row in 0..<count {
-                        let differences = buffer[(row * BeatNetNetwork.inputWidth + bandCount)..<((row + 1) * BeatNetNetwork.inputWidth)]
-                        flux[first + row] = differences.reduce(0, +)
+                    var first = 0
+                    while first < frames {
+                        let count = min(network.chunkFrames, frames - first)
+                        makeFeatures(
+                            magnitudes: magnitudes, frames: first..<(first + count), gain: gain, into: buffer.baseAddress!,
+                            flux: flux.baseAddress! + first)
+                        network.run(buffer.baseAddress!, frames: count, into: output.baseAddress! + first * BeatNetNetwork.outputWidth)
+                        first += count
                     }
-                    network.run(buffer.baseAddress!, frames: count, into: output.baseAddress! + first * BeatNetNetwork.outputWidth)
                 }
-                first += count
             }
         }
         return output
     }
 
     /// Writes the features of `frames` (each ``BeatNetNetwork/inputWidth`` values: the log
-    /// magnitudes, then their positive differences) into `output`. Frames must come in order
-    /// from frame 0 (the difference needs the previous frame).
-    func makeFeatures(magnitudes: UnsafeBufferPointer<Float>, frames: Range<Int>, gain: Float, into output: UnsafeMutablePointer<Float>) {
+    /// magnitudes, then their positive differences) into `output`, and each frame's spectral
+    /// flux (the sum of its differences, band after band) into `flux` when given. Frames must
+    /// come in order from frame 0 (the difference needs the previous frame).
+    func makeFeatures(
+        magnitudes: UnsafeBufferPointer<Float>, frames: Range<Int>, gain: Float, into output: UnsafeMutablePointer<Float>,
+        flux: UnsafeMutablePointer<Float>? = nil
+    ) {
         let bands = bandCount
-        for (row, frame) in frames.enumerated() {
-            let features = output + row * BeatNetNetwork.inputWidth
-            for band in 0..<bands {
-                let value = log10(1 + gain * magnitudes[frame * bands + band])
-                features[band] = value
-                features[bands + band] = frame == 0 ? 0 : max(value - previous[band], 0)
-                previous[band] = value
+        previous.withUnsafeMutableBufferPointer { previous in
+            for (row, frame) in frames.enumerated() {
+                let features = output + row * BeatNetNetwork.inputWidth
+                let source = magnitudes.baseAddress! + frame * bands
+                var sum: Float = 0
+                for band in 0..<bands {
+                    let value = log10(1 + gain * source[band])
+                    let rise = frame == 0 ? 0 : max(value - previous[band], 0)
+                    features[band] = value
+                    features[bands + band] = rise
+                    previous[band] = value
+                    sum += rise
+                }
+                flux?[row] = sum
             }
         }
     }

@@ -30,6 +30,8 @@ final class BeatNetNetwork {
     /// connected layer (chunk x 150), the gate pre-activations (chunk x 600), each LSTM layer's
     /// output (chunk x 150) and state (h and c, 150 each).
     private let pooledInput: UnsafeMutablePointer<Float>
+    /// One channel's convolution of one frame, before the pooling (``pooled`` pairs).
+    private let convolved: UnsafeMutablePointer<Float>
     private let hidden0: UnsafeMutablePointer<Float>
     private let gateInput: UnsafeMutablePointer<Float>
     private let layerOutput: [UnsafeMutablePointer<Float>]
@@ -99,6 +101,7 @@ final class BeatNetNetwork {
             return pointer
         }
         pooledInput = zeros(chunkFrames * Self.hiddenIn)
+        convolved = zeros(2 * Self.pooled)
         hidden0 = zeros(chunkFrames * Self.cells)
         gateInput = zeros(chunkFrames * Self.gates)
         layerOutput = [zeros(chunkFrames * Self.cells), zeros(chunkFrames * Self.cells)]
@@ -107,7 +110,7 @@ final class BeatNetNetwork {
     }
 
     deinit {
-        for pointer in [pooledInput, hidden0, gateInput] + layerOutput + hState + cState {
+        for pointer in [pooledInput, convolved, hidden0, gateInput] + layerOutput + hState + cState {
             pointer.deallocate()
         }
     }
@@ -159,26 +162,43 @@ final class BeatNetNetwork {
 
     /// conv1 (1 → 2 channels, kernel 10, no padding), ReLU and max-pooling by 2 of each frame,
     /// flattened channel by channel into ``pooledInput``.
+    ///
+    /// The convolution's outputs that the pooling reads (``pooled`` pairs) are computed eight
+    /// neighbouring outputs at a time into ``convolved``, each the bias plus its ten products
+    /// in kernel order, the last few one by one; the pooling then keeps `max(max(0, a), b)` of
+    /// each pair. The same sums and comparisons as output by output.
     private func convolve(_ input: UnsafePointer<Float>, frames: Int) {
-        do {
-            for frame in 0..<frames {
-                let x = input + frame * Self.inputWidth
-                let out = pooledInput + frame * Self.hiddenIn
-                for channel in 0..<Self.channels {
-                    let w = weights.convWeight + channel * Self.kernel
-                    let bias = weights.convBias[channel]
-                    for position in 0..<Self.pooled {
-                        var best: Float = 0  // ReLU: max(0, a, b) = max over ReLU(a), ReLU(b)
-                        for step in 0..<2 {
-                            let base = x + 2 * position + step
-                            var sum = bias
-                            for k in 0..<Self.kernel {
-                                sum += w[k] * base[k]
-                            }
-                            best = max(best, sum)
-                        }
-                        out[channel * Self.pooled + position] = best
+        typealias Lanes = SIMD8<Float>
+        let outputs = 2 * Self.pooled, width = Lanes.scalarCount
+        // Whole blocks whose reads stay inside the frame's features.
+        let blocked = min(outputs, Self.inputWidth - Self.kernel + 1 - width + 1) / width * width
+        let conv = convolved
+        for frame in 0..<frames {
+            let x = input + frame * Self.inputWidth
+            let out = pooledInput + frame * Self.hiddenIn
+            for channel in 0..<Self.channels {
+                let w = weights.convWeight + channel * Self.kernel
+                let bias = weights.convBias[channel]
+                var position = 0
+                while position < blocked {
+                    var sum = Lanes(repeating: bias)
+                    for k in 0..<Self.kernel {
+                        sum += w[k] * UnsafeRawPointer(x + position + k).loadUnaligned(as: Lanes.self)
                     }
+                    UnsafeMutableRawPointer(conv + position).storeBytes(of: sum, as: Lanes.self)
+                    position += width
+                }
+                while position < outputs {
+                    var sum = bias
+                    for k in 0..<Self.kernel {
+                        sum += w[k] * x[position + k]
+                    }
+                    conv[position] = sum
+                    position += 1
+                }
+                for position in 0..<Self.pooled {
+                    // ReLU: max(0, a, b) = max over ReLU(a), ReLU(b)
+                    out[channel * Self.pooled + position] = max(max(0, conv[2 * position]), conv[2 * position + 1])
                 }
             }
         }
@@ -211,30 +231,38 @@ final class BeatNetNetwork {
 
     /// The LSTM cell update from the gate pre-activations `z` (input, forget, cell and output
     /// gates, ``cells`` each): c = f c + i g, h = o tanh(c), eight cells at a time
-    /// (``VectorMath``), the last 150 mod 8 cells one by one.
+    /// (``VectorMath``), the last 150 mod 8 cells as one more group of eight whose spare lanes
+    /// are zeros and are not written back.
     @inline(__always)
     private static func updateCells(_ z: UnsafeMutablePointer<Float>, c: UnsafeMutablePointer<Float>, h: UnsafeMutablePointer<Float>) {
-        let cells = Self.cells
-        let zRaw = UnsafeRawPointer(z), cRaw = UnsafeMutableRawPointer(c), hRaw = UnsafeMutableRawPointer(h)
-        var cell = 0
-        while cell + 8 <= cells {
-            let offset = 4 * cell
-            let inputGate = VectorMath.sigmoid(zRaw.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self))
-            let forgetGate = VectorMath.sigmoid(zRaw.loadUnaligned(fromByteOffset: offset + 4 * cells, as: SIMD8<Float>.self))
-            let candidate = VectorMath.tanh(zRaw.loadUnaligned(fromByteOffset: offset + 8 * cells, as: SIMD8<Float>.self))
-            let outputGate = VectorMath.sigmoid(zRaw.loadUnaligned(fromByteOffset: offset + 12 * cells, as: SIMD8<Float>.self))
-            let state = forgetGate * cRaw.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) + inputGate * candidate
-            cRaw.storeBytes(of: state, toByteOffset: offset, as: SIMD8<Float>.self)
-            hRaw.storeBytes(of: outputGate * VectorMath.tanh(state), toByteOffset: offset, as: SIMD8<Float>.self)
-            cell += 8
+        typealias Lanes = SIMD8<Float>
+        let cells = Self.cells, width = Lanes.scalarCount
+        /// The new cell state and output of eight cells.
+        @inline(__always)
+        func step(input: Lanes, forget: Lanes, candidate: Lanes, output: Lanes, state: Lanes) -> (state: Lanes, output: Lanes) {
+            let state = VectorMath.sigmoid(forget) * state + VectorMath.sigmoid(input) * VectorMath.tanh(candidate)
+            return (state, VectorMath.sigmoid(output) * VectorMath.tanh(state))
         }
-        while cell < cells {
-            let gates = SIMD4(z[cell], z[cells + cell], z[3 * cells + cell], 0)
-            let sigmoids = VectorMath.sigmoid(SIMD8(lowHalf: gates, highHalf: .zero))
-            let candidate = VectorMath.tanh(SIMD8(repeating: z[2 * cells + cell]))[0]
-            c[cell] = sigmoids[1] * c[cell] + sigmoids[0] * candidate
-            h[cell] = sigmoids[2] * VectorMath.tanh(SIMD8(repeating: c[cell]))[0]
-            cell += 1
+        var cell = 0
+        while cell + width <= cells {
+            func load(_ pointer: UnsafePointer<Float>) -> Lanes { UnsafeRawPointer(pointer + cell).loadUnaligned(as: Lanes.self) }
+            let new = step(input: load(z), forget: load(z + cells), candidate: load(z + 2 * cells), output: load(z + 3 * cells), state: load(c))
+            UnsafeMutableRawPointer(c + cell).storeBytes(of: new.state, as: Lanes.self)
+            UnsafeMutableRawPointer(h + cell).storeBytes(of: new.output, as: Lanes.self)
+            cell += width
+        }
+        let rest = cells - cell
+        if rest > 0 {
+            func load(_ pointer: UnsafePointer<Float>) -> Lanes {
+                var lanes = Lanes()
+                for lane in 0..<rest { lanes[lane] = pointer[cell + lane] }
+                return lanes
+            }
+            let new = step(input: load(z), forget: load(z + cells), candidate: load(z + 2 * cells), output: load(z + 3 * cells), state: load(c))
+            for lane in 0..<rest {
+                c[cell + lane] = new.state[lane]
+                h[cell + lane] = new.output[lane]
+            }
         }
     }
 }

@@ -88,13 +88,13 @@ final class FilteredSpectrogram {
         let size = Self.frameSize
         let available = max(0, min(start + size, received) - max(start, 0))  // samples inside the signal
         let first = max(-start, 0)  // index of the first of them in the frame
-        target.update(repeating: 0, count: size)
+        // Zeros outside the signal, the windowed samples inside it.
+        target.update(repeating: 0, count: first)
+        (target + first + available).update(repeating: 0, count: size - first - available)
         buffer.withUnsafeBufferPointer { buffer in
             window.withUnsafeBufferPointer { window in
-                let source = buffer.baseAddress! + (start + first - bufferStart)
-                for index in 0..<available {
-                    target[first + index] = source[index] * window[first + index]
-                }
+                VectorMath.multiply(
+                    buffer.baseAddress! + (start + first - bufferStart), window.baseAddress! + first, into: target + first, count: available)
             }
         }
         nextFrame += 1

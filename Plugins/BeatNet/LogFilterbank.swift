@@ -19,6 +19,10 @@ struct LogFilterbank {
     let bands: [Band]
     /// Number of FFT bins the filters read (the input length of ``apply(_:into:)``).
     let binCount: Int
+    /// The bands' weights end to end, and where each band's are in it: what ``apply(_:into:)``
+    /// reads, without a separate array per band.
+    private let packedWeights: [Float]
+    private let spans: [(start: Int, offset: Int, count: Int)]
 
     init(binCount: Int, sampleRate: Double, bandsPerOctave: Int = 24, minHz: Double = 30, maxHz: Double = 17_000, referenceHz: Double = 440) {
         self.binCount = binCount
@@ -40,6 +44,12 @@ struct LogFilterbank {
         // has one filter here, so truncating at the last bin is all that is left.
         self.bands = bands.map { band in
             Band(start: band.start, weights: Array(band.weights.prefix(max(0, binCount - band.start))))
+        }
+        packedWeights = self.bands.flatMap(\.weights)
+        var offset = 0
+        spans = self.bands.map { band in
+            defer { offset += band.weights.count }
+            return (band.start, offset, band.weights.count)
         }
     }
 
@@ -82,14 +92,18 @@ struct LogFilterbank {
 
     /// Writes each band's weighted sum of `magnitudes` (``binCount`` values) into `output`.
     func apply(_ magnitudes: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>) {
-        for (index, band) in bands.enumerated() {
-            var sum: Float = 0
-            band.weights.withUnsafeBufferPointer { weights in
-                for offset in 0..<weights.count {
-                    sum += weights[offset] * magnitudes[band.start + offset]
+        packedWeights.withUnsafeBufferPointer { weights in
+            spans.withUnsafeBufferPointer { spans in
+                for index in spans.indices {
+                    let span = spans[index]
+                    let w = weights.baseAddress! + span.offset, m = magnitudes + span.start
+                    var sum: Float = 0
+                    for offset in 0..<span.count {
+                        sum += w[offset] * m[offset]
+                    }
+                    output[index] = sum
                 }
             }
-            output[index] = sum
         }
     }
 }

@@ -32,8 +32,7 @@ struct ResonatingCombFilters {
                 best.outputs.withUnsafeMutableBufferPointer { bestOutput in
                     best.delays.withUnsafeMutableBufferPointer { bestDelay in
                         for delay in delays {
-                            filter(x, delay: delay, into: y)
-                            keepLarger(y, of: Int32(delay), outputs: bestOutput, delays: bestDelay)
+                            filter(x, delay: delay, into: y, outputs: bestOutput, delays: bestDelay)
                         }
                     }
                 }
@@ -42,55 +41,50 @@ struct ResonatingCombFilters {
         return best
     }
 
-    /// One comb filter's output, `y(t) = x(t) + alpha * y(t - delay)`. With a delay of at least
+    /// One comb filter's output, `y(t) = x(t) + alpha * y(t - delay)`, and where it exceeds the
+    /// best output so far, `y` and `delay` become the frame's winner. With a delay of at least
     /// 8 frames, the 8 frames of a step depend only on frames before them, so they are
-    /// computed together (the same products and sums as one by one, so the same values).
-    private func filter(_ x: UnsafeBufferPointer<Float>, delay: Int, into y: UnsafeMutableBufferPointer<Float>) {
-        let count = x.count, alpha = self.alpha
+    /// computed and compared together (the same products, sums and comparisons as one by one,
+    /// so the same values).
+    private func filter(
+        _ x: UnsafeBufferPointer<Float>, delay: Int, into y: UnsafeMutableBufferPointer<Float>,
+        outputs: UnsafeMutableBufferPointer<Float>, delays: UnsafeMutableBufferPointer<Int32>
+    ) {
+        let count = x.count, alpha = self.alpha, winner = Int32(delay)
+        func keep(_ frame: Int) {
+            if y[frame] > outputs[frame] {
+                outputs[frame] = y[frame]
+                delays[frame] = winner
+            }
+        }
         let head = min(delay, count)
-        for frame in 0..<head { y[frame] = x[frame] }
+        for frame in 0..<head {
+            y[frame] = x[frame]
+            keep(frame)
+        }
         var frame = head
         if delay >= 8 {
             let source = UnsafeRawPointer(x.baseAddress!), target = UnsafeMutableRawPointer(y.baseAddress!)
+            let best = UnsafeMutableRawPointer(outputs.baseAddress!), winners = UnsafeMutableRawPointer(delays.baseAddress!)
             while frame + 8 <= count {
                 let earlier = target.loadUnaligned(fromByteOffset: 4 * (frame - delay), as: SIMD8<Float>.self)
                 let value = source.loadUnaligned(fromByteOffset: 4 * frame, as: SIMD8<Float>.self) + alpha * earlier
                 target.storeBytes(of: value, toByteOffset: 4 * frame, as: SIMD8<Float>.self)
+                let current = best.loadUnaligned(fromByteOffset: 4 * frame, as: SIMD8<Float>.self)
+                let larger = value .> current
+                if any(larger) {
+                    best.storeBytes(of: current.replacing(with: value, where: larger), toByteOffset: 4 * frame, as: SIMD8<Float>.self)
+                    let previous = winners.loadUnaligned(fromByteOffset: 4 * frame, as: SIMD8<Int32>.self)
+                    // A float's lane mask is a vector of Int32: it selects the delays' lanes too.
+                    winners.storeBytes(
+                        of: previous.replacing(with: winner, where: larger), toByteOffset: 4 * frame, as: SIMD8<Int32>.self)
+                }
                 frame += 8
             }
         }
         while frame < count {
             y[frame] = x[frame] + alpha * y[frame - delay]
-            frame += 1
-        }
-    }
-
-    /// Where `y` exceeds the best output so far, `y` and `delay` become the frame's winner.
-    private func keepLarger(
-        _ y: UnsafeMutableBufferPointer<Float>, of delay: Int32, outputs: UnsafeMutableBufferPointer<Float>,
-        delays: UnsafeMutableBufferPointer<Int32>
-    ) {
-        let count = y.count
-        let values = UnsafeRawPointer(y.baseAddress!), best = UnsafeMutableRawPointer(outputs.baseAddress!)
-        let winners = UnsafeMutableRawPointer(delays.baseAddress!)
-        var frame = 0
-        while frame + 8 <= count {
-            let value = values.loadUnaligned(fromByteOffset: 4 * frame, as: SIMD8<Float>.self)
-            let current = best.loadUnaligned(fromByteOffset: 4 * frame, as: SIMD8<Float>.self)
-            let larger = value .> current
-            if any(larger) {
-                best.storeBytes(of: current.replacing(with: value, where: larger), toByteOffset: 4 * frame, as: SIMD8<Float>.self)
-                let winner = winners.loadUnaligned(fromByteOffset: 4 * frame, as: SIMD8<Int32>.self)
-                // A float's lane mask is a vector of Int32: it selects the delays' lanes too.
-                winners.storeBytes(of: winner.replacing(with: delay, where: larger), toByteOffset: 4 * frame, as: SIMD8<Int32>.self)
-            }
-            frame += 8
-        }
-        while frame < count {
-            if y[frame] > outputs[frame] {
-                outputs[frame] = y[frame]
-                delays[frame] = delay
-            }
+            keep(frame)
             frame += 1
         }
     }

@@ -26,6 +26,25 @@ import TactusDSP
     }
 }
 
+@Suite struct ComplexFFTTests {
+    /// Out of place the transforms give the values in place gives, and backward undoes
+    /// forward (scaled by the size), leaving the spectrum in its own buffer.
+    @Test func outOfPlaceIsInPlaceIntoASecondBuffer() {
+        let size = 2880
+        let inPlace = ComplexFFT(size: size), outOfPlace = ComplexFFT(size: size, outOfPlace: true)
+        #expect(inPlace.spectrum == inPlace.values && outOfPlace.spectrum != outOfPlace.values)
+        let signal = (0..<(2 * size)).map { Float(sin(Double($0) * 0.37)) + Float($0 % 7) * 0.1 }
+        for fft in [inPlace, outOfPlace] { fft.values.update(from: signal, count: 2 * size) }
+        inPlace.forward()
+        outOfPlace.forward()
+        #expect(Array(UnsafeBufferPointer(start: outOfPlace.spectrum, count: 2 * size))
+            == Array(UnsafeBufferPointer(start: inPlace.spectrum, count: 2 * size)))
+        outOfPlace.backward()
+        let worst = (0..<(2 * size)).map { abs(outOfPlace.values[$0] / Float(size) - signal[$0]) }.max()!
+        #expect(worst < 1e-4)
+    }
+}
+
 @Suite struct AutocorrelationTests {
     @Test func matchesTheDirectSum() {
         let signal: [Float] = (0..<300).map { (index: Int) -> Float in
