@@ -170,7 +170,7 @@ final class MPG123Decoder: FrameDecoder {
         tags.artist = TagText.repairingMojibake(tags.artist)
         tags.album = TagText.repairingMojibake(tags.album)
         tags.genre = TagText.repairingMojibake(tags.genre)
-        return tags
+        return tags.bounded()
     }
 
     private static func text(_ string: UnsafeMutablePointer<mpg123_string>?) -> String? {

@@ -181,6 +181,7 @@ final class SndFileDecoder: FrameDecoder {
         return AudioTags(
             title: string(SF_STR_TITLE), artist: string(SF_STR_ARTIST),
             album: string(SF_STR_ALBUM), genre: string(SF_STR_GENRE),
-            year: TagText.year(string(SF_STR_DATE)))
+            year: TagText.year(string(SF_STR_DATE))
+        ).bounded()
     }
 }

@@ -9,10 +9,20 @@ extension TactusClient {
         try send(StretchCommand.self, request)
     }
 
-    /// A render's state (a `render` request) and, once it is done, the rendered WAV file's bytes.
+    /// A render's state (a `render` request) and, once it is done, the rendered WAV file's
+    /// bytes, asked for a piece at a time (``RenderRequest/maxPieceBytes`` a reply).
     public func render(_ id: String) throws(ClientError) -> (status: RenderStatus, wav: [UInt8]?) {
-        let answer = try send(RenderCommand.self, RenderRequest(render: id))
-        return (answer.status, answer.wav)
+        let first = try send(RenderCommand.self, RenderRequest(render: id, offset: 0))
+        guard var wav = first.wav else { return (first.status, nil) }
+        // A server older than pieces sends the whole file at once, whatever the offset.
+        let size = first.status.bytes ?? wav.count
+        while wav.count < size {
+            guard let piece = try send(RenderCommand.self, RenderRequest(render: id, offset: wav.count)).wav, !piece.isEmpty else {
+                throw .unexpectedReply(expected: "the render's bytes from \(wav.count) of \(size)", received: "no bytes")
+            }
+            wav += piece
+        }
+        return (first.status, wav)
     }
 
     /// Renders a song of the server's library at a tempo and downloads it: `stretch`, then `render`

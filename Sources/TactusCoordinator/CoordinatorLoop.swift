@@ -410,7 +410,7 @@ final class CoordinatorLoop {
     /// not read the answers) loses this answer rather than stopping the loop.
     func reply(_ envelope: ClientEnvelope, _ reply: ClientReply) {
         do {
-            if try !frontend.trySend(envelope.wrap(reply.frames())) {
+            if try !frontend.trySend(envelope.wrap(Self.framesWithinBodyLimit(reply))) {
                 droppedAnswers += 1
                 if lastDroppedAnswersLog.map({ ContinuousClock.now - $0 > .seconds(10) }) ?? true {
                     lastDroppedAnswersLog = .now
@@ -421,6 +421,21 @@ final class CoordinatorLoop {
         } catch {
             logger.debug("cannot answer a client", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The frames of `reply`, or of a `too-large` error in its place when its body is over
+    /// what a client accepts (``ProtocolLimits/maxBodyBytes`` of the standard limits): an
+    /// answer a client cannot read would leave it with "unreadable reply" and nothing to do.
+    static func framesWithinBodyLimit(_ reply: ClientReply) throws(ProtocolError) -> [[UInt8]] {
+        let frames = try reply.frames()
+        let limit = ProtocolLimits.standard.maxBodyBytes
+        // Frames: identifier, command, request id, status, body, then binary frames.
+        guard frames.count > 4, frames[4].count > limit else { return frames }
+        let refusal = ErrorBody(
+            code: .tooLarge,
+            message: "the answer to '\(reply.command)' would be \(frames[4].count) bytes, over the \(limit) bytes a reply may carry: "
+                + "ask for less (a lower limit, a narrower range or one song)")
+        return try ClientReply(requestID: reply.requestID, command: reply.command, error: refusal).frames()
     }
 
     func publish(_ event: Event) {

@@ -1,8 +1,9 @@
 import Synchronization
 import TactusProtocol
 
-/// The bytes of the submissions being received and prepared (hashed, probed, stored), held
-/// under a cap so that many large uploads at once cannot exhaust the coordinator's memory.
+/// The bytes of the submissions being received and prepared (hashed, probed, stored), or of
+/// the rendered files being sent, held under a cap so that many large uploads or downloads at
+/// once cannot exhaust the coordinator's memory.
 ///
 /// A submission over the cap is answered `busy` with `retry_after_ms`; one submission is
 /// always allowed when nothing else is in hand, so a cap below the largest song accepted
@@ -23,12 +24,7 @@ final class IntakeBudget: Sendable {
     /// Takes `bytes` for the submission named `name`, or throws `busy` when the submissions in
     /// hand already hold too much; each successful call needs one ``release(_:)``.
     func reserve(_ bytes: Int, name: String) throws(ErrorBody) {
-        let taken = held.withLock { held in
-            guard held == 0 || held + bytes <= limit else { return false }
-            held += bytes
-            return true
-        }
-        guard taken else {
+        guard take(bytes) else {
             throw ErrorBody(
                 code: .busy,
                 message: "\(name): the server is receiving \(inHand) bytes of other submissions, near its limit of \(limit) "
@@ -37,7 +33,17 @@ final class IntakeBudget: Sendable {
         }
     }
 
-    /// Gives back what ``reserve(_:name:)`` took.
+    /// Takes `bytes` when what is in hand leaves room for them (or nothing is in hand); each
+    /// `true` needs one ``release(_:)``.
+    func take(_ bytes: Int) -> Bool {
+        held.withLock { held in
+            guard held == 0 || held + bytes <= limit else { return false }
+            held += bytes
+            return true
+        }
+    }
+
+    /// Gives back what ``reserve(_:name:)`` or ``take(_:)`` took.
     func release(_ bytes: Int) {
         held.withLock { $0 -= bytes }
     }

@@ -19,6 +19,8 @@ final class RenderService: RequestService {
     private var renders = RenderBook()
     /// The thread that renders (one: a render takes a core).
     let work: BackgroundWork
+    /// The bytes of rendered files read and not yet sent: pieces of 2 MiB, 8 at most at once.
+    private let downloads = IntakeBudget(limit: 8 * RenderRequest.maxPieceBytes)
 
     init(coordinator: Coordinator) throws(CoordinatorError) {
         self.coordinator = coordinator
@@ -63,7 +65,9 @@ final class RenderService: RequestService {
         }
     }
 
-    /// The render's state; once it is done, its file too (read on a read thread).
+    /// The render's state; once it is done, its file too, or the piece of it the request asks
+    /// for (read on a read thread, at most ``RenderRequest/maxPieceBytes`` a reply and
+    /// ``downloads`` in hand at once: a long workout's file is hundreds of megabytes).
     func answer(_ request: RenderRequest, reads: BackgroundWork, then answer: @escaping RequestRoutes.Answer) {
         removeExpiredRenders()
         guard let entry = renders.entries[request.render] else {
@@ -72,20 +76,52 @@ final class RenderService: RequestService {
                 message: "no render \(request.render) (a render is kept \(Int(configuration.renderRetentionS)) s after it ends)")))
         }
         guard entry.status.state == .done else { return answer(.success(.render(entry.status, wav: nil))) }
-        guard reads.inFlight < CoordinatorLoop.maxBackgroundWork else {
+        let size = entry.status.bytes ?? 0
+        let offset = request.offset ?? 0
+        guard request.offset != nil || size <= RenderRequest.maxPieceBytes else {
             return answer(.failure(ErrorBody(
-                code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
+                code: .tooLarge,
+                message: "render \(request.render) is \(size) bytes, over the \(RenderRequest.maxPieceBytes) a reply carries whole: "
+                    + "ask for it a piece at a time with offset (protocol/SPEC.md, section 3.7), as tactus and the Python client do")))
+        }
+        guard offset <= size else {
+            return answer(.failure(ErrorBody(
+                code: .badRequest, message: "offset \(offset) is beyond the end of render \(request.render), \(size) bytes")))
+        }
+        let length = min(size - offset, RenderRequest.maxPieceBytes)
+        guard reads.inFlight < CoordinatorLoop.maxBackgroundWork, downloads.take(length) else {
+            return answer(.failure(ErrorBody(
+                code: .busy, message: "the server is reading \(downloads.inHand) bytes of renders for other requests; try again shortly",
+                retryAfterMs: 200)))
         }
         reads.run({ [path = entry.path] in
-            Result { () throws(ErrorBody) -> [UInt8] in
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw ErrorBody(code: .internal, message: "the render's file \(path) cannot be read")
-                }
-                return [UInt8](data)
-            }
-        }) { wav in
+            Result { () throws(ErrorBody) -> [UInt8] in try Self.piece(of: path, offset: offset, length: length) }
+        }) { [downloads] wav in
+            downloads.release(length)
             answer(wav.map { .render(entry.status, wav: $0) }.mapError { $0 as any Error })
         }
+    }
+
+    /// `length` bytes of the file at `path` from `offset`.
+    private static func piece(of path: String, offset: Int, length: Int) throws(ErrorBody) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw ErrorBody(code: .internal, message: "the render's file \(path) cannot be read: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: length)
+        var read = 0
+        while read < length {
+            let count = bytes.withUnsafeMutableBytes { buffer in
+                pread(descriptor, buffer.baseAddress! + read, length - read, off_t(offset + read))
+            }
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else {
+                throw ErrorBody(code: .internal, message: "the render's file \(path) ended or failed at byte \(offset + read)")
+            }
+            read += count
+        }
+        return bytes
     }
 
     /// The render of `plan`: the one already known (unless it failed), or a new one handed to the

@@ -184,7 +184,7 @@ final class ScanService: RequestService {
                         "skipped": "\(summary.skipped.count)", "jobs": "\(summary.queuedJobs)",
                         "hashed-by-workers": "\(summary.hashedByWorkers ?? 0)",
                     ])
-                state.answers.forEach { $0(.success(.scan(summary))) }
+                state.answers.forEach { $0(.success(.scan(summary.listingSkips()))) }
             }
             startNext(loop)
         }

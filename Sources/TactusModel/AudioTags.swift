@@ -16,6 +16,24 @@ public struct AudioTags: Hashable, Sendable, Codable {
         self.year = year
     }
 
+    /// The most characters a text tag keeps. Tags are written by anyone who made or edited
+    /// the file: a title of megabytes would make every listing of the library that holds it
+    /// larger than a reply may be. No real title, artist, album or genre comes near this.
+    public static let maxTextCharacters = 1000
+
+    /// These tags with every text cut to ``maxTextCharacters`` (the cut ends with "…").
+    public func bounded() -> AudioTags {
+        AudioTags(
+            title: Self.bounded(title), artist: Self.bounded(artist), album: Self.bounded(album), genre: Self.bounded(genre),
+            year: year)
+    }
+
+    /// `text` cut to ``maxTextCharacters`` characters, the last of them "…" when it was longer.
+    public static func bounded(_ text: String?) -> String? {
+        guard let text, text.count > maxTextCharacters else { return text }
+        return String(text.prefix(maxTextCharacters - 1)) + "…"
+    }
+
     /// True when no tag is present.
     public var isEmpty: Bool {
         title == nil && artist == nil && album == nil && genre == nil && year == nil

@@ -32,6 +32,12 @@ public struct ErrorCode: RawRepresentable, Sendable, Hashable, Codable, CustomSt
             && text.utf8.allSatisfy { (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2D }
     }
 
+    /// Whether the error is about one song's own bytes (their size, format or content) rather
+    /// than the request or the server: a batch of songs reports the song and goes on.
+    public var concernsTheSong: Bool {
+        [.tooLarge, .empty, .unsupportedFormat, .corrupt, .truncated, .tooShort, .tooLong, .unreadable].contains(self)
+    }
+
     /// Every code this version defines.
     public static let all: [ErrorCode] = [
         .badRequest, .unsupportedVersion, .unknownCommand, .unknownDetector, .invalidParameter,

@@ -117,8 +117,16 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     public var file: String
     public var durationS: Double
     /// The absolute paths of the song's files under the server's library roots that were
-    /// present at the last scan (empty for a song that was uploaded).
+    /// present at the last scan (empty for a song that was uploaded): at most
+    /// ``maxListedPaths``, the first in order of root and path.
     public var paths: [String]
+    /// How many such files there are, when ``paths`` does not list them all (nil when it does).
+    public var pathCount: Int?
+
+    /// The most paths a match lists: anyone who may write to a library folder could otherwise
+    /// link one song at thousands of long paths and make every listing that holds it larger
+    /// than a reply may be.
+    public static let maxListedPaths = 16
     /// The song's constant beat grid at its consensus tempo, when it has one that agrees with
     /// the consensus (``BeatGrid/agrees(withConsensus:)``).
     public var beatGrid: BeatGrid?
@@ -128,7 +136,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
 
     enum CodingKeys: String, CodingKey {
         case song, bpm, factor, matchedBPM = "matched_bpm", detector, detectors, confidence, title, artist, file, paths
-        case durationS = "duration_s", beatGrid = "beat_grid"
+        case durationS = "duration_s", beatGrid = "beat_grid", pathCount = "path_count"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -144,6 +152,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         file = try container.decode(String.self, forKey: .file)
         durationS = try container.decode(Double.self, forKey: .durationS)
         paths = try container.decodeIfPresent([String].self, forKey: .paths) ?? []
+        pathCount = try container.decodeIfPresent(Int.self, forKey: .pathCount)
         beatGrid = try container.decodeIfPresent(BeatGrid.self, forKey: .beatGrid)
     }
 
@@ -151,7 +160,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
     public init(
         song: SongID, bpm: Double, factor: Double, detector: String, detectors: [String], title: String?,
         artist: String?, file: String, durationS: Double, confidence: Double? = nil, paths: [String] = [],
-        beatGrid: BeatGrid? = nil
+        pathCount: Int? = nil, beatGrid: BeatGrid? = nil
     ) {
         self.song = song
         self.bpm = bpm
@@ -164,6 +173,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         self.file = file
         self.durationS = durationS
         self.paths = paths
+        self.pathCount = pathCount
         self.beatGrid = beatGrid
     }
 
@@ -181,6 +191,7 @@ public struct TempoMatch: Sendable, Hashable, Codable {
         try container.encode(file, forKey: .file)
         try container.encode(durationS, forKey: .durationS)
         try container.encode(paths, forKey: .paths)
+        try container.encodeIfPresent(pathCount, forKey: .pathCount)
         try container.encodeIfPresent(beatGrid, forKey: .beatGrid)
     }
 }

@@ -59,8 +59,9 @@ public struct ScanSummary: WireBody {
     /// Files left alone, each with its reason (not audio, too large, a symbolic link...); in
     /// `scan.progress` events, only those of the batch since the previous event.
     public var skipped: [ScanSkip]
-    /// In `scan.progress` events: the files left alone so far (absent in the reply, whose
-    /// `skipped` lists them all).
+    /// The files left alone, when `skipped` does not list them all: in `scan.progress` events,
+    /// those so far; in a server's reply, all of them when there are more than
+    /// ``maxListedSkips`` (absent when `skipped` lists every one).
     public var skippedCount: Int?
     /// Jobs queued for new and changed files (and known songs missing an analysis).
     public var queuedJobs: Int
@@ -91,6 +92,23 @@ public struct ScanSummary: WireBody {
         self.files = files
         self.looked = looked
         self.seconds = seconds
+    }
+
+    /// The most skipped files a server's reply lists: a folder of 50,000 cover images and
+    /// notes would otherwise make a reply larger than a client accepts.
+    public static let maxListedSkips = 1000
+
+    /// The files left alone, listed or not.
+    public var skippedTotal: Int { skippedCount ?? skipped.count }
+
+    /// This summary with at most `limit` skipped files listed (the first ones), and their
+    /// total in ``skippedCount`` when some are left out.
+    public func listingSkips(atMost limit: Int = Self.maxListedSkips) -> ScanSummary {
+        guard skipped.count > limit else { return self }
+        var summary = self
+        summary.skippedCount = skippedTotal
+        summary.skipped = Array(skipped.prefix(limit))
+        return summary
     }
 
     enum CodingKeys: String, CodingKey {

@@ -74,13 +74,25 @@ public struct StretchRequest: WireBody {
 public struct RenderRequest: WireBody {
     /// The id a `stretch` reply gave.
     public var render: String
+    /// Where the piece of the file to send starts, in bytes: a done render's reply then carries
+    /// the file from there, at most ``RenderRequest/maxPieceBytes``. Without it, the reply
+    /// carries the whole file, which a server sends only up to that size (`too-large` above).
+    public var offset: Int?
 
-    public init(render: String) {
+    /// The most bytes of a rendered file one reply carries: a render of a long workout is
+    /// hundreds of megabytes, which the server reads and sends a piece at a time.
+    public static let maxPieceBytes = 2 << 20
+
+    public init(render: String, offset: Int? = nil) {
         self.render = render
+        self.offset = offset
     }
 
     public func validate(command: String) throws(ProtocolError) {
         try RenderStatus.checkID(render, command: command)
+        if let offset, offset < 0 {
+            throw .invalidBody(command: command, field: "offset", detail: "must be at least 0 (got \(offset))")
+        }
     }
 }
 

@@ -69,7 +69,7 @@ extension Library {
                     bases[baseKey] = base
                 }
                 analysed.append(
-                    Analysed(song: row["song_id"], base: base, version: row["detector_version"], bpm: row["bpm"], date: row["analyzed_at"]))
+                    Analysed(song: row["song_id"], base: base, version: row["detector_version"], bpm: row["bpm"], date: row.storedDate("analyzed_at")))
             }
             var newest = [String: String]()
             for entry in analysed where newest[entry.base].map({ Self.isNewer(entry.version, than: $0) }) ?? true {

@@ -59,9 +59,11 @@ extension Library {
                 }
                 return TempoMatch(
                     song: try SongID.stored(row["sha256"]), bpm: row["bpm"], factor: row["factor"],
-                    detector: Self.sourceName(query.source), detectors: detectors, title: row["title"],
-                    artist: row["artist"], file: row["file_name"], durationS: row["duration_s"], confidence: row["confidence"],
-                    paths: paths[row["song_id"] as Int64] ?? [], beatGrid: grids[row["song_id"] as Int64])
+                    detector: Self.sourceName(query.source), detectors: detectors, title: AudioTags.bounded(row["title"]),
+                    artist: AudioTags.bounded(row["artist"]), file: row["file_name"], durationS: row["duration_s"], confidence: row["confidence"],
+                    paths: paths[row["song_id"] as Int64]?.listed ?? [],
+                    pathCount: paths[row["song_id"] as Int64].flatMap { $0.count > $0.listed.count ? $0.count : nil },
+                    beatGrid: grids[row["song_id"] as Int64])
             }
         }
     }
@@ -91,9 +93,10 @@ extension Library {
         }
     }
 
-    /// The absolute paths of the present files of the songs `keys`, by song key.
-    static func presentPaths(of keys: [Int64], _ db: Database) throws -> [Int64: [String]] {
-        var paths = [Int64: [String]]()
+    /// The absolute paths of the present files of the songs `keys`, by song key: at most
+    /// ``TempoMatch/maxListedPaths`` of each song, with how many it has.
+    static func presentPaths(of keys: [Int64], _ db: Database) throws -> [Int64: (listed: [String], count: Int)] {
+        var paths = [Int64: (listed: [String], count: Int)]()
         try forEachRow(
             of: keys, db,
             sql: { marks in
@@ -102,7 +105,13 @@ extension Library {
                 WHERE missing_since IS NULL AND song_id IN (\(marks)) ORDER BY root, path
                 """
             }
-        ) { row in paths[row["song_id"], default: []].append(location(row).absolutePath) }
+        ) { row in
+            let key: Int64 = row["song_id"]
+            var entry = paths[key] ?? ([], 0)
+            entry.count += 1
+            if entry.listed.count < TempoMatch.maxListedPaths { entry.listed.append(location(row).absolutePath) }
+            paths[key] = entry
+        }
         return paths
     }
 

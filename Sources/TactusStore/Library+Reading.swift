@@ -206,8 +206,9 @@ extension Library {
             format: row["format"], codec: row["codec"], sampleRate: row["sample_rate"], channels: row["channels"],
             durationS: row["duration_s"],
             tags: AudioTags(
-                title: row["title"], artist: row["artist"], album: row["album"], genre: row["genre"], year: row["year"]),
-            addedAt: row["added_at"], envelope: envelope, beatGrid: StoredJSON<BeatGrid>.decode(row["beat_grid_json"]))
+                title: row["title"], artist: row["artist"], album: row["album"], genre: row["genre"], year: row["year"]
+            ).bounded(),
+            addedAt: row.storedDate("added_at"), envelope: envelope, beatGrid: StoredJSON<BeatGrid>.decode(row["beat_grid_json"]))
     }
 
     static func storedAnalysis(_ row: Row, song: SongID, windows: Bool) throws -> StoredAnalysis {
@@ -226,7 +227,7 @@ extension Library {
         }
         let record = AnalysisRecord(
             analysis: TempoAnalysis(descriptor: descriptor, params: params, output: output, seconds: row["seconds"]),
-            status: status, failure: failure, worker: row["worker"], analyzedAt: row["analyzed_at"])
+            status: status, failure: failure, worker: row["worker"], analyzedAt: row.storedDate("analyzed_at"))
         return StoredAnalysis(song: song, record: record, paramsHash: row["params_hash"])
     }
 }

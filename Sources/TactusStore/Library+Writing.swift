@@ -111,9 +111,11 @@ extension Library {
                 RETURNING id
                 """)
         let envelope = song.envelope
+        // The tags come from a file anyone may have written, through a probe that may not bound them.
+        let tags = song.tags.bounded()
         let arguments: StatementArguments = [
             song.id, song.fileName, song.byteSize, song.format, song.codec, song.sampleRate, song.channels,
-            song.durationS, song.tags.title, song.tags.artist, song.tags.album, song.tags.genre, song.tags.year,
+            song.durationS, tags.title, tags.artist, tags.album, tags.genre, tags.year,
             song.addedAt, envelope.map(PackedEnvelope.encode), envelope?.hopS, StoredJSON.encode(song.beatGrid),
         ]
         return try Int64.fetchOne(statement, arguments: arguments)!

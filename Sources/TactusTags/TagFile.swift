@@ -84,7 +84,7 @@ public enum TagFile {
         let bpm = try text(target) { tactus_tags_read_bpm(target.openPath, target.name, $0, $1, $2) }
         let title = try text(target) { tactus_tags_read_property(target.openPath, target.name, "TITLE", $0, $1, $2) }
         let artist = try text(target) { tactus_tags_read_property(target.openPath, target.name, "ARTIST", $0, $1, $2) }
-        return FileTags(format: format, bpmText: bpm, title: title, artist: artist)
+        return FileTags(format: format, bpmText: AudioTags.bounded(bpm), title: AudioTags.bounded(title), artist: AudioTags.bounded(artist))
     }
 
     static func format(of target: TagLibFile) throws(TagError) -> TagFormat {

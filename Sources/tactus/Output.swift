@@ -83,6 +83,8 @@ enum Output {
     }
 
     static func clock(_ seconds: Double) -> String {
+        // A duration read from a damaged or edited library may be anything.
+        guard seconds.isFinite, abs(seconds) < 1e12 else { return "?" }
         let total = Int(seconds.rounded())
         return String(format: "%d:%02d", total / 60, total % 60)
     }

@@ -171,9 +171,12 @@ extension Tactus {
             print(
                 "\(summary.files) files in \(String(format: "%.1f", summary.seconds)) s: \(summary.new) new, \(summary.changed) changed, "
                     + "\(summary.moved) moved, \(summary.missing) missing, \(summary.unchanged) unchanged, \(summary.copies) copies, "
-                    + "\(summary.skipped.count) skipped; \(work)")
+                    + "\(summary.skippedTotal) skipped; \(work)")
             if !summary.skipped.isEmpty {
                 Output.table(["skipped", "reason"], summary.skipped.map { [$0.path, $0.reason] })
+                if summary.skippedTotal > summary.skipped.count {
+                    print("(the first \(summary.skipped.count) of the \(summary.skippedTotal) skipped files)")
+                }
             }
             if let failed = summary.failed, !failed.isEmpty {
                 Output.table(["failed", "reason"], failed.map { [$0.path, $0.reason] })
@@ -300,7 +303,7 @@ final class ScanProgressLine: Sendable {
     /// The line for a scan's progress so far.
     static func text(_ progress: ScanSummary) -> String {
         "scanning  \(progress.looked ?? 0)/\(progress.files) files: \(progress.new) new, \(progress.changed) changed, "
-            + "\(progress.unchanged) unchanged, \(progress.skippedCount ?? progress.skipped.count) skipped"
+            + "\(progress.unchanged) unchanged, \(progress.skippedTotal) skipped"
     }
 
     /// Stops following and erases the line.

@@ -143,7 +143,8 @@ final class SubmitSession {
     }
 
     /// Sends one file, waiting while the server is busy. Refusals that concern only this
-    /// file (too large) are reported and counted; others end the run.
+    /// file (too large, not audio, damaged: ``ErrorCode/concernsTheSong``) are reported and
+    /// counted, and the run goes on; others end it.
     func submit(_ file: String) throws {
         let bytes: [UInt8]
         do {
@@ -157,7 +158,7 @@ final class SubmitSession {
         let response: SubmitResponse
         do {
             response = try batch.submit(songRequest, audio: bytes, label: file)
-        } catch ClientError.rejected(let error) where error.code == .tooLarge {
+        } catch ClientError.rejected(let error) where error.code.concernsTheSong {
             try report(file: file, error: error)
             return
         } catch ClientError.rejected(let error) where error.code == .unavailable && serverIsStopping() {

@@ -473,10 +473,26 @@ class Client:
         return self.request("stretch", body)
 
     def render(self, render: str) -> "tuple[Json, Optional[bytes]]":
-        """A render's status and, once its ``state`` is ``done``, the WAV file's bytes. A file
-        larger than ``MAX_FRAME_BYTES`` exceeds what this client takes from a server, and the
-        request ends in :class:`NoAnswer`: download large renders with ``tactus stretch``."""
-        status, frames = self._exchange("render", {"render": render}, None, None)
+        """A render's status and, once its ``state`` is ``done``, the WAV file's bytes, asked
+        for a piece at a time (the server sends at most 2 MiB a reply: ``offset`` in the
+        request, SPEC.md section 3.7)."""
+        status, wav = self._render_piece(render, 0)
+        if wav is None:
+            return status, None
+        pieces = [wav]
+        received = len(wav)
+        # A server older than pieces sends the whole file at once, whatever the offset.
+        size = status.get("bytes", received)
+        while received < size:
+            _, piece = self._render_piece(render, received)
+            if not piece:
+                raise InvalidReply("render", f"no bytes from {received} of the render's {size}")
+            pieces.append(piece)
+            received += len(piece)
+        return status, b"".join(pieces)
+
+    def _render_piece(self, render: str, offset: int) -> "tuple[Json, Optional[bytes]]":
+        status, frames = self._exchange("render", {"render": render, "offset": offset}, None, None)
         done = status.get("state") == "done"
         if len(frames) != (1 if done else 0):
             raise InvalidReply("render", "the WAV file comes exactly when the render is done")
