@@ -1,0 +1,45 @@
+import Foundation
+import TactusModel
+import TactusProtocol
+import Testing
+@testable import TactusCoordinator
+
+/// No reply leaves the coordinator larger than a client accepts: such an answer is replaced by
+/// a `too-large` error that says how large it would have been, and the lists that grow with what
+/// anyone may place in a library folder are cut.
+@Suite struct ReplySizeTests {
+    /// A query answer of `count` matches, each with a title of `titleLength` characters.
+    static func queryReply(count: Int, titleLength: Int) -> ClientReply {
+        let title = String(repeating: "x", count: titleLength)
+        let matches = (0..<count).map { n in
+            TempoMatch(
+                song: SongID(hashing: Data("song \(n)".utf8)), bpm: 120, factor: 1, detector: "consensus", detectors: [],
+                title: title, artist: nil, file: "song-\(n).flac", durationS: 180)
+        }
+        return ClientReply(requestID: [1, 2, 3], .query(SongList(songs: matches)))
+    }
+
+    @Test func anAnswerOverTheBodyLimitBecomesATooLargeError() throws {
+        let large = Self.queryReply(count: 5_000, titleLength: 1_000)
+        let frames = try CoordinatorLoop.framesWithinBodyLimit(large)
+        let reply = try ClientReply(frames: frames)
+        guard case .error(let error) = reply.outcome else {
+            Issue.record("an answer over 4 MiB went out as it was")
+            return
+        }
+        #expect(error.code == .tooLarge && reply.command == "query" && reply.requestID == [1, 2, 3])
+        #expect(error.message.contains("the answer to 'query' would be") && error.message.contains("over the 4194304 bytes"), "\(error.message)")
+        // One under the limit goes out unchanged.
+        let small = Self.queryReply(count: 100, titleLength: 1_000)
+        #expect(try CoordinatorLoop.framesWithinBodyLimit(small) == (try small.frames()))
+    }
+
+    @Test func aScanReplyListsAThousandSkippedFilesAndCountsThemAll() throws {
+        let skipped = (0..<2_500).map { ScanSkip(path: "/music/notes-\($0).txt", reason: "not audio", code: .unsupportedFormat) }
+        let summary = ScanSummary(skipped: skipped, files: 2_500).listingSkips()
+        #expect(summary.skipped == Array(skipped.prefix(ScanSummary.maxListedSkips)))
+        #expect(summary.skippedCount == 2_500 && summary.skippedTotal == 2_500)
+        let few = ScanSummary(skipped: Array(skipped.prefix(3)), files: 3).listingSkips()
+        #expect(few.skipped.count == 3 && few.skippedCount == nil && few.skippedTotal == 3)
+    }
+}
