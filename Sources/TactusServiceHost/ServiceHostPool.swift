@@ -54,6 +54,7 @@ public final class ServiceHostPool: Sendable {
     public let configuration: Configuration
     private let logger: Logger
     private let hosts = Mutex(Hosts())
+    private let restarts = Mutex(RestartPacing())
     private let free: DispatchSemaphore
     private let stopped = Atomic<Bool>(false)
 
@@ -67,6 +68,32 @@ public final class ServiceHostPool: Sendable {
     private struct Hosts {
         var idle: [ServiceHost] = []
         var busy: Set<Int32> = []
+    }
+
+    /// When a host that failed may be replaced: after a pause that doubles, from 50 ms to 1 s,
+    /// with each failure of the last 10 s. Requests that break their host again and again (a
+    /// file that crashes a library) would otherwise keep a core starting processes; a call that
+    /// needs a new host meanwhile waits at most a second.
+    struct RestartPacing {
+        /// When the hosts failed, the last 10 s.
+        var failures: [ContinuousClock.Instant] = []
+
+        static let window = Duration.seconds(10)
+        static let firstPause = Duration.milliseconds(50)
+        static let longestPause = Duration.seconds(1)
+
+        mutating func failed(at now: ContinuousClock.Instant) {
+            failures.removeAll { now - $0 > Self.window }
+            failures.append(now)
+        }
+
+        /// How long a new host must wait at `now`.
+        func wait(at now: ContinuousClock.Instant) -> Duration {
+            let recent = failures.filter { now - $0 <= Self.window }
+            guard let last = recent.last, recent.count > 1 else { return .zero }
+            let pause = min(Self.firstPause * (1 << min(recent.count - 2, 10)), Self.longestPause)
+            return max(last + pause - now, .zero)
+        }
     }
 
     deinit {
@@ -152,6 +179,8 @@ public final class ServiceHostPool: Sendable {
             hosts.withLock { _ = $0.busy.insert(host.processID) }
             return host
         }
+        let pause = restarts.withLock { $0.wait(at: .now) }
+        if pause > .zero { Thread.sleep(forTimeInterval: pause.seconds) }
         do {
             let host = try ServiceHost(executable: configuration.executable, arguments: configuration.arguments)
             logger.debug("started a service host", metadata: ["pid": "\(host.processID)"])
@@ -169,6 +198,7 @@ public final class ServiceHostPool: Sendable {
     ) -> ErrorBody {
         let timedOut = error == .timedOut
         let exit = host.end(killing: timedOut)
+        restarts.withLock { $0.failed(at: .now) }
         logger.warning(
             "a service host failed",
             metadata: ["service": "\(service.rawValue)", "request": "\(what)", "error": "\(error)", "exit": "\(exit)"])
@@ -182,6 +212,9 @@ public final class ServiceHostPool: Sendable {
             cause = "its process sent \(detail)"
         } else if exit.killedBySignal && [SIGILL, SIGTRAP].contains(exit.status) {
             cause += " (it trapped: the request reached a fault of the server's; please report it)"
+        } else if exit.killedBySignal && [SIGSEGV, SIGBUS].contains(exit.status) {
+            cause += " (it crashed: the request reached a fault of the server's or of a library it uses, such as a tag too "
+                + "deeply nested for TagLib; please report it)"
         } else if exit.killedBySignal, let megabytes = configuration.memoryLimitMegabytes {
             cause += " (out of memory under its \(megabytes) MiB limit?)"
         }
