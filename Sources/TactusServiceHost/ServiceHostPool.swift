@@ -213,7 +213,7 @@ public final class ServiceHostPool: Sendable {
         } else if exit.killedBySignal && [SIGILL, SIGTRAP].contains(exit.status) {
             cause += " (it trapped: the request reached a fault of the server's; please report it)"
         } else if exit.killedBySignal && [SIGSEGV, SIGBUS].contains(exit.status) {
-            cause += " (it crashed: the request reached a fault of the server's or of a library it uses, such as a tag too "
+            cause += " (it crashed: the request reached a fault of tactus or of a library it uses, such as a tag too "
                 + "deeply nested for TagLib; please report it)"
         } else if exit.killedBySignal, let megabytes = configuration.memoryLimitMegabytes {
             cause += " (out of memory under its \(megabytes) MiB limit?)"

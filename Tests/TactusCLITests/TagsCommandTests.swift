@@ -182,6 +182,38 @@ struct TagsCommandTests {
         #expect(try CLI.run(["tags", "read", "--all", library.flac, "--db", library.database]).status == 2)
     }
 
+    /// An MP3 whose ID3v2.3 tag nests chapter frames 200,000 deep, which overflows TagLib's
+    /// stack: the file is reported failed, named, and the other files are still done (the
+    /// command died with SIGSEGV, naming nothing, before TagLib ran in its own process).
+    @Test func aFileThatCrashesTagLibFailsAloneAndIsNamed() throws {
+        let library = try Library()
+        let audio = [UInt8](try Data(contentsOf: URL(fileURLWithPath: library.mp3)))
+        // After the file's own ID3 tag, if any: the MPEG frames.
+        let start = audio.starts(with: Array("ID3".utf8))
+            ? 10 + (Int(audio[6]) << 21 | Int(audio[7]) << 14 | Int(audio[8]) << 7 | Int(audio[9])) : 0
+        let bigEndian = { (value: Int) in (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        let title = Array("TIT2".utf8) + bigEndian(6) + [0, 0, 0] + Array("title".utf8)
+        let depth = 200_000, perLevel = 10 + 2 + 16
+        var body = [UInt8]()
+        body.reserveCapacity(depth * perLevel + title.count)
+        for level in stride(from: depth, to: 0, by: -1) {
+            body += Array("CHAP".utf8) + bigEndian(2 + 16 + (level - 1) * perLevel + title.count) + [0, 0] + [0x63, 0] + [UInt8](repeating: 0, count: 16)
+        }
+        body += title
+        let synchsafe = (0..<4).map { UInt8((body.count >> (21 - 7 * $0)) & 0x7F) }
+        let nested = library.directory.file("chapters.mp3")
+        try Data(Array("ID3".utf8) + [3, 0, 0] + synchsafe + body + audio[start...]).write(to: URL(fileURLWithPath: nested))
+        let analysed = try CLI.run(["analyze", nested, "--db", library.database])
+        #expect(analysed.status == 0, "\(analysed.standardError)")
+
+        let run = try CLI.run(["tags", "read", nested, library.flac, "--db", library.database, "--json"])
+        #expect(run.status == 1, "\(run.standardError)")
+        let reports = Dictionary(uniqueKeysWithValues: run.jsonLines.compactMap { line in (line["file"] as? String).map { ($0, line) } })
+        #expect(reports[nested]?["outcome"] as? String == "failed", "\(run.standardOutput)")
+        #expect((reports[nested]?["reason"] as? String)?.contains("SIGSEGV") == true, "\(run.standardOutput)")
+        #expect(reports[library.flac]?["outcome"] != nil && reports[library.flac]?["outcome"] as? String != "failed", "\(run.standardOutput)")
+    }
+
     /// A stored path replaced by a symbolic link to a private file elsewhere (a copy of the same
     /// bytes, so that no check of content stands in the way): the link is refused and named,
     /// whether the song is named by id, taken with --all or named by the path itself, and the

@@ -6,6 +6,7 @@ import TactusLibraryRoots
 import TactusLibraryService
 import TactusModel
 import TactusProtocol
+import TactusServiceHost
 import TactusStore
 import TactusTags
 
@@ -165,8 +166,8 @@ extension Tactus.Tags {
 ///
 /// Here, each file is opened once with its folder, without following a link (a stored path
 /// below its root, a file named in its folder), and its tags are read and written through those
-/// descriptors (``LocalSongTagger``): a file that is a symbolic link or not a regular file is
-/// reported failed, naming it.
+/// descriptors in a service host process (``IsolatedTagger``, as a server does): a file that is
+/// a symbolic link or not a regular file, or that crashes TagLib, is reported failed, naming it.
 final class TagRun {
     /// A file here and the song the library says it holds (nil: the file's content decides).
     struct Target {
@@ -218,7 +219,9 @@ final class TagRun {
     func perform(_ request: TagsRequest, local: (LibraryTags, LibraryEntry, SongID?) -> TagReport) throws {
         switch source {
         case .file(let service):
-            let tags = LibraryTags(library: service.library, tagger: LocalSongTagger())
+            let hosts = Self.tagHosts()
+            defer { hosts.stop() }
+            let tags = LibraryTags(library: service.library, tagger: IsolatedTagger(hosts: hosts))
             for target in try localTargets(service.library, resolving: { try SongLookup.resolve($0, in: service) }) {
                 do throws(LibraryRootsError) {
                     report(local(tags, try target.open(), target.song))
@@ -231,6 +234,17 @@ final class TagRun {
         case .server(let client):
             try performOnServer(request, client: client)
         }
+    }
+
+    /// The process in which TagLib reads and writes the files' tags, as a server's does: a file
+    /// that crashes TagLib (an ID3 tag nesting chapters 200,000 deep overflows its stack) fails
+    /// alone, named, and the others are still done.
+    private static func tagHosts() -> ServiceHostPool {
+        ServiceHostPool(
+            configuration: ServiceHostPool.Configuration(
+                executable: CommandLogging.executablePath, arguments: ["service-host"], processes: 1,
+                timeLimits: [.tagsRead: .seconds(60), .tagsWrite: .seconds(300)]),
+            logger: CommandLogging.logger("tactus.tags", level: .error))
     }
 
     /// Prints the table and the count of each outcome in `counted` (text mode); exit status 1
