@@ -31,16 +31,19 @@ enum LibrarySource {
             case .file(let service):
                 return try service.query(query).songs
             case .server(let client):
+                // Pages of 1000 songs: a page of the 10,000 a request may ask for can be larger
+                // than a reply may carry (4 MiB), with long titles and paths.
+                let pageSize = 1000
                 var songs: [TempoMatch] = [], seen: Set<SongID> = []
                 var offset = query.offset
                 while true {
                     var request = QueryRequest(query)
                     request.offset = offset
-                    request.limit = min(query.limit.map { $0 - songs.count } ?? TempoQuery.maxRequestLimit, TempoQuery.maxRequestLimit)
+                    request.limit = min(query.limit.map { $0 - songs.count } ?? pageSize, pageSize)
                     let page = try client.query(request)
                     songs += page.filter { seen.insert($0.song).inserted }
                     offset += page.count
-                    guard page.count == TempoQuery.maxRequestLimit, offset <= TempoQuery.maxOffset, songs.count < query.limit ?? .max else {
+                    guard page.count == request.limit, offset <= TempoQuery.maxOffset, songs.count < query.limit ?? .max else {
                         return songs
                     }
                 }
