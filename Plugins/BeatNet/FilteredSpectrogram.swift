@@ -93,7 +93,7 @@ final class FilteredSpectrogram {
         (target + first + available).update(repeating: 0, count: size - first - available)
         buffer.withUnsafeBufferPointer { buffer in
             window.withUnsafeBufferPointer { window in
-                VectorMath.multiply(
+                multiplyElementwise(
                     buffer.baseAddress! + (start + first - bufferStart), window.baseAddress! + first, into: target + first, count: available)
             }
         }

@@ -1,5 +1,4 @@
-/// exp, the logistic sigmoid and tanh of eight floats at once, for the LSTM's gates, and an
-/// elementwise product of two arrays eight floats at a time.
+/// exp, the logistic sigmoid and tanh of eight floats at once, for the LSTM's gates.
 ///
 /// exp is Cephes' `expf` method: x = n ln 2 + r with |r| <= ln 2 / 2 (ln 2 split in two parts
 /// so r is exact), e^r by its degree-6 Taylor polynomial (relative error below 2e-7), and 2^n
@@ -37,21 +36,4 @@ enum VectorMath {
     /// 2 sigmoid(2x) - 1.
     @inline(__always)
     static func tanh(_ x: SIMD8<Float>) -> SIMD8<Float> { 2 / (1 + exp(-2 * x)) - 1 }
-
-    /// `output[i] = a[i] * b[i]` for `i < count`: the same products as one at a time.
-    @inline(__always)
-    static func multiply(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int) {
-        let left = UnsafeRawPointer(a), right = UnsafeRawPointer(b), result = UnsafeMutableRawPointer(output)
-        var index = 0
-        while index + 8 <= count {
-            let product = left.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
-                * right.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
-            result.storeBytes(of: product, toByteOffset: 4 * index, as: SIMD8<Float>.self)
-            index += 8
-        }
-        while index < count {
-            output[index] = a[index] * b[index]
-            index += 1
-        }
-    }
 }

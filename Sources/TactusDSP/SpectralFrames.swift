@@ -143,19 +143,7 @@ public final class SpectralFrames {
         let count = frameLength
         pending.withUnsafeBufferPointer { buffer in
             window.withUnsafeBufferPointer { window in
-                let source = UnsafeRawPointer(buffer.baseAddress! + offset), weights = UnsafeRawPointer(window.baseAddress!)
-                let target = UnsafeMutableRawPointer(input)
-                var index = 0
-                while index + 8 <= count {
-                    let product = source.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
-                        * weights.loadUnaligned(fromByteOffset: 4 * index, as: SIMD8<Float>.self)
-                    target.storeBytes(of: product, toByteOffset: 4 * index, as: SIMD8<Float>.self)
-                    index += 8
-                }
-                while index < count {
-                    input[index] = buffer[offset + index] * window[index]
-                    index += 1
-                }
+                multiplyElementwise(buffer.baseAddress! + offset, window.baseAddress!, into: input, count: count)
             }
         }
         (input + count).update(repeating: 0, count: fft.size - count)
