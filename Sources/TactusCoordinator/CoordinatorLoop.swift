@@ -433,8 +433,8 @@ final class CoordinatorLoop {
         guard frames.count > 4, frames[4].count > limit else { return frames }
         let refusal = ErrorBody(
             code: .tooLarge,
-            message: "the answer to '\(reply.command)' would be \(frames[4].count) bytes, over the \(limit) bytes a reply may carry: "
-                + "ask for less (a lower limit, a narrower range or one song)")
+            message: "the answer to '\(reply.command)' would be \(frames[4].count) bytes, over the \(limit) bytes a reply may carry "
+                + "(what the request changed, if anything, is done): ask for less (a lower limit, a narrower range or fewer songs)")
         return try ClientReply(requestID: reply.requestID, command: reply.command, error: refusal).frames()
     }
 

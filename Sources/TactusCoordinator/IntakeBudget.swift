@@ -5,10 +5,11 @@ import TactusProtocol
 /// the rendered files being sent, held under a cap so that many large uploads or downloads at
 /// once cannot exhaust the coordinator's memory.
 ///
-/// A submission over the cap is answered `busy` with `retry_after_ms`; one submission is
-/// always allowed when nothing else is in hand, so a cap below the largest song accepted
-/// never locks a song out. Shared by the poll loop (uploads, whose bytes it has received) and
-/// the intake threads (files under a library root, whose size they learn on opening them).
+/// A submission (or a download) over the cap is answered `busy` with `retry_after_ms`; one is
+/// always allowed when nothing else is in hand, so a cap below the largest song accepted never
+/// locks a song out. Shared by the poll loop (uploads, whose bytes it has received; render
+/// downloads, ``RenderService``) and the intake threads (files under a library root, whose size
+/// they learn on opening them).
 final class IntakeBudget: Sendable {
     /// The most bytes in hand at once (one submission may exceed it alone).
     let limit: Int

@@ -19,7 +19,8 @@ final class RenderService: RequestService {
     private var renders = RenderBook()
     /// The thread that renders (one: a render takes a core).
     let work: BackgroundWork
-    /// The bytes of rendered files read and not yet sent: pieces of 2 MiB, 8 at most at once.
+    /// The bytes of rendered files read and not yet sent: 16 MiB (pieces of 2 MiB, or one whole
+    /// file of up to 64 MiB alone, for a client older than pieces).
     private let downloads = IntakeBudget(limit: 8 * RenderRequest.maxPieceBytes)
 
     init(coordinator: Coordinator) throws(CoordinatorError) {
@@ -65,9 +66,10 @@ final class RenderService: RequestService {
         }
     }
 
-    /// The render's state; once it is done, its file too, or the piece of it the request asks
-    /// for (read on a read thread, at most ``RenderRequest/maxPieceBytes`` a reply and
-    /// ``downloads`` in hand at once: a long workout's file is hundreds of megabytes).
+    /// The render's state; once it is done, the piece of its file the request asks for (at most
+    /// ``RenderRequest/maxPieceBytes``), or without `offset` the whole file (up to
+    /// ``RenderRequest/maxWholeBytes``), read on a read thread with ``downloads`` in hand at
+    /// once: a long workout's file is hundreds of megabytes.
     func answer(_ request: RenderRequest, reads: BackgroundWork, then answer: @escaping RequestRoutes.Answer) {
         removeExpiredRenders()
         guard let entry = renders.entries[request.render] else {
@@ -78,34 +80,41 @@ final class RenderService: RequestService {
         guard entry.status.state == .done else { return answer(.success(.render(entry.status, wav: nil))) }
         let size = entry.status.bytes ?? 0
         let offset = request.offset ?? 0
-        guard request.offset != nil || size <= RenderRequest.maxPieceBytes else {
+        // Without an offset (a client older than pieces), the whole file, up to a limit.
+        guard request.offset != nil || size <= RenderRequest.maxWholeBytes else {
             return answer(.failure(ErrorBody(
                 code: .tooLarge,
-                message: "render \(request.render) is \(size) bytes, over the \(RenderRequest.maxPieceBytes) a reply carries whole: "
+                message: "render \(request.render) is \(size) bytes, over the \(RenderRequest.maxWholeBytes) a reply carries whole: "
                     + "ask for it a piece at a time with offset (protocol/SPEC.md, section 3.7), as tactus and the Python client do")))
         }
         guard offset <= size else {
             return answer(.failure(ErrorBody(
                 code: .badRequest, message: "offset \(offset) is beyond the end of render \(request.render), \(size) bytes")))
         }
-        let length = min(size - offset, RenderRequest.maxPieceBytes)
-        guard reads.inFlight < CoordinatorLoop.maxBackgroundWork, downloads.take(length) else {
+        let length = request.offset == nil ? size : min(size - offset, RenderRequest.maxPieceBytes)
+        guard reads.inFlight < CoordinatorLoop.maxBackgroundWork else {
+            return answer(.failure(ErrorBody(
+                code: .busy, message: "the server has \(reads.inFlight) reads in hand; try again shortly", retryAfterMs: 200)))
+        }
+        guard downloads.take(length) else {
             return answer(.failure(ErrorBody(
                 code: .busy, message: "the server is reading \(downloads.inHand) bytes of renders for other requests; try again shortly",
                 retryAfterMs: 200)))
         }
-        reads.run({ [path = entry.path] in
-            Result { () throws(ErrorBody) -> [UInt8] in try Self.piece(of: path, offset: offset, length: length) }
+        reads.run({ [path = entry.path, render = request.render] in
+            Result { () throws(ErrorBody) -> [UInt8] in try Self.piece(of: path, render: render, offset: offset, length: length) }
         }) { [downloads] wav in
             downloads.release(length)
             answer(wav.map { .render(entry.status, wav: $0) }.mapError { $0 as any Error })
         }
     }
 
-    /// `length` bytes of the file at `path` from `offset`.
-    private static func piece(of path: String, offset: Int, length: Int) throws(ErrorBody) -> [UInt8] {
+    /// `length` bytes of the file at `path`, render `render`'s, from `offset`; `not-found` when
+    /// the render was forgotten (its time ran out) since the request came.
+    private static func piece(of path: String, render: String, offset: Int, length: Int) throws(ErrorBody) -> [UInt8] {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
+            if errno == ENOENT { throw ErrorBody(code: .notFound, message: "render \(render) was forgotten meanwhile (its time ran out)") }
             throw ErrorBody(code: .internal, message: "the render's file \(path) cannot be read: \(String(cString: strerror(errno)))")
         }
         defer { close(descriptor) }

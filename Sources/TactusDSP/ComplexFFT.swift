@@ -1,6 +1,6 @@
 import CFFTW
 
-/// An in-place complex FFT of one fixed size, backed by FFTW (single precision), for
+/// A complex FFT of one fixed size, in place or out of place, backed by FFTW (single precision), for
 /// transforms a real FFT does not cover (Bluestein's algorithm for sizes with large prime
 /// factors, two real signals in one transform).
 ///

@@ -282,14 +282,15 @@ public struct ScanTally: Sendable {
 
     /// The summary so far, with the files looked at and the time taken, for a `scan.progress`
     /// event: the files skipped are counted, and listed from the `skippedSince`-th on (those of
-    /// the batch since the previous event), so that a scan of many unreadable files does not
-    /// send the same list again with every batch.
+    /// the batch since the previous event, at most ``ScanSummary/maxListedSkips``), so that a
+    /// scan of many unreadable files does not send the same list again with every batch.
     public func progress(looked: Int, seconds: Double, skippedSince: Int) -> ScanSummary {
         var progress = summary
         progress.looked = looked
         progress.seconds = seconds
         progress.skippedCount = summary.skipped.count
-        progress.skipped = Array(summary.skipped.dropFirst(skippedSince))
+        // At most as many as a reply lists: a folder's thousands of cover images are found in one batch.
+        progress.skipped = Array(summary.skipped.dropFirst(skippedSince).prefix(ScanSummary.maxListedSkips))
         return progress
     }
 

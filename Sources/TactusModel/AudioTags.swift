@@ -16,9 +16,10 @@ public struct AudioTags: Hashable, Sendable, Codable {
         self.year = year
     }
 
-    /// The most characters a text tag keeps. Tags are written by anyone who made or edited
-    /// the file: a title of megabytes would make every listing of the library that holds it
-    /// larger than a reply may be. No real title, artist, album or genre comes near this.
+    /// The most Unicode scalars (characters, accents counted apart) a text tag keeps: at most
+    /// 4000 bytes of UTF-8. Tags are written by anyone who made or edited the file: a title of
+    /// megabytes would make every listing of the library that holds it larger than a reply may
+    /// be. No real title, artist, album or genre comes near this.
     public static let maxTextCharacters = 1000
 
     /// These tags with every text cut to ``maxTextCharacters`` (the cut ends with "…").
@@ -28,10 +29,15 @@ public struct AudioTags: Hashable, Sendable, Codable {
             year: year)
     }
 
-    /// `text` cut to ``maxTextCharacters`` characters, the last of them "…" when it was longer.
+    /// `text` cut to ``maxTextCharacters`` Unicode scalars, the last of them "…" when it was
+    /// longer. Scalars, not characters: one character may hold any number of combining accents.
     public static func bounded(_ text: String?) -> String? {
-        guard let text, text.count > maxTextCharacters else { return text }
-        return String(text.prefix(maxTextCharacters - 1)) + "…"
+        guard let text else { return nil }
+        let scalars = text.unicodeScalars
+        guard scalars.count > maxTextCharacters else { return text }
+        var cut = String.UnicodeScalarView(scalars.prefix(maxTextCharacters - 1))
+        cut.append("…")
+        return String(cut)
     }
 
     /// True when no tag is present.

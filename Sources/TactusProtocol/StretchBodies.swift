@@ -75,13 +75,18 @@ public struct RenderRequest: WireBody {
     /// The id a `stretch` reply gave.
     public var render: String
     /// Where the piece of the file to send starts, in bytes: a done render's reply then carries
-    /// the file from there, at most ``RenderRequest/maxPieceBytes``. Without it, the reply
-    /// carries the whole file, which a server sends only up to that size (`too-large` above).
+    /// the file from there, at most ``RenderRequest/maxPieceBytes``. Without it (a client older
+    /// than pieces), the reply carries the whole file, which a server sends only up to
+    /// ``RenderRequest/maxWholeBytes`` (`too-large` above), one such file at a time.
     public var offset: Int?
 
-    /// The most bytes of a rendered file one reply carries: a render of a long workout is
-    /// hundreds of megabytes, which the server reads and sends a piece at a time.
+    /// The most bytes of a rendered file one reply to a request with `offset` carries: a render
+    /// of a long workout is hundreds of megabytes, which the server reads a piece at a time.
     public static let maxPieceBytes = 2 << 20
+
+    /// The largest file a server sends whole, to a request without `offset`: a song's render
+    /// (a 3-minute stereo song at 44.1 kHz is about 32 MB), not a long workout's.
+    public static let maxWholeBytes = 64 << 20
 
     public init(render: String, offset: Int? = nil) {
         self.render = render

@@ -70,10 +70,11 @@ public final class ServiceHostPool: Sendable {
         var busy: Set<Int32> = []
     }
 
-    /// When a host that failed may be replaced: after a pause that doubles, from 50 ms to 1 s,
-    /// with each failure of the last 10 s. Requests that break their host again and again (a
-    /// file that crashes a library) would otherwise keep a core starting processes; a call that
-    /// needs a new host meanwhile waits at most a second.
+    /// When a host that failed may be replaced: at once after one failure of the last 10 s,
+    /// then after a pause that doubles with each further one, from 50 ms to 1 s. Requests that
+    /// break their host again and again (a file that crashes a library) would otherwise keep a
+    /// core starting processes. The pause is taken by the call that needs the new host, holding
+    /// its place in the pool: calls queued behind it wait for it too.
     struct RestartPacing {
         /// When the hosts failed, the last 10 s.
         var failures: [ContinuousClock.Instant] = []
@@ -180,7 +181,13 @@ public final class ServiceHostPool: Sendable {
             return host
         }
         let pause = restarts.withLock { $0.wait(at: .now) }
-        if pause > .zero { Thread.sleep(forTimeInterval: pause.seconds) }
+        if pause > .zero {
+            Thread.sleep(forTimeInterval: pause.seconds)
+            // A host started after stop() would be left running.
+            guard !stopped.load(ordering: .sequentiallyConsistent) else {
+                throw ErrorBody(code: .unavailable, message: "\(what): the server is stopping", retryAfterMs: 5000)
+            }
+        }
         do {
             let host = try ServiceHost(executable: configuration.executable, arguments: configuration.arguments)
             logger.debug("started a service host", metadata: ["pid": "\(host.processID)"])

@@ -22,25 +22,30 @@ enum LibrarySource {
         }
     }
 
-    /// The songs whose tempo lies in the query's range. Over the server, whose answers hold at
-    /// most ``TempoQuery/maxRequestLimit`` songs, a query without a limit (or with a larger
-    /// one) is asked a page at a time until a page comes short, each song kept once.
+    /// The songs whose tempo lies in the query's range. Over the server, a page at a time until
+    /// a page comes short, each song kept once: pages of 1000 songs (a request may ask for
+    /// 10,000, more than a reply may carry with long titles and paths), halved while the server
+    /// answers that a page would be `too-large`.
     func query(_ query: TempoQuery) throws -> [TempoMatch] {
         try reportingFailures {
             switch self {
             case .file(let service):
                 return try service.query(query).songs
             case .server(let client):
-                // Pages of 1000 songs: a page of the 10,000 a request may ask for can be larger
-                // than a reply may carry (4 MiB), with long titles and paths.
-                let pageSize = 1000
+                var pageSize = 1000
                 var songs: [TempoMatch] = [], seen: Set<SongID> = []
                 var offset = query.offset
                 while true {
                     var request = QueryRequest(query)
                     request.offset = offset
                     request.limit = min(query.limit.map { $0 - songs.count } ?? pageSize, pageSize)
-                    let page = try client.query(request)
+                    let page: [TempoMatch]
+                    do {
+                        page = try client.query(request)
+                    } catch ClientError.rejected(let refusal) where refusal.code == .tooLarge && pageSize > 1 {
+                        pageSize /= 2
+                        continue
+                    }
                     songs += page.filter { seen.insert($0.song).inserted }
                     offset += page.count
                     guard page.count == request.limit, offset <= TempoQuery.maxOffset, songs.count < query.limit ?? .max else {

@@ -19,6 +19,9 @@ import Testing
         #expect(stored.tags.artist == String(repeating: "é", count: AudioTags.maxTextCharacters - 1) + "…")
         let match = try #require(try library.query(TempoQuery(range: 100...140)).first)
         #expect(match.title?.count == AudioTags.maxTextCharacters && match.artist?.count == AudioTags.maxTextCharacters)
+        // One character of a million combining accents is cut like a million characters.
+        let accents = AudioTags.bounded("a" + String(repeating: "\u{301}", count: 1_000_000))
+        #expect(accents?.unicodeScalars.count == AudioTags.maxTextCharacters && (accents?.utf8.count ?? .max) < 4_000)
         // A short tag is kept as it is.
         #expect(AudioTags(title: "Intro", genre: "").bounded() == AudioTags(title: "Intro", genre: ""))
     }

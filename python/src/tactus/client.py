@@ -20,10 +20,12 @@ PROTOCOL = b"TACTUS1"
 #: SPEC.md sections 3.4 and 3.9).
 INLINE_SONG_BYTES = 1 << 20
 #: The largest frame taken from a server (``ZMQ_MAXMSGSIZE``): the protocol's largest JSON body,
-#: 4 MiB (SPEC.md section 3.4). The client asks for no binary frame, so a larger frame is a
-#: broken or hostile server's: libzmq drops the connection before holding it (the request then
-#: ends in :class:`NoAnswer`).
+#: 4 MiB (SPEC.md section 3.4). The binary frames this client asks for (a render's pieces) are at
+#: most 2 MiB, so a larger frame is a broken or hostile server's: libzmq drops the connection
+#: before holding it (the request then ends in :class:`NoAnswer`).
 MAX_FRAME_BYTES = 4 << 20
+#: The largest render :meth:`Client.render` puts together (the protocol's largest audio, 512 MiB).
+RENDER_MAX_BYTES = 512 << 20
 #: The wait between two tries of a request answered ``busy``: the ``retry_after_ms`` the server
 #: asks for (1 s when it names none), kept within these bounds (milliseconds).
 BUSY_WAIT_MS = (50, 5000)
@@ -483,16 +485,21 @@ class Client:
         received = len(wav)
         # A server older than pieces sends the whole file at once, whatever the offset.
         size = status.get("bytes", received)
+        if not isinstance(size, int) or not received <= size <= RENDER_MAX_BYTES:
+            raise InvalidReply("render", f"a render of {size!r} bytes (at most {RENDER_MAX_BYTES} taken)")
         while received < size:
             _, piece = self._render_piece(render, received)
-            if not piece:
-                raise InvalidReply("render", f"no bytes from {received} of the render's {size}")
+            if not piece or len(piece) > size - received:
+                raise InvalidReply("render", f"no bytes, or too many, from {received} of the render's {size}")
             pieces.append(piece)
             received += len(piece)
         return status, b"".join(pieces)
 
     def _render_piece(self, render: str, offset: int) -> "tuple[Json, Optional[bytes]]":
-        status, frames = self._exchange("render", {"render": render, "offset": offset}, None, None)
+        """One ``render`` request for the piece from ``offset``, asked again while the server
+        answers ``busy`` (for at most a minute)."""
+        status, frames = self._retrying_busy(
+            lambda: self._exchange("render", {"render": render, "offset": offset}, None, None), time.monotonic() + 60)
         done = status.get("state") == "done"
         if len(frames) != (1 if done else 0):
             raise InvalidReply("render", "the WAV file comes exactly when the render is done")
