@@ -236,8 +236,11 @@ public struct ResultResponse: WireBody {
     /// The envelope's hop, present exactly when the envelope frame follows.
     public var envelopeHopS: Double?
     /// Where the song's files lie under the server's library roots (present and missing
-    /// ones); absent or empty for a song that was uploaded.
+    /// ones), the first ``TempoMatch/maxListedPaths`` by root and path; absent or empty for a
+    /// song that was uploaded.
     public var locations: [SongLocation]?
+    /// How many locations the song has, when ``locations`` does not list them all.
+    public var locationCount: Int?
     /// The song's constant beat grid, when it has one that agrees with its consensus.
     public var beatGrid: BeatGrid?
 
@@ -255,13 +258,20 @@ public struct ResultResponse: WireBody {
         self.pending = pending
         self.consensus = consensus
         self.envelopeHopS = envelopeHopS
-        self.locations = locations
+        // Anyone who may write to a library folder could link the song at thousands of long
+        // paths: the answer would be larger than a reply may be.
+        if let locations, locations.count > TempoMatch.maxListedPaths {
+            self.locations = Array(locations.prefix(TempoMatch.maxListedPaths))
+            locationCount = locations.count
+        } else {
+            self.locations = locations
+        }
         self.beatGrid = beatGrid
     }
 
     enum CodingKeys: String, CodingKey {
         case song, name, analyses, pending, consensus, locations
-        case durationS = "duration_s", envelopeHopS = "envelope_hop_s", beatGrid = "beat_grid"
+        case durationS = "duration_s", envelopeHopS = "envelope_hop_s", beatGrid = "beat_grid", locationCount = "location_count"
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TactusDetector
 import TactusModel
 import TactusProtocol
 import Testing
@@ -32,6 +33,17 @@ import Testing
         // One under the limit goes out unchanged.
         let small = Self.queryReply(count: 100, titleLength: 1_000)
         #expect(try CoordinatorLoop.framesWithinBodyLimit(small) == (try small.frames()))
+    }
+
+    @Test func aResultListsSixteenLocationsAndCountsThemAll() throws {
+        let locations = (0..<1_500).map { SongLocation(root: "/music", path: "copies/\($0).flac", byteSize: 1, mtimeNs: 0) }
+        let song = SongID(hashing: Data("linked".utf8))
+        let linked = ResultResponse(song: song, analyses: [], consensus: ConsensusTempo(bpm: nil, detectors: []), locations: locations)
+        #expect(linked.locations == Array(locations.prefix(16)) && linked.locationCount == 1_500)
+        #expect(String(decoding: try JSONEncoder().encode(linked), as: UTF8.self).contains("\"location_count\":1500"))
+        let one = ResultResponse(song: song, analyses: [], consensus: ConsensusTempo(bpm: nil, detectors: []), locations: [locations[0]])
+        #expect(one.locations?.count == 1 && one.locationCount == nil)
+        #expect(!String(decoding: try JSONEncoder().encode(one), as: UTF8.self).contains("location_count"))
     }
 
     @Test func aScanReplyListsAThousandSkippedFilesAndCountsThemAll() throws {
