@@ -113,6 +113,11 @@ public struct AnalysisRecord: Sendable, Hashable {
                     accepted: "a finite number")
             }
         }
+        if a.windows.count > PackedWindows.maximumWindows {
+            throw .invalidValue(
+                field: "\(a.detector).windows", value: "\(a.windows.count) windows",
+                accepted: "at most \(PackedWindows.maximumWindows) windows")
+        }
         for (index, window) in a.windows.enumerated() {
             func field(_ name: String) -> String { "\(a.detector).windows[\(index)].\(name)" }
             if !(window.startS.isFinite && window.startS >= 0) {

@@ -215,7 +215,8 @@ extension Library {
             if let durationS, durationS.isFinite, durationS >= 0 {
                 try db.executeCached(sql: "UPDATE songs SET duration_s = ? WHERE id = ?", arguments: [durationS, key])
             }
-            if let envelope {
+            // An envelope longer than the song (or than any song) is left out, the results kept.
+            if let envelope, PackedEnvelope.fits(envelope, durationS: (duration ?? 0) > 0 ? duration : nil) {
                 try db.executeCached(
                     sql: "UPDATE songs SET envelope = ?, envelope_hop_s = ? WHERE id = ?",
                     arguments: [PackedEnvelope.encode(envelope), envelope.hopS, key])

@@ -7,7 +7,7 @@ extension Library {
     /// The song with this id, or nil.
     public func song(_ id: SongID) throws(StoreError) -> SongRecord? {
         try readStatement { db in
-            try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM songs WHERE sha256 = ?"), arguments: [id])
+            try Row.fetchOne(db.cachedStatement(sql: "SELECT \(Self.songColumns) FROM songs WHERE sha256 = ?"), arguments: [id])
                 .map { try Self.songRecord($0) }
         }
     }
@@ -17,7 +17,7 @@ extension Library {
     public func analyses(of song: SongID, windows: Bool = false) throws(StoreError) -> [StoredAnalysis] {
         try read { db in
             let key = try Self.songKey(song, db)
-            return try Row.fetchAll(db, sql: "SELECT * FROM analyses WHERE song_id = ?", arguments: [key])
+            return try Row.fetchAll(db, sql: "SELECT \(Self.analysisColumns) FROM analyses WHERE song_id = ?", arguments: [key])
                 .map { try Self.storedAnalysis($0, song: song, windows: windows) }
                 .sorted { ($0.record.label, $0.record.analysis.version) < ($1.record.label, $1.record.analysis.version) }
         }
@@ -33,7 +33,7 @@ extension Library {
             try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT analyses.* FROM analyses JOIN songs ON songs.id = analyses.song_id
+                        SELECT \(Self.analysisColumns) FROM analyses JOIN songs ON songs.id = analyses.song_id
                         WHERE songs.sha256 = ? AND detector = ? AND detector_version = ? AND params_hash = ?
                         """),
                 arguments: [song, detector, version, hash]
@@ -193,6 +193,35 @@ extension Library {
     }
 
     // MARK: - Rows
+
+    /// The columns of `songs` that ``songRecord(_:)`` reads. An envelope larger than any song's
+    /// (a library file edited by hand) is not copied out of the file: it reads as none.
+    static let songColumns = """
+        sha256, file_name, byte_size, format, codec, sample_rate, channels, duration_s, title, artist, album, genre,
+        year, added_at, envelope_hop_s, beat_grid_json,
+        CASE WHEN length(envelope) <= \(4 * PackedEnvelope.maximumValues) THEN envelope END AS envelope
+        """
+
+    /// The columns of `analyses` that ``storedAnalysis(_:song:windows:)`` reads. Values larger
+    /// than an analysis may hold (a library file edited by hand) are not copied out of the file:
+    /// such candidates, windows and beats read as none, and text is cut.
+    static let analysisColumns = """
+        analyses.detector, analyses.detector_version, analyses.params_hash, analyses.status, analyses.bpm,
+        analyses.confidence, analyses.seconds, analyses.analyzed_at,
+        CASE WHEN length(analyses.params_json) <= \(Library.maxParametersCharacters) THEN analyses.params_json ELSE '{}' END AS params_json,
+        substr(analyses.worker, 1, \(Library.maxShownTextCharacters)) AS worker,
+        substr(analyses.reason, 1, \(Library.maxShownTextCharacters)) AS reason,
+        substr(analyses.error_code, 1, \(Library.maxShownTextCharacters)) AS error_code,
+        substr(analyses.error_message, 1, \(Library.maxShownTextCharacters)) AS error_message,
+        CASE WHEN length(analyses.candidates_json) <= \(CandidatesJSON.maximumTextBytes) THEN analyses.candidates_json ELSE '[]' END AS candidates_json,
+        CASE WHEN length(analyses.windows) <= \(PackedWindows.maximumWindows * PackedWindows.stride) THEN analyses.windows ELSE x'' END AS windows,
+        CASE WHEN length(analyses.beats_json) <= \(StoredJSON<BeatPositions>.maximumTextBytes) THEN analyses.beats_json END AS beats_json
+        """
+
+    /// The most characters of a worker's name, a reason or an error read back.
+    static let maxShownTextCharacters = 4096
+    /// The longest parameter set read (a worker declares its detectors in at most 64 KiB).
+    static let maxParametersCharacters = 64 << 10
 
     static func songRecord(_ row: Row) throws -> SongRecord {
         let envelope: EnergyEnvelope?

@@ -110,7 +110,7 @@ extension Library {
                     beat_grid_json = coalesce(excluded.beat_grid_json, songs.beat_grid_json)
                 RETURNING id
                 """)
-        let envelope = song.envelope
+        let envelope = song.envelope.flatMap { PackedEnvelope.fits($0, durationS: song.durationS) ? $0 : nil }
         // The tags come from a file anyone may have written, through a probe that may not bound them.
         let tags = song.tags.bounded()
         let arguments: StatementArguments = [
@@ -208,14 +208,19 @@ extension Library {
 /// A value kept as JSON text in a column (nil: none): a consensus' tempo map
 /// (`consensus.tempo_map_json`), an analysis' beat positions (`analyses.beats_json`). Text that
 /// is no such value reads as none: a damaged row is a song without it, never a failed read.
+/// Text longer than ``maximumTextBytes`` is not decoded (it is no such value either).
 enum StoredJSON<Value: Codable> {
+    /// The longest text read: the most beats and downbeats an analysis may carry
+    /// (``AnalysisRecord/maximumBeats`` each) at up to 32 bytes a time.
+    static var maximumTextBytes: Int { 2 * AnalysisRecord.maximumBeats * 32 }
+
     static func encode(_ value: Value?) -> String? {
         guard let value else { return nil }
         return (try? JSONEncoder().encode(value)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     static func decode(_ text: String?) -> Value? {
-        guard let text else { return nil }
+        guard let text, text.utf8.count <= maximumTextBytes else { return nil }
         return try? JSONDecoder().decode(Value.self, from: Data(text.utf8))
     }
 }
@@ -225,12 +230,20 @@ enum StoredJSON<Value: Codable> {
 ///
 /// Candidates are written and read on every insert (the consensus needs them), so the
 /// store writes this fixed form itself; reading accepts any JSON of that shape.
+///
+/// At most ``maximumCandidates`` are kept, the strongest; text longer than
+/// ``maximumTextBytes`` (a library file edited by hand) reads as no candidates.
 enum CandidatesJSON {
+    /// The most candidates an analysis keeps (the built-in detectors give at most five).
+    static let maximumCandidates = 32
+    /// The longest text read: 128 bytes a candidate, more than the longest one written (72).
+    static let maximumTextBytes = maximumCandidates * 128
+
     /// Numbers are validated finite, and Swift's shortest round-trip form of a finite
     /// Double (`120.0`, `1e-05`) is valid JSON.
     static func encode(_ candidates: [TempoCandidate]) -> String {
         var text = "["
-        for (index, candidate) in candidates.enumerated() {
+        for (index, candidate) in candidates.prefix(maximumCandidates).enumerated() {
             if index > 0 { text += "," }
             text += "{\"bpm\":\(candidate.bpm),\"strength\":\(candidate.strength)}"
         }
@@ -238,8 +251,9 @@ enum CandidatesJSON {
     }
 
     static func decode(_ text: String) -> [TempoCandidate] {
-        if let candidates = decodeWritten(text) { return candidates }
-        return (try? JSONDecoder().decode([TempoCandidate].self, from: Data(text.utf8))) ?? []
+        guard text.utf8.count <= maximumTextBytes else { return [] }
+        let candidates = decodeWritten(text) ?? (try? JSONDecoder().decode([TempoCandidate].self, from: Data(text.utf8))) ?? []
+        return Array(candidates.prefix(maximumCandidates))
     }
 
     /// Reads exactly the form ``encode(_:)`` writes; nil for anything else.

@@ -19,6 +19,9 @@ import TactusDetector
 public enum PackedWindows {
     /// Bytes per window.
     public static let stride = 20
+    /// The most windows a series holds: 29 hours at ten a second (the built-in detectors step at
+    /// least 0.5 s). A longer series is refused when stored and reads as none.
+    public static let maximumWindows = 1 << 20
 
     public static func encode(_ windows: [AnalysisWindow]) -> Data {
         var floats = [Float]()
@@ -33,9 +36,9 @@ public enum PackedWindows {
         return FloatBlob.encode(floats)
     }
 
-    /// Nil when the length is not a multiple of ``stride``.
+    /// Nil when the length is not a multiple of ``stride`` or holds over ``maximumWindows``.
     public static func decode(_ data: Data) -> [AnalysisWindow]? {
-        guard data.count % stride == 0 else { return nil }
+        guard data.count % stride == 0, data.count / stride <= maximumWindows else { return nil }
         let floats = FloatBlob.decode(data)
         var windows = [AnalysisWindow]()
         windows.reserveCapacity(floats.count / 5)
@@ -53,15 +56,32 @@ public enum PackedWindows {
 /// The layout of `songs.envelope`: the song's energy envelope, one IEEE-754 32-bit float per
 /// block, little-endian, in time order, with no header (the hop between blocks is the
 /// `songs.envelope_hop_s` column).
+///
+/// An envelope is stored only when it ``fits(_:durationS:)``, and one that does not (a library
+/// file edited by hand) reads as none: a reader never decodes more than ``maximumValues``.
 public enum PackedEnvelope {
+    /// The most values an envelope holds: 27 hours at the analysis' 23.2 ms hop (16 MiB).
+    public static let maximumValues = 1 << 22
+    /// The hops an envelope may have, in seconds (as a worker may send them).
+    public static let hops: ClosedRange<Double> = 1e-6...60
+
     public static func encode(_ envelope: EnergyEnvelope) -> Data {
         FloatBlob.encode(envelope.values)
     }
 
-    /// Nil when the length is not a multiple of 4.
+    /// Nil when the length is not a multiple of 4, or the envelope would not fit.
     public static func decode(_ data: Data, hopS: Double) -> EnergyEnvelope? {
-        guard data.count % 4 == 0 else { return nil }
+        guard data.count % 4 == 0, data.count / 4 <= maximumValues, hopS.isFinite, hops.contains(hopS) else { return nil }
         return EnergyEnvelope(hopS: hopS, values: FloatBlob.decode(data))
+    }
+
+    /// Whether `envelope` may be stored for a song of `durationS` seconds (nil: unknown): at
+    /// most ``maximumValues`` values, a hop within ``hops``, and no longer than the song and a
+    /// second.
+    public static func fits(_ envelope: EnergyEnvelope, durationS: Double?) -> Bool {
+        guard envelope.values.count <= maximumValues, envelope.hopS.isFinite, hops.contains(envelope.hopS) else { return false }
+        guard let durationS, durationS.isFinite else { return true }
+        return Double(envelope.values.count) * envelope.hopS <= durationS + 1
     }
 }
 

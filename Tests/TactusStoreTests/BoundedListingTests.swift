@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import TactusDetector
 import TactusModel
 import TactusTestSupport
 import Testing
@@ -44,6 +45,49 @@ import Testing
         let encoded = String(decoding: try JSONEncoder().encode(copied), as: UTF8.self)
         #expect(encoded.contains("\"path_count\":20"))
         #expect(!String(decoding: try JSONEncoder().encode(matches[Fixture.songID(1)]), as: UTF8.self).contains("path_count"))
+    }
+
+    /// A library file edited to hold enormous values (found by the third attack round: `plot
+    /// --db` ran over two minutes on 600,000 candidates, and a 100 MB envelope took gigabytes)
+    /// reads them as none, without decoding them.
+    @Test func enormousValuesEditedByHandReadAsNone() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try Fixture.populate(library, count: 1) { _ in (120, 120, 60) }
+        let candidate = "{\"bpm\":120.0,\"strength\":0.5}"
+        let candidates = "[" + Array(repeating: candidate, count: CandidatesJSON.maximumTextBytes / candidate.utf8.count).joined(separator: ",") + "]"
+        let beats = "{\"times\":[1.5" + String(repeating: " ", count: StoredJSON<BeatPositions>.maximumTextBytes) + "]}"
+        try library.write { db in
+            try db.execute(sql: "UPDATE analyses SET candidates_json = ?, beats_json = ?, windows = zeroblob(?)",
+                arguments: [candidates, beats, (PackedWindows.maximumWindows + 1) * PackedWindows.stride])
+            try db.execute(sql: "UPDATE songs SET envelope = zeroblob(?), envelope_hop_s = 0.02", arguments: [4 * PackedEnvelope.maximumValues + 4])
+        }
+        let analyses = try library.analyses(of: Fixture.songID(0), windows: true)
+        #expect(analyses.count == 3)
+        for analysis in analyses {
+            let read = analysis.record.analysis
+            let none = read.candidates.isEmpty && read.windows.isEmpty && read.beats == nil
+            #expect(none)
+        }
+        let envelope = try library.song(Fixture.songID(0))?.envelope
+        #expect(envelope == nil)
+        // Just within the bounds, the same values are read.
+        try library.write { db in
+            try db.execute(sql: "UPDATE analyses SET beats_json = '{\"times\":[1.5]}', windows = zeroblob(?)",
+                arguments: [PackedWindows.maximumWindows * PackedWindows.stride])
+            try db.execute(sql: "UPDATE songs SET envelope = zeroblob(?), envelope_hop_s = 0.02", arguments: [4 * PackedEnvelope.maximumValues])
+        }
+        let within = try library.analyses(of: Fixture.songID(0), windows: true)
+        let read = within.allSatisfy { $0.record.analysis.windows.count == PackedWindows.maximumWindows && $0.record.analysis.beats?.times == [1.5] }
+        #expect(read)
+        #expect(try library.song(Fixture.songID(0))?.envelope?.values.count == PackedEnvelope.maximumValues)
+        // A hop no analysis has, with a short envelope, reads as none too.
+        try library.write { db in try db.execute(sql: "UPDATE songs SET envelope = zeroblob(8), envelope_hop_s = 1e-300") }
+        #expect(try library.song(Fixture.songID(0))?.envelope == nil)
+        // Text a little over the most an analysis keeps is cut to its strongest 32.
+        let many = "[" + (0..<40).map { "{\"bpm\":\(100 + $0).0,\"strength\":0.5}" }.joined(separator: ",") + "]"
+        try library.write { db in try db.execute(sql: "UPDATE analyses SET candidates_json = ?", arguments: [many]) }
+        #expect(try library.analyses(of: Fixture.songID(0)).allSatisfy { $0.record.analysis.candidates.map(\.bpm) == (0..<32).map { 100 + Double($0) } })
     }
 
     @Test func aDateEditedByHandIsReadAsTheStartOf1970() throws {

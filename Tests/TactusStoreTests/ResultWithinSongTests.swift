@@ -45,4 +45,29 @@ import Testing
         #expect(try library.finishJob(job.id, attempt: attempt, result: good, durationS: 30.5) != nil)
         #expect(try library.analyses(of: song.id).count == 1)
     }
+
+    @Test func aResultKeepsItsStrongestCandidatesAndNoEnvelopeLongerThanTheSong() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        let song = Fixture.song(1, duration: 30)
+        let jobs = try library.enqueue(song, jobs: [JobRequest(detector: "a"), JobRequest(detector: "b")])
+        var crowded = record(windows: [0, 3])
+        crowded.analysis.candidates = (0..<5000).map { TempoCandidate(bpm: 60 + Double($0 % 100), strength: 1 / Double($0 + 1)) }
+        // An envelope of a million values at a microsecond's hop is a second long, but the
+        // song is 30 s: it fits. Ten thousand values at a second's hop do not.
+        let short = EnergyEnvelope(hopS: 1e-6, values: [Float](repeating: 0.5, count: 1_000_000))
+        let long = EnergyEnvelope(hopS: 1, values: [Float](repeating: 0.5, count: 10_000))
+        let first = try library.startJob(jobs[0].id, worker: "w")
+        _ = try library.finishJob(jobs[0].id, attempt: first, result: crowded, durationS: 30, envelope: long)
+        let stored = try #require(try library.analyses(of: song.id).first)
+        #expect(stored.record.analysis.candidates == Array(crowded.analysis.candidates.prefix(32)))
+        #expect(try library.song(song.id)?.envelope == song.envelope, "an envelope longer than the song is left out")
+        let second = try library.startJob(jobs[1].id, worker: "w")
+        let other = AnalysisRecord(Fixture.analysis("b", bpm: 124, windows: 5), worker: "w", analyzedAt: Date())
+        _ = try library.finishJob(jobs[1].id, attempt: second, result: other, durationS: 30, envelope: short)
+        #expect(try library.song(song.id)?.envelope == short)
+        // Beyond the most any song holds, whatever its duration.
+        let huge = EnergyEnvelope(hopS: 1e-6, values: [Float](repeating: 0, count: PackedEnvelope.maximumValues + 1))
+        #expect(!PackedEnvelope.fits(huge, durationS: nil) && !PackedEnvelope.fits(EnergyEnvelope(hopS: 1e-9, values: [1]), durationS: nil))
+    }
 }
