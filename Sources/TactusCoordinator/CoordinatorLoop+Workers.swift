@@ -16,12 +16,7 @@ extension CoordinatorLoop {
         guard frames.count > 1 else { return }
         // The worker is alive from its message's arrival, however long the message takes to read.
         workers.refresh(frames[0], expiry: .now + workerExpiry)
-        guard workerMessages.read(frames, then: { [self] frames, decoded in handleWorkerMessage(frames, decoded) }) else {
-            logger.warning(
-                "dropped a worker's message: too many sent while its previous one is read",
-                metadata: ["worker": "\(workers[frames[0]]?.id ?? "unknown")"])
-            return
-        }
+        workerMessages.read(frames, then: { [self] frames, decoded in handleWorkerMessage(frames, decoded) })
     }
 
     private func handleWorkerMessage(_ frames: [[UInt8]], _ decoded: WorkerMessageReader.Decoded) {

@@ -179,7 +179,6 @@ final class CoordinatorLoop {
     /// has passed).
     func serve() throws {
         var poller = ZMQPoller()
-        var backendPaused = false
         poller.add(frontend)
         poller.add(backend)
         if let zap = admission.socket { poller.add(zap) }
@@ -221,12 +220,6 @@ final class CoordinatorLoop {
                 workerEnded(id: ended.workerID, reason: ended.reason)
             }
             if let watched = coordinator.takeWatchedPaths() { scans.watched(watched.isEmpty ? nil : watched, loop: self) }
-            // While the worker messages in hand are over their budget, the backend is not
-            // polled: libzmq then holds a few messages per connection and reads no more.
-            if workerMessages.isFull != backendPaused {
-                backendPaused = workerMessages.isFull
-                if backendPaused { poller.remove(backend) } else { poller.add(backend) }
-            }
             let ready = try poller.poll(timeout: .milliseconds(100))
             // Connections past a limit are shut down as soon as they are accepted.
             if admission.connectionEvents.contains(where: { ready.contains($0) }) { admission.readConnectionEvents() }
@@ -295,18 +288,21 @@ final class CoordinatorLoop {
     /// A message with more frames than the limit (plus the routing id and delimiter) is not
     /// decoded: `tooManyFrames` answers it from its first frames and its frame count.
     ///
-    /// - Returns: false when the socket had no more messages waiting, or `paused` said to stop.
+    /// `bytesAfter` gives, for a message's first frame (its sender's routing id), the most
+    /// bytes its other frames may have: a larger message is not copied, and reaches the handler
+    /// with its first frame alone (``ReceivedMessage/bytesLeftOut``).
+    ///
+    /// - Returns: false when the socket had no more messages waiting.
     @discardableResult
     private func drain(
-        _ socket: ZMQSocket, handler: (ReceivedMessage) -> Void, tooManyFrames: ([[UInt8]], Int) -> Void,
-        pausedWhile paused: () -> Bool = { false }
+        _ socket: ZMQSocket, bytesAfter: ([UInt8]) -> Int = { _ in .max }, handler: (ReceivedMessage) -> Void,
+        tooManyFrames: ([[UInt8]], Int) -> Void
     ) -> Bool {
         let keep = configuration.limits.maxFrames + 2
         let turnEnds = ContinuousClock.now + Self.turnTime
         for _ in 0..<Self.messagesPerTurn {
-            if paused() { return false }
             do {
-                guard let message = try socket.tryReceive(keepingAtMost: keep) else { return false }
+                guard let message = try socket.tryReceive(keepingAtMost: keep, bytesAfter: bytesAfter) else { return false }
                 if message.frameCount > keep {
                     tooManyFrames(message.frames, message.frameCount)
                 } else {
@@ -329,14 +325,26 @@ final class CoordinatorLoop {
         }
     }
 
-    /// Handles the workers' messages waiting, as ``drain(_:handler:tooManyFrames:pausedWhile:)``
-    /// does, while the worker messages read and not yet handled stay within their budget
-    /// (``WorkerMessageReader/isFull``); false when none is left or the budget is spent.
+    /// Handles the workers' messages waiting, as ``drain(_:bytesAfter:handler:tooManyFrames:)``
+    /// does; a message larger than its sender may send now
+    /// (``WorkerMessageReader/largestMessage(registered:running:limits:)``) is dropped uncopied.
+    /// False when none is left.
     @discardableResult
     private func readBackend() -> Bool {
         drain(
-            backend, handler: { handleBackend($0.frames) }, tooManyFrames: refuseWorkerMessage,
-            pausedWhile: { workerMessages.isFull })
+            backend,
+            bytesAfter: { [self] address in
+                let worker = workers[address]
+                return WorkerMessageReader.largestMessage(
+                    registered: worker != nil, running: worker?.assignment != nil, limits: configuration.limits)
+            },
+            handler: { [self] message in
+                if message.bytesLeftOut > 0 {
+                    workerMessages.dropped(.unexpected, bytes: message.bytesLeftOut)
+                } else {
+                    handleBackend(message.frames)
+                }
+            }, tooManyFrames: refuseWorkerMessage)
     }
 
     /// The purge of dead workers, on every turn (a worker is dead once its expiry has passed,
@@ -359,6 +367,12 @@ final class CoordinatorLoop {
             workerLost(address, reason: "does not read its messages (its queue is full)", notify: false)
         }
         unreadingWorkers.removeAll()
+        if let drops = workerMessages.takeDrops(at: now) {
+            for (reason, drop) in drops.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+                logger.warning(
+                    "dropped workers' messages unread", metadata: ["reason": "\(reason.rawValue)", "messages": "\(drop.count)", "bytes": "\(drop.bytes)"])
+            }
+        }
         expireIdentifyRequests(at: now)
         if let unwritten = churnLog.summary(at: now) {
             logger.warning(

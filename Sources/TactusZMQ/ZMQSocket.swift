@@ -239,6 +239,17 @@ public final class ZMQSocket {
         try receiveMessage(flags: ZMQ_DONTWAIT, keeping: maxFrames)
     }
 
+    /// As ``tryReceive(keepingAtMost:)``, copying the frames after the first only while they
+    /// add up to at most `bytesAfter(firstFrame)` bytes: the frames of a larger message are
+    /// let go without being copied, and the message comes with its first frame alone and
+    /// ``ReceivedMessage/bytesLeftOut`` saying how many bytes were not copied. A server so
+    /// drops, at the cost of freeing it, a large message its sender may not send.
+    public func tryReceive(
+        keepingAtMost maxFrames: Int, bytesAfter limit: ([UInt8]) -> Int
+    ) throws(ZMQError) -> ReceivedMessage? {
+        try receiveMessage(flags: ZMQ_DONTWAIT, keeping: maxFrames, bytesAfterFirst: limit)
+    }
+
     private func receive(flags: Int32, maxFrames: Int) throws(ZMQError) -> [[UInt8]]? {
         guard let message = try receiveMessage(flags: flags, keeping: maxFrames) else { return nil }
         try Self.check(message, maxFrames: maxFrames)
@@ -253,10 +264,14 @@ public final class ZMQSocket {
         }
     }
 
-    /// Reads a whole message, keeping its first `keeping` frames.
-    private func receiveMessage(flags: Int32, keeping: Int) throws(ZMQError) -> ReceivedMessage? {
+    /// Reads a whole message, keeping its first `keeping` frames, and of the frames after the
+    /// first only as many bytes as `bytesAfterFirst` of the first frame allows.
+    private func receiveMessage(
+        flags: Int32, keeping: Int, bytesAfterFirst: ([UInt8]) -> Int = { _ in .max }
+    ) throws(ZMQError) -> ReceivedMessage? {
         let handle = try openHandle("receive")
         var message = ReceivedMessage(frames: [], frameCount: 0, userID: nil)
+        var allowed = Int.max, kept = 0
         while true {
             zmq_msg_init(scratch)
             defer { zmq_msg_close(scratch) }
@@ -279,12 +294,24 @@ public final class ZMQSocket {
                 let text = String(cString: value)
                 message.userID = text.isEmpty ? nil : text
             }
-            if message.frameCount <= keeping {
-                let size = zmq_msg_size(scratch)
+            let size = zmq_msg_size(scratch)
+            if message.frameCount > 1 && message.bytesLeftOut == 0 && size > allowed - kept {
+                // Over what the sender may send: the frames copied after the first go too.
+                message.bytesLeftOut = kept
+                message.frames.removeSubrange(1...)
+            }
+            if message.bytesLeftOut > 0 {
+                message.bytesLeftOut += size
+            } else if message.frameCount <= keeping {
                 if let data = zmq_msg_data(scratch), size > 0 {
                     message.frames.append(Array(UnsafeRawBufferPointer(start: data, count: size)))
                 } else {
                     message.frames.append([])
+                }
+                if message.frameCount == 1 {
+                    allowed = bytesAfterFirst(message.frames[0])
+                } else {
+                    kept += size
                 }
             }
             if zmq_msg_more(scratch) == 0 { break }
@@ -357,4 +384,8 @@ public struct ReceivedMessage: Sendable, Hashable {
     /// The sender's IP address (`Peer-Address`); nil for a peer that has none (`ipc://`,
     /// `inproc://`).
     public var peerAddress: String? = nil
+    /// The bytes of the frames after the first that were not copied, the message being over
+    /// the limit the receiver gave (``ZMQSocket/tryReceive(keepingAtMost:bytesAfter:)``); 0
+    /// when it was not.
+    public var bytesLeftOut = 0
 }
