@@ -80,6 +80,15 @@ public struct CoordinatorConfiguration: Sendable {
     /// its job with `too-large`.
     public var maxResultBytes: Int
 
+    /// The largest RESULT a worker needs for songs of up to `durationS` seconds: a body (the
+    /// protocol's limit) and an envelope of a float32 every 20 ms (the analysis' hop is 23.2 ms
+    /// at any sample rate), with a minute to spare. Every worker connection may make the
+    /// coordinator hold a frame this large, so it is not larger than songs need.
+    public static func resultBytes(forSongsOf durationS: Double, limits: ProtocolLimits = .standard) -> Int {
+        let envelope = 4 * Int((min(durationS, AudioFacts.maximumDurationS) + 60) / 0.02)
+        return limits.maxBodyBytes + min(envelope, limits.maxFloatArrayBytes)
+    }
+
     /// The largest frame the backend receives (`ZMQ_MAXMSGSIZE`, per frame): nothing a worker
     /// sends carries audio, and its largest frames are a RESULT's body (within the protocol's
     /// body limit) and its envelope (the whole RESULT within ``maxResultBytes``). A larger
@@ -126,7 +135,7 @@ public struct CoordinatorConfiguration: Sendable {
         limits: ProtocolLimits = .standard,
         maxSongBytes: Int = 256 << 20,
         maxClientJobs: Int = 10_000,
-        maxResultBytes: Int = 32 << 20,
+        maxResultBytes: Int = resultBytes(forSongsOf: 7200),  // `tactus serve`'s default --max-duration-s
         security: CoordinatorSecurity? = nil,
         allowInsecure: Bool = false,
         jobTimeLimitS: Double = 600,

@@ -339,6 +339,7 @@ final class CoordinatorLoop {
                     registered: worker != nil, running: worker?.assignment != nil, limits: configuration.limits)
             },
             handler: { [self] message in
+                heap.received(bytes: message.bytesLeftOut + WorkerMessageReader.size(message.frames))
                 if message.bytesLeftOut > 0 {
                     workerMessages.dropped(.unexpected, bytes: message.bytesLeftOut)
                 } else {

@@ -3,7 +3,8 @@ import Glibc
 /// Hands the memory the C heap keeps after a burst of large messages back to the system.
 ///
 /// glibc keeps freed blocks in its arenas for reuse: after 400 connections sent 1 MiB songs at
-/// once, the coordinator kept over 300 MiB it no longer used. Mapping every large block on its
+/// once, the coordinator kept over 300 MiB it no longer used (and after workers' large messages,
+/// which libzmq holds in the same heap). Mapping every large block on its
 /// own would return it at once but costs a fresh mapping, and its page faults, for every frame
 /// of every upload. Instead, once the frontend has taken ``burstBytes`` since the last trim,
 /// the next heartbeat tick trims the heap (`malloc_trim`): a few milliseconds every few seconds
@@ -17,6 +18,11 @@ struct HeapTrim {
     /// Counts a message's bytes.
     mutating func received(_ frames: [[UInt8]]) {
         for frame in frames { receivedSinceTrim += frame.count }
+    }
+
+    /// Counts bytes received (a message libzmq held, copied or not).
+    mutating func received(bytes: Int) {
+        receivedSinceTrim += bytes
     }
 
     /// Trims the heap when a burst came since the last trim.

@@ -60,4 +60,30 @@ import Testing
         let took = slowest.withLock { $0 }
         #expect(took < .milliseconds(500), "a status took \(took) while the result was read")
     }
+
+    /// A RESULT whose analysis lists 30,000 candidates (the fourth attack round's took the
+    /// coordinator 44 s of CPU to store, and every later `result` of the song a second): the
+    /// 32 strongest are kept.
+    @Test func aResultWithThousandsOfCandidatesKeepsTheStrongest() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w1")
+        let submit = ClientRequest.Body.submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong())
+        let submitted = try #require(try client.request(submit).answer(SubmitCommand.self))
+        let (job, _) = try #require(try worker.nextJob())
+        let descriptor = DetectorDescriptor(name: "fake", version: "1.0", summary: "", specific: [])
+        let candidates = (0..<30_000).map { TempoCandidate(bpm: 60 + Double($0 % 14_000) / 100, strength: 1 / Double($0 + 1)) }
+        let analysis = TempoAnalysis(
+            descriptor: descriptor, params: try descriptor.resolve(),
+            output: DetectorOutput(bpm: 120, confidence: 0.9, candidates: candidates, windows: []), seconds: 0.01)
+        let result = ResultBody(
+            job: job.job, attempt: job.attempt, analysis: analysis, audio: AudioFacts(format: "wav", durationS: 2, sampleRate: 22050, channels: 1))
+        try worker.socket.send(try WorkerMessage.result(result, envelope: nil).frames())
+        let done = try client.waitForEvent(timeout: .seconds(120)) { if case .songDone(let body) = $0 { body.song == submitted.song } else { false } }
+        try #require(done != nil, "the result was not stored within 120 s")
+        let stored = try #require(try client.request(.result(ResultRequest(song: submitted.song.hex))).answer(ResultCommand.self))
+        #expect(stored.body.analyses.first?.candidates == Array(candidates.prefix(32)))
+    }
 }

@@ -43,8 +43,9 @@ import Testing
 
         let watch = ServerWatch(server: server)
         watch.start()
-        // 6 MiB each (over a body's 4 MiB, under --max-result-bytes): 40 from each peer, 480 MiB.
-        let result = try Self.staleResult(values: 6 << 18)
+        // 5 MiB each (over a body's 4 MiB, under the frames a worker may send for songs of two
+        // hours): 40 from each peer, 400 MiB.
+        let result = try Self.staleResult(values: 5 << 18)
         for _ in 0..<40 {
             for peer in [registered, stranger] {
                 try peer.send(result)

@@ -137,8 +137,10 @@ extension Tactus {
         var maxConnectionsPerAddress = 256
 
         @Option(help: ArgumentHelp(
-            "The largest result a worker may send, in bytes (its job fails with too-large above it).", valueName: "bytes"))
-        var maxResultBytes = 32 << 20
+            "The largest result a worker may send, in bytes (its job fails with too-large above it). Default: a "
+                + "body's 4 MiB and the envelope of the longest song taken (--max-duration-s): 5.4 MiB for two hours.",
+            valueName: "bytes"))
+        var maxResultBytes: Int?
 
         @Option(help: ArgumentHelp(
             "Memory each local worker may take for its jobs, in MiB, beyond its own size once ready (setrlimit "
@@ -245,7 +247,7 @@ extension Tactus {
                 throw ValidationError(
                     "--workers \(workers) is more than --max-connections-per-address \(maxConnectionsPerAddress): each local worker holds a connection from this host")
             }
-            if maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
+            if let maxResultBytes, maxResultBytes < 1024 { throw ValidationError("--max-result-bytes must be at least 1024") }
             if maxWorkerMemoryMb != 0 && maxWorkerMemoryMb < ResourceLimits.minimumJobMegabytes {
                 throw ValidationError(
                     "--max-worker-memory-mb must be 0 (no limit) or at least \(ResourceLimits.minimumJobMegabytes) MiB: "
@@ -306,7 +308,8 @@ extension Tactus {
                 var configuration = CoordinatorConfiguration(
                     dataDirectory: data, frontend: frontend, backend: backend, events: events,
                     knownDetectors: descriptors, maxQueuedJobs: maxQueue, maxSongBytes: maxSongBytes,
-                    maxClientJobs: maxClientJobs, maxResultBytes: maxResultBytes, security: curve?.security,
+                    maxClientJobs: maxClientJobs,
+                    maxResultBytes: maxResultBytes ?? CoordinatorConfiguration.resultBytes(forSongsOf: maxDurationS), security: curve?.security,
                     allowInsecure: insecure, jobTimeLimitS: jobTimeLimit, libraryRoots: libraryRoots, shutdownGraceS: grace,
                     durability: durability.library)
                 configuration.maxRecordingBytes = maxRecordingBytes
