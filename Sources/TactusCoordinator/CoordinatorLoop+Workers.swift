@@ -61,17 +61,19 @@ extension CoordinatorLoop {
         case .ready, .offer, .heartbeat: break
         case .identified(let body): workerIdentified(address, body)
         case .disconnect(let body):
-            workerLost(address, reason: "disconnected: \(body.reason ?? "no reason")", notify: true)
+            let reason = BoundedText.cut(body.reason ?? "no reason", toScalars: ErrorBody.maxPeerMessageCharacters)
+            workerLost(address, reason: "disconnected: \(reason)", notify: true)
         case .result(let body, let envelope):
+            // The texts a worker wrote are cut before they are stored, logged or published.
             let answer = body.analysis.map { SongJobAnswer(job: body.job, attempt: body.attempt, analysis: $0) }
                 ?? SongJobAnswer(job: body.job, attempt: body.attempt, error: body.error ?? ErrorBody(code: .internal, message: "no analysis"))
             workerResult(
-                address, answers: [answer], audio: body.audio, envelope: envelope.flatMap { values in
+                address, answers: [answer.bounded()], audio: body.audio, envelope: envelope.flatMap { values in
                     body.envelopeHopS.map { EnergyEnvelope(hopS: $0, values: values) }
                 }, size: size)
         case .songResult(let body, let envelope):
             workerResult(
-                address, answers: body.results, audio: body.audio, envelope: envelope.flatMap { values in
+                address, answers: body.results.map { $0.bounded() }, audio: body.audio, envelope: envelope.flatMap { values in
                     body.envelopeHopS.map { EnergyEnvelope(hopS: $0, values: values) }
                 }, beatGrid: body.beatGrid, song: body.song, size: size)
         }

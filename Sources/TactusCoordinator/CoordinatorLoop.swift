@@ -116,6 +116,7 @@ final class CoordinatorLoop {
         // (tens of bytes of memory per byte of topic): a topic is at most a song id, `worker:`
         // and a detector's name, or `scan`, so a longer one drops its connection unread.
         try publisher.set(.maxMessageSize(Self.maxSubscriptionBytes))
+        try publisher.set(.sendHighWaterMark(Self.eventsWaitingPerSubscriber))
         try publisher.set(.receiveHighWaterMark(Self.subscriptionsWaitingPerSubscriber))
         let sockets = [frontend, backend, publisher]
         try Self.bind(sockets, to: [configuration.frontend, configuration.backend, configuration.events], failure: "cannot bind")
@@ -275,6 +276,11 @@ final class CoordinatorLoop {
     /// The largest subscription the events socket takes (`ZMQ_MAXMSGSIZE`): one byte of
     /// (un)subscription and a topic, whose longest form is `worker:` and a detector's name.
     static let maxSubscriptionBytes = 256
+
+    /// Events libzmq holds for a subscriber that does not read them (`ZMQ_SNDHWM`); newer ones
+    /// are dropped for it. An event is at most tens of kilobytes (a worker's texts are cut, a
+    /// `scan.progress` lists 64 KiB of skipped files), so such a subscriber costs a few MiB.
+    static let eventsWaitingPerSubscriber = 256
 
     /// Subscriptions of one subscriber connection that libzmq holds before filing them
     /// (`ZMQ_RCVHWM`), so that one flood is filed a few at a time.

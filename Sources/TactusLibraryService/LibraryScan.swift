@@ -289,8 +289,11 @@ public struct ScanTally: Sendable {
         progress.looked = looked
         progress.seconds = seconds
         progress.skippedCount = summary.skipped.count
-        // At most as many as a reply lists: a folder's thousands of cover images are found in one batch.
-        progress.skipped = Array(summary.skipped.dropFirst(skippedSince).prefix(ScanSummary.maxListedSkips))
+        // At most as many as a reply lists, and a quarter of its bytes (an event waits, copied,
+        // for every subscriber that has not read it): a folder's thousands of cover images are
+        // found in one batch.
+        progress.skipped = ScanSummary(skipped: Array(summary.skipped.dropFirst(skippedSince)))
+            .listingSkips(bytes: ScanSummary.maxListedSkipBytes / 4).skipped
         return progress
     }
 

@@ -32,12 +32,7 @@ public struct AudioTags: Hashable, Sendable, Codable {
     /// `text` cut to ``maxTextCharacters`` Unicode scalars, the last of them "…" when it was
     /// longer. Scalars, not characters: one character may hold any number of combining accents.
     public static func bounded(_ text: String?) -> String? {
-        guard let text else { return nil }
-        let scalars = text.unicodeScalars
-        guard scalars.count > maxTextCharacters else { return text }
-        var cut = String.UnicodeScalarView(scalars.prefix(maxTextCharacters - 1))
-        cut.append("…")
-        return String(cut)
+        text.map { BoundedText.cut($0, toScalars: maxTextCharacters) }
     }
 
     /// True when no tag is present.

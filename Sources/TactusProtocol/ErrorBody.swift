@@ -26,6 +26,17 @@ public struct ErrorBody: Sendable, Hashable, Codable, Error, CustomStringConvert
 
     public var description: String { "\(code): \(message)" }
 
+    /// The longest message kept from a worker, in Unicode scalars: its messages are cut to it
+    /// (``bounded()``) before they are stored, logged or published.
+    public static let maxPeerMessageCharacters = 1000
+
+    /// This error with its message cut to ``maxPeerMessageCharacters`` (the cut ends with "…").
+    public func bounded() -> ErrorBody {
+        var bounded = self
+        bounded.message = BoundedText.cut(message, toScalars: Self.maxPeerMessageCharacters)
+        return bounded
+    }
+
     /// The error body that answers `error`: its code and its description.
     public init(_ error: some CodedError) {
         self.init(code: error.code, message: error.description)

@@ -94,20 +94,30 @@ public struct ScanSummary: WireBody {
         self.seconds = seconds
     }
 
-    /// The most skipped files a server's reply lists: a folder of 50,000 cover images and
-    /// notes would otherwise make a reply larger than a client accepts.
+    /// The most skipped files a server's reply (or a `scan.progress` event) lists: a folder of
+    /// 50,000 cover images and notes would otherwise make a reply larger than a client accepts.
     public static let maxListedSkips = 1000
+    /// The most bytes of paths and reasons listed (a planted folder's paths may each be 4 KB):
+    /// escaped as JSON, even of control characters only, they stay far within a reply.
+    public static let maxListedSkipBytes = 256 << 10
 
     /// The files left alone, listed or not.
     public var skippedTotal: Int { skippedCount ?? skipped.count }
 
-    /// This summary with at most `limit` skipped files listed (the first ones), and their
-    /// total in ``skippedCount`` when some are left out.
-    public func listingSkips(atMost limit: Int = Self.maxListedSkips) -> ScanSummary {
-        guard skipped.count > limit else { return self }
+    /// This summary with at most `limit` skipped files listed (the first ones), of at most
+    /// `bytes` bytes of paths and reasons, and their total in ``skippedCount`` when some are
+    /// left out.
+    public func listingSkips(atMost limit: Int = Self.maxListedSkips, bytes: Int = Self.maxListedSkipBytes) -> ScanSummary {
+        var listed = 0, listedBytes = 0
+        for skip in skipped.prefix(limit) {
+            listedBytes += skip.path.utf8.count + skip.reason.utf8.count
+            guard listedBytes <= bytes else { break }
+            listed += 1
+        }
+        guard skipped.count > listed else { return self }
         var summary = self
         summary.skippedCount = skippedTotal
-        summary.skipped = Array(skipped.prefix(limit))
+        summary.skipped = Array(skipped.prefix(listed))
         return summary
     }
 

@@ -370,6 +370,17 @@ public struct SongJobAnswer: WireBody {
         self.error = error
     }
 
+    /// This answer with the texts its worker wrote (an error's message, an analysis' reason) cut
+    /// to ``ErrorBody/maxPeerMessageCharacters``.
+    public func bounded() -> SongJobAnswer {
+        var bounded = self
+        bounded.error = error?.bounded()
+        if let reason = analysis?.reason {
+            bounded.analysis?.reason = BoundedText.cut(reason, toScalars: ErrorBody.maxPeerMessageCharacters)
+        }
+        return bounded
+    }
+
     public func validate(command: String) throws(ProtocolError) {
         try Check.positive(job, field: "job", command: command)
         try Check.positive(Int64(attempt), field: "attempt", command: command)

@@ -217,6 +217,9 @@ struct APIRoutes: Sendable {
         return (text, omitted)
     }
 
+    /// Events that wait, copied, for an event stream whose client does not read them.
+    static let eventsWaitingPerStream = 16
+
     /// `GET /api/v1/events`: the coordinator's events as Server-Sent Events (`event:` its
     /// name, `data:` its JSON body), optionally only those of one `song`.
     private func events(_ request: Request) throws(HTTPFailure) -> Response {
@@ -227,8 +230,11 @@ struct APIRoutes: Sendable {
                 .serviceUnavailable, .busy, "\(EventHub.maxStreams) event streams are open, the most the gateway keeps; try again later",
                 retryAfterMs: 10_000)
         }
-        // A subscriber that does not read loses the oldest events (SPEC section 5), as the hub's own stream does.
-        let body = AsyncStream<ByteBuffer>(bufferingPolicy: .bufferingNewest(64)) { continuation in
+        // A subscriber that does not read loses the oldest events (SPEC section 5), as the hub's
+        // own stream does: at most 16 wait here, each copied for this stream and of at most
+        // 64 KiB (EventHub.maxStreamedEventBytes), so 256 streams that never read hold 256 MiB
+        // at the very most.
+        let body = AsyncStream<ByteBuffer>(bufferingPolicy: .bufferingNewest(Self.eventsWaitingPerStream)) { continuation in
             let task = Task {
                 continuation.yield(ByteBuffer(string: "retry: 2000\n: connected to \(gateway.configuration.events)\n\n"))
                 await withTaskGroup(of: Void.self) { group in

@@ -8,7 +8,8 @@ import TactusProtocol
 /// Server-Sent Events streams of the pages and of `/api/v1/events`, and the metrics.
 ///
 /// Events are notifications, not a reliable channel (SPEC section 5): a stream that falls more
-/// than ``bufferedEvents`` behind loses the oldest ones, and pages ask `status` as well.
+/// than ``bufferedEvents`` behind loses the oldest ones, and pages ask `status` as well. An
+/// event's body is at most ``maxStreamedEventBytes``.
 public final class EventHub: @unchecked Sendable {
     /// One event as the gateway forwards it: its name and its JSON body, as the coordinator sent them.
     public struct Message: Sendable, Hashable {
@@ -102,8 +103,19 @@ public final class EventHub: @unchecked Sendable {
         }
     }
 
+    /// The largest event body streamed: a `scan.progress` event listing long skipped paths is
+    /// listed shorter to fit, and anything larger is left out of the streams (each stream may
+    /// hold a few events for a client that does not read, copied for it).
+    static let maxStreamedEventBytes = 64 << 10
+
     static func message(_ event: Event) -> Message? {
-        guard let frames = try? event.frames(), frames.count == 4 else { return nil }
+        guard var frames = try? event.frames(), frames.count == 4 else { return nil }
+        if frames[3].count > maxStreamedEventBytes, case .scanProgress(let summary) = event {
+            let shorter = Event.scanProgress(summary.listingSkips(atMost: 100, bytes: maxStreamedEventBytes / 4))
+            guard let listed = try? shorter.frames(), listed.count == 4 else { return nil }
+            frames = listed
+        }
+        guard frames[3].count <= maxStreamedEventBytes else { return nil }
         let song: SongID?
         switch event {
         case .jobDone(let body): song = body.song

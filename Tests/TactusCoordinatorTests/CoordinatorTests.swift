@@ -187,6 +187,26 @@ import Testing
         #expect(try worker.nextJob() != nil)
     }
 
+    /// A worker's error message of 1.2 MB (the fourth attack round's took the coordinator to
+    /// 812 MB through subscribers that did not read its events) is cut to 1000 characters
+    /// before it is stored or published.
+    @Test func aWorkersLongErrorMessageIsCut() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let worker = try TestWorker(running, id: "w")
+        let response = try submitted(try submit(client, try testSong()))
+        let (job, _) = try #require(try worker.nextJob())
+        try worker.fail(job, code: .corrupt, message: String(repeating: "E", count: 1_200_000))
+        let failed = try client.waitForEvent { if case .jobFailed = $0 { true } else { false } }
+        guard case .jobFailed(let body)? = failed else { Issue.record("no job.failed"); return }
+        let cut = String(repeating: "E", count: ErrorBody.maxPeerMessageCharacters - 1) + "…"
+        #expect(body.error.code == .corrupt && body.error.message == cut)
+        let status = try #require(try client.request(.status(StatusRequest(song: response.song.hex))).answer(StatusCommand.self))
+        #expect(status.jobs.first?.error?.message == cut)
+    }
+
     @Test func aResultArrivingWhileTheLibraryIsLockedIsRedoneOnceItIsWritable() throws {
         let directory = try TemporaryDirectory()
         let running = try RunningCoordinator(directory: directory.path) { $0.databaseBusyTimeoutS = 0.2 }

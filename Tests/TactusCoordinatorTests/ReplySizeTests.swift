@@ -53,5 +53,12 @@ import Testing
         #expect(summary.skippedCount == 2_500 && summary.skippedTotal == 2_500)
         let few = ScanSummary(skipped: Array(skipped.prefix(3)), files: 3).listingSkips()
         #expect(few.skipped.count == 3 && few.skippedCount == nil && few.skippedTotal == 3)
+        // A planted folder of long paths (the fourth attack round's: 1,000 paths of 2.7 KB made
+        // every scan's reply 5.6 MB): listed up to 256 KiB, and the reply stays small.
+        let folder = "/music/" + (0..<10).map { _ in String(repeating: "d", count: 250) }.joined(separator: "/")
+        let long = (0..<1_000).map { ScanSkip(path: "\(folder)/\($0)" + String(repeating: "n", count: 200) + ".mp3", reason: "not audio") }
+        let planted = ScanSummary(skipped: long, files: 1_000).listingSkips()
+        #expect(planted.skippedCount == 1_000 && planted.skipped.count < 100 && planted.skipped == Array(long.prefix(planted.skipped.count)))
+        #expect(try JSONEncoder().encode(planted).count < ScanSummary.maxListedSkipBytes + 64 << 10)
     }
 }
