@@ -91,7 +91,15 @@ final class SubmitService: RequestService {
             pool.run({ Result { try intake.prepare() } }) { [self] prepared in
                 budget.release(inHand)
                 let response = prepared.flatMap { prepared in Result { try queue.queue(prepared, client: client) } }
-                if let id = request.upload { uploads.submitEnded(id, answer: try? response.get()) }
+                if let id = request.upload {
+                    // Bytes refused for what they are (not audio, damaged, too long) cannot be
+                    // submitted again: the upload goes, its file and its place with it.
+                    if case .failure(let error as ErrorBody) = response, error.code.concernsTheSong {
+                        uploads.remove(id)
+                    } else {
+                        uploads.submitEnded(id, answer: try? response.get())
+                    }
+                }
                 answer(response.map { .submit($0) })
             }
         } catch {
