@@ -18,7 +18,7 @@ final class WorkerMessageReader {
 
     /// Why a message was dropped unread.
     enum Drop: String, CaseIterable {
-        /// Larger than anything its sender may send now (``largestMessage(registered:running:)``).
+        /// Larger than anything its sender may send now (``largestMessage(registered:running:limits:)``).
         case unexpected = "larger than its sender may send now"
         /// Its sender has ``waitingLimit`` messages waiting for an earlier one of its own.
         case senderBehind = "its sender's earlier messages are still being read"
@@ -55,7 +55,7 @@ final class WorkerMessageReader {
     private var waiting: [[UInt8]: [[[UInt8]]]] = [:]
     /// Bytes of the messages being decoded or waiting.
     private(set) var heldBytes = 0
-    /// The messages dropped since ``takeDrops()``, and their bytes, by reason.
+    /// The messages dropped since they were last reported (``takeDrops(at:)``), and their bytes.
     private var drops: [Drop: (count: Int, bytes: Int)] = [:]
     private var lastDropReport: ContinuousClock.Instant?
 
@@ -66,7 +66,7 @@ final class WorkerMessageReader {
 
     /// Decodes `frames` (the routing id first) and gives `handle` the frames and the outcome:
     /// at once, or on the loop's thread once decoded (``BackgroundWork/deliver()``) and after
-    /// the sender's earlier messages; or drops the message (``takeDrops()`` counts it).
+    /// the sender's earlier messages; or drops the message (``takeDrops(at:)`` reports it).
     func read(_ frames: [[UInt8]], then handle: @escaping ([[UInt8]], Decoded) -> Void) {
         let address = frames[0]
         let size = Self.size(frames)

@@ -154,6 +154,33 @@ import TactusZMQ
         #expect(next.count == 2 && next[1] == bytes("after"))
     }
 
+    /// A message over what its sender may send (the limit asked of its first frame, the routing
+    /// id) comes with its first frame alone and the bytes left uncopied; the next one whole.
+    @Test func aMessageOverItsSendersLimitComesWithoutItsFrames() throws {
+        let endpoint = inprocEndpoint()
+        let router = try context.socket(.router)
+        try router.bind(endpoint)
+        let dealer = try context.socket(.dealer)
+        try dealer.set(.routingID(bytes("small-only")))
+        try dealer.connect(endpoint)
+        try dealer.send([bytes("head"), [UInt8](repeating: 7, count: 100_000), bytes("tail")])
+        try dealer.send([bytes("head"), [UInt8](repeating: 7, count: 100)])
+        var received: ReceivedMessage?
+        var limits: [[UInt8]] = []
+        let deadline = ContinuousClock.now + .seconds(2)
+        while received == nil && ContinuousClock.now < deadline {
+            received = try router.tryReceive(keepingAtMost: 8) { first in
+                limits.append(first)
+                return 1_000
+            }
+        }
+        let large = try #require(received)
+        #expect(limits == [bytes("small-only")])
+        #expect(large.frames == [bytes("small-only")] && large.frameCount == 4 && large.bytesLeftOut == 4 + 100_000 + 4)
+        let small = try #require(try router.tryReceive(keepingAtMost: 8) { _ in 1_000 })
+        #expect(small.frames.count == 3 && small.frames[2].count == 100 && small.bytesLeftOut == 0)
+    }
+
     @Test func framesLargerThanTheMaximumMessageSizeAreRefused() throws {
         let router = try context.socket(.router)
         try router.set(.maxMessageSize(1024))
