@@ -1,6 +1,6 @@
 # Tactus: the two commands of the README (`make run`, `make test`) and the developer targets.
 SHELL := /bin/bash
-SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 curl python3-venv \
+SYSTEM_PACKAGES := libmpg123-dev libsndfile1-dev libflac-dev libzmq3-dev libfftw3-dev libsqlite3-dev pkg-config librsvg2-bin sqlite3 iproute2 curl python3-venv \
 	librubberband-dev libtag1-dev libopenblas-dev libsoxr-dev chromium chromium-driver python3-selenium
 PYTHON_PACKAGES := python3-zmq python3-numpy python3-mutagen python3-pytest python3-yaml python3-jsonschema \
 	python3-openapi-spec-validator

@@ -63,6 +63,7 @@ let package = Package(
         // C libraries, found through pkg-config.
         .systemLibrary(name: "CMPG123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CZeroMQ", pkgConfig: "libzmq", providers: [.apt(["libzmq3-dev"])]),
         .systemLibrary(name: "CFFTW", pkgConfig: "fftw3f", providers: [.apt(["libfftw3-dev"])]),
         .systemLibrary(name: "CRubberBand", pkgConfig: "rubberband", providers: [.apt(["librubberband-dev"])]),
@@ -85,7 +86,7 @@ let package = Package(
         .target(
             name: "TactusAudio",
             dependencies: [
-                "CMPG123", "CSndFile", "TactusModel",
+                "CMPG123", "CSndFile", "CFLAC", "TactusModel",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
@@ -247,7 +248,7 @@ let package = Package(
         .testTarget(
             name: "DetectorConformanceTests",
             dependencies: ["TactusAnalysis", "TactusDetector", "TactusDetectorTestSupport", "TactusTestSupport"]),
-        .testTarget(name: "TactusAudioTests", dependencies: ["TactusAudio", "TactusDSP", "TactusModel", "TactusTestSupport"]),
+        .testTarget(name: "TactusAudioTests", dependencies: ["CSndFile", "TactusAudio", "TactusDSP", "TactusModel", "TactusTestSupport"]),
         // The tests that run the `tactus` binary (its commands, `tactus worker` against a fake
         // coordinator); `tactus serve`'s end-to-end tests are TactusServerTests.
         .testTarget(

@@ -18,7 +18,7 @@ import sys
 # process never links any of it (client content is parsed in service hosts and workers), nor do
 # the wire protocol, the client and the web gateway.
 CONTENT = ["TactusAudio", "TactusDSP", "TactusCadence", "TactusStretch", "TactusTags", "TactusAnalysis",
-           "CMPG123", "CSndFile", "CFFTW", "CSoxr", "CRubberBand", "CTagLib"]
+           "CMPG123", "CSndFile", "CFLAC", "CFFTW", "CSoxr", "CRubberBand", "CTagLib"]
 
 FORBIDDEN = {
     "TactusModel": ["GRDB", "TactusStore", "TactusAudio"],
