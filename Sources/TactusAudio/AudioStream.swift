@@ -89,38 +89,60 @@ public final class AudioStream {
     ///   `too-short`, `truncated` (less than the minimum before the data ran out) or
     ///   `corrupt` (the decoder failed before any audio).
     public func readBlock(_ body: (UnsafeBufferPointer<Float>) -> Void) throws(AudioError) -> Bool {
-        guard !isFinished else { return false }
+        guard let filled = try gatherBlock() else { return false }
+        mono.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<filled])) }
+        return true
+    }
+
+    /// Decodes the next block into `buffer` and returns its length, or nil (leaving `buffer`
+    /// alone) once the song has ended: as ``readBlock(_:)``, but the block is not copied, the
+    /// stream's storage and `buffer`'s are exchanged instead. Past the block's length, `buffer`
+    /// holds nothing of use.
+    public func readBlock(into buffer: inout [Float]) throws(AudioError) -> Int? {
+        guard let filled = try gatherBlock() else { return nil }
+        swap(&mono, &buffer)
+        if mono.count < options.blockFrames { mono = [Float](repeating: 0, count: options.blockFrames) }
+        return filled
+    }
+
+    /// Decodes the next block into ``mono`` and returns its length, or nil once the song has ended.
+    private func gatherBlock() throws(AudioError) -> Int? {
+        guard !isFinished else { return nil }
         var filled = 0
         while filled < options.blockFrames, ending == nil {
-            let step = decoder.next()
-            guard case .frames(let interleaved, let channels) = step else {
+            let step = mono.withUnsafeMutableBufferPointer { decoder.next(into: UnsafeMutableBufferPointer(rebasing: $0[filled..<options.blockFrames])) }
+            let frames: Int
+            switch step {
+            case .frames(let interleaved, let channels): frames = interleaved.count / channels
+            case .mono(let count): frames = count
+            case .end, .failure:
                 ending = step
-                break
+                continue
             }
-            let frames = interleaved.count / channels
             guard framesDecoded + filled + frames <= maximumFrames else {
                 isFinished = true
                 throw .tooLong(
                     file: name, seconds: seconds(framesDecoded + filled + frames), maximumSeconds: options.maximumSeconds,
                     estimated: false)
             }
-            if mono.count < filled + frames { mono.append(contentsOf: repeatElement(0, count: filled + frames - mono.count)) }
-            mono.withUnsafeMutableBufferPointer { all in
-                Self.downmix(interleaved, channels: channels, into: UnsafeMutableBufferPointer(rebasing: all[filled...]))
+            if case .frames(let interleaved, let channels) = step {
+                if mono.count < filled + frames { mono.append(contentsOf: repeatElement(0, count: filled + frames - mono.count)) }
+                mono.withUnsafeMutableBufferPointer { all in
+                    Self.downmix(interleaved, channels: channels, into: UnsafeMutableBufferPointer(rebasing: all[filled...]))
+                }
             }
             filled += frames
         }
         if filled > 0 {
             framesDecoded += filled
-            mono.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<filled])) }
-            return true
+            return filled
         }
         if case .failure(let message) = ending {
             try finish(failure: message)
         } else {
             try finish(failure: nil)
         }
-        return false
+        return nil
     }
 
     /// The next block as an array, or nil at the end (a copying convenience over ``readBlock(_:)``).

@@ -24,20 +24,19 @@ final class FLACFrameReader {
     /// The frame libFLAC decoded last, until all its samples are delivered: its channels'
     /// samples (valid until libFLAC decodes the next), its length, how many are delivered.
     private var frame: (channels: UnsafePointer<UnsafePointer<Int32>?>, length: Int, delivered: Int, scale: Float)?
-    /// The mono samples of the block being read, handed out until the next read.
-    private let mono: UnsafeMutableBufferPointer<Float>
+    /// The block being read (during ``next(into:)`` only), and how much of it is written.
+    private var block = UnsafeMutableBufferPointer<Float>(start: nil, count: 0)
     private var filled = 0
 
     /// A decoder of the stream `reader` holds, which libsndfile has opened already: `frames`
-    /// is its frame count (`SF_INFO.frames`), `channels` its channel count. Blocks are at most
-    /// `blockFrames` long. Nil when libFLAC cannot make a decoder.
-    init?(reader: ByteReader, channels: Int, frames: Int64, blockFrames: Int) {
+    /// is its frame count (`SF_INFO.frames`), `channels` its channel count.
+    /// Nil when libFLAC cannot make a decoder.
+    init?(reader: ByteReader, channels: Int, frames: Int64) {
         guard let decoder = FLAC__stream_decoder_new() else { return nil }
         self.decoder = decoder
         self.reader = reader
         self.channels = channels
         remaining = frames > 0 && frames < Int64.max ? frames : nil
-        mono = .allocate(capacity: blockFrames)
         _ = reader.seek(to: 0, whence: SEEK_SET)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let status = FLAC__stream_decoder_init_stream(
@@ -75,7 +74,6 @@ final class FLACFrameReader {
             context)
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
             FLAC__stream_decoder_delete(decoder)
-            mono.deallocate()
             return nil
         }
         FLAC__stream_decoder_process_until_end_of_metadata(decoder)
@@ -83,17 +81,18 @@ final class FLACFrameReader {
 
     deinit {
         FLAC__stream_decoder_delete(decoder)
-        mono.deallocate()
     }
 
-    /// The next block of mono samples (up to the block length: fewer only at the end), the
-    /// end, or libsndfile's message for the error that ended the stream.
-    func next() -> DecodeStep {
+    /// Writes the next mono samples into `block` (filling it: fewer only at the end), or says
+    /// that the stream has ended, or gives libsndfile's message for the error that ended it.
+    func next(into block: UnsafeMutableBufferPointer<Float>) -> DecodeStep {
+        self.block = block
+        defer { self.block = UnsafeMutableBufferPointer(start: nil, count: 0) }
         filled = 0
         if remaining != 0 {
             if FLAC__stream_decoder_get_state(decoder).rawValue > FLAC__STREAM_DECODER_END_OF_STREAM.rawValue { frame = nil }
             deliver()
-            while filled < mono.count {
+            while filled < block.count {
                 guard FLAC__stream_decoder_process_single(decoder) != 0,
                       FLAC__stream_decoder_get_state(decoder).rawValue < FLAC__STREAM_DECODER_END_OF_STREAM.rawValue else {
                     frame = nil
@@ -105,7 +104,7 @@ final class FLACFrameReader {
                 remaining = left - Int64(filled)
             }
         }
-        if filled > 0 { return .frames(UnsafeBufferPointer(rebasing: mono[0..<filled]), channels: 1) }
+        if filled > 0 { return .mono(count: filled) }
         return error.map { .failure($0) } ?? .end
     }
 
@@ -141,26 +140,27 @@ final class FLACFrameReader {
     }
 
     /// Averages the samples of the current frame not yet delivered into the block, as many
-    /// as it has room for.
+    /// as it has room for, clamped to [-1, 1] (as ``AudioStream/downmix(_:channels:into:)``
+    /// clamps; a damaged stream may decode to more than its bits hold).
     private func deliver() {
-        guard let current = frame else { return }
-        let count = min(current.length - current.delivered, mono.count - filled)
+        guard let current = frame, let output = block.baseAddress.map({ $0 + filled }) else { return }
+        let count = min(current.length - current.delivered, block.count - filled)
         guard count > 0 else { return }
         let scale = current.scale, start = current.delivered
-        let output = mono.baseAddress! + filled
+        @inline(__always) func clamp(_ x: Float) -> Float { min(max(x, -1), 1) }
         switch channels {
         case 1:
             let input = current.channels[0]! + start
-            for index in 0..<count { output[index] = Float(input[index]) * scale }
+            for index in 0..<count { output[index] = clamp(Float(input[index]) * scale) }
         case 2:
             let left = current.channels[0]! + start, right = current.channels[1]! + start
-            for index in 0..<count { output[index] = (Float(left[index]) * scale + Float(right[index]) * scale) * 0.5 }
+            for index in 0..<count { output[index] = clamp((Float(left[index]) * scale + Float(right[index]) * scale) * 0.5) }
         default:
             let share = 1 / Float(channels)
             for index in 0..<count {
                 var sum: Float = 0
                 for channel in 0..<channels { sum += Float(current.channels[channel]![start + index]) * scale }
-                output[index] = sum * share
+                output[index] = clamp(sum * share)
             }
         }
         filled += count

@@ -26,6 +26,9 @@ struct StreamDescription {
 enum DecodeStep {
     /// Interleaved frames of `channels` samples, valid until the next call.
     case frames(UnsafeBufferPointer<Float>, channels: Int)
+    /// `count` samples written at the start of the block given to the decoder, its channels
+    /// averaged and clamped to [-1, 1] as ``AudioStream`` averages and clamps frames.
+    case mono(count: Int)
     /// The stream ended normally.
     case end
     /// The decoder gave up; the message is its own.
@@ -35,8 +38,9 @@ enum DecodeStep {
 /// A decoder of one open stream (libmpg123 or libsndfile underneath). Not thread-safe.
 protocol FrameDecoder: AnyObject {
     var stream: StreamDescription { get }
-    /// Decodes the next piece of the stream.
-    func next() -> DecodeStep
+    /// Decodes the next piece of the stream: interleaved frames of the decoder's own, or mono
+    /// samples written into `block` (at most its length).
+    func next(into block: UnsafeMutableBufferPointer<Float>) -> DecodeStep
 }
 
 extension StreamDescription {

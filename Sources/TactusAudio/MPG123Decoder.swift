@@ -114,7 +114,7 @@ final class MPG123Decoder: FrameDecoder {
         }
     }
 
-    func next() -> DecodeStep {
+    func next(into _: UnsafeMutableBufferPointer<Float>) -> DecodeStep {
         while true {
             var frameNumber: off_t = 0
             var audio: UnsafeMutablePointer<UInt8>?

@@ -172,10 +172,10 @@ extension ReadAheadStream {
                 var failure: AudioError?
                 let start = ContinuousClock.now
                 do throws(AudioError) {
-                    more = try stream.readBlock { block in
-                        if buffer.count < block.count { buffer = [Float](repeating: 0, count: block.count) }
-                        buffer.withUnsafeMutableBufferPointer { _ = $0.update(fromContentsOf: block) }
-                        count = block.count
+                    // The block is decoded into the slot's buffer, not copied there.
+                    if let decoded = try stream.readBlock(into: &buffer) {
+                        count = decoded
+                        more = true
                     }
                 } catch {
                     failure = error

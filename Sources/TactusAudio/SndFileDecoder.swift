@@ -81,7 +81,7 @@ final class SndFileDecoder: FrameDecoder {
             bitrate: Self.bitrate(subtype: subtype, rate: rate, channels: channels, frames: estimated, byteCount: reader.length),
             tags: Self.tags(file))
         flac = major == Int32(SF_FORMAT_FLAC)
-            ? FLACFrameReader(reader: reader, channels: channels, frames: Int64(info.frames), blockFrames: blockFrames) : nil
+            ? FLACFrameReader(reader: reader, channels: channels, frames: Int64(info.frames)) : nil
         buffer = .allocate(capacity: flac == nil ? blockFrames * channels : 0)
     }
 
@@ -90,8 +90,8 @@ final class SndFileDecoder: FrameDecoder {
         buffer.deallocate()
     }
 
-    func next() -> DecodeStep {
-        if let flac { return flac.next() }
+    func next(into block: UnsafeMutableBufferPointer<Float>) -> DecodeStep {
+        if let flac { return flac.next(into: block) }
         let channels = stream.channels
         let frames = sf_readf_float(file, buffer.baseAddress, sf_count_t(blockFrames))
         if frames > 0 {
