@@ -2,8 +2,8 @@ import CFLAC
 
 /// The samples of a native FLAC stream, decoded by libFLAC's stream decoder and averaged to
 /// mono straight from its per-channel integer blocks: libsndfile would copy each frame
-/// through its own buffers into interleaved floats first, which cost a tenth of a song's
-/// analysis.
+/// through its own buffers into interleaved floats first, which cost about a tenth of a
+/// song's analysis.
 ///
 /// The stream is opened by libsndfile (``SndFileDecoder``: its header, tags and checks); this
 /// reader decodes its samples as libsndfile's `sf_readf_float` would deliver them, to the
@@ -37,7 +37,6 @@ final class FLACFrameReader {
         self.reader = reader
         self.channels = channels
         remaining = frames > 0 && frames < Int64.max ? frames : nil
-        _ = reader.seek(to: 0, whence: SEEK_SET)
         let context = Unmanaged.passUnretained(self).toOpaque()
         let status = FLAC__stream_decoder_init_stream(
             decoder,
@@ -72,10 +71,11 @@ final class FLACFrameReader {
                 Unmanaged<FLACFrameReader>.fromOpaque(context!).takeUnretainedValue().error = FLACFrameReader.message(status)
             },
             context)
-        guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
-            FLAC__stream_decoder_delete(decoder)
-            return nil
-        }
+        // Failing now, the reader is released whole: its deinit deletes the decoder.
+        guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else { return nil }
+        // From the start again (libsndfile's reading of the header left the reader elsewhere);
+        // libFLAC skips an ID3v2 tag before the stream as libsndfile does.
+        _ = reader.seek(to: 0, whence: SEEK_SET)
         FLAC__stream_decoder_process_until_end_of_metadata(decoder)
     }
 
