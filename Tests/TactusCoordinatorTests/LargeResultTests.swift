@@ -11,15 +11,36 @@ import Testing
 /// (The windows have no tempo, so that the tempo map, made from at most 256 of them, is not
 /// what is measured.)
 @Suite struct LargeResultTests {
+    /// A coordinator whose worker `w1` holds the job of a song just submitted.
+    struct HeldJob {
+        let running: RunningCoordinator
+        let client: TestClient
+        let worker: TestWorker
+        let submitted: SubmitResponse
+        let job: JobBody
+
+        /// Stops the coordinator again when any step fails.
+        init(in directory: TemporaryDirectory) throws {
+            let running = try RunningCoordinator(directory: directory.path)
+            do {
+                let client = try TestClient(running)
+                let worker = try TestWorker(running, id: "w1")
+                let submit = ClientRequest.Body.submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong())
+                submitted = try #require(try client.request(submit).answer(SubmitCommand.self))
+                job = try #require(try worker.nextJob()).0
+                (self.running, self.client, self.worker) = (running, client, worker)
+            } catch {
+                running.stop()
+                throw error
+            }
+        }
+    }
+
     @Test func aResultOfMegabytesIsDecodedWhileOtherClientsAreAnswered() throws {
         let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path)
+        let held = try HeldJob(in: directory)
+        let (running, client, worker, submitted, job) = (held.running, held.client, held.worker, held.submitted, held.job)
         defer { running.stop() }
-        let client = try TestClient(running)
-        let worker = try TestWorker(running, id: "w1")
-        let submit = ClientRequest.Body.submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong())
-        let submitted = try #require(try client.request(submit).answer(SubmitCommand.self))
-        let (job, _) = try #require(try worker.nextJob())
 
         // On a busy machine, another client asks for the status every 20 ms meanwhile, and keeps
         // the slowest answer.
@@ -66,13 +87,9 @@ import Testing
     /// 32 strongest are kept.
     @Test func aResultWithThousandsOfCandidatesKeepsTheStrongest() throws {
         let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path)
+        let held = try HeldJob(in: directory)
+        let (running, client, worker, submitted, job) = (held.running, held.client, held.worker, held.submitted, held.job)
         defer { running.stop() }
-        let client = try TestClient(running)
-        let worker = try TestWorker(running, id: "w1")
-        let submit = ClientRequest.Body.submit(SubmitRequest(name: "song.wav", detectors: ["fake"]), audio: try testSong())
-        let submitted = try #require(try client.request(submit).answer(SubmitCommand.self))
-        let (job, _) = try #require(try worker.nextJob())
         let descriptor = DetectorDescriptor(name: "fake", version: "1.0", summary: "", specific: [])
         let candidates = (0..<30_000).map { TempoCandidate(bpm: 60 + Double($0 % 14_000) / 100, strength: 1 / Double($0 + 1)) }
         let analysis = TempoAnalysis(
