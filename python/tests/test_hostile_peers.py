@@ -155,10 +155,11 @@ def test_frames_larger_than_any_worker_sends_drop_the_connection_at_once(tmp_pat
 
 def test_a_frame_begun_and_never_finished_is_dropped_with_its_bytes(tmp_path: Path) -> None:
     with running_server(tmp_path / "data") as server:
-        peers = [RawDealer(server.backend) for _ in range(2)]
+        # A worker's frame is at most what a two-hour song's RESULT needs (5.4 MiB by default).
+        peers = [RawDealer(server.backend) for _ in range(4)]
         for peer in peers:
-            peer.begin_result(30 * MIB)
-            assert peer.send_until_refused(8 * MIB) == 8 * MIB
+            peer.begin_result(5 * MIB)
+            assert peer.send_until_refused(4 * MIB) == 4 * MIB
         holding = resident_mb(server.process.pid)
         assert query_seconds(server) < 0.5
         started = time.monotonic()
