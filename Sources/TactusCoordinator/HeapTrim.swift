@@ -17,7 +17,7 @@ struct HeapTrim {
 
     /// Counts a message's bytes.
     mutating func received(_ frames: [[UInt8]]) {
-        for frame in frames { receivedSinceTrim += frame.count }
+        received(bytes: frames.reduce(0) { $0 + $1.count })
     }
 
     /// Counts bytes received (a message libzmq held, copied or not).

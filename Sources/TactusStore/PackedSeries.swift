@@ -71,7 +71,7 @@ public enum PackedEnvelope {
 
     /// Nil when the length is not a multiple of 4, or the envelope would not fit.
     public static func decode(_ data: Data, hopS: Double) -> EnergyEnvelope? {
-        guard data.count % 4 == 0, data.count / 4 <= maximumValues, hopS.isFinite, hops.contains(hopS) else { return nil }
+        guard data.count % 4 == 0, data.count / 4 <= maximumValues, hops.contains(hopS) else { return nil }
         return EnergyEnvelope(hopS: hopS, values: FloatBlob.decode(data))
     }
 
@@ -79,7 +79,7 @@ public enum PackedEnvelope {
     /// most ``maximumValues`` values, a hop within ``hops``, and no longer than the song and a
     /// second.
     public static func fits(_ envelope: EnergyEnvelope, durationS: Double?) -> Bool {
-        guard envelope.values.count <= maximumValues, envelope.hopS.isFinite, hops.contains(envelope.hopS) else { return false }
+        guard envelope.values.count <= maximumValues, hops.contains(envelope.hopS) else { return false }
         guard let durationS, durationS.isFinite else { return true }
         return Double(envelope.values.count) * envelope.hopS <= durationS + 1
     }
