@@ -108,6 +108,9 @@ public struct CoordinatorConfiguration: Sendable {
     public var heartbeatIntervalS: Double
     /// Heartbeat intervals of silence after which a peer is dead.
     public var liveness: Int
+    /// Seconds the queued jobs of a detector the server does not know (a plugin's) wait once
+    /// no connected worker offers it; then they fail with `unknown-detector`.
+    public var abandonedDetectorGraceS: Double = 300
     /// Directories under which `submit` by server-side path is allowed; none: refused. Songs
     /// below them are analysed in place (never copied), and `scan` compares them with the library.
     public var libraryRoots: [String]

@@ -312,10 +312,12 @@ extension CoordinatorLoop {
     }
 
     /// Ends a job as failed, storing a failed analysis so the failure is visible next to the
-    /// other detectors' results.
-    func finishFailed(_ job: Int64, failure: AnalysisFailure, worker: ConnectedWorker?, attempts: Int) {
+    /// other detectors' results. `attempts` is what the `job.failed` event counts (by
+    /// default the attempts the library holds).
+    func finishFailed(_ job: Int64, failure: AnalysisFailure, worker: ConnectedWorker?, attempts: Int? = nil) {
         do {
             guard let record = try library.job(job) else { return }
+            let attempts = attempts ?? record.attempts
             let analysis = worker.flatMap { worker in
                 worker.descriptor(record.detector).map {
                     AnalysisRecord.failed(
@@ -418,7 +420,7 @@ extension CoordinatorLoop {
             source = try jobSource(jobs[0], for: worker)
         } catch {
             for job in jobs {
-                finishFailed(job.id, failure: AnalysisFailure(error), worker: nil, attempts: 0)
+                finishFailed(job.id, failure: AnalysisFailure(error), worker: nil)
             }
             return true
         }
@@ -478,6 +480,31 @@ extension CoordinatorLoop {
             logger.warning("cannot requeue orphaned jobs yet", metadata: ["error": "\(error)"])
         }
     }
+
+    /// Fails the queued jobs of the detectors no worker has offered for the grace
+    /// (``AbandonedDetectors``), at most ``maxAbandonedJobsFailedPerTurn`` at each heartbeat so
+    /// that a long queue does not hold the loop.
+    func failJobsOfAbandonedDetectors(at now: ContinuousClock.Instant) {
+        let available = Set(workers.offered.map(\.descriptor.name) + configuration.knownDetectors.map(\.name))
+        var budget = Self.maxAbandonedJobsFailedPerTurn
+        for name in abandonedDetectors.due(queued: pending.depths.keys, available: available, at: now) where budget > 0 {
+            let failure = AnalysisFailure(
+                code: .unknownDetector,
+                message: "no worker has offered detector '\(name)' for \(Int(configuration.abandonedDetectorGraceS)) s")
+            var failed = 0
+            while budget > 0, let job = pending.popFirst(name) {
+                finishFailed(job.id, failure: failure, worker: nil)
+                failed += 1
+                budget -= 1
+            }
+            logger.warning(
+                "failed queued jobs of a detector no worker offers any more",
+                metadata: ["detector": "\(name)", "jobs": "\(failed)", "left": "\(pending.depths[name] ?? 0)"])
+        }
+    }
+
+    /// The most queued jobs of abandoned detectors failed at one heartbeat.
+    static let maxAbandonedJobsFailedPerTurn = 500
 
     func knownDescriptor(_ name: String) -> DetectorDescriptor? {
         configuration.knownDetectors.first { $0.name == name }

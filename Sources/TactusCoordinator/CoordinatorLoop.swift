@@ -47,6 +47,8 @@ final class CoordinatorLoop {
     var churnLog = WorkerChurnLog()
     var workers = WorkerRegistry()
     var pending = PendingJobs()
+    /// The plugin detectors whose last worker left while jobs of theirs were queued.
+    var abandonedDetectors: AbandonedDetectors
     /// The IDENTIFY requests sent to workers and not answered yet, by number.
     var identifyRequests: [Int64: IdentifyRequest] = [:]
     var nextIdentifyRequest: Int64 = 1
@@ -76,6 +78,7 @@ final class CoordinatorLoop {
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
         workerMessages = try WorkerMessageReader(limits: limits)
+        abandonedDetectors = AbandonedDetectors(grace: .milliseconds(Int64(configuration.abandonedDetectorGraceS * 1000)))
         renders = try RenderService(coordinator: coordinator)
         serviceWork = try BackgroundWork(threads: configuration.services.isEmpty ? 1 : 4, name: "tactus-services")
         uploads = try UploadService(configuration: configuration, logger: coordinator.logger)
@@ -392,6 +395,7 @@ final class CoordinatorLoop {
             sendToWorker(worker.address, .heartbeat)
         }
         requeueOrphanedJobs()
+        failJobsOfAbandonedDetectors(at: now)
         uploads.expire(at: now)
         heap.trimIfDue()
         let cutoff = now - .seconds(60)
