@@ -88,7 +88,7 @@ extension Library {
         return try write { db in
             let key = try Self.upsert(song, db)
             if let location { try Self.record(location, songKey: key, db) }
-            let now = Date()
+            let now = StoredDate.now
             var jobs = [JobRecord]()
             for request in requests {
                 let paramsJSON = request.params.canonicalJSON
@@ -119,7 +119,7 @@ extension Library {
     /// again. Returns every queued job, oldest first.
     public func recoverJobs() throws(StoreError) -> [JobRecord] {
         try write { db in
-            try db.executeCached(sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE state = 'running'", arguments: [Date()])
+            try db.executeCached(sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE state = 'running'", arguments: [StoredDate.now])
             return try JobRecord.fetch(db, where: "j.state = 'queued'", arguments: [])
         }
     }
@@ -132,7 +132,7 @@ extension Library {
                     UPDATE jobs SET state = 'running', attempts = attempts + 1, worker = ?, updated_at = ?
                     WHERE id = ? AND state = 'queued'
                     """,
-                arguments: [worker, Date(), id])
+                arguments: [worker, StoredDate.now, id])
             guard db.changesCount == 1 else { throw StoreError.invalidValue(field: "job", value: "\(id)", accepted: "a queued job") }
             return try Int.fetchOne(db.cachedStatement(sql: "SELECT attempts FROM jobs WHERE id = ?"), arguments: [id])!
         }
@@ -143,7 +143,7 @@ extension Library {
         try write { db in
             try db.executeCached(
                 sql: "UPDATE jobs SET state = 'queued', updated_at = ? WHERE id = ? AND state = 'running'",
-                arguments: [Date(), id])
+                arguments: [StoredDate.now, id])
         }
     }
 
@@ -208,7 +208,7 @@ extension Library {
                 try Self.upsert(finished.result, songKey: key, params: &params, db)
                 try db.executeCached(
                     sql: "UPDATE jobs SET state = 'done', error_code = NULL, error_message = NULL, updated_at = ? WHERE id = ?",
-                    arguments: [Date(), finished.id])
+                    arguments: [StoredDate.now, finished.id])
                 outcomes.append(.stored)
             }
             guard let key = songKey, outcomes.contains(.stored) else { return (outcomes, nil) }
@@ -259,7 +259,7 @@ extension Library {
             }
             try db.executeCached(
                 sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
-                arguments: [state.rawValue, failure.code.rawValue, failure.message, Date(), id])
+                arguments: [state.rawValue, failure.code.rawValue, failure.message, StoredDate.now, id])
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
             return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
         }

@@ -82,7 +82,7 @@ extension Library {
                     song_id = excluded.song_id, byte_size = excluded.byte_size, mtime_ns = excluded.mtime_ns,
                     seen_at = excluded.seen_at, missing_since = NULL
                 """,
-            arguments: [key, location.root, location.path, location.byteSize, location.mtimeNs, Date()])
+            arguments: [key, location.root, location.path, location.byteSize, location.mtimeNs, StoredDate.now])
         try refreshMissing(songKey: key, db)
         if let previous, previous != key {
             try db.execute(
@@ -120,7 +120,7 @@ extension Library {
             else { return false }
             try db.execute(
                 sql: "UPDATE song_locations SET missing_since = coalesce(missing_since, ?) WHERE root = ? AND path = ?",
-                arguments: [Date(), root, path])
+                arguments: [StoredDate.now, root, path])
             try Self.refreshMissing(songKey: key, db)
             return true
         }

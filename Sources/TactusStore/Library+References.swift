@@ -95,7 +95,7 @@ extension Library {
                 INSERT INTO reference_tempi (song_id, bpm, source, set_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (song_id) DO UPDATE SET bpm = excluded.bpm, source = excluded.source, set_at = excluded.set_at
                 """
-        ).execute(arguments: [songKey, bpm, source, date])
+        ).execute(arguments: [songKey, bpm, source, StoredDate.text(date)])
     }
 
     private static func songKey(prefix: String, file: String, line: Int, _ db: Database) throws -> Int64 {

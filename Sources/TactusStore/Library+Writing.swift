@@ -116,7 +116,7 @@ extension Library {
         let arguments: StatementArguments = [
             song.id, song.fileName, song.byteSize, song.format, song.codec, song.sampleRate, song.channels,
             song.durationS, tags.title, tags.artist, tags.album, tags.genre, tags.year,
-            song.addedAt, envelope.map(PackedEnvelope.encode), envelope?.hopS, StoredJSON.encode(song.beatGrid),
+            StoredDate.text(song.addedAt), envelope.map(PackedEnvelope.encode), envelope?.hopS, StoredJSON.encode(song.beatGrid),
         ]
         return try Int64.fetchOne(statement, arguments: arguments)!
     }
@@ -154,7 +154,7 @@ extension Library {
         let arguments: StatementArguments = [
             songKey, a.detector, a.version, paramsJSON, paramsHash,
             record.status.rawValue, a.bpm, a.confidence, CandidatesJSON.encode(a.candidates),
-            PackedWindows.encode(a.windows), a.seconds, record.worker, record.analyzedAt, a.reason,
+            PackedWindows.encode(a.windows), a.seconds, record.worker, StoredDate.text(record.analyzedAt), a.reason,
             record.failure?.code.rawValue, record.failure?.message, StoredJSON.encode(a.beats),
         ]
         try statement.execute(arguments: arguments)
