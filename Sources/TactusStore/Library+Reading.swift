@@ -13,11 +13,11 @@ extension Library {
     }
 
     /// Every analysis of a song, sorted by detector, preset and version. The per-window
-    /// series are decoded only when `windows` is true (they are the bulk of the data).
+    /// series and the beats are read only when `windows` is true (they are the bulk of the data).
     public func analyses(of song: SongID, windows: Bool = false) throws(StoreError) -> [StoredAnalysis] {
         try read { db in
             let key = try Self.songKey(song, db)
-            return try Row.fetchAll(db, sql: "SELECT \(Self.analysisColumns) FROM analyses WHERE song_id = ?", arguments: [key])
+            return try Row.fetchAll(db, sql: "SELECT \(Self.analysisColumns(windows: windows)) FROM analyses WHERE song_id = ?", arguments: [key])
                 .map { try Self.storedAnalysis($0, song: song, windows: windows) }
                 .sorted { ($0.record.label, $0.record.analysis.version) < ($1.record.label, $1.record.analysis.version) }
         }
@@ -33,7 +33,7 @@ extension Library {
             try Row.fetchOne(
                 db.cachedStatement(
                     sql: """
-                        SELECT \(Self.analysisColumns) FROM analyses JOIN songs ON songs.id = analyses.song_id
+                        SELECT \(Self.analysisColumns(windows: windows)) FROM analyses JOIN songs ON songs.id = analyses.song_id
                         WHERE songs.sha256 = ? AND detector = ? AND detector_version = ? AND params_hash = ?
                         """),
                 arguments: [song, detector, version, hash]
@@ -202,10 +202,16 @@ extension Library {
         CASE WHEN length(envelope) <= \(4 * PackedEnvelope.maximumValues) THEN envelope END AS envelope
         """
 
-    /// The columns of `analyses` that ``storedAnalysis(_:song:windows:)`` reads. Values larger
-    /// than an analysis may hold (a library file edited by hand) are not copied out of the file:
-    /// such candidates, windows and beats read as none, and text is cut.
-    static let analysisColumns = """
+    /// The columns of `analyses` that ``storedAnalysis(_:song:windows:)`` reads: with
+    /// `windows`, the per-window series and the beats too; without, neither is copied out of
+    /// the file (they are the bulk of an analysis). Values larger than an analysis may hold (a
+    /// library file edited by hand) are not copied either: such candidates, windows and beats
+    /// read as none, and text is cut.
+    static func analysisColumns(windows: Bool) -> String {
+        windows ? analysisColumnsWithSeries : analysisColumnsWithoutSeries
+    }
+
+    private static let analysisColumnsWithoutSeries = """
         analyses.detector, analyses.detector_version, analyses.params_hash, analyses.status, analyses.bpm,
         analyses.confidence, analyses.seconds, analyses.analyzed_at,
         CASE WHEN length(analyses.params_json) <= \(Library.maxParametersCharacters) THEN analyses.params_json ELSE '{}' END AS params_json,
@@ -213,7 +219,11 @@ extension Library {
         substr(analyses.reason, 1, \(Library.maxShownTextCharacters)) AS reason,
         substr(analyses.error_code, 1, \(Library.maxShownTextCharacters)) AS error_code,
         substr(analyses.error_message, 1, \(Library.maxShownTextCharacters)) AS error_message,
-        CASE WHEN length(analyses.candidates_json) <= \(CandidatesJSON.maximumTextBytes) THEN analyses.candidates_json ELSE '[]' END AS candidates_json,
+        CASE WHEN length(analyses.candidates_json) <= \(CandidatesJSON.maximumTextBytes) THEN analyses.candidates_json ELSE '[]' END AS candidates_json
+        """
+
+    private static let analysisColumnsWithSeries = analysisColumnsWithoutSeries + """
+        ,
         CASE WHEN length(analyses.windows) <= \(PackedWindows.maximumWindows * PackedWindows.stride) THEN analyses.windows ELSE x'' END AS windows,
         CASE WHEN length(analyses.beats_json) <= \(StoredJSON<BeatPositions>.maximumTextBytes) THEN analyses.beats_json END AS beats_json
         """
