@@ -60,13 +60,30 @@ extension CoordinatorLoop: SubmissionQueue {
     }
 
     /// Answers a read of the library on a background thread (the library's read pool lets
-    /// several run at once, beside the loop's writes).
+    /// several run at once, beside the loop's writes): a bulk read on one of the bulk threads.
     private func answerInBackground(
         _ read: LibraryService.Request, then answer: @escaping RequestRoutes.Answer
     ) {
-        guard reads.inFlight < Self.maxBackgroundWork else { return answer(.failure(reads.busy)) }
-        reads.run({ [service] in Result { try service.answer(read) } }, then: answer)
+        let pool = Self.isBulk(read) ? bulkReads : reads
+        guard pool.inFlight < Self.maxBackgroundWork else { return answer(.failure(pool.busy)) }
+        pool.run({ [service] in Result { try service.answer(read) } }, then: answer)
     }
+
+    /// Whether `read` goes through many songs: the comparison of the whole library, a playlist,
+    /// or a query that lists more than ``largestSmallQuery`` songs or a histogram. Several at once
+    /// (eight tabs exporting a library of 100,000 songs) keep threads busy for seconds, and
+    /// would otherwise hold every other client's `status`, `result` and short `query` behind them.
+    static func isBulk(_ read: LibraryService.Request) -> Bool {
+        switch read {
+        case .compare(let request): request.song == nil
+        case .playlist: true
+        case .query(let query): (query.limit ?? 100) > largestSmallQuery || query.histogram != nil
+        case .job, .jobs, .result, .resolve, .truth: false
+        }
+    }
+
+    /// The most songs a query lists on the threads of small reads (a page of a listing).
+    static let largestSmallQuery = 100
 
     /// The reply to request `requestID`: its answer, or the error it met as the protocol's
     /// error body.

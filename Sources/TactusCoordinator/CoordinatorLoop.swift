@@ -18,8 +18,12 @@ final class CoordinatorLoop {
     let admission: ConnectionAdmission
     let endpoints: BoundEndpoints
     var clientJobs = ClientJobs()
-    /// The threads that answer reads of the library off the loop.
+    /// The threads that answer reads of the library off the loop: the small ones (a job, a
+    /// song's result, a page of songs), and the bulk ones (``isBulk(_:)``: comparisons,
+    /// playlists, long pages), which have threads of their own so that a small read never
+    /// waits behind them.
     let reads: BackgroundWork
+    let bulkReads: BackgroundWork
     /// The threads that take the slow steps of submissions off the loop.
     let intake: BackgroundWork
     /// Decodes the workers' messages, the large ones off the loop.
@@ -74,6 +78,7 @@ final class CoordinatorLoop {
         let configuration = coordinator.configuration
         let limits = configuration.limits
         reads = try BackgroundWork(threads: 2, name: "tactus-reads")
+        bulkReads = try BackgroundWork(threads: 2, name: "tactus-bulk-reads")
         // A submission waits mostly on the disk (file creation, fsync), so more threads than
         // cores keep submissions flowing without taking CPU from the loop.
         intake = try BackgroundWork(threads: 4, name: "tactus-intake")
@@ -192,7 +197,7 @@ final class CoordinatorLoop {
         // that left without waiting for the next event (17 KB each, which grew without bound
         // on an idle server whose subscribers came and went).
         poller.add(publisher)
-        for pool in [reads, intake, workerMessages.work, renders.work, cadence.work, serviceWork, uploads.writes] {
+        for pool in [reads, bulkReads, intake, workerMessages.work, renders.work, cadence.work, serviceWork, uploads.writes] {
             poller.add(readableDescriptor: pool.doorbell.descriptor)
         }
         var stopDeadline: ContinuousClock.Instant?
@@ -213,7 +218,7 @@ final class CoordinatorLoop {
                 logger.info("stopping: no new submissions; waiting for running jobs", metadata: ["running": "\(runningCount)"])
             }
             if let stopDeadline,
-                runningCount == 0 && reads.inFlight + intake.inFlight + cadence.work.inFlight + serviceWork.inFlight + uploads.writes.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
+                runningCount == 0 && reads.inFlight + bulkReads.inFlight + intake.inFlight + cadence.work.inFlight + serviceWork.inFlight + uploads.writes.inFlight == 0 && identifyRequests.isEmpty || ContinuousClock.now >= stopDeadline
             {
                 disconnectAllWorkers()
                 scans.answerStopping()
@@ -239,6 +244,7 @@ final class CoordinatorLoop {
                 }, tooManyFrames: refuseClientMessage)
             }
             reads.deliverIfFinished()
+            if ready.contains(readableDescriptor: bulkReads.doorbell.descriptor) { bulkReads.deliver() }
             if ready.contains(readableDescriptor: intake.doorbell.descriptor) { intake.deliver() }
             if ready.contains(readableDescriptor: workerMessages.work.doorbell.descriptor) { workerMessages.work.deliver() }
             if ready.contains(readableDescriptor: renders.work.doorbell.descriptor) { renders.work.deliver() }
