@@ -1,4 +1,4 @@
-import Glibc
+import TactusModel
 
 /// Hands the memory the C heap keeps after a burst of large messages back to the system.
 ///
@@ -29,13 +29,6 @@ struct HeapTrim {
     mutating func trimIfDue() {
         guard receivedSinceTrim >= Self.burstBytes else { return }
         receivedSinceTrim = 0
-        _ = Self.mallocTrim?(0)
+        SystemHeap.trim()
     }
-
-    /// glibc's `malloc_trim` (its `malloc.h` is not part of the Glibc module, so the function is
-    /// looked up by name); nil where there is none.
-    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
-        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
-    }()
 }

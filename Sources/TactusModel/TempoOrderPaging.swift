@@ -17,7 +17,7 @@
 /// ```
 public struct TempoOrderPaging: Sendable {
     /// The songs asked for a page; a shorter page is the last.
-    public let pageSize: Int
+    public private(set) var pageSize: Int
     /// The lower bound of the tempo range for the next page.
     public private(set) var lower: Double
     /// The offset of the next page: the songs at exactly ``lower`` already read.
@@ -33,6 +33,14 @@ public struct TempoOrderPaging: Sendable {
         precondition(pageSize > 0)
         self.lower = lower
         self.pageSize = pageSize
+    }
+
+    /// Asks for half as many songs a page from now on (a page of long titles and paths may be
+    /// more than a reply may carry); false when a page is one song already.
+    public mutating func halvePage() -> Bool {
+        guard pageSize > 1 else { return false }
+        pageSize /= 2
+        return true
     }
 
     /// Takes the page asked with ``lower`` and ``skip`` (the songs ordered by tempo, ascending).

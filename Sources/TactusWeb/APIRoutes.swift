@@ -102,12 +102,27 @@ struct APIRoutes: Sendable {
         }
         var query = try LibraryRequests.query(parameters, defaultLimit: Self.exportPage)
         query.order = TempoOrder.bpm.rawValue
+        do {
+            return try await gateway.exports.run { [query] in try await rekordbox(query) }
+        } catch {
+            throw HTTPFailure.from(error)
+        }
+    }
+
+    /// The rekordbox collection of the songs of `query`'s range, read a page at a time, each
+    /// page halved while the coordinator answers that it would be `too-large` (long tags and paths).
+    private func rekordbox(_ query: QueryRequest) async throws(HTTPFailure) -> Response {
         var paging = TempoOrderPaging(from: query.minBpm, pageSize: Self.exportPage)
         while !paging.isComplete {
             var request = query
             request.minBpm = paging.lower
             request.offset = paging.skip
-            paging.take(try await gateway.ask { [request] in try $0.query(request) })
+            request.limit = paging.pageSize
+            do {
+                paging.take(try await gateway.ask { [request] in try $0.query(request) })
+            } catch let failure where failure.body.code == .tooLarge && paging.halvePage() {
+                continue
+            }
         }
         let songs = paging.songs
         let ranged = query.minBpm > LibraryRequests.allBPM.lowerBound || query.maxBpm < LibraryRequests.allBPM.upperBound

@@ -25,6 +25,7 @@ public final class WebGateway: Sendable {
     let sessions = LoginSessions()
     let guesses = TokenGuesses()
     let uploads: UploadAdmission
+    let exports = ExportAdmission(maxExports: WebGateway.exportsAtOnce)
     let logger: Logger
 
     public init(configuration: WebConfiguration, logger: Logger) throws(ClientError) {
@@ -93,6 +94,9 @@ public final class WebGateway: Sendable {
                 services: [app, EventStreamsEnder(hub: events)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
     }
+
+    /// The exports of the library made at once (``ExportAdmission``).
+    static let exportsAtOnce = 2
 
     /// How long a connection without a request in progress is kept.
     public static let idleTimeout: Duration = .seconds(30)

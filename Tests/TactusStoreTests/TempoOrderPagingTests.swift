@@ -55,4 +55,30 @@ import Testing
         #expect(paging.isComplete)
         #expect(paging.songs.count == 3)
     }
+
+    /// A page too large to carry is asked again at half the size, down to one song, and the
+    /// paging goes on from where it was: every song once.
+    @Test func halvedPagesReadEverySongOnce() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        for n in 0..<10 { try add(n, bpm: 100 + Double(n / 3), to: library) }
+        var paging = TempoOrderPaging(from: 90, pageSize: 8)
+        var refused = 0
+        while !paging.isComplete {
+            // A "reply" of more than 3 songs is too large: the page is halved until it fits.
+            guard paging.pageSize <= 3 else {
+                refused += 1
+                let halved = paging.halvePage()
+                try #require(halved)
+                continue
+            }
+            paging.take(try library.query(
+                TempoQuery(range: paging.lower...200, source: .consensus, order: .bpm, limit: paging.pageSize, offset: paging.skip)))
+        }
+        #expect(refused == 2 && paging.pageSize == 2)
+        #expect(Set(paging.songs.map(\.song)) == Set((0..<10).map(Fixture.songID)) && paging.songs.count == 10)
+        var single = TempoOrderPaging(from: 90, pageSize: 1)
+        let halved = single.halvePage()
+        #expect(!halved, "a page of one song is not halved")
+    }
 }
