@@ -31,7 +31,7 @@ final class ConnectionAdmission {
     /// handler must answer their first connection.
     init(
         sockets: [(ZMQSocket, CoordinatorSecurity.Role)], security: CoordinatorSecurity?, connectionsPerPeer: Int,
-        context: ZMQContext, logger: Logger
+        workerConnections: Int, context: ZMQContext, logger: Logger
     ) throws {
         self.security = security
         self.logger = logger
@@ -43,7 +43,8 @@ final class ConnectionAdmission {
         } else {
             socket = nil
         }
-        limits = try ConnectionLimits(perPeer: connectionsPerPeer, sockets: sockets, context: context)
+        limits = try ConnectionLimits(
+            perPeer: connectionsPerPeer, workerConnections: workerConnections, sockets: sockets, context: context)
         for (server, role) in sockets {
             if let security { try server.set(security.serverKeys(for: role).socketOptions) }
             try server.set(.handshakeInterval(Self.handshakeTimeout))
@@ -96,6 +97,12 @@ final class ConnectionAdmission {
     /// past a limit.
     func readConnectionEvents() {
         limits.readEvents(logger: logger)
+    }
+
+    /// The connections dropped since the last call (a dropped connection may have held a
+    /// large frame that never came whole).
+    func takeDroppedConnections() -> Int {
+        limits.takeDropped()
     }
 
     /// Reads the authorized keys directories again; on failure the keys loaded before stay.

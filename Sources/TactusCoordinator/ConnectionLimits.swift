@@ -19,8 +19,9 @@ final class ConnectionLimits {
     let perPeer: Int
     /// Connections all peers together may hold to the sockets of one role: a third of the
     /// process's descriptors (at least ``perPeer``), so that clients and workers together leave
-    /// a third for the library, uploads and the coordinator's own work whatever comes in.
-    let perRole: Int
+    /// a third for the library, uploads and the coordinator's own work whatever comes in; for
+    /// workers, at most the `workerConnections` given.
+    let perRole: [CoordinatorSecurity.Role: Int]
     private let watches: [(role: CoordinatorSecurity.Role, connections: PeerConnections)]
     /// Peers (and roles, as "role:") refused and not yet back under their limit: each is
     /// logged once when refused.
@@ -29,10 +30,13 @@ final class ConnectionLimits {
     private static let maximumRefusing = 4096
 
     /// Starts counting the connections of `sockets` (before they bind).
-    init(perPeer: Int, sockets: [(ZMQSocket, CoordinatorSecurity.Role)], context: ZMQContext) throws(ZMQError) {
-        precondition(perPeer > 0)
+    init(
+        perPeer: Int, workerConnections: Int, sockets: [(ZMQSocket, CoordinatorSecurity.Role)], context: ZMQContext
+    ) throws(ZMQError) {
+        precondition(perPeer > 0 && workerConnections > 0)
         self.perPeer = perPeer
-        perRole = max(perPeer, Self.descriptorLimit / 3)
+        let third = max(perPeer, Self.descriptorLimit / 3)
+        perRole = [.client: third, .worker: min(third, workerConnections)]
         var watches: [(role: CoordinatorSecurity.Role, connections: PeerConnections)] = []
         for (socket, role) in sockets {
             watches.append((role, try PeerConnections(socket, context: context)))
@@ -42,6 +46,11 @@ final class ConnectionLimits {
 
     /// The sockets that become readable when connections are accepted or dropped.
     var eventSockets: [ZMQSocket] { watches.map(\.connections.eventSocket) }
+
+    /// The connections dropped since the last call, as of the events read so far.
+    func takeDropped() -> Int {
+        watches.reduce(0) { $0 + $1.connections.takeDropped() }
+    }
 
     /// The process's limit on open descriptors (`RLIMIT_NOFILE`, the soft one).
     static var descriptorLimit: Int {
@@ -69,6 +78,7 @@ final class ConnectionLimits {
         let sameRole = watches.filter { $0.role == role }.map(\.connections)
         let open = sameRole.reduce(0) { $0 + $1.count(of: peer) }
         let all = sameRole.reduce(0) { $0 + $1.total }
+        let perRole = self.perRole[role] ?? perPeer
         if open > perPeer {
             refused(peer, metadata: ["peer": "\(peer)", "open": "\(open - 1)", "limit": "\(perPeer)"], role: role, logger: logger)
             return false

@@ -66,6 +66,12 @@ public struct CoordinatorConfiguration: Sendable {
     /// the frontend and the events socket together), and as many as a worker (to the backend);
     /// a connection beyond is refused during its handshake (``ConnectionLimits``).
     public var maxConnectionsPerPeer = 256
+    /// Connections all workers together may hold to the backend beyond this machine's Unix
+    /// sockets (the local workers of `tactus serve` are not counted). libzmq gives each frame
+    /// its whole buffer as soon as the frame's size is read, so every connection may hold a
+    /// frame of up to ``maxWorkerFrameBytes`` that never comes whole: this bounds that memory
+    /// (40 of 5.4 MiB by default), whoever connects.
+    public var maxWorkerConnections = 40
     /// A directory only this user may enter, where the coordinator also binds its three sockets
     /// as Unix sockets (``BoundEndpoints/local``) for the local workers and web gateway of
     /// `tactus serve`: the directory's permissions say who may connect there, so those

@@ -96,7 +96,8 @@ final class CoordinatorLoop {
         publisher = try context.socket(.pub)
         admission = try ConnectionAdmission(
             sockets: [(frontend, .client), (backend, .worker), (publisher, .client)], security: configuration.security,
-            connectionsPerPeer: configuration.maxConnectionsPerPeer, context: context, logger: coordinator.logger)
+            connectionsPerPeer: configuration.maxConnectionsPerPeer, workerConnections: configuration.maxWorkerConnections,
+            context: context, logger: coordinator.logger)
         // libzmq receives a whole message before the loop sees it, and holds as many as
         // connections send: a client's frames are kept small (large songs and recordings come
         // as uploads, in chunks), and each connection may have only a few messages waiting
@@ -403,6 +404,7 @@ final class CoordinatorLoop {
         requeueOrphanedJobs()
         failJobsOfAbandonedDetectors(at: now)
         uploads.expire(at: now)
+        heap.connectionsDropped(admission.takeDroppedConnections())
         heap.trimIfDue()
         let cutoff = now - .seconds(60)
         completions.removeAll { $0 < cutoff }

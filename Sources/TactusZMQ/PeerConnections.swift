@@ -25,6 +25,8 @@ public final class PeerConnections {
     /// The peer group of each connection's file descriptor, while it is open.
     private var groupOfDescriptor: [Int32: String] = [:]
     private var counts: [String: Int] = [:]
+    /// Connections dropped (by either side) since the count was last taken.
+    private var droppedSinceTaken = 0
 
     /// Starts monitoring `socket` (call it before the socket binds, so that no connection is
     /// missed), in the socket's context.
@@ -61,7 +63,10 @@ public final class PeerConnections {
             // A descriptor closed and reused before its events were read is taken for its new
             // connection: the old one's count goes first.
             forget(descriptor)
-            guard event == ZMQ_EVENT_ACCEPTED else { continue }
+            guard event == ZMQ_EVENT_ACCEPTED else {
+                droppedSinceTaken += 1
+                continue
+            }
             let group = PeerAddress.group(ofConnection: descriptor)
             groupOfDescriptor[descriptor] = group
             counts[group, default: 0] += 1
@@ -69,6 +74,12 @@ public final class PeerConnections {
                 shutdown(descriptor, Int32(SHUT_RDWR))
             }
         }
+    }
+
+    /// The connections dropped since the last call, as of the events read so far.
+    public func takeDropped() -> Int {
+        defer { droppedSinceTaken = 0 }
+        return droppedSinceTaken
     }
 
     private func forget(_ descriptor: Int32) {

@@ -12,7 +12,8 @@ import Testing
 @Suite struct DetectorLimitTests {
     @Test func aWorkerOfferingOneDetectorTooManyIsDisconnectedSayingWhy() throws {
         let directory = try TemporaryDirectory()
-        let running = try RunningCoordinator(directory: directory.path)
+        // A connection for each of the detectors: more than the workers' connections by default.
+        let running = try RunningCoordinator(directory: directory.path) { $0.maxWorkerConnections = CoordinatorLoop.maxDetectors + 10 }
         defer { running.stop() }
         let client = try TestClient(running)
         var workers: [TestWorker] = []

@@ -175,6 +175,34 @@ def test_a_frame_begun_and_never_finished_is_dropped_with_its_bytes(tmp_path: Pa
             peer.close()
 
 
+def test_worker_connections_are_bounded_whoever_connects_and_their_frames_given_back(tmp_path: Path) -> None:
+    # Each backend connection may hold a frame of up to 5.4 MiB while it arrives: 200 such
+    # connections from two addresses (no key, no READY) took the coordinator to 1.1 GB, and it
+    # kept that memory after they were dropped (attack round 5, H3). At most 40 worker
+    # connections are kept by default, wherever they come from.
+    with running_server(tmp_path / "data") as server:
+        baseline = resident_mb(server.process.pid)
+        peers = [RawDealer(server.backend, source=f"127.0.2.{1 + index // 20}", wait=False) for index in range(60)]
+        admitted = [peer for peer in peers if not peer.closed_by_server(within=0.3)]
+        assert len(admitted) == 40, f"{len(admitted)} worker connections kept"
+        for peer in admitted:
+            peer.begin_result(5 * MIB)
+            assert peer.send_until_refused(5 * MIB - 1) == 5 * MIB - 1
+        time.sleep(0.5)
+        holding = resident_mb(server.process.pid)
+        assert holding < 300, f"{holding:.0f} MB with 40 frames held"
+        assert query_seconds(server) < 0.5
+        for peer in peers:
+            peer.close()
+        # Dropped: the heap is trimmed at the next heartbeat.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and resident_mb(server.process.pid) > baseline + 40:
+            time.sleep(0.2)
+        released = resident_mb(server.process.pid)
+        assert released < baseline + 40, f"{baseline:.0f} MB before, {holding:.0f} MB held, {released:.0f} MB after"
+        assert server.process.poll() is None
+
+
 def test_client_frames_begun_and_never_finished_are_dropped_with_their_bytes(tmp_path: Path) -> None:
     # A client's frame is at most 1 MiB, but hundreds of connections each holding most of one
     # took the coordinator from 101 to 515 MB, for as long as they liked.

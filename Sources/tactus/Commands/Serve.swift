@@ -137,6 +137,12 @@ extension Tactus {
         var maxConnectionsPerAddress = 256
 
         @Option(help: ArgumentHelp(
+            "Connections all workers together may hold to the backend from the network or 127.0.0.1 (the local "
+                + "workers, over a Unix socket, are not counted); more are refused until some close. Each may hold a "
+                + "frame of up to --max-result-bytes while it arrives, so this bounds that memory.", valueName: "count"))
+        var maxWorkerConnections = 40
+
+        @Option(help: ArgumentHelp(
             "The largest result a worker may send, in bytes (its job fails with too-large above it). Default: a "
                 + "body's 4 MiB and the envelope of the longest song taken (--max-duration-s): 5.4 MiB for two hours.",
             valueName: "bytes"))
@@ -243,6 +249,7 @@ extension Tactus {
             }
             if maxClientJobs < 1 { throw ValidationError("--max-client-jobs must be at least 1") }
             if maxConnectionsPerAddress < 1 { throw ValidationError("--max-connections-per-address must be at least 1") }
+            if maxWorkerConnections < 1 { throw ValidationError("--max-worker-connections must be at least 1") }
             if let workers, workers > maxConnectionsPerAddress {
                 throw ValidationError(
                     "--workers \(workers) is more than --max-connections-per-address \(maxConnectionsPerAddress): each local worker holds a connection from this host")
@@ -319,6 +326,7 @@ extension Tactus {
                 configuration.keepUploads = keepUploads
                 configuration.maxInlineSongBytes = maxInlineSongBytes
                 configuration.maxConnectionsPerPeer = maxConnectionsPerAddress
+                configuration.maxWorkerConnections = maxWorkerConnections
                 configuration.localEndpointsDirectory = localSockets?.path
                 coordinator = try Coordinator(
                     configuration: configuration, probe: IsolatedProbe(hosts: hosts.probes),
