@@ -111,6 +111,7 @@ public final class Library: Sendable {
         if options.mode != .create, !FileManager.default.fileExists(atPath: path) {
             throw .cannotOpen(path: path, reason: "no such file")
         }
+        try Self.refuseOtherThanRegularFile(at: path)
         precondition(!options.exclusiveWriter || options.mode != .readOnly, "a reader does not claim the writer's lock")
         writerLock = options.exclusiveWriter ? try WriterLock(libraryPath: path) : nil
         var configuration = Configuration()
@@ -155,6 +156,23 @@ public final class Library: Sendable {
     /// with migrations this tactus does not know (opening it for writing would change its
     /// header before its schema could be read). A file that cannot be read as SQLite here is
     /// left to the real opening to report.
+    /// Refuses a path that is there but is not a regular file (after symbolic links): SQLite
+    /// would wait for ever for a named pipe's writer, and say only "disk I/O error" of others.
+    private static func refuseOtherThanRegularFile(at path: String) throws(StoreError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return }
+        let kind: String
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: return
+        case S_IFDIR: kind = "a directory"
+        case S_IFIFO: kind = "a named pipe (FIFO)"
+        case S_IFSOCK: kind = "a socket"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        default: kind = "a special file"
+        }
+        throw .cannotOpen(path: path, reason: "\(kind), not a library file")
+    }
+
     private static func refuseUnusableDatabase(at path: String) throws(StoreError) {
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
             let size = (attributes[.size] as? NSNumber)?.intValue, size > 0

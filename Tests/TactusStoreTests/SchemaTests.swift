@@ -45,6 +45,23 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: directory.file("none.sqlite")))
     }
 
+    /// A named pipe would make SQLite wait for ever for a writer (`query --db` never returned),
+    /// and other special files fail with "disk I/O error": each is refused, named for what it is.
+    @Test func refusesWhatIsNotARegularFileSayingWhatItIs() throws {
+        let directory = try TemporaryDirectory()
+        let fifo = directory.file("fifo.sqlite")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        let folder = directory.file("folder.sqlite")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        for (path, kind) in [(fifo, "a named pipe (FIFO)"), (folder, "a directory"), ("/dev/null", "a device")] {
+            for mode in [Library.Mode.existing, .readOnly, .create] {
+                #expect(throws: StoreError.cannotOpen(path: path, reason: "\(kind), not a library file")) {
+                    try Library(path: path, options: .init(mode: mode))
+                }
+            }
+        }
+    }
+
     @Test func refusesAFileFromANewerTactus() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
