@@ -11,6 +11,8 @@ import TactusProtocol
 /// that breaks the channel's format) fails with `worker-lost`, one that runs past its time
 /// limit is stopped (SIGKILL) and fails with `timeout`; either way the host is replaced for the
 /// next call and the caller goes on. Calls beyond ``Configuration/processes`` wait for a host.
+/// A file that broke a host fails again at once, for a while, while it does not change
+/// (``BrokenFiles``).
 ///
 /// Called from the coordinator's background threads, several at a time; thread-safe.
 public final class ServiceHostPool: Sendable {
@@ -55,6 +57,7 @@ public final class ServiceHostPool: Sendable {
     private let logger: Logger
     private let hosts = Mutex(Hosts())
     private let restarts = Mutex(RestartPacing())
+    private let broken = Mutex(BrokenFiles())
     private let free: DispatchSemaphore
     private let stopped = Atomic<Bool>(false)
 
@@ -139,6 +142,14 @@ public final class ServiceHostPool: Sendable {
         let request = ServiceChannel.Message(
             parts: [Array(service.rawValue.utf8), try ServiceJSON.encode(arguments)] + (payload.map { [$0] } ?? []),
             descriptors: descriptors)
+        let file = descriptors.first.flatMap { BrokenFiles.Key(descriptor: $0, service: service) }
+        if let file, let (error, age) = broken.withLock({ $0.recall(file, at: .now) }) {
+            throw ErrorBody(
+                code: error.code,
+                message: "\(error.message) [not tried again: this file broke a \(service.rawValue) host \(Int(age.components.seconds)) s "
+                    + "ago and has not changed since; it is tried again once it changes, or "
+                    + "\(Int(BrokenFiles.memory.components.seconds / 60)) minutes after]")
+        }
         free.wait()
         defer { free.signal() }
         guard !stopped.load(ordering: .sequentiallyConsistent) else {
@@ -153,14 +164,18 @@ public final class ServiceHostPool: Sendable {
             answer = try host.channel.receive(
                 limits: ServiceChannel.Limits(maxParts: 3, maxBytes: configuration.maxAnswerBytes), deadline: .now + limit)
         } catch {
-            throw failure(of: host, service: service, what: what, limit: limit, error)
+            let failure = failure(of: host, service: service, what: what, limit: limit, error)
+            if let file, error != .timedOut { broken.withLock { $0.remember(file, error: failure, at: .now) } }
+            throw failure
         }
         answer.closeDescriptors()
         // An answer is `ok` with a result (and perhaps bytes) or `error` with its body; a host
         // that sends anything else breaks the channel and is replaced.
         let status = answer.parts.first.map { String(decoding: $0, as: UTF8.self) }
         guard answer.descriptors.isEmpty, status == "ok" && answer.parts.count >= 2 || status == "error" && answer.parts.count == 2 else {
-            throw failure(of: host, service: service, what: what, limit: limit, .invalid("an answer that is neither ok nor error"))
+            let failure = failure(of: host, service: service, what: what, limit: limit, .invalid("an answer that is neither ok nor error"))
+            if let file { broken.withLock { $0.remember(file, error: failure, at: .now) } }
+            throw failure
         }
         hosts.withLock { $0.idle.append(host) }
         if status == "error" {

@@ -1,0 +1,68 @@
+import Foundation
+import TactusLibraryRoots
+import TactusLibraryService
+import TactusModel
+import TactusServiceHost
+import TactusTestSupport
+import Testing
+
+/// A file that crashes its service host fails again at once while it does not change, without
+/// a host: many connections repeating a call on a file that crashes TagLib made every other
+/// client's calls wait behind the restarts (attack round 5, M3).
+@Suite struct BrokenFilesTests {
+    /// An MP3 whose ID3v2.3 tag nests chapter frames 200,000 deep, which overflows TagLib's stack.
+    static func crashingMP3(at path: String, in directory: TemporaryDirectory) throws {
+        let plain = directory.file("plain.mp3")
+        try AudioFileWriter(.mp3(.constant)).write([Synth.clickTrack(bpm: 120, seconds: 4, sampleRate: 44_100)], sampleRate: 44_100, to: plain)
+        let audio = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plain)))
+        let start = audio.starts(with: Array("ID3".utf8))
+            ? 10 + (Int(audio[6]) << 21 | Int(audio[7]) << 14 | Int(audio[8]) << 7 | Int(audio[9])) : 0
+        let bigEndian = { (value: Int) in (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+        let title = Array("TIT2".utf8) + bigEndian(6) + [0, 0, 0] + Array("title".utf8)
+        let depth = 200_000, perLevel = 10 + 2 + 16
+        var body = [UInt8]()
+        body.reserveCapacity(depth * perLevel + title.count)
+        for level in stride(from: depth, to: 0, by: -1) {
+            body += Array("CHAP".utf8) + bigEndian(2 + 16 + (level - 1) * perLevel + title.count) + [0, 0] + [0x63, 0] + [UInt8](repeating: 0, count: 16)
+        }
+        body += title
+        let synchsafe = (0..<4).map { UInt8((body.count >> (21 - 7 * $0)) & 0x7F) }
+        try Data(Array("ID3".utf8) + [3, 0, 0] + synchsafe + body + audio[start...]).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func aFileThatCrashedItsHostFailsAtOnceUntilItChanges() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-broken-files")
+        let path = directory.file("chapters.mp3")
+        try Self.crashingMP3(at: path, in: directory)
+        let tagger = IsolatedTagger(hosts: ServiceHostPoolTests.pool())
+        func read() -> (problem: TagFileProblem?, seconds: Double) {
+            let clock = ContinuousClock()
+            var problem: TagFileProblem?
+            let elapsed = clock.measure {
+                do {
+                    let entry = try LibraryRoots.openEntry(atPath: path)
+                    defer { withExtendedLifetime(entry) {} }
+                    _ = try tagger.readTag(of: entry.descriptors)
+                } catch let error as TagFileProblem {
+                    problem = error
+                } catch {
+                    Issue.record("\(error)")
+                }
+            }
+            return (problem, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18)
+        }
+        let first = read()
+        #expect(first.problem?.code == .workerLost && first.problem?.reason.contains("SIGSEGV") == true, "\(String(describing: first.problem))")
+        #expect(tagger.hosts.idleProcessIDs.isEmpty, "the crashed host is gone")
+        // Asked again, unchanged: the same error at once, and no host is started for it.
+        let second = read()
+        #expect(second.problem?.code == .workerLost)
+        #expect(second.problem?.reason.contains("[not tried again: this file broke a tags-read host") == true, "\(String(describing: second.problem))")
+        #expect(tagger.hosts.idleProcessIDs.isEmpty && tagger.hosts.busyProcessIDs.isEmpty, "no host was started")
+        #expect(second.seconds < first.seconds)
+        // Changed (its time), it is tried again: a host crashes again.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: path)
+        let third = read()
+        #expect(third.problem?.code == .workerLost && third.problem?.reason.contains("not tried again") == false, "\(String(describing: third.problem))")
+    }
+}
