@@ -56,7 +56,9 @@ struct APIRoutes: Sendable {
         }
         api.get("playlist") { request, _ in await handle { try await playlist(request) } }
         api.get("export/rekordbox.xml") { request, _ in await handle { try await rekordbox(request) } }
-        api.post("playlist") { request, _ in await handle { try await FollowedPlaylist(gateway: gateway).response(request) } }
+        api.post("playlist") { request, context in
+            await handle { try await FollowedPlaylist(gateway: gateway).response(request, client: UploadAdmission.client(of: context.remoteAddress)) }
+        }
         api.get("status") { request, _ in
             await handle {
                 let status = try LibraryRequests.status(QueryParameters(request))
@@ -159,7 +161,8 @@ struct APIRoutes: Sendable {
             if let declared, declared > limit {
                 throw HTTPFailure(.contentTooLarge, .tooLarge, "\(shownName): \(declared) bytes, over the limit of \(limit) bytes")
             }
-            let pass = try gateway.uploads.admit(declaredBytes: declared, name: shownName)
+            let pass = try gateway.uploads.admit(
+                declaredBytes: declared, name: shownName, client: UploadAdmission.client(of: context.remoteAddress))
             defer { pass.end() }
             let spool = try UploadSpool(in: gateway.configuration.spoolDirectory)
             do {

@@ -13,7 +13,9 @@ struct FollowedPlaylist {
 
     let gateway: WebGateway
 
-    func response(_ request: Request) async throws(HTTPFailure) -> Response {
+    /// The playlist that follows the workout in `request`'s body, sent by `client`
+    /// (``UploadAdmission/client(of:)``, whose uploads share the gateway's places).
+    func response(_ request: Request, client: String?) async throws(HTTPFailure) -> Response {
         let parameters = QueryParameters(request)
         let name = parameters.text("name") ?? "the workout"
         let shownName = QueryParameters.shown(name)
@@ -28,7 +30,7 @@ struct FollowedPlaylist {
         let tolerance = try parameters.number("tolerance"), detector = parameters.text("detector")
         try LibraryRequests.check(PlaylistQuery(cadence: 170, tolerance: tolerance, detector: detector), command: "playlist")
 
-        let workout = try await body(of: request, name: shownName)
+        let workout = try await body(of: request, name: shownName, client: client)
         let report = try await gateway.ask { try $0.cadence(of: workout, name: name) }
         var followed = report
         if by == "heart-rate" {
@@ -50,12 +52,12 @@ struct FollowedPlaylist {
     }
 
     /// The request's body, at most ``maximumBytes``, within the gateway's limits on uploads at once.
-    private func body(of request: Request, name: String) async throws(HTTPFailure) -> [UInt8] {
+    private func body(of request: Request, name: String, client: String?) async throws(HTTPFailure) -> [UInt8] {
         let declared = request.headers[.contentLength].flatMap(Int.init)
         if let declared, declared > Self.maximumBytes {
             throw HTTPFailure(.contentTooLarge, .tooLarge, "\(name): \(declared) bytes, over the limit of \(Self.maximumBytes) bytes")
         }
-        let pass = try gateway.uploads.admit(declaredBytes: declared, name: name)
+        let pass = try gateway.uploads.admit(declaredBytes: declared, name: name, client: client)
         defer { pass.end() }
         var bytes: [UInt8] = []
         do {
