@@ -32,8 +32,8 @@ final class RenderService: RequestService {
 
     /// Routes `stretch` (a render begun) and `render` (its state and file) to this service.
     func route(into routes: inout RequestRoutes) {
-        routes.on(StretchCommand.self) { [self] loop, request, _, answer in
-            begin(request, accepting: loop.accepting, reads: loop.reads, then: answer)
+        routes.on(StretchCommand.self) { [self] loop, request, origin, answer in
+            begin(request, sharer: origin.sharer, accepting: loop.accepting, reads: loop.reads, then: answer)
         }
         routes.on(RenderCommand.self) { [self] loop, request, _, answer in self.answer(request, reads: loop.reads, then: answer) }
     }
@@ -41,7 +41,10 @@ final class RenderService: RequestService {
     /// Checks the request against the library on a read thread (the song, its tempo, the change of
     /// tempo, the output's size; or the playlist, its songs' bytes and the output's size), then
     /// starts the render and answers with its id at once.
-    func begin(_ request: StretchRequest, accepting: Bool, reads: BackgroundWork, then answer: @escaping RequestRoutes.Answer) {
+    /// `sharer` (``RequestOrigin/sharer``) holds at most half of the renders in hand.
+    func begin(
+        _ request: StretchRequest, sharer: String?, accepting: Bool, reads: BackgroundWork, then answer: @escaping RequestRoutes.Answer
+    ) {
         guard let renderer = coordinator.renderer else {
             return answer(.failure(ErrorBody(code: .forbidden, message: "this server does not render songs")))
         }
@@ -62,7 +65,7 @@ final class RenderService: RequestService {
                 return try RenderPlan(request, library: library, songs: songs, maxBytes: maxBytes)
             }
         }) { [self] planned in
-            answer(planned.flatMap { plan in Result { .stretch(try startRender(plan, renderer: renderer)) } })
+            answer(planned.flatMap { plan in Result { .stretch(try startRender(plan, sharer: sharer, renderer: renderer)) } })
         }
     }
 
@@ -134,17 +137,14 @@ final class RenderService: RequestService {
     }
 
     /// The render of `plan`: the one already known (unless it failed), or a new one handed to the
-    /// render thread.
-    private func startRender(_ plan: RenderPlan, renderer: any SongRenderer) throws(ErrorBody) -> RenderStatus {
+    /// render thread, within the renders in hand and `sharer`'s share of them (half): one client
+    /// starting long renders one after the other otherwise kept every other client's `busy`.
+    private func startRender(_ plan: RenderPlan, sharer: String?, renderer: any SongRenderer) throws(ErrorBody) -> RenderStatus {
         let id = plan.status.render
         if let known = renders.entries[id], known.status.state != .failed { return known.status }
-        let inHand = renders.pendingCount
-        guard inHand < configuration.maxRenders else {
-            throw ErrorBody(
-                code: .busy, message: "the server has \(inHand) renders in hand, the most it takes; ask again later", retryAfterMs: 5000)
-        }
+        if let refusal = renders.refusal(of: sharer, maxRenders: configuration.maxRenders) { throw refusal }
         let output = configuration.renderDirectory + "/\(id).wav"
-        renders.entries[id] = RenderBook.Entry(status: plan.status, path: output)
+        renders.entries[id] = RenderBook.Entry(status: plan.status, path: output, sharer: sharer)
         let maxBytes = configuration.maxRenderBytes
         let logger = coordinator.logger
         logger.info("render started", metadata: ["render": "\(id)", "song": "\(plan.name)"])
@@ -323,6 +323,8 @@ struct RenderBook {
         var status: RenderStatus
         /// Where the WAV file is (or will be) written.
         var path: String
+        /// Who asked for it, as its share counts (``RequestOrigin/sharer``).
+        var sharer: String?
         /// When the render ended; nil while it is in hand.
         var ended: ContinuousClock.Instant?
     }
@@ -338,6 +340,23 @@ struct RenderBook {
 
     /// Renders waiting for a thread or rendering.
     var pendingCount: Int { entries.values.count(where: { $0.status.state == .pending }) }
+
+    /// Why a new render of `sharer`'s (``RequestOrigin/sharer``) cannot start now, nil when it
+    /// can: `busy` when `maxRenders` are in hand, or `sharer` holds half of them.
+    func refusal(of sharer: String?, maxRenders: Int) -> ErrorBody? {
+        let inHand = pendingCount
+        guard inHand < maxRenders else {
+            return ErrorBody(
+                code: .busy, message: "the server has \(inHand) renders in hand, the most it takes; ask again later", retryAfterMs: 5000)
+        }
+        let share = max(1, maxRenders / 2)
+        guard let sharer, entries.values.count(where: { $0.status.state == .pending && $0.sharer == sharer }) >= share else {
+            return nil
+        }
+        return ErrorBody(
+            code: .busy, message: "you have \(share) renders in hand, the most one client may; ask again once one is done",
+            retryAfterMs: 5000)
+    }
 
     /// Records the end of render `id`.
     mutating func finish(_ id: String, _ outcome: Result<Rendered, ErrorBody>) {

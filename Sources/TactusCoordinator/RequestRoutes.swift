@@ -13,6 +13,17 @@ public struct RequestOrigin: Sendable, Hashable {
     /// ``PeerAddress/local`` over a Unix socket): what shares of the server count by, since one
     /// peer may hold many connections. Worked out when asked, not for every request.
     public var peer: String { PeerAddress.group(of: peerAddress) }
+
+    /// Who a share of a scarce resource (renders in hand) counts against: the client's key on a
+    /// secured server, else its address beyond this machine; nil for a client of this machine
+    /// without a key (over loopback or a Unix socket they are all one address, and share all).
+    public var sharer: String? {
+        if client.hasPrefix("key:") { return client }
+        guard let peerAddress, !peerAddress.hasPrefix("127."), peerAddress != "::1", !peerAddress.hasPrefix("::ffff:127.") else {
+            return nil
+        }
+        return peer
+    }
 }
 
 /// The coordinator's handler for each command it answers, by the command's name: what the loop

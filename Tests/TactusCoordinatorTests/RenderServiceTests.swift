@@ -40,16 +40,16 @@ import Testing
         let song = String(repeating: "ab", count: 32)
         let stretch = StretchRequest(song: song, bpm: 126)
         // A song the library does not hold, read on the lent read thread.
-        #expect(code(try answer { reads, done in withRenderer.begin(stretch, accepting: true, reads: reads, then: done) }) == .notFound)
+        #expect(code(try answer { reads, done in withRenderer.begin(stretch, sharer: nil, accepting: true, reads: reads, then: done) }) == .notFound)
         // A render it never started: its book answers at once.
         #expect(code(try answer { reads, done in withRenderer.answer(RenderRequest(render: "\(song.prefix(16))-126"), reads: reads, then: done) })
             == .notFound)
         // A stopping server takes no render.
-        #expect(code(try answer { reads, done in withRenderer.begin(stretch, accepting: false, reads: reads, then: done) }) == .unavailable)
+        #expect(code(try answer { reads, done in withRenderer.begin(stretch, sharer: nil, accepting: false, reads: reads, then: done) }) == .unavailable)
         // A server without a renderer refuses them all.
         configuration.dataDirectory = other.path
         let without = try RenderService(coordinator: try Coordinator(configuration: configuration, probe: AudioProbe(), logger: Logger(label: "test")))
-        #expect(code(try answer { reads, done in without.begin(stretch, accepting: true, reads: reads, then: done) }) == .forbidden)
+        #expect(code(try answer { reads, done in without.begin(stretch, sharer: nil, accepting: true, reads: reads, then: done) }) == .forbidden)
     }
 }
 
