@@ -11,8 +11,9 @@ import Glibc
 /// ``memory``: a client repeating a call on a file that crashes TagLib from many connections
 /// otherwise made every other client's calls wait behind the restarts (35 s for one `tags read`).
 ///
-/// A file that changes (its size or time) is tried again; a call that ran past its time limit is
-/// not remembered, since a loaded machine may be the reason.
+/// A file that changes (its size or time) is tried again. A call that ran past its time limit is
+/// remembered only for the services that read a little of a file (``remembersTimeouts(of:)``):
+/// a render or a cadence may run long on a loaded machine.
 struct BrokenFiles {
     /// What a file is, for one service.
     struct Key: Hashable {
@@ -32,6 +33,13 @@ struct BrokenFiles {
             size = Int64(status.st_size)
             modifiedNs = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
         }
+    }
+
+    /// Whether a call of `service` that ran past its time limit is remembered: one that reads a
+    /// file's tags or header, which takes a fraction of a second unless the file is made to hold
+    /// the host (a WAV of 21 million empty chunks held the tags host for its whole minute).
+    static func remembersTimeouts(of service: HostedService) -> Bool {
+        [.tagsRead, .tagsWrite, .probe, .identify].contains(service)
     }
 
     /// How long a file that broke a host is not tried again.

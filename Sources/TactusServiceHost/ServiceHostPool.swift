@@ -165,7 +165,9 @@ public final class ServiceHostPool: Sendable {
                 limits: ServiceChannel.Limits(maxParts: 3, maxBytes: configuration.maxAnswerBytes), deadline: .now + limit)
         } catch {
             let failure = failure(of: host, service: service, what: what, limit: limit, error)
-            if let file, error != .timedOut { broken.withLock { $0.remember(file, error: failure, at: .now) } }
+            if let file, error != .timedOut || BrokenFiles.remembersTimeouts(of: service) {
+                broken.withLock { $0.remember(file, error: failure, at: .now) }
+            }
             throw failure
         }
         answer.closeDescriptors()

@@ -1,4 +1,5 @@
 import Foundation
+import TactusModel
 import TactusProtocol
 
 /// What a ``HostedService`` call brings to the host: its arguments (JSON), the client's bytes
@@ -62,6 +63,9 @@ public struct ServiceHostServer: Sendable {
                 answer = [Array("error".utf8), (try? ServiceJSON.encode(error)) ?? Array(#"{"code":"internal","message":"?"}"#.utf8)]
             }
             call.closeDescriptors()
+            // A call that took gigabytes (TagLib listing millions of chunks) leaves them in the
+            // heap of a host kept for the next call: they go back to the system now.
+            SystemHeap.trim()
             do throws(ServiceChannelError) {
                 try channel.send(ServiceChannel.Message(parts: answer))
             } catch {

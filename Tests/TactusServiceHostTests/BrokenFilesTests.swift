@@ -65,4 +65,44 @@ import Testing
         let third = read()
         #expect(third.problem?.code == .workerLost && third.problem?.reason.contains("not tried again") == false, "\(String(describing: third.problem))")
     }
+
+    /// A valid WAV followed by two million empty chunks: TagLib lists them all before it finds
+    /// the tags (21 million held a tags host for its whole minute, at 2 GB).
+    static func manyChunksWAV(at path: String, in directory: TemporaryDirectory) throws {
+        let plain = directory.file("plain.wav")
+        try AudioFileWriter(.wav16).write([Synth.clickTrack(bpm: 120, seconds: 2, sampleRate: 8_000)], sampleRate: 8_000, to: plain)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plain)))
+        let junk: [UInt8] = Array("junk".utf8) + [0, 0, 0, 0]
+        for _ in 0..<2_000_000 { bytes += junk }
+        let riffSize = UInt32(bytes.count - 8)
+        for index in 0..<4 { bytes[4 + index] = UInt8(truncatingIfNeeded: riffSize >> (8 * UInt32(index))) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test func aTagsReadThatRanPastItsTimeLimitIsNotTriedAgainWhileTheFileIsUnchanged() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-broken-files")
+        let path = directory.file("chunks.wav")
+        try Self.manyChunksWAV(at: path, in: directory)
+        let tagger = IsolatedTagger(hosts: ServiceHostPoolTests.pool(limits: [.tagsRead: .milliseconds(300)]))
+        func read() -> TagFileProblem? {
+            do {
+                let entry = try LibraryRoots.openEntry(atPath: path)
+                defer { withExtendedLifetime(entry) {} }
+                _ = try tagger.readTag(of: entry.descriptors)
+                return nil
+            } catch let error as TagFileProblem {
+                return error
+            } catch {
+                Issue.record("\(error)")
+                return nil
+            }
+        }
+        let first = read()
+        #expect(first?.code == .timeout, "\(String(describing: first))")
+        let clock = ContinuousClock()
+        var second: TagFileProblem?
+        let elapsed = clock.measure { second = read() }
+        #expect(second?.code == .timeout && second?.reason.contains("[not tried again") == true, "\(String(describing: second))")
+        #expect(elapsed < .milliseconds(300), "answered without a host")
+    }
 }

@@ -239,11 +239,16 @@ final class TagRun {
     /// The process in which TagLib reads and writes the files' tags, as a server's does: a file
     /// that crashes TagLib (an ID3 tag nesting chapters 200,000 deep overflows its stack) fails
     /// alone, named, and the others are still done.
+    /// The memory the tags host may take beyond its own size: as `tactus serve`'s hosts by
+    /// default (a file listing millions of chunks took one to 6 GB).
+    static let tagHostMemoryMegabytes = 4096
+
     private static func tagHosts() -> ServiceHostPool {
         ServiceHostPool(
             configuration: ServiceHostPool.Configuration(
-                executable: CommandLogging.executablePath, arguments: ["service-host"], processes: 1,
-                timeLimits: [.tagsRead: .seconds(60), .tagsWrite: .seconds(300)]),
+                executable: CommandLogging.executablePath,
+                arguments: ["service-host", "--max-memory-mb", String(Self.tagHostMemoryMegabytes)], processes: 1,
+                timeLimits: [.tagsRead: .seconds(60), .tagsWrite: .seconds(300)], memoryLimitMegabytes: Self.tagHostMemoryMegabytes),
             logger: CommandLogging.logger("tactus.tags", level: .error))
     }
 
