@@ -10,8 +10,9 @@ import TactusVote
 /// BeatNet's features (a log-frequency filtered spectrogram, 24 bands per octave from 30 Hz to
 /// 17 kHz, 50 frames per second, and its positive difference, exactly as BeatNet's madmom
 /// pipeline computes them), and the network gives each frame P(beat), P(downbeat) and
-/// P(no beat). The tempo comes from the beat activation (P(beat) + P(downbeat)) through a
-/// bank of resonating comb filters (Böck, Krebs & Widmer, ISMIR 2015), the beats from a hidden
+/// P(no beat). The tempo comes from the beat activation (P(beat) + P(downbeat)), with the
+/// spectral flux of the network's input added, through a bank of resonating comb filters
+/// (Böck, Krebs & Widmer, ISMIR 2015), the beats from a hidden
 /// Markov model of tempo and position within the beat decoded by Viterbi (Krebs, Böck &
 /// Widmer, ISMIR 2015), the downbeats from P(downbeat) at the beats.
 ///
@@ -25,8 +26,8 @@ public struct BeatNetDetector: TempoDetector {
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "1.3.0",
-        summary: "Learned beat activation: BeatNet's CRNN run in Swift on its log filtered spectrogram, then resonating comb filters on the activation for the tempo and a tempo-and-position hidden Markov model (Viterbi) for the beats, tracked again at the voting detectors' consensus tempo when that is another. Weights: BeatNet model 1 by M. Heydari, F. Cwitkowitz and Z. Duan (ISMIR 2021), from PyPI BeatNet 1.1.3, licence CC BY 4.0, embedded in the binary",
+        version: "1.4.0",
+        summary: "Learned beat activation: BeatNet's CRNN run in Swift on its log filtered spectrogram, then resonating comb filters on the activation (with the spectral flux of its input added) for the tempo and a tempo-and-position hidden Markov model (Viterbi) for the beats, tracked again at the voting detectors' consensus tempo when that is another. Weights: BeatNet model 1 by M. Heydari, F. Cwitkowitz and Z. Duan (ISMIR 2021), from PyPI BeatNet 1.1.3, licence CC BY 4.0, embedded in the binary",
         presets: [],
         specific: [
             ParameterSpec(
@@ -35,6 +36,9 @@ public struct BeatNetDetector: TempoDetector {
             ParameterSpec(
                 "comb_alpha", .number(0.5...0.99), default: .number(0.79),
                 summary: "feedback gain of the resonating comb filters on the beat activation (0.79 in Böck, Krebs and Widmer 2015)"),
+            ParameterSpec(
+                "onset_weight", .number(0...4), default: .number(0.5),
+                summary: "weight of the network input's spectral flux, scaled to peak at 1, added to the beat activation before the comb filters: the onsets between the beats the network hears tell a half-time feel from the beat (0: the activation alone)"),
             ParameterSpec(
                 "histogram_smoothing", .integer(1...31), default: .number(7),
                 summary: "width, in delay bins of 5 ms, of the Hann window smoothing the histogram of the strongest comb filters"),
