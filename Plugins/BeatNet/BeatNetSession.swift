@@ -244,12 +244,12 @@ final class BeatNetSession: BeatTrackingSession {
 
     /// What the comb filters read: the beat activation plus `onset_weight` times the spectral
     /// flux of the network's input, the flux scaled so that its largest value is 1, as the
-    /// activation's are. The network marks the events it takes for beats: on drum and bass it
-    /// marks the kick and snare of the half-time feel, on a syncopated pattern some of the
-    /// beats, and its filters then resonate at half or 3/4 of the tempo, while the onsets
-    /// between those beats (hi-hats, the other instruments) repeat at the written beat. Added
-    /// before the filters, the onsets change a frame's strongest filter mostly where the
-    /// activation leaves two levels close.
+    /// activation's are. The network marks the events it takes for beats: on drum and bass the
+    /// kick and snare of the half-time feel, on a syncopated or swung pattern some of the beats
+    /// or a dotted level, and its filters then resonate at half, 3/4 or 3/2 of the tempo,
+    /// while the onsets around those marks (hi-hats, the other instruments) repeat at the
+    /// written beat. Added before the filters, the onsets change a frame's strongest filter
+    /// mostly where the activation leaves two levels close.
     private func combInput(activation: [Float], flux: [Float]) -> [Float] {
         guard settings.onsetWeight > 0, let top = flux.max(), top > 0 else { return activation }
         let scale = settings.onsetWeight / top
