@@ -15,9 +15,13 @@ import Glibc
 ///
 /// Events are gathered for ``settle`` after the last one before they are handed over, so a
 /// burst of changes (a folder copied in) becomes one scan. Directories are watched without
-/// following symbolic links (`IN_DONT_FOLLOW`, and only real directories are descended into).
+/// following symbolic links: each is opened one component at a time from its root
+/// (``LibraryRoots/openDirectory(_:)``), watched and listed through that descriptor, so a folder
+/// swapped for a link to `/` between its creation and its watch is refused rather than followed
+/// (15,533 directories of `/usr` were watched that way, and inotify watches are the user's).
 public final class LibraryWatcher: @unchecked Sendable {
     private let descriptor: Int32
+    private let roots: LibraryRoots
     /// Called on the watcher's thread with the paths that changed (nil: every root).
     private let changed: @Sendable ([String]?) -> Void
     private let logger: Logger
@@ -32,7 +36,9 @@ public final class LibraryWatcher: @unchecked Sendable {
     private var thread: Thread?
 
     private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
-    private static let mask = fileEvents | UInt32(IN_DELETE_SELF) | UInt32(IN_ONLYDIR) | UInt32(IN_DONT_FOLLOW)
+    /// What each directory is watched for; it is watched through `/proc/self/fd/N` of its open
+    /// descriptor, a link the kernel resolves to the directory opened.
+    private static let mask = fileEvents | UInt32(IN_DELETE_SELF) | UInt32(IN_ONLYDIR)
 
     /// Starts watching every directory below `roots`, calling `changed` (on the watcher's
     /// thread) with the paths that changed once they settle, nil for every root.
@@ -46,7 +52,8 @@ public final class LibraryWatcher: @unchecked Sendable {
         self.changed = changed
         self.logger = logger
         self.settle = settle
-        for root in LibraryRoots(roots).directories {
+        self.roots = LibraryRoots(roots)
+        for root in self.roots.directories {
             watchTree(root, depth: 0)
         }
         logger.info("watching the library roots", metadata: ["roots": "\(roots.joined(separator: ", "))", "directories": "\(directories.count)"])
@@ -68,8 +75,16 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// Watches `directory`, `depth` folders below its root, and every real directory below it
     /// down to the depth a scan walks (``LibraryWalk/maxDepth``); what cannot be watched is
     /// logged (a scan still finds it).
-    private func watchTree(_ directory: String, depth: Int) {
-        let watch = inotify_add_watch(descriptor, directory, Self.mask)
+    func watchTree(_ directory: String, depth: Int) {
+        let opened: Int32
+        do throws(LibraryRootsError) {
+            opened = try roots.openDirectory(directory)
+        } catch {
+            logger.warning("not watching a directory", metadata: ["directory": "\(directory)", "error": "\(error)"])
+            return
+        }
+        defer { close(opened) }
+        let watch = inotify_add_watch(descriptor, "/proc/self/fd/\(opened)", Self.mask)
         guard watch >= 0 else {
             logger.warning(
                 "cannot watch a directory", metadata: ["directory": "\(directory)", "error": "\(String(cString: strerror(errno)))"])
@@ -77,17 +92,8 @@ public final class LibraryWatcher: @unchecked Sendable {
         }
         directories[watch] = directory
         depths[watch] = depth
-        let names: [String]
-        do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory)
-        } catch {
-            logger.warning("cannot list a directory to watch what is below it", metadata: ["directory": "\(directory)", "error": "\(error)"])
-            return
-        }
-        for name in names where !name.hasPrefix(".") {
+        for name in Self.subdirectories(of: opened) where !name.hasPrefix(".") {
             let path = directory + "/" + name
-            var status = stat()
-            guard lstat(path, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }
             guard depth < LibraryWalk.maxDepth else {
                 logger.warning(
                     "not watching a directory: more folders below its root than a scan looks into",
@@ -96,6 +102,28 @@ public final class LibraryWatcher: @unchecked Sendable {
             }
             watchTree(path, depth: depth + 1)
         }
+    }
+
+    /// The directories watched now.
+    var watchedCount: Int { directories.count }
+
+    /// The names of the real directories (not links to one) in the open directory `directory`.
+    private static func subdirectories(of directory: Int32) -> [String] {
+        let listed = dup(directory)
+        guard listed >= 0, let stream = fdopendir(listed) else {
+            if listed >= 0 { close(listed) }
+            return []
+        }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name != ".", name != ".." else { continue }
+            var status = stat()
+            guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0, status.st_mode & S_IFMT == S_IFDIR else { continue }
+            names.append(name)
+        }
+        return names
     }
 
     private func run() {

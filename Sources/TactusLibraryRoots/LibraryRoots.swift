@@ -70,6 +70,23 @@ public struct LibraryRoots: Sendable {
         try openEntry(root: root, relative: relative, named: named).file
     }
 
+    /// The directory `path` names below a root (or a root itself), opened one component at a
+    /// time from the root without following a symbolic link, as ``openEntry(_:)`` opens a file's
+    /// folder: a directory whose path was swapped for a link to elsewhere is refused, not
+    /// reached. The caller closes the descriptor.
+    public func openDirectory(_ path: String) throws(LibraryRootsError) -> Int32 {
+        let (root, relative) = try locate(path)
+        var directory = try Self.openRoot(root, named: path)
+        for component in relative.split(separator: "/").map(String.init) where component != "." {
+            let next = openat(directory, component, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            let failure = next < 0 ? Self.openError(path, directory, component, errno) : nil
+            close(directory)
+            if let failure { throw failure }
+            directory = next
+        }
+        return directory
+    }
+
     /// The regular file `path` names below a root, open for reading, with the folder that
     /// holds it open too: what a file rewritten in place (a tag written) is worked on through.
     public func openEntry(_ path: String) throws(LibraryRootsError) -> LibraryEntry {
