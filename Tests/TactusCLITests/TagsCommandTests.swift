@@ -188,21 +188,8 @@ struct TagsCommandTests {
     @Test func aFileThatCrashesTagLibFailsAloneAndIsNamed() throws {
         let library = try Library()
         let audio = [UInt8](try Data(contentsOf: URL(fileURLWithPath: library.mp3)))
-        // After the file's own ID3 tag, if any: the MPEG frames.
-        let start = audio.starts(with: Array("ID3".utf8))
-            ? 10 + (Int(audio[6]) << 21 | Int(audio[7]) << 14 | Int(audio[8]) << 7 | Int(audio[9])) : 0
-        let bigEndian = { (value: Int) in (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-        let title = Array("TIT2".utf8) + bigEndian(6) + [0, 0, 0] + Array("title".utf8)
-        let depth = 200_000, perLevel = 10 + 2 + 16
-        var body = [UInt8]()
-        body.reserveCapacity(depth * perLevel + title.count)
-        for level in stride(from: depth, to: 0, by: -1) {
-            body += Array("CHAP".utf8) + bigEndian(2 + 16 + (level - 1) * perLevel + title.count) + [0, 0] + [0x63, 0] + [UInt8](repeating: 0, count: 16)
-        }
-        body += title
-        let synchsafe = (0..<4).map { UInt8((body.count >> (21 - 7 * $0)) & 0x7F) }
         let nested = library.directory.file("chapters.mp3")
-        try Data(Array("ID3".utf8) + [3, 0, 0] + synchsafe + body + audio[start...]).write(to: URL(fileURLWithPath: nested))
+        try Data(NestedChapters.mp3(from: audio)).write(to: URL(fileURLWithPath: nested))
         let analysed = try CLI.run(["analyze", nested, "--db", library.database])
         #expect(analysed.status == 0, "\(analysed.standardError)")
 

@@ -10,24 +10,12 @@ import Testing
 /// a host: many connections repeating a call on a file that crashes TagLib made every other
 /// client's calls wait behind the restarts (attack round 5, M3).
 @Suite struct BrokenFilesTests {
-    /// An MP3 whose ID3v2.3 tag nests chapter frames 200,000 deep, which overflows TagLib's stack.
+    /// An MP3 that crashes TagLib (``NestedChapters``).
     static func crashingMP3(at path: String, in directory: TemporaryDirectory) throws {
         let plain = directory.file("plain.mp3")
         try AudioFileWriter(.mp3(.constant)).write([Synth.clickTrack(bpm: 120, seconds: 4, sampleRate: 44_100)], sampleRate: 44_100, to: plain)
         let audio = [UInt8](try Data(contentsOf: URL(fileURLWithPath: plain)))
-        let start = audio.starts(with: Array("ID3".utf8))
-            ? 10 + (Int(audio[6]) << 21 | Int(audio[7]) << 14 | Int(audio[8]) << 7 | Int(audio[9])) : 0
-        let bigEndian = { (value: Int) in (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-        let title = Array("TIT2".utf8) + bigEndian(6) + [0, 0, 0] + Array("title".utf8)
-        let depth = 200_000, perLevel = 10 + 2 + 16
-        var body = [UInt8]()
-        body.reserveCapacity(depth * perLevel + title.count)
-        for level in stride(from: depth, to: 0, by: -1) {
-            body += Array("CHAP".utf8) + bigEndian(2 + 16 + (level - 1) * perLevel + title.count) + [0, 0] + [0x63, 0] + [UInt8](repeating: 0, count: 16)
-        }
-        body += title
-        let synchsafe = (0..<4).map { UInt8((body.count >> (21 - 7 * $0)) & 0x7F) }
-        try Data(Array("ID3".utf8) + [3, 0, 0] + synchsafe + body + audio[start...]).write(to: URL(fileURLWithPath: path))
+        try Data(NestedChapters.mp3(from: audio)).write(to: URL(fileURLWithPath: path))
     }
 
     @Test func aFileThatCrashedItsHostFailsAtOnceUntilItChanges() throws {
