@@ -77,7 +77,10 @@ final class ConnectionLimits {
         guard peer != PeerAddress.local else { return true }
         let sameRole = watches.filter { $0.role == role }.map(\.connections)
         let open = sameRole.reduce(0) { $0 + $1.count(of: peer) }
-        let all = sameRole.reduce(0) { $0 + $1.total }
+        // The workers' cap bounds the frames of workers beyond this machine's Unix sockets: the
+        // local workers do not count against it (they count against the descriptors' third).
+        let uncounted = role == .worker ? sameRole.reduce(0) { $0 + $1.count(of: PeerAddress.local) } : 0
+        let all = sameRole.reduce(0) { $0 + $1.total } - uncounted
         let perRole = self.perRole[role] ?? perPeer
         if open > perPeer {
             refused(peer, metadata: ["peer": "\(peer)", "open": "\(open - 1)", "limit": "\(perPeer)"], role: role, logger: logger)
