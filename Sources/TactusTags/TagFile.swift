@@ -88,6 +88,11 @@ public enum TagFile {
     }
 
     static func format(of target: TagLibFile) throws(TagError) -> TagFormat {
+        if ContainerChunks.exceedsLimit(target.descriptor) {
+            throw .unreadable(
+                path: target.path,
+                reason: "it holds more than \(ContainerChunks.limit) chunks, where a song has a handful; it is not given to TagLib")
+        }
         var format = TACTUS_TAGS_FORMAT_OTHER
         var content = TACTUS_TAGS_FORMAT_OTHER
         let status = tactus_tags_format(target.openPath, target.name, &format, &content)
