@@ -485,7 +485,7 @@ extension CoordinatorLoop {
     /// (``AbandonedDetectors``), at most ``maxAbandonedJobsFailedPerTurn`` at each heartbeat so
     /// that a long queue does not hold the loop.
     func failJobsOfAbandonedDetectors(at now: ContinuousClock.Instant) {
-        let available = Set(workers.offered.map(\.descriptor.name) + configuration.knownDetectors.map(\.name))
+        let available = Set(allDetectorNames)
         var budget = Self.maxAbandonedJobsFailedPerTurn
         for name in abandonedDetectors.due(queued: pending.depths.keys, available: available, at: now) where budget > 0 {
             let failure = AnalysisFailure(

@@ -19,9 +19,7 @@ public struct RequestOrigin: Sendable, Hashable {
     /// without a key (over loopback or a Unix socket they are all one address, and share all).
     public var sharer: String? {
         if client.hasPrefix("key:") { return client }
-        guard let peerAddress, !peerAddress.hasPrefix("127."), peerAddress != "::1", !peerAddress.hasPrefix("::ffff:127.") else {
-            return nil
-        }
+        guard let peerAddress, !PeerAddress.isLoopback(peerAddress) else { return nil }
         return peer
     }
 }

@@ -1,6 +1,7 @@
 import NIOCore
 import Synchronization
 import TactusProtocol
+import TactusZMQ
 
 /// How many uploads the gateway takes at once, and how many of their bytes it holds (spooled,
 /// or on their way to the coordinator). An upload past either limit is answered 429 `busy` with
@@ -30,7 +31,7 @@ final class UploadAdmission: Sendable {
     /// The client whose uploads share ``maxUploadsPerClient`` places: the address's group, or nil
     /// for loopback and a Unix socket (this machine's users, who may hold every place).
     static func client(of address: SocketAddress?) -> String? {
-        guard let ip = address?.ipAddress, !ip.hasPrefix("127."), ip != "::1", !ip.hasPrefix("::ffff:127.") else { return nil }
+        guard let ip = address?.ipAddress, !PeerAddress.isLoopback(ip) else { return nil }
         return TokenGuesses.client(address)
     }
 

@@ -98,6 +98,13 @@ public enum PeerAddress {
     /// The group of every peer without an IP address: a Unix socket's, an in-process one's.
     public static let local = "local"
 
+    /// Whether `address` (an IP address as text) is this machine's loopback: 127.0.0.0/8, `::1`,
+    /// or 127.x mapped into IPv6. Every local user has them all, so a share by address cannot
+    /// tell this machine's users apart.
+    public static func isLoopback(_ address: String) -> Bool {
+        address.hasPrefix("127.") || address == "::1" || address.hasPrefix("::ffff:127.")
+    }
+
     /// The group of the peer at `address`, an IP address as text (what a ZAP request, libzmq's
     /// `Peer-Address` or a web server gives; an IPv6 zone, `%eth0`, is ignored); ``local`` for
     /// none or anything else.
