@@ -26,7 +26,7 @@ public struct BeatNetDetector: TempoDetector {
 
     public static let descriptor = DetectorDescriptor(
         name: name,
-        version: "1.4.0",
+        version: "1.5.0",
         summary: "Learned beat activation: BeatNet's CRNN run in Swift on its log filtered spectrogram, then resonating comb filters on the activation (with the spectral flux of its input added) for the tempo and a tempo-and-position hidden Markov model (Viterbi) for the beats, tracked again at the voting detectors' consensus tempo when that is another. Weights: BeatNet model 1 by M. Heydari, F. Cwitkowitz and Z. Duan (ISMIR 2021), from PyPI BeatNet 1.1.3, licence CC BY 4.0, embedded in the binary",
         presets: [],
         specific: [
@@ -46,7 +46,7 @@ public struct BeatNetDetector: TempoDetector {
                 "tracking_range", .number(0.05...1), default: .number(0.3),
                 summary: "the beat tracker follows tempi from tempo / (1 + r) to tempo * (1 + r) around the song's tempo"),
             ParameterSpec(
-                "transition_lambda", .number(1...1000), default: .number(100),
+                "transition_lambda", .number(1...10_000), default: .number(1_000),
                 summary: "how strongly the beat tracker keeps its tempo from one beat to the next (tempo change probability exp(-lambda |ratio - 1|))"),
             ParameterSpec(
                 "observation_lambda", .number(2...64), default: .number(16),

@@ -46,11 +46,14 @@ final class BeatNetSession: BeatTrackingSession {
     /// per second a delay of one frame is 2 % of the tempo.
     static let upsampling = 4
     static let envelopeRate = frameRate * Double(upsampling)
-    /// The beat tracker's frames: every second frame of the comb filters' (100 per second, as
-    /// the state-space model was made for; a beat interval of whole frames is then within
-    /// 1 % of any tempo up to 200 bpm).
-    static let trackingDecimation = 2
-    static let trackingRate = envelopeRate / Double(trackingDecimation)
+    /// The beat tracker reads the comb filters' frames, 200 per second. Its beat intervals are
+    /// whole frames, so a steady tempo between two of them is followed by changing interval
+    /// now and then, each change costing the transition's probability: at 100 frames per
+    /// second (the rate the state-space model was made for) a song at 177 bpm lies between
+    /// intervals of 33 and 34 frames, 3 % apart, and with changes that dear the path found it
+    /// cheaper to drift to the off-beat for a section; at 200 frames per second the intervals
+    /// are 1.5 % apart, and the tempo can be held firmly (``BeatTracker/transitionLambda``).
+    static let trackingRate = envelopeRate
 
     private let settings: BeatNetSettings
     private let sampleRate: Double
@@ -180,11 +183,12 @@ final class BeatNetSession: BeatTrackingSession {
     /// The beats at tempi around `bpm` and the downbeats among them, in seconds (frame `k` of
     /// the network is centred on `k / 50` s, frame `k` of `activation` on `k / 200` s).
     private func beatPositions(activation: [Float], downbeat: [Float], bpm: Double) -> BeatPositions {
-        let tracked = stride(from: 0, to: activation.count, by: Self.trackingDecimation).map { activation[$0] }
         let interval = 60 * Self.trackingRate / bpm
         let range = 1 + settings.trackingRange
-        let intervals = max(2, Int((interval / range).rounded(.down)))...max(2, Int((interval * range).rounded(.up)))
-        let frames = settings.tracker.beats(tracked, intervals: intervals)
+        let shortest = max(2, Int((interval / range).rounded(.down)))
+        // The tracker follows at most 255 intervals (at 40 bpm, a range of about 0.5).
+        let longest = min(max(2, Int((interval * range).rounded(.up))), shortest + Int(UInt8.max) - 1)
+        let frames = settings.tracker.beats(activation, intervals: shortest...longest)
         let perNetworkFrame = Self.trackingRate / Self.frameRate
         let bars = settings.tracker.downbeats(
             frames.map { Int((Double($0) / perNetworkFrame).rounded()) }, downbeatProbability: downbeat)

@@ -18,7 +18,7 @@ import Foundation
 /// Beats are the starts of the decoded path's beats, moved to the activation's highest frame
 /// in that beat region.
 struct BeatTracker {
-    var transitionLambda = 100.0
+    var transitionLambda = 1_000.0
     var observationLambda = 16.0
 
     /// The frames of the beats, ascending, for beat intervals in `intervals` (frames).

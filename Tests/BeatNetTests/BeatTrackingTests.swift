@@ -72,6 +72,30 @@ import TactusTestSupport
         #expect(misplaced.isEmpty, "\(misplaced.prefix(5))")
     }
 
+    /// A steady 177 bpm at the tracker's 200 frames per second lies between beat intervals of
+    /// 67 and 68 frames; for 20 s in the middle the off-beats are marked more strongly than the
+    /// beats (as a network marks an open hi-hat on the "and"). The tracker keeps the beat
+    /// through that section rather than drifting to the off-beat and back (with the tempo held
+    /// as loosely as before beatnet 1.5.0, at 100 frames per second, it did drift).
+    @Test func aSteadyTempoKeepsItsBeatThroughASectionOfStrongerOffBeats() {
+        let rate = 200.0, period = rate * 60 / 177
+        let count = Int(90 * rate)
+        var activation = [Float](repeating: 0.02, count: count)
+        let beats = stride(from: 20, to: Double(count) - period, by: period).map { $0 }
+        for beat in beats {
+            let section = (30...50).contains(beat / rate)
+            for (time, strength) in [(beat, section ? 0.5 : 0.9), (beat + period / 2, section ? 0.9 : 0.2)] {
+                let frame = Int(time.rounded())
+                activation[frame] = Float(strength)
+                activation[frame - 1] = Float(strength / 3)
+                activation[frame + 1] = Float(strength / 3)
+            }
+        }
+        let found = BeatTracker().beats(activation, intervals: 52...88)
+        let missed = beats.filter { beat in beat > 2 * rate && !found.contains { abs(Double($0) - beat) <= 2 } }
+        #expect(missed.isEmpty, "\(missed.count) of \(beats.count) beats missed, from \(missed.first.map { $0 / rate } ?? 0) s")
+    }
+
     @Test func drumsSpeedingUpFrom100To130BpmAreTrackedBeatByBeat() throws {
         let detector = try BeatNetDetector(parameters: BeatNetDetector.descriptor.resolve(ParameterSet()))
         let seconds = 40.0
