@@ -38,7 +38,7 @@ public struct BeatNetDetector: TempoDetector {
                 summary: "feedback gain of the resonating comb filters on the beat activation (0.79 in Böck, Krebs and Widmer 2015)"),
             ParameterSpec(
                 "onset_weight", .number(0...4), default: .number(1),
-                summary: "weight of the spectral flux of the network's input, scaled to peak at 1, added to the beat activation that the comb filters read (0: the activation alone)"),
+                summary: "weight of the spectral flux of the network's input, scaled to peak at 1, added to the beat activation that the comb filters read, and (as their weighted mean) that the beat tracker reads (0: the activation alone)"),
             ParameterSpec(
                 "histogram_smoothing", .integer(1...31), default: .number(7),
                 summary: "width, in delay bins of 5 ms, of the Hann window smoothing the histogram of the strongest comb filters"),
