@@ -72,6 +72,23 @@ import TactusTestSupport
         #expect(misplaced.isEmpty, "\(misplaced.prefix(5))")
     }
 
+    /// The tempo is held firmly (a change of more than 3 % from one beat to the next is not
+    /// considered), yet a sudden step from 120 to 150 bpm is followed within a second: the
+    /// path, decoded over the whole song, ramps across the step, and only the beats next to
+    /// it are missed.
+    @Test func aSuddenStepOfTempoCostsOnlyTheBeatsNextToIt() {
+        let rate = 200.0, seconds = 60.0
+        var beats = [Double](), time = 0.5
+        while time < seconds {
+            beats.append(time)
+            time += time < 30 ? 0.5 : 0.4
+        }
+        let activation = Self.pulses(at: beats.map { $0 * rate }, count: Int(seconds * rate))
+        let found = BeatTracker().beats(activation, intervals: 70...130).map { Double($0) / rate }
+        let missed = beats.filter { beat in beat > 2 && beat < seconds - 1 && !found.contains { abs($0 - beat) <= 0.07 } }
+        #expect(missed.count <= 4 && missed.allSatisfy { abs($0 - 30) < 1 }, "\(missed)")
+    }
+
     /// A steady 177 bpm at the tracker's 200 frames per second lies between beat intervals of
     /// 67 and 68 frames; for 20 s in the middle the off-beats are marked more strongly than the
     /// beats (as a network marks an open hi-hat on the "and"). The tracker keeps the beat
