@@ -57,8 +57,14 @@ public struct CadenceProfile: Sendable, Hashable, CustomStringConvertible {
         try validate(spec: spec)
     }
 
-    /// Checks that there is a segment and that every cadence and duration is in range;
-    /// `spec` is the text the profile was parsed from, for the message.
+    /// The longest run a profile may describe, all segments together: 100,000 minutes, the
+    /// most a playlist request's `minutes` may ask (a profile of 10^20 hours is a mistake or an
+    /// attack, not a run).
+    public static let maxTotalS = 100_000 * 60.0
+
+    /// Checks that there is a segment, that every cadence and duration is in range and that the
+    /// segments last at most ``maxTotalS`` together; `spec` is the text the profile was parsed
+    /// from, for the message.
     public func validate(spec: String? = nil) throws(StoreError) {
         let name = spec ?? description
         guard !segments.isEmpty else { throw .invalidProfile(name, reason: "no segment") }
@@ -70,6 +76,10 @@ public struct CadenceProfile: Sendable, Hashable, CustomStringConvertible {
                 throw .invalidProfile(name, reason: "duration \(segment.durationS) s is not > 0")
             }
         }
+        guard totalS <= Self.maxTotalS else {
+            throw .invalidProfile(
+                name, reason: "it lasts \(Self.format(totalS / 60)) minutes, more than the \(Int(Self.maxTotalS / 60)) minutes a profile may")
+        }
     }
 
     public var totalS: Double { segments.reduce(0) { $0 + $1.durationS } }
@@ -78,8 +88,10 @@ public struct CadenceProfile: Sendable, Hashable, CustomStringConvertible {
         segments.map { "\(Self.format($0.durationS / 60))m@\(Self.format($0.cadence))" }.joined(separator: ",")
     }
 
+    /// `value` without decimals when it is whole and within `Int`'s range, else as a `Double`
+    /// prints.
     private static func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        abs(value) < 1e15 && value == value.rounded() ? String(Int(value)) : String(value)
     }
 }
 

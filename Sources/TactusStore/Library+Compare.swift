@@ -36,8 +36,9 @@ extension Library {
     /// changed compares old against new. When a song has several analyses under one label,
     /// the most recent counts.
     public func compareLibrary(binWidth: Double = 10) throws(StoreError) -> LibraryComparison {
-        guard binWidth.isFinite, binWidth > 0 else {
-            throw .invalidValue(field: "bin_width", value: "\(binWidth)", accepted: "a width > 0 BPM")
+        // A width of 10^-300 BPM would ask for more bins than there is memory.
+        guard binWidth.isFinite, TempoHistogram.binWidths.contains(binWidth) else {
+            throw .invalidValue(field: "bin_width", value: "\(binWidth)", accepted: "a width of 0.1 to 1000 BPM")
         }
         return try read { db in
             struct Analysed {

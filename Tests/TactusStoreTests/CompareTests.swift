@@ -66,6 +66,10 @@ import Testing
             Fixture.record("alpha", bpm: 100, version: "0", at: Date(timeIntervalSince1970: 1_600_000_000)),
             for: Fixture.songID(1))
 
+        // Widths that would ask for more bins than there is memory are refused.
+        for width in [1e-300, 1e-9, 0.05, 2000, .infinity, .nan, 0, -1] {
+            #expect(throws: StoreError.self) { try library.compareLibrary(binWidth: width) }
+        }
         let comparison = try library.compareLibrary(binWidth: 20)
         #expect(comparison.songs == 5)
         #expect(comparison.agreements.map { "\($0.first) \($0.second)" } == ["alpha alpha@0", "alpha beta", "alpha@0 beta"])

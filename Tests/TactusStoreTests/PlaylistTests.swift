@@ -18,6 +18,22 @@ import Testing
         #expect(throws: StoreError.self) { try CadenceProfile(parsing: spec) }
     }
 
+    /// A profile of 10^20 hours (attack round 6: its description trapped converting the
+    /// minutes to `Int`, killing the coordinator) is refused with its length, and so is one
+    /// over 100,000 minutes (the most a request's `minutes` may ask); 100,000 are accepted.
+    @Test func refusesProfilesOfMoreThan100000MinutesSayingHowLong() throws {
+        for spec in ["99999999999999999999h@170", "1000000000m@160", "1000h@150,667h@160"] {
+            #expect {
+                try CadenceProfile(parsing: spec)
+            } throws: { error in
+                guard case .invalidProfile(_, let reason) = error as? StoreError else { return false }
+                return reason.contains("more than the 100000 minutes")
+            }
+        }
+        #expect(try CadenceProfile(parsing: "1000h@150,40000m@160").totalS == 100_000 * 60)
+        #expect(CadenceProfile(segments: [.init(cadence: 160, durationS: 6e21)]).description == "1e+20m@160")
+    }
+
     /// Songs of 3 minutes at 150, 151, 153, 160, 170, 171, 85 (half of 170) and 120 BPM.
     func library(_ directory: TemporaryDirectory) throws -> Library {
         let library = try Fixture.library(in: directory)
