@@ -30,12 +30,16 @@ public struct WebConfiguration: Sendable {
     public var timeout: Duration
     /// Where the listening address is written once bound (a JSON object `{"url": ...}`), if anywhere.
     public var announceFile: String?
+    /// How many HTTP connections are held at once, in all and from one address (an IPv4 address
+    /// or an IPv6 /64); a connection beyond is closed as it opens (``ConnectionAdmission``).
+    public var maxConnections: Int
+    public var maxConnectionsPerAddress: Int
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, frontend: String, events: String, curve: CurveClientKeys? = nil,
         token: String? = nil, allowedHosts: [String] = [], maxUploadBytes: Int = 256 << 20, maxUploads: Int = 4,
         maxUploadBytesInFlight: Int = 1 << 30, spoolDirectory: String = FileManager.default.temporaryDirectory.path,
-        timeout: Duration = .seconds(10), announceFile: String? = nil
+        timeout: Duration = .seconds(10), announceFile: String? = nil, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 128
     ) {
         self.host = host
         self.port = port
@@ -50,6 +54,8 @@ public struct WebConfiguration: Sendable {
         self.spoolDirectory = spoolDirectory
         self.timeout = timeout
         self.announceFile = announceFile
+        self.maxConnections = maxConnections
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
     }
 
     /// `HOST:PORT` (`[::1]:8080` for IPv6) as `--web` takes it.

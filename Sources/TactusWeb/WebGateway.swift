@@ -26,6 +26,7 @@ public final class WebGateway: Sendable {
     let guesses = TokenGuesses()
     let uploads: UploadAdmission
     let exports = ExportAdmission(maxExports: WebGateway.exportsAtOnce)
+    let connectionPlaces: ConnectionAdmission
     let logger: Logger
 
     public init(configuration: WebConfiguration, logger: Logger) throws(ClientError) {
@@ -36,6 +37,8 @@ public final class WebGateway: Sendable {
         metrics = GatewayMetrics()
         hosts = AllowedHosts(listeningOn: configuration.host, extra: configuration.allowedHosts)
         uploads = UploadAdmission(maxUploads: configuration.maxUploads, maxBytes: configuration.maxUploadBytesInFlight)
+        connectionPlaces = ConnectionAdmission(
+            maxConnections: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
         let metrics = metrics
         let connections = connections
         events.observe { message in
@@ -69,11 +72,19 @@ public final class WebGateway: Sendable {
         defer { events.stop() }
         let announceFile = configuration.announceFile
         let host = configuration.host
+        let places = connectionPlaces
+        let logger = logger
         let app = Application(
             router: router(),
             // A connection without a request in progress (idle, or sending its headers byte by
-            // byte) is closed after idleTimeout; an events stream is a request in progress.
-            server: .http1(configuration: .init(idleTimeout: .seconds(Int64(Self.idleTimeout.components.seconds)))),
+            // byte) is closed after idleTimeout; an events stream is a request in progress. Each
+            // connection holds a place (ConnectionAdmission) and at most maxHeaderBytes of headers.
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [places.handler(logger: logger)],
+                    idleTimeout: .seconds(Int64(Self.idleTimeout.components.seconds)),
+                    httpDecoderConfiguration: .init(
+                        maxHeaderFieldSize: Self.maxHeaderBytes, maxHeaderListSize: Self.maxHeaderBytes, maxHeaderFieldCount: 100))),
             configuration: ApplicationConfiguration(address: .hostname(host, port: configuration.port), serverName: "tactus"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? 0
@@ -100,6 +111,11 @@ public final class WebGateway: Sendable {
 
     /// How long a connection without a request in progress is kept.
     public static let idleTimeout: Duration = .seconds(30)
+
+    /// The most bytes of headers a request may carry (431-like 400 beyond): the API's are a few
+    /// hundred bytes (the token, a login cookie), and a connection sending its headers slowly
+    /// holds them until they end.
+    public static let maxHeaderBytes = 16 * 1024
 
     /// Ends every events stream when the gateway is asked to stop.
     private struct EventStreamsEnder: Service {

@@ -63,6 +63,13 @@ extension Tactus {
             "How many bytes of uploads are held at once, spooled or on their way to the server (busy beyond).", valueName: "bytes"))
         var maxUploadBytesInFlight = 1 << 30
 
+        @Option(help: ArgumentHelp("How many HTTP connections are held at once (a connection beyond is closed as it opens).", valueName: "count"))
+        var maxConnections = 1024
+
+        @Option(help: ArgumentHelp(
+            "How many HTTP connections one address (an IPv4 address or an IPv6 /64) may hold at once.", valueName: "count"))
+        var maxConnectionsPerAddress = 128
+
         @Option(help: .hidden)
         var announceFile: String?
 
@@ -79,6 +86,10 @@ extension Tactus {
             if maxUploadBytes < 1 { throw ValidationError("--max-upload-bytes must be at least 1") }
             if maxUploads < 1 { throw ValidationError("--max-uploads must be at least 1") }
             if maxUploadBytesInFlight < 1 { throw ValidationError("--max-upload-bytes-in-flight must be at least 1") }
+            if maxConnections < 1 { throw ValidationError("--max-connections must be at least 1") }
+            if !(1...maxConnections).contains(maxConnectionsPerAddress) {
+                throw ValidationError("--max-connections-per-address must be from 1 to --max-connections (\(maxConnections))")
+            }
             if let problem = AllowedHosts.problem(withNames: allowedHost) { throw ValidationError("--allowed-host \(problem)") }
             if events == nil && CoordinatorEndpoints.events(forFrontend: server.endpoint) == nil {
                 throw ValidationError("give --events: the events socket cannot be derived from --server \(server.endpoint)")
@@ -100,7 +111,7 @@ extension Tactus {
                 events: events ?? CoordinatorEndpoints.events(forFrontend: server.endpoint)!, curve: try server.curve.keys(),
                 token: token, allowedHosts: allowedHost, maxUploadBytes: maxUploadBytes, maxUploads: maxUploads,
                 maxUploadBytesInFlight: maxUploadBytesInFlight, timeout: .milliseconds(Int64((max(server.timeout, 5) * 1000).rounded())),
-                announceFile: announceFile)
+                announceFile: announceFile, maxConnections: maxConnections, maxConnectionsPerAddress: maxConnectionsPerAddress)
             let gateway: WebGateway
             do {
                 gateway = try WebGateway(configuration: configuration, logger: logger)

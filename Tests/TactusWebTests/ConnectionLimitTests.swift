@@ -1,0 +1,131 @@
+import Foundation
+import TactusTestSupport
+import Testing
+
+@testable import TactusWeb
+
+/// The gateway's connection places (``ConnectionAdmission``): per address and in all, given back
+/// when a connection closes; over real sockets, a connection beyond either limit is closed as it
+/// opens while the others stay, and closed connections free their places.
+@Suite struct ConnectionLimitTests {
+    @Test func placesAreCountedPerAddressAndInAllAndGivenBack() {
+        let admission = ConnectionAdmission(maxConnections: 3, maxPerAddress: 2)
+        #expect(admission.admit("192.0.2.1") == nil)
+        #expect(admission.admit("192.0.2.1") == nil)
+        #expect(admission.admit("192.0.2.1")?.contains("the most one address may") == true)
+        #expect(admission.admit("192.0.2.2") == nil)
+        #expect(admission.admit("192.0.2.3")?.contains("the most it takes") == true)
+        #expect(admission.count() == 3 && admission.count(from: "192.0.2.1") == 2)
+        _ = admission.release("192.0.2.1")
+        #expect(admission.admit("192.0.2.3") == nil)
+        #expect(admission.count(from: "192.0.2.1") == 1)
+    }
+
+    /// The heap is trimmed once half of a peak of at least 64 connections has closed, once.
+    @Test func theHeapIsTrimmedOnceHalfOfALargePeakHasClosed() {
+        let admission = ConnectionAdmission(maxConnections: 1000, maxPerAddress: 1000)
+        for _ in 0..<100 { #expect(admission.admit("192.0.2.1") == nil) }
+        let trims = (0..<100).map { _ in admission.release("192.0.2.1") }
+        // At 50 left of the 100; the next peak (50) is too small to trim for.
+        #expect(trims.firstIndex(of: true) == 49 && trims.filter { $0 }.count == 1)
+    }
+
+    /// A connection from `source` (a loopback address) to `port`, sending nothing.
+    static func connect(from source: String, to port: Int) throws -> Int32 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        inet_pton(AF_INET, source, &local.sin_addr)
+        var remote = sockaddr_in()
+        remote.sin_family = sa_family_t(AF_INET)
+        remote.sin_port = in_port_t(UInt16(port).bigEndian)
+        inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr)
+        let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        let connected = withUnsafePointer(to: &remote) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, connected == 0 else {
+            close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        return descriptor
+    }
+
+    /// Whether a request on the connection `descriptor` is answered (within 10 s), the
+    /// connection kept open afterwards: proof that the gateway admitted it.
+    static func answered(_ descriptor: Int32) -> Bool {
+        let request = Array("GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard send(descriptor, request, request.count, 0) == request.count else { return false }
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, 10_000) == 1 else { return false }
+        var reply = [UInt8](repeating: 0, count: 12)
+        return recv(descriptor, &reply, reply.count, 0) == 12 && String(decoding: reply, as: UTF8.self) == "HTTP/1.1 200"
+    }
+
+    /// Whether the peer closed `descriptor` within `seconds`.
+    static func closedByPeer(_ descriptor: Int32, within seconds: Double) -> Bool {
+        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&entry, 1, Int32(seconds * 1000)) == 1 else { return false }
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, 0) <= 0
+    }
+
+    @Test func connectionsBeyondThePlacesAreClosedAsTheyOpen() throws {
+        let directory = try TemporaryDirectory()
+        let serve = try ServeProcess(dataDirectory: directory.path + "/data", extraArguments: ["--no-local-workers"])
+        defer { serve.stop() }
+        let announce = directory.path + "/web.json"
+        let web = Process()
+        web.executableURL = URL(fileURLWithPath: CLI.binary)
+        web.arguments = [
+            "web", "--server", serve.endpoints.frontend, "--events", serve.endpoints.events, "--listen", "127.0.0.1:0",
+            "--announce-file", announce, "--max-connections", "6", "--max-connections-per-address", "4", "--log-level", "error",
+        ]
+        web.standardOutput = FileHandle.nullDevice
+        web.standardError = FileHandle.nullDevice
+        try web.run()
+        defer {
+            web.terminate()
+            web.waitUntilExit()
+        }
+        let deadline = Date().addingTimeInterval(30)
+        var url: String?
+        while url == nil && Date() < deadline {
+            url = (try? Data(contentsOf: URL(fileURLWithPath: announce))).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: String] }?["url"]
+            if url == nil { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        let base = try #require(url, "the gateway did not announce its address")
+        let port = try #require(URL(string: base)?.port)
+
+        // Each connection is admitted (its request answered) before the next opens: the gateway
+        // sets up connections on several threads, so ones opened together race for the places.
+        var open = [Int32]()
+        defer { open.forEach { close($0) } }
+        for source in ["127.0.0.1", "127.0.0.1", "127.0.0.1", "127.0.0.1"] {
+            open.append(try Self.connect(from: source, to: port))
+            #expect(Self.answered(open.last!))
+        }
+        let fifth = try Self.connect(from: "127.0.0.1", to: port)
+        defer { close(fifth) }
+        #expect(Self.closedByPeer(fifth, within: 10), "a fifth connection from one address is closed")
+        for source in ["127.0.0.2", "127.0.0.2"] {
+            open.append(try Self.connect(from: source, to: port))
+            #expect(Self.answered(open.last!))
+        }
+        let seventh = try Self.connect(from: "127.0.0.3", to: port)
+        defer { close(seventh) }
+        #expect(Self.closedByPeer(seventh, within: 10), "a seventh connection in all is closed")
+        #expect(!open.contains { Self.closedByPeer($0, within: 0.2) }, "the six admitted stay open")
+
+        // Closed connections give their places back: a request from the first address is answered.
+        open.forEach { close($0) }
+        open = []
+        var status = 0
+        while status != 200 && Date() < deadline {
+            status = HTTP(base: base).get("/api/v1/status").status
+            if status != 200 { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        #expect(status == 200)
+    }
+}
