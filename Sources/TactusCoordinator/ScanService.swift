@@ -22,8 +22,6 @@ final class ScanState {
     let started: ContinuousClock.Instant
     var tally: ScanTally
     var next = 0
-    /// The files skipped that the previous `scan.progress` event counted.
-    var skippedReported = 0
 
     init(
         scan: LibraryScan, plan: LibraryScan.Plan, answers: [RequestRoutes.Answer],
@@ -139,9 +137,7 @@ final class ScanService: RequestService {
                 for (found, outcome) in zip(batch, outcomes) {
                     record(outcome, of: found, in: state, loop)
                 }
-                let progress = state.tally.progress(
-                    looked: state.next, seconds: (ContinuousClock.now - state.started).seconds, skippedSince: state.skippedReported)
-                state.skippedReported = progress.skippedCount ?? 0
+                let progress = state.tally.progress(looked: state.next, seconds: (ContinuousClock.now - state.started).seconds)
                 loop.publish(.scanProgress(progress))
                 proceed(state, loop)
             }
@@ -181,7 +177,7 @@ final class ScanService: RequestService {
                     metadata: [
                         "files": "\(summary.files)", "new": "\(summary.new)", "changed": "\(summary.changed)",
                         "moved": "\(summary.moved)", "missing": "\(summary.missing)", "unchanged": "\(summary.unchanged)",
-                        "skipped": "\(summary.skipped.count)", "jobs": "\(summary.queuedJobs)",
+                        "skipped": "\(summary.skippedTotal)", "jobs": "\(summary.queuedJobs)",
                         "hashed-by-workers": "\(summary.hashedByWorkers ?? 0)",
                     ])
                 state.answers.forEach { $0(.success(.scan(summary.listingSkips()))) }

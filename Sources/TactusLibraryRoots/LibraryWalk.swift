@@ -35,7 +35,12 @@ public struct LibraryWalk: Sendable {
     }
 
     public var files: [Entry] = []
+    /// The first ``maxListedSkips`` of what was skipped; ``skippedCount`` counts them all (a
+    /// planted folder of a million links costs a count, not a list).
     public var skipped: [Skipped] = []
+    public var skippedCount = 0
+    /// The most skipped entries listed.
+    public static let maxListedSkips = 1000
 
     /// Walks `relative` (a directory or a file; empty for the whole root) below `root`, one of
     /// `roots`' ``LibraryRoots/directories``. Names starting with `.` (hidden files, partial
@@ -71,16 +76,22 @@ public struct LibraryWalk: Sendable {
         files.sort { $0.relative < $1.relative }
     }
 
+    /// Counts `entry` as skipped, and lists it while fewer than ``maxListedSkips`` are.
+    private mutating func skip(_ entry: Skipped) {
+        skippedCount += 1
+        if skipped.count < Self.maxListedSkips { skipped.append(entry) }
+    }
+
     /// Lists what is not a directory: a regular file as found, anything else as skipped.
     private mutating func classify(_ path: String, _ status: stat) {
         if let tooLong = Self.tooLong(path) {
-            skipped.append(Skipped(path: path, reason: tooLong))
+            skip(Skipped(path: path, reason: tooLong))
             return
         }
         switch status.st_mode & S_IFMT {
         case S_IFREG: files.append(Entry(relative: path, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
-        case S_IFLNK: skipped.append(Skipped(path: path, reason: "a symbolic link (links below a library root are not followed)"))
-        default: skipped.append(Skipped(path: path, reason: "not a regular file"))
+        case S_IFLNK: skip(Skipped(path: path, reason: "a symbolic link (links below a library root are not followed)"))
+        default: skip(Skipped(path: path, reason: "not a regular file"))
         }
     }
 
@@ -94,7 +105,7 @@ public struct LibraryWalk: Sendable {
     /// Lists `directory` (closing it), `depth` folders below the root, and everything below it.
     private mutating func walk(_ directory: Int32, prefix: String, depth: Int) {
         guard let stream = fdopendir(directory) else {
-            skipped.append(Skipped(path: prefix, reason: "cannot list the directory (\(LibraryRoots.reason(errno)))"))
+            skip(Skipped(path: prefix, reason: "cannot list the directory (\(LibraryRoots.reason(errno)))"))
             close(directory)
             return
         }
@@ -105,13 +116,13 @@ public struct LibraryWalk: Sendable {
             guard bytes.first != UInt8(ascii: ".") else { continue }
             guard let name = FileName.decoded(bytes) else {
                 let shown = FileName.shown(bytes)
-                skipped.append(Skipped(path: prefix.isEmpty ? shown : prefix + "/" + shown, reason: FileName.notUTF8))
+                skip(Skipped(path: prefix.isEmpty ? shown : prefix + "/" + shown, reason: FileName.notUTF8))
                 continue
             }
             let path = prefix.isEmpty ? name : prefix + "/" + name
             var status = stat()
             guard fstatat(directory, name, &status, AT_SYMLINK_NOFOLLOW) == 0 else {
-                skipped.append(Skipped(path: path, reason: "cannot stat (\(LibraryRoots.reason(errno)))"))
+                skip(Skipped(path: path, reason: "cannot stat (\(LibraryRoots.reason(errno)))"))
                 continue
             }
             if status.st_mode & S_IFMT == S_IFDIR {
@@ -123,16 +134,16 @@ public struct LibraryWalk: Sendable {
         for name in subdirectories.sorted() {
             let path = prefix.isEmpty ? name : prefix + "/" + name
             if let tooLong = Self.tooLong(path) {
-                skipped.append(Skipped(path: path, reason: tooLong + ": the folder is not looked into"))
+                skip(Skipped(path: path, reason: tooLong + ": the folder is not looked into"))
                 continue
             }
             guard depth < Self.maxDepth else {
-                skipped.append(Skipped(path: path, reason: "more than \(Self.maxDepth) folders below its root: not looked into"))
+                skip(Skipped(path: path, reason: "more than \(Self.maxDepth) folders below its root: not looked into"))
                 continue
             }
             let next = openat(directory, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard next >= 0 else {
-                skipped.append(Skipped(path: path, reason: "cannot open the directory (\(LibraryRoots.reason(errno)))"))
+                skip(Skipped(path: path, reason: "cannot open the directory (\(LibraryRoots.reason(errno)))"))
                 continue
             }
             walk(next, prefix: path, depth: depth + 1)

@@ -95,7 +95,10 @@ public struct LibraryScan: Sendable {
     /// scanned directories that no file matched.
     public struct Plan: Sendable {
         public var files: [Found] = []
+        /// The first of the files skipped by the walk (links, devices...); ``skippedCount``
+        /// counts them all.
         public var skipped: [ScanSkip] = []
+        public var skippedCount = 0
         public var unseen: [(song: SongID, location: SongLocation)] = []
     }
 
@@ -135,7 +138,9 @@ public struct LibraryScan: Sendable {
                 plan.unseen += stored.values
                 continue
             }
-            plan.skipped += walk.skipped.map { ScanSkip(path: target.root + "/" + $0.path, reason: $0.reason) }
+            plan.skipped += walk.skipped.prefix(LibraryWalk.maxListedSkips - min(plan.skipped.count, LibraryWalk.maxListedSkips))
+                .map { ScanSkip(path: target.root + "/" + $0.path, reason: $0.reason) }
+            plan.skippedCount += walk.skippedCount
             for entry in walk.files {
                 plan.files.append(Found(root: target.root, entry: entry, stored: stored.removeValue(forKey: entry.relative)))
             }
@@ -236,16 +241,26 @@ public struct LibraryScan: Sendable {
 }
 
 /// The counts of one scan as its files are looked at, into the ``ScanSummary`` it reports.
+///
+/// The files skipped are counted, and the first ``ScanSummary/maxListedSkips`` of them kept
+/// for the summary, however many a scan meets: a root of 600,000 junk files once took the
+/// coordinator to 353 MB listing every one (attack round 6), where a reply lists 1,000.
 public struct ScanTally: Sendable {
     public private(set) var summary = ScanSummary()
     /// Songs found at a new path whose bytes the library knew: moves or copies, told apart by
     /// what ``LibraryScan/finish(_:)`` found.
     private var known = [SongID]()
+    /// Every file skipped so far, listed or not.
+    public private(set) var skippedTotal = 0
+    /// The files skipped since the last ``progress(looked:seconds:)`` (the first of them).
+    private var recentSkips: [ScanSkip] = []
 
     /// The tally of a scan whose walk found `plan`.
     public init(_ plan: LibraryScan.Plan) {
         summary.files = plan.files.count
-        summary.skipped = plan.skipped
+        for skip in plan.skipped { skipped(skip) }
+        skippedTotal = max(skippedTotal, plan.skippedCount)
+        summary.skippedCount = skippedTotal > summary.skipped.count ? skippedTotal : nil
     }
 
     /// Counts one file's outcome (a `queue` outcome once its analyses are queued or done).
@@ -254,7 +269,7 @@ public struct ScanTally: Sendable {
         case .unchanged: summary.unchanged += 1
         case .known(let song): known.append(song)
         case .recorded(let changed): if changed { summary.changed += 1 } else { summary.new += 1 }
-        case .skipped(let skip): summary.skipped.append(skip)
+        case .skipped(let skip): skipped(skip)
         case .queue(let prepared, let changed, let isKnown):
             if prepared.hashedByWorker { summary.hashedByWorkers = (summary.hashedByWorkers ?? 0) + 1 }
             if isKnown {
@@ -269,7 +284,16 @@ public struct ScanTally: Sendable {
 
     /// Counts a file left alone because of `error` (its jobs could not be queued).
     public mutating func skip(_ found: LibraryScan.Found, _ error: any Error) {
-        summary.skipped.append(ScanSkip(found.absolutePath, error))
+        skipped(ScanSkip(found.absolutePath, error))
+    }
+
+    /// Counts `skip`, kept for the summary and the next progress event while they list fewer
+    /// than ``ScanSummary/maxListedSkips``.
+    private mutating func skipped(_ skip: ScanSkip) {
+        skippedTotal += 1
+        if summary.skipped.count < ScanSummary.maxListedSkips { summary.skipped.append(skip) }
+        if recentSkips.count < ScanSummary.maxListedSkips { recentSkips.append(skip) }
+        summary.skippedCount = skippedTotal > summary.skipped.count ? skippedTotal : nil
     }
 
     /// Counts `count` jobs queued (by a server) or analyses run (by `scan --db`).
@@ -281,19 +305,19 @@ public struct ScanTally: Sendable {
     }
 
     /// The summary so far, with the files looked at and the time taken, for a `scan.progress`
-    /// event: the files skipped are counted, and listed from the `skippedSince`-th on (those of
-    /// the batch since the previous event, at most ``ScanSummary/maxListedSkips``), so that a
-    /// scan of many unreadable files does not send the same list again with every batch.
-    public func progress(looked: Int, seconds: Double, skippedSince: Int) -> ScanSummary {
+    /// event: the files skipped are counted, and those since the previous event listed (at most
+    /// ``ScanSummary/maxListedSkips``), so that a scan of many unreadable files does not send
+    /// the same list again with every batch.
+    public mutating func progress(looked: Int, seconds: Double) -> ScanSummary {
         var progress = summary
         progress.looked = looked
         progress.seconds = seconds
-        progress.skippedCount = summary.skipped.count
+        progress.skippedCount = skippedTotal
         // At most as many as a reply lists, and a quarter of its bytes (an event waits, copied,
         // for every subscriber that has not read it): a folder's thousands of cover images are
         // found in one batch.
-        progress.skipped = ScanSummary(skipped: Array(summary.skipped.dropFirst(skippedSince)))
-            .listingSkips(bytes: ScanSummary.maxListedSkipBytes / 4).skipped
+        progress.skipped = ScanSummary(skipped: recentSkips).listingSkips(bytes: ScanSummary.maxListedSkipBytes / 4).skipped
+        recentSkips = []
         return progress
     }
 

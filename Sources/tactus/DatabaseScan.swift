@@ -61,7 +61,7 @@ struct DatabaseScan {
             } else {
                 tally.count(outcome)
             }
-            progress(tally.progress(looked: index + 1, seconds: (ContinuousClock.now - started).seconds, skippedSince: tally.summary.skipped.count))
+            progress(tally.progress(looked: index + 1, seconds: (ContinuousClock.now - started).seconds))
         }
         let (moved, missing) = try scan.finish(plan.unseen)
         return tally.finished(moved: moved, missing: missing, seconds: (ContinuousClock.now - started).seconds)
