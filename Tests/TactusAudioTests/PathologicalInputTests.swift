@@ -66,6 +66,22 @@ import Testing
         #expect(error?.description == "nothing.wav: corrupt audio data: the header declares \(declared.channels) channels at \(declared.rate) Hz")
     }
 
+    /// A WAV of 7,000 samples declaring 1 Hz would be 7,000 s of audio, each second costing the
+    /// detectors as much as a real song's (attack round 6); below 4,000 Hz a file is refused,
+    /// saying its rate, and 4,000 Hz itself is taken.
+    @Test(arguments: [1, 100, 3_999])
+    func aSampleRateBelow4000HzIsRefused(rate: Int) throws {
+        let bytes = try AudioFileWriter(.wav16).encode([Synth.sine(hz: 0.1, seconds: 7_000, sampleRate: Double(rate))], sampleRate: rate)
+        let error = #expect(throws: AudioError.self) { try AudioStream(.bytes(bytes, name: "slow.wav")).readToEnd() }
+        #expect(error?.code == .unsupportedFormat)
+        #expect(error?.description.contains("a sample rate of \(rate) Hz; Tactus analyses audio sampled at 4000 Hz or more") == true)
+    }
+
+    @Test func aSampleRateOf4000HzIsTaken() throws {
+        let bytes = try AudioFileWriter(.wav16).encode([Synth.sine(hz: 440, seconds: 6, sampleRate: 4_000)], sampleRate: 4_000)
+        #expect(code(.bytes(bytes, name: "phone.wav")) == nil)
+    }
+
     @Test func flacHeaderClaimingYears() throws {
         var bytes = try AudioFileWriter(.flac).encode([Synth.sine(hz: 440, seconds: 0.5, sampleRate: 44100)], sampleRate: 44100)
         // STREAMINFO's total sample count at its 36-bit maximum: 18 days at 44.1 kHz in 20 KB.
