@@ -23,8 +23,9 @@ extension Library {
         var everySong: [TempoMatch]?
         for (index, segment) in request.profile.segments.enumerated() {
             let range = segment.cadence * (1 - request.tolerance)...segment.cadence * (1 + request.tolerance)
-            try Self.checkBPM(range.upperBound, field: "cadence + tolerance")
-            try Self.checkBPM(range.lowerBound, field: "cadence - tolerance")
+            // Named for the request: the segment's cadence, widened by the tolerance, must stay a tempo.
+            try Self.checkBPM(range.upperBound, field: "profile: cadence \(segment.cadence) + tolerance \(request.tolerance)")
+            try Self.checkBPM(range.lowerBound, field: "profile: cadence \(segment.cadence) - tolerance \(request.tolerance)")
             builder.begin(segment)
             var exhausted = builder.take(try query(TempoQuery(range: range, source: request.source, octave: true)))
             if exhausted && !request.strict && builder.isBehind {

@@ -242,7 +242,7 @@ struct APIRoutes: Sendable {
     /// name, `data:` its JSON body), optionally only those of one `song`.
     private func events(_ request: Request) throws(HTTPFailure) -> Response {
         let song = QueryParameters(request).text("song")
-        if let song { _ = try LibraryRequests.song(song) }
+        if let song { _ = try LibraryRequests.song(song, command: "events") }
         guard let stream = gateway.events.stream() else {
             throw HTTPFailure(
                 .serviceUnavailable, .busy, "\(EventHub.maxStreams) event streams are open, the most the gateway keeps; try again later",

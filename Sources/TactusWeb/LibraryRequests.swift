@@ -41,8 +41,9 @@ enum LibraryRequests {
         return request
     }
 
-    static func song(_ id: String) throws(HTTPFailure) -> String {
-        try check(ResultRequest(song: id), command: "result")
+    /// `id` checked as a song's id (or prefix), the error naming `command`, the request's.
+    static func song(_ id: String, command: String = "result") throws(HTTPFailure) -> String {
+        try check(ResultRequest(song: id), command: command)
         return id
     }
 

@@ -25,7 +25,8 @@ struct QueryParameters {
     func number(_ name: String) throws(HTTPFailure) -> Double? {
         guard let text = text(name) else { return nil }
         guard let value = DecimalNumber.parse(text), value.isFinite else {
-            throw HTTPFailure(.badRequest, .badRequest, "\(name): '\(Self.shown(text))' is not a number")
+            throw HTTPFailure(
+                .badRequest, .badRequest, "\(name): '\(Self.shown(text))' is not a plain decimal number (such as 120 or 0.05; no exponent)")
         }
         return value
     }

@@ -357,6 +357,7 @@ struct WebGatewayTests {
         for value in ["0x10", "0X1p4", "1e2", "1.6E1", "inf", "nan", "1.2.3", "16abc", "%2016", "-"] {
             let api = served.http.get("/api/v1/songs?min_bpm=\(value)")
             #expect(api.status == 400 && api.code == "bad-request" && api.text.contains("min_bpm"), "min_bpm=\(value): \(api.status) \(api.text)")
+            #expect(api.text.contains("is not a plain decimal number"), "\(api.text)")
             let page = served.http.get("/?max_bpm=\(value)")
             #expect(page.status == 400 && page.text.contains("max_bpm"), "page max_bpm=\(value): \(page.status)")
         }
@@ -370,6 +371,16 @@ struct WebGatewayTests {
             #expect(api.status == 200, "min_bpm=\(value): \(api.status) \(api.text)")
         }
         #expect(served.http.get("/api/v1/playlist?profile=10m@150,90s@170.5").status == 200)
+        // Errors name what was asked (attack round 6, L1): the profile's cadence that the
+        // tolerance takes out of range, the events' song.
+        let low = served.http.get("/api/v1/playlist?profile=10m@1")
+        #expect(low.status == 400 && low.text.contains("profile: cadence 1"), "\(low.text)")
+        let events = served.http.get("/api/v1/events?song=" + String(repeating: "a", count: 10_000))
+        #expect(events.status == 400 && events.text.contains("events") && !events.text.contains("result"), "\(events.text)")
+        // A profile of 10^20 hours is refused, the server going on (attack round 6, H1).
+        let huge = served.http.get("/api/v1/playlist?profile=99999999999999999999h@170")
+        #expect(huge.status == 400 && huge.text.contains("more than the 100000 minutes"), "\(huge.text)")
+        #expect(served.http.get("/api/v1/status").status == 200)
     }
 
     @Test func aPortInUseIsNamedAtStart() throws {
