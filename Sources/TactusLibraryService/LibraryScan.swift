@@ -58,7 +58,8 @@ public struct LibraryScan: Sendable {
     public struct Found: Sendable {
         public var root: String
         public var entry: LibraryWalk.Entry
-        public var stored: (song: SongID, location: SongLocation)?
+        /// The location the library stored for its path, if any.
+        public var stored: StoredPlace?
 
         public var absolutePath: String { root + "/" + entry.relative }
 
@@ -66,6 +67,19 @@ public struct LibraryScan: Sendable {
         public var isUnchanged: Bool {
             guard let stored, !stored.location.missing else { return false }
             return stored.location.byteSize == entry.size && stored.location.mtimeNs == entry.mtimeNs
+        }
+    }
+
+    /// The song and location the library stored for a path, kept apart from the ``Found``
+    /// file so that each of the files it does not know (all of them, on a first scan of a
+    /// large root) costs a pointer rather than the location's fields.
+    public final class StoredPlace: Sendable {
+        public let song: SongID
+        public let location: SongLocation
+
+        public init(song: SongID, location: SongLocation) {
+            self.song = song
+            self.location = location
         }
     }
 
@@ -142,7 +156,8 @@ public struct LibraryScan: Sendable {
                 .map { ScanSkip(path: target.root + "/" + $0.path, reason: $0.reason) }
             plan.skippedCount += walk.skippedCount
             for entry in walk.files {
-                plan.files.append(Found(root: target.root, entry: entry, stored: stored.removeValue(forKey: entry.relative)))
+                let place = stored.removeValue(forKey: entry.relative).map { StoredPlace(song: $0.song, location: $0.location) }
+                plan.files.append(Found(root: target.root, entry: entry, stored: place))
             }
             plan.unseen += stored.values
         }
