@@ -39,7 +39,8 @@ public struct WebConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int = 8080, frontend: String, events: String, curve: CurveClientKeys? = nil,
         token: String? = nil, allowedHosts: [String] = [], maxUploadBytes: Int = 256 << 20, maxUploads: Int = 4,
         maxUploadBytesInFlight: Int = 1 << 30, spoolDirectory: String = FileManager.default.temporaryDirectory.path,
-        timeout: Duration = .seconds(10), announceFile: String? = nil, maxConnections: Int = 1024, maxConnectionsPerAddress: Int = 128
+        timeout: Duration = .seconds(10), announceFile: String? = nil, maxConnections: Int = 2048,
+        maxConnectionsPerAddress: Int = 512
     ) {
         self.host = host
         self.port = port

@@ -64,11 +64,11 @@ extension Tactus {
         var maxUploadBytesInFlight = 1 << 30
 
         @Option(help: ArgumentHelp("How many HTTP connections are held at once (a connection beyond is closed as it opens).", valueName: "count"))
-        var maxConnections = 1024
+        var maxConnections = 2048
 
         @Option(help: ArgumentHelp(
             "How many HTTP connections one address (an IPv4 address or an IPv6 /64) may hold at once.", valueName: "count"))
-        var maxConnectionsPerAddress = 128
+        var maxConnectionsPerAddress = 512
 
         @Option(help: .hidden)
         var announceFile: String?
