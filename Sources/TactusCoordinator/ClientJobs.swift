@@ -18,6 +18,13 @@ struct ClientJobs {
         for job in jobs { clientsByJob[job, default: []].insert(client) }
     }
 
+    /// The lane job `job` waits in when it is queued again (``PendingJobs``): the first
+    /// of the clients in flight with it, or the shared lane when none is (a job recovered
+    /// after a restart).
+    func lane(of job: Int64) -> String {
+        clientsByJob[job]?.min() ?? PendingJobs.sharedLane
+    }
+
     /// Forgets a job that ended (done, failed or cancelled).
     mutating func end(_ job: Int64) {
         guard let clients = clientsByJob.removeValue(forKey: job) else { return }

@@ -147,7 +147,7 @@ extension CoordinatorLoop: SubmissionQueue {
             }
             let jobs = try library.enqueue(prepared.song, jobs: requests, location: prepared.location)
             for job in jobs where job.state == .queued && !pending.contains(job.id) {
-                pending.append(PendingJob(job))
+                pending.append(PendingJob(job, lane: client))
             }
             clientJobs.add(jobs.filter { $0.state.isActive }.map(\.id), to: client)
             logger.info(

@@ -202,7 +202,7 @@ extension CoordinatorLoop {
                 finishFailed(job.id, failure: failure, worker: worker, attempts: job.attempts)
             } else {
                 try library.requeueJob(job.id)
-                pending.requeue(PendingJob(job))
+                pending.requeue(PendingJob(job, lane: clientJobs.lane(of: job.id)))
             }
         } catch {
             logger.error("cannot requeue a job", metadata: ["job": "\(assigned.job)", "error": "\(error)"])
@@ -352,8 +352,9 @@ extension CoordinatorLoop {
     }
 
     /// Sends queued jobs to idle workers, least recently used first, until either runs out:
-    /// one job of each detector in turn, and with it every other queued job of the same song
-    /// for a detector the chosen worker offers (one decode of the song for all of them).
+    /// one job of each detector in turn (of the client whose turn it is, ``PendingJobs``), and
+    /// with it every other queued job of the same song for a detector the chosen worker offers
+    /// (one decode of the song for all of them).
     func dispatch() {
         var progress = true
         while progress && pending.count > 0 {
@@ -362,7 +363,8 @@ extension CoordinatorLoop {
                 guard let worker = workers.nextIdle(detector), let first = pending.popFirst(detector) else { continue }
                 var jobs = [first]
                 if worker.version >= .v2 {
-                    jobs += pending.take(song: first.song, detectors: worker.detectorNames, limit: SongJobBody.maximumJobs - 1)
+                    jobs += pending.take(
+                        song: first.song, lane: first.lane, detectors: worker.detectorNames, limit: SongJobBody.maximumJobs - 1)
                 }
                 guard send(jobs, to: worker) else { return }
                 progress = true
@@ -472,7 +474,7 @@ extension CoordinatorLoop {
             for job in try library.runningJobs() where !held.contains(job.id) {
                 try library.requeueJob(job.id)
                 if !pending.contains(job.id) {
-                    pending.requeue(PendingJob(job))
+                    pending.requeue(PendingJob(job, lane: clientJobs.lane(of: job.id)))
                 }
                 logger.notice("requeued a job no worker holds", metadata: ["job": "\(job.id)"])
             }

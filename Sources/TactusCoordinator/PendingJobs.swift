@@ -11,27 +11,47 @@ struct PendingJob: Sendable, Hashable {
     var name: String
     var detector: String
     var params: ParameterSet
+    /// Whose turn the job waits for (``PendingJobs``): the client that submitted it, or
+    /// ``PendingJobs/sharedLane`` (scans, jobs recovered after a restart).
+    var lane: String
 
-    /// The queued copy of a stored job.
-    init(_ job: JobRecord) {
-        self.init(id: job.id, song: job.song, name: job.songName, detector: job.detector, params: job.params)
+    /// The queued copy of a stored job, waiting in `lane`.
+    init(_ job: JobRecord, lane: String = PendingJobs.sharedLane) {
+        self.init(id: job.id, song: job.song, name: job.songName, detector: job.detector, params: job.params, lane: lane)
     }
 
-    init(id: Int64, song: SongID, name: String, detector: String, params: ParameterSet) {
+    init(id: Int64, song: SongID, name: String, detector: String, params: ParameterSet, lane: String = PendingJobs.sharedLane) {
         self.id = id
         self.song = song
         self.name = name
         self.detector = detector
         self.params = params
+        self.lane = lane
     }
 }
 
-/// The queued jobs in memory, first in first out per detector. The jobs table is the durable
-/// copy; this mirrors its `queued` rows so dispatch needs no query. Each detector's queue is a
-/// deque: taking the oldest job and putting one back in front cost the same however long the
-/// queue is (tens of thousands of jobs under load).
+/// The queued jobs in memory. The jobs table is the durable copy; this mirrors its `queued`
+/// rows so dispatch needs no query.
+///
+/// Each detector's jobs wait in lanes, one per client (``PendingJob/lane``), first in first
+/// out within a lane, and the lanes take turns: a client who queued 10,000 long songs delays
+/// another client's one song by one job per worker, not by 10,000 (attack round 6). Each lane
+/// is a deque, and so is the order of turns: taking the next job and putting one back in front
+/// cost the same however long the queue is (tens of thousands of jobs under load).
 struct PendingJobs {
-    private var queues: [String: Deque<PendingJob>] = [:]
+    /// The lane of the jobs no client is waiting for: those of scans, and those found queued
+    /// in the library after a restart.
+    static let sharedLane = ""
+
+    /// One detector's queued jobs: per lane, oldest first, and the lanes in the order they are
+    /// served (each lane with jobs appears once).
+    private struct DetectorQueue {
+        var lanes: [String: Deque<PendingJob>] = [:]
+        var turns: Deque<String> = []
+        var count = 0
+    }
+
+    private var queues: [String: DetectorQueue] = [:]
     private var ids: Set<Int64> = []
     /// The queued jobs of each song by detector, so a worker offering several detectors gets
     /// all of a song's jobs in one message without a search through every queue.
@@ -42,41 +62,56 @@ struct PendingJobs {
     /// True when job `id` is queued.
     func contains(_ id: Int64) -> Bool { ids.contains(id) }
 
-    /// Adds a new job at the back of its detector's queue.
+    /// Adds a new job at the back of its lane; a lane new to the detector's queue takes its
+    /// turn after the others.
     mutating func append(_ job: PendingJob) {
-        queues[job.detector, default: []].append(job)
+        modify(job.detector) { queue in
+            if queue.lanes[job.lane] == nil { queue.turns.append(job.lane) }
+            queue.lanes[job.lane, default: []].append(job)
+            queue.count += 1
+        }
         added(job)
     }
 
-    /// Puts a job whose attempt failed back at the front: it has waited longest.
+    /// Puts a job whose attempt failed back at the front of its lane: it has waited longest,
+    /// and a lane new to the queue takes the next turn.
     mutating func requeue(_ job: PendingJob) {
-        queues[job.detector, default: []].prepend(job)
+        modify(job.detector) { queue in
+            if queue.lanes[job.lane] == nil { queue.turns.prepend(job.lane) }
+            queue.lanes[job.lane, default: []].prepend(job)
+            queue.count += 1
+        }
         added(job)
     }
 
     /// Whether `detector` has a queued job.
     func hasJobs(_ detector: String) -> Bool { queues[detector] != nil }
 
-    /// Takes the oldest job of `detector`.
+    /// Takes the oldest job of the lane whose turn it is for `detector`; that lane then waits
+    /// behind the others.
     mutating func popFirst(_ detector: String) -> PendingJob? {
-        // In place: a copy of the queue would cost as much as the queue is long.
-        guard let job = queues[detector]?.popFirst() else { return nil }
-        if queues[detector]?.isEmpty == true { queues[detector] = nil }
-        removed(job)
+        guard let lane = queues[detector]?.turns.first else { return nil }
+        let job = removeFromQueue(detector, lane: lane, at: 0)
+        modify(detector) { queue in
+            if queue.lanes[lane] != nil, queue.turns.first == lane {
+                queue.turns.removeFirst()
+                queue.turns.append(lane)
+            }
+        }
         return job
     }
 
-    /// Takes every queued job of `song` for one of `detectors`, at most `limit`, oldest
-    /// first per detector. The jobs of a song are queued together, so each is found near
-    /// the front of its queue.
-    mutating func take(song: SongID, detectors: [String], limit: Int) -> [PendingJob] {
+    /// Takes every queued job of `song` in `lane` for one of `detectors`, at most `limit`,
+    /// oldest first per detector. The jobs of a song are queued together, so each is found
+    /// near the front of its lane.
+    mutating func take(song: SongID, lane: String, detectors: [String], limit: Int) -> [PendingJob] {
         guard let counts = songs[song] else { return [] }
         var taken: [PendingJob] = []
         for detector in detectors where counts[detector] != nil {
             while taken.count < limit, songs[song]?[detector] != nil,
-                let index = queues[detector]?.firstIndex(where: { $0.song == song })
+                let index = queues[detector]?.lanes[lane]?.firstIndex(where: { $0.song == song })
             {
-                taken.append(removeFromQueue(detector, at: index))
+                taken.append(removeFromQueue(detector, lane: lane, at: index))
             }
         }
         return taken
@@ -86,16 +121,35 @@ struct PendingJobs {
     mutating func remove(_ id: Int64) -> PendingJob? {
         guard ids.contains(id) else { return nil }
         for (detector, queue) in queues {
-            if let index = queue.firstIndex(where: { $0.id == id }) {
-                return removeFromQueue(detector, at: index)
+            for (lane, jobs) in queue.lanes {
+                if let index = jobs.firstIndex(where: { $0.id == id }) {
+                    return removeFromQueue(detector, lane: lane, at: index)
+                }
             }
         }
         return nil
     }
 
-    private mutating func removeFromQueue(_ detector: String, at index: Int) -> PendingJob {
-        let job = queues[detector]!.remove(at: index)
-        if queues[detector]!.isEmpty { queues[detector] = nil }
+    /// Queued jobs per detector.
+    var depths: [String: Int] { queues.mapValues(\.count) }
+
+    /// Changes `detector`'s queue in place (a copy would cost as much as the queue is long),
+    /// dropping it once empty.
+    private mutating func modify(_ detector: String, _ change: (inout DetectorQueue) -> Void) {
+        change(&queues[detector, default: DetectorQueue()])
+        if queues[detector]?.count == 0 { queues[detector] = nil }
+    }
+
+    private mutating func removeFromQueue(_ detector: String, lane: String, at index: Int) -> PendingJob {
+        var job: PendingJob!
+        modify(detector) { queue in
+            job = queue.lanes[lane]!.remove(at: index)
+            queue.count -= 1
+            if queue.lanes[lane]!.isEmpty {
+                queue.lanes[lane] = nil
+                if let turn = queue.turns.firstIndex(of: lane) { queue.turns.remove(at: turn) }
+            }
+        }
         removed(job)
         return job
     }
@@ -111,7 +165,4 @@ struct PendingJobs {
         songs[job.song]?[job.detector] = left > 0 ? left : nil
         if songs[job.song]?.isEmpty == true { songs[job.song] = nil }
     }
-
-    /// Queued jobs per detector.
-    var depths: [String: Int] { queues.mapValues(\.count) }
 }
