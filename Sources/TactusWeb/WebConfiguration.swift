@@ -31,7 +31,7 @@ public struct WebConfiguration: Sendable {
     /// Where the listening address is written once bound (a JSON object `{"url": ...}`), if anywhere.
     public var announceFile: String?
     /// How many HTTP connections are held at once, in all and from one address (an IPv4 address
-    /// or an IPv6 /64); a connection beyond is closed as it opens (``ConnectionAdmission``).
+    /// or an IPv6 /64); a connection beyond is closed as it opens (``HTTPConnectionPlaces``).
     public var maxConnections: Int
     public var maxConnectionsPerAddress: Int
 

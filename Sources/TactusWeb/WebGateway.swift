@@ -26,7 +26,7 @@ public final class WebGateway: Sendable {
     let guesses = TokenGuesses()
     let uploads: UploadAdmission
     let exports = ExportAdmission(maxExports: WebGateway.exportsAtOnce)
-    let connectionPlaces: ConnectionAdmission
+    let connectionPlaces: HTTPConnectionPlaces
     let logger: Logger
 
     public init(configuration: WebConfiguration, logger: Logger) throws(ClientError) {
@@ -37,7 +37,7 @@ public final class WebGateway: Sendable {
         metrics = GatewayMetrics()
         hosts = AllowedHosts(listeningOn: configuration.host, extra: configuration.allowedHosts)
         uploads = UploadAdmission(maxUploads: configuration.maxUploads, maxBytes: configuration.maxUploadBytesInFlight)
-        connectionPlaces = ConnectionAdmission(
+        connectionPlaces = HTTPConnectionPlaces(
             maxConnections: configuration.maxConnections, maxPerAddress: configuration.maxConnectionsPerAddress)
         let metrics = metrics
         let connections = connections
@@ -78,7 +78,7 @@ public final class WebGateway: Sendable {
             router: router(),
             // A connection without a request in progress (idle, or sending its headers byte by
             // byte) is closed after idleTimeout; an events stream is a request in progress. Each
-            // connection holds a place (ConnectionAdmission) and at most maxHeaderBytes of headers.
+            // connection holds a place (HTTPConnectionPlaces) and at most maxHeaderBytes of headers.
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [places.handler(logger: logger)],

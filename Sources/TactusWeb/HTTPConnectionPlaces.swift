@@ -15,7 +15,7 @@ import TactusZMQ
 /// then kept. With the limits the buffered headers stay within `maxConnections` times that;
 /// and once many connections have closed, the heap is handed back to the system
 /// (``SystemHeap/trim()``).
-final class ConnectionAdmission: Sendable {
+final class HTTPConnectionPlaces: Sendable {
     let maxConnections: Int
     let maxPerAddress: Int
     private let held = Mutex<Held>(Held())
@@ -69,23 +69,23 @@ final class ConnectionAdmission: Sendable {
     }
 
     /// A handler for one connection's pipeline, which takes its place and gives it back.
-    func handler(logger: Logger) -> ConnectionPlaceHandler {
-        ConnectionPlaceHandler(admission: self, logger: logger)
+    func handler(logger: Logger) -> HTTPConnectionPlaceHandler {
+        HTTPConnectionPlaceHandler(admission: self, logger: logger)
     }
 }
 
-/// Holds a connection's place in the gateway's ``ConnectionAdmission`` from the moment the
+/// Holds a connection's place in the gateway's ``HTTPConnectionPlaces`` from the moment the
 /// handler joins its pipeline until the connection closes (when every handler leaves it); a
 /// connection refused a place is closed at once.
-final class ConnectionPlaceHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class HTTPConnectionPlaceHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
 
-    private let admission: ConnectionAdmission
+    private let admission: HTTPConnectionPlaces
     private let logger: Logger
     /// The address whose place this connection holds, nil when it holds none.
     private var placed: String?
 
-    init(admission: ConnectionAdmission, logger: Logger) {
+    init(admission: HTTPConnectionPlaces, logger: Logger) {
         self.admission = admission
         self.logger = logger
     }

@@ -4,12 +4,12 @@ import Testing
 
 @testable import TactusWeb
 
-/// The gateway's connection places (``ConnectionAdmission``): per address and in all, given back
+/// The gateway's connection places (``HTTPConnectionPlaces``): per address and in all, given back
 /// when a connection closes; over real sockets, a connection beyond either limit is closed as it
 /// opens while the others stay, and closed connections free their places.
-@Suite struct ConnectionLimitTests {
+@Suite struct HTTPConnectionPlacesTests {
     @Test func placesAreCountedPerAddressAndInAllAndGivenBack() {
-        let admission = ConnectionAdmission(maxConnections: 3, maxPerAddress: 2)
+        let admission = HTTPConnectionPlaces(maxConnections: 3, maxPerAddress: 2)
         #expect(admission.admit("192.0.2.1") == nil)
         #expect(admission.admit("192.0.2.1") == nil)
         #expect(admission.admit("192.0.2.1")?.contains("the most one address may") == true)
@@ -23,7 +23,7 @@ import Testing
 
     /// The heap is trimmed once half of a peak of at least 64 connections has closed, once.
     @Test func theHeapIsTrimmedOnceHalfOfALargePeakHasClosed() {
-        let admission = ConnectionAdmission(maxConnections: 1000, maxPerAddress: 1000)
+        let admission = HTTPConnectionPlaces(maxConnections: 1000, maxPerAddress: 1000)
         for _ in 0..<100 { #expect(admission.admit("192.0.2.1") == nil) }
         let trims = (0..<100).map { _ in admission.release("192.0.2.1") }
         // At 50 left of the 100; the next peak (50) is too small to trim for.
