@@ -23,7 +23,7 @@ final class UploadSpool {
         guard descriptor >= 0 else {
             throw Self.failure("cannot make an upload file in \(directory): \(String(cString: strerror(errno)))")
         }
-        unlink(String(cString: template))
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.descriptor = descriptor
         self.directory = directory
     }
