@@ -92,11 +92,9 @@ struct PendingJobs {
     mutating func popFirst(_ detector: String) -> PendingJob? {
         guard let lane = queues[detector]?.turns.first else { return nil }
         let job = removeFromQueue(detector, lane: lane, at: 0)
-        modify(detector) { queue in
-            if queue.lanes[lane] != nil, queue.turns.first == lane {
-                queue.turns.removeFirst()
-                queue.turns.append(lane)
-            }
+        // A lane left empty has left the turns; one with jobs goes behind the others.
+        if queues[detector]?.lanes[lane] != nil {
+            modify(detector) { queue in queue.turns.append(queue.turns.removeFirst()) }
         }
         return job
     }

@@ -266,7 +266,7 @@ public struct ScanTally: Sendable {
     /// what ``LibraryScan/finish(_:)`` found.
     private var known = [SongID]()
     /// Every file skipped so far, listed or not.
-    public private(set) var skippedTotal = 0
+    public var skippedTotal: Int { summary.skippedTotal }
     /// The files skipped since the last ``progress(looked:seconds:)`` (the first of them).
     private var recentSkips: [ScanSkip] = []
 
@@ -274,8 +274,8 @@ public struct ScanTally: Sendable {
     public init(_ plan: LibraryScan.Plan) {
         summary.files = plan.files.count
         for skip in plan.skipped { skipped(skip) }
-        skippedTotal = max(skippedTotal, plan.skippedCount)
-        summary.skippedCount = skippedTotal > summary.skipped.count ? skippedTotal : nil
+        // The walk lists only the first of what it skipped.
+        if plan.skippedCount > summary.skipped.count { summary.skippedCount = plan.skippedCount }
     }
 
     /// Counts one file's outcome (a `queue` outcome once its analyses are queued or done).
@@ -305,10 +305,10 @@ public struct ScanTally: Sendable {
     /// Counts `skip`, kept for the summary and the next progress event while they list fewer
     /// than ``ScanSummary/maxListedSkips``.
     private mutating func skipped(_ skip: ScanSkip) {
-        skippedTotal += 1
+        let total = summary.skippedTotal + 1
         if summary.skipped.count < ScanSummary.maxListedSkips { summary.skipped.append(skip) }
         if recentSkips.count < ScanSummary.maxListedSkips { recentSkips.append(skip) }
-        summary.skippedCount = skippedTotal > summary.skipped.count ? skippedTotal : nil
+        summary.skippedCount = total > summary.skipped.count ? total : nil
     }
 
     /// Counts `count` jobs queued (by a server) or analyses run (by `scan --db`).
