@@ -53,7 +53,7 @@ extension CoordinatorLoop {
         let sizeLimit = min(configuration.maxSongBytes, configuration.limits.maxAudioBytes)
         var requests: [[UInt8]: [Int]] = [:]
         var turn = 0
-        for (index, found) in files.enumerated() where !found.isUnchanged && found.entry.size <= sizeLimit {
+        for (index, found) in files.enumerated() where found.needsReading && found.entry.size <= sizeLimit {
             let candidates = identifiers.filter { $0.roots.contains(found.root) }
             guard !candidates.isEmpty else { continue }
             requests[candidates[turn % candidates.count].address, default: []].append(index)

@@ -15,7 +15,10 @@ import TactusStore
 /// opened safely, hashed in bounded pieces (unless a worker hashed it: an ``Identity``) and
 /// prepared (``Library/identify(_:limit:song:hash:probe:)``, then
 /// the analyses still to do), its location recorded when no analysis is needed (the caller
-/// records it with the analyses or their jobs otherwise); ``finish(_:)`` then treats the
+/// records it with the analyses or their jobs otherwise); a file refused for its content (not
+/// audio, corrupt, truncated, empty) is recorded as refused (``Library/RefusedFile``), and
+/// listed as skipped by later scans without being read while its size, modification time and
+/// Tactus's version stay the same; ``finish(_:)`` then treats the
 /// stored locations that were not found: a song found at another path moved (its old location
 /// is forgotten, its analyses stay), any other is marked missing and leaves query results.
 /// ``ScanTally`` counts the outcomes into the ``ScanSummary`` both report.
@@ -60,8 +63,14 @@ public struct LibraryScan: Sendable {
         public var entry: LibraryWalk.Entry
         /// The location the library stored for its path, if any.
         public var stored: StoredPlace?
+        /// Whether a scan refused the file for its content at its present size and modification
+        /// time: it is skipped again without being read.
+        public var refusedBefore = false
 
         public var absolutePath: String { root + "/" + entry.relative }
+
+        /// Whether the file must be read: it is neither unchanged nor refused before.
+        public var needsReading: Bool { !isUnchanged && !refusedBefore }
 
         /// Whether its size and modification time are those stored: unchanged, not read.
         public var isUnchanged: Bool {
@@ -155,14 +164,47 @@ public struct LibraryScan: Sendable {
             plan.skipped += walk.skipped.prefix(LibraryWalk.maxListedSkips - min(plan.skipped.count, LibraryWalk.maxListedSkips))
                 .map { ScanSkip(path: target.root + "/" + $0.path, reason: $0.reason) }
             plan.skippedCount += walk.skippedCount
-            for entry in walk.files {
+            let refused = try refusedBefore(walk.files, root: target.root, prefix: target.relative)
+            for (index, entry) in walk.files.enumerated() {
                 let place = stored.removeValue(forKey: entry.relative).map { StoredPlace(song: $0.song, location: $0.location) }
-                plan.files.append(Found(root: target.root, entry: entry, stored: place))
+                plan.files.append(Found(root: target.root, entry: entry, stored: place, refusedBefore: refused[index]))
             }
             plan.unseen += stored.values
         }
         return plan
     }
+
+    /// For each of `files` (found below `prefix` of `root`), whether its recorded refusal still
+    /// holds (``Library/RefusedFile/holds(size:mtimeNs:)``). The refusals that do not (the file
+    /// is gone, changed, or was refused by another version) are forgotten. The files and the
+    /// refusals are compared in the byte order of their paths, as SQLite sorts them, so that a
+    /// root of many files costs an index per file rather than a table of their names.
+    private func refusedBefore(_ files: [LibraryWalk.Entry], root: String, prefix: String) throws -> [Bool] {
+        var refused = [Bool](repeating: false, count: files.count)
+        var order: [Int]?
+        var next = 0
+        var stale: [String] = []
+        try library.forEachRefusal(underRoot: root, prefix: prefix) { refusal in
+            let sorted = order ?? files.indices.sorted { files[$0].relative.utf8.lexicographicallyPrecedes(files[$1].relative.utf8) }
+            order = sorted
+            let path = refusal.location.path.utf8
+            while next < sorted.count, files[sorted[next]].relative.utf8.lexicographicallyPrecedes(path) { next += 1 }
+            if next < sorted.count, case let file = files[sorted[next]], file.relative.utf8.elementsEqual(path),
+                refusal.holds(size: file.size, mtimeNs: file.mtimeNs)
+            {
+                refused[sorted[next]] = true
+            } else {
+                stale.append(refusal.location.path)
+            }
+        }
+        try library.forgetRefusals(atRoot: root, paths: stale)
+        return refused
+    }
+
+    /// The refusals a scan records: about the file's own content, the same whatever the
+    /// server's limits and the file's permissions (`too-large`, `too-long` and `unreadable`
+    /// are not recorded: another limit or a `chmod` changes them without changing the file).
+    static let recordedRefusals: Set<ErrorCode> = [.unsupportedFormat, .corrupt, .truncated, .empty]
 
     /// `targets` without those at or below another (a folder and a file in it both changed, the
     /// same path twice), so that no file is walked, counted or found missing twice.
@@ -191,10 +233,22 @@ public struct LibraryScan: Sendable {
     /// Looks at one file found by the walk, with its ``Identity`` when a worker hashed it.
     public func look(at found: Found, identity: Identity? = nil) -> Outcome {
         if found.isUnchanged { return .unchanged }
+        if found.refusedBefore, let refusal = try? library.refusal(atRoot: found.root, path: found.entry.relative),
+            refusal.holds(size: found.entry.size, mtimeNs: found.entry.mtimeNs)
+        {
+            return .skipped(ScanSkip(path: found.absolutePath, reason: refusal.message, code: refusal.code))
+        }
         do {
             return try examine(found, identity: identity)
         } catch {
-            return .skipped(ScanSkip(found.absolutePath, error))
+            let skip = ScanSkip(found.absolutePath, error)
+            if let code = skip.code, Self.recordedRefusals.contains(code) {
+                let location = SongLocation(
+                    root: found.root, path: found.entry.relative, byteSize: found.entry.size, mtimeNs: found.entry.mtimeNs)
+                // Not recorded (a library that cannot be written): the file is read again next time.
+                try? library.recordRefusal(Library.RefusedFile(location: location, code: code, message: skip.reason))
+            }
+            return .skipped(skip)
         }
     }
 

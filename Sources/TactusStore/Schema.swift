@@ -55,6 +55,14 @@ import GRDB
 ///   `songs_by_artist` and `songs_by_artist_descending` (songs without an artist last, each way):
 ///   whole-library pages by title, duration or artist walk the songs in order (`Library.walksSongs`).
 ///
+/// ## Tables (after `v9`)
+///
+/// - `refused_files`: files below a library root that a scan refused for their content, by
+///   `root` and `path`, with the `byte_size` and `mtime_ns` they had, the refusal
+///   (`error_code`, `error_message`), the `reader_version` (Tactus's) that refused them and
+///   `refused_at`. A scan finding the same size, time and version lists the file as skipped
+///   again without reading it.
+///
 /// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
 /// date functions).
 enum Schema {
@@ -211,6 +219,27 @@ enum Schema {
         // tempo of the detectors it ran; NULL for songs analysed before, or with no clear beat.
         migrator.registerMigration("v8: beat grids") { db in
             try db.execute(sql: "ALTER TABLE songs ADD COLUMN beat_grid_json TEXT")
+        }
+        // Files below a library root that a scan refused for their content (not audio, corrupt,
+        // truncated, empty, too short), with the size and modification time they had and the
+        // Tactus version whose readers refused them: the next scan lists them again without
+        // reading them while all three are the same (cover images, playlists and notes are not
+        // hashed and probed on every scan).
+        migrator.registerMigration("v9: refused files") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE refused_files (
+                        root TEXT NOT NULL CHECK (length(root) > 0),
+                        path TEXT NOT NULL CHECK (length(path) > 0),
+                        byte_size INTEGER NOT NULL CHECK (byte_size >= 0),
+                        mtime_ns INTEGER NOT NULL,
+                        error_code TEXT NOT NULL,
+                        error_message TEXT NOT NULL,
+                        reader_version TEXT NOT NULL,
+                        refused_at TEXT NOT NULL,
+                        PRIMARY KEY (root, path)
+                    ) WITHOUT ROWID
+                    """)
         }
         return migrator
     }

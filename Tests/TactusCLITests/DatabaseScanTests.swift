@@ -54,6 +54,55 @@ import Testing
         #expect(result.jsonLines.first?["new"] as? Int == 1, "\(result.standardOutput)")
     }
 
+    /// The rows of `refused_files` in `database`, read by Python's sqlite3: path and error code.
+    static func refusedRows(_ database: String) throws -> [[String]] {
+        let result = try CLI.runProgram("/usr/bin/python3", [
+            "-c",
+            "import sqlite3, sys, json; db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True); "
+                + "print(json.dumps(db.execute('SELECT path, error_code FROM refused_files ORDER BY path').fetchall()))",
+            database,
+        ])
+        try #require(result.status == 0, "\(result.standardError)")
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.standardOutput.utf8)) as? [[String]])
+    }
+
+    /// A file refused for its content (not audio) is recorded with its size and modification
+    /// time: the next scan lists it as skipped again, with the same reason, without reading it
+    /// (bytes rewritten with its size and time kept are not seen); once its time changes it is
+    /// read again, and the refusal of a file that is gone is forgotten.
+    @Test func aFileRefusedForItsContentIsNotReadAgainUntilItChanges() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-refused")
+        let root = directory.file("music"), database = directory.file("library.sqlite")
+        try Self.writeSong(directory.file("song.wav"), bpm: 120, seed: 5)
+        let song = try Data(contentsOf: URL(fileURLWithPath: directory.file("song.wav")))
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: root + "/cover.wav", contents: Data(repeating: 0x5A, count: song.count)))
+        #expect(FileManager.default.createFile(atPath: root + "/notes.txt", contents: Data("liner notes".utf8)))
+
+        let first = try Self.scan(database, ["--library-root", root])
+        let skipped = try #require(first["skipped"] as? [[String: Any]])
+        #expect(first["new"] as? Int == 0 && skipped.count == 2, "\(first)")
+        #expect(skipped.allSatisfy { $0["code"] as? String == "unsupported-format" }, "\(skipped)")
+        #expect(try Self.refusedRows(database) == [["cover.wav", "unsupported-format"], ["notes.txt", "unsupported-format"]])
+
+        // A song's bytes written over the refused file, its size and time unchanged: not read.
+        try UnseenRewrite.replace(root + "/cover.wav", with: song)
+        let second = try Self.scan(database, ["--library-root", root])
+        let skippedAgain = try #require(second["skipped"] as? [[String: Any]])
+        #expect(second["new"] as? Int == 0 && skippedAgain.count == 2, "\(second)")
+        #expect(
+            skippedAgain.map { $0["reason"] as? String } == skipped.map { $0["reason"] as? String },
+            "the same reasons as the first scan gave")
+
+        // Its time changed: read again, and found to be a song; the notes deleted: forgotten.
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: root + "/cover.wav")
+        try FileManager.default.removeItem(atPath: root + "/notes.txt")
+        let third = try Self.scan(database, ["--library-root", root])
+        #expect(third["new"] as? Int == 1 && (third["skipped"] as? [Any])?.isEmpty == true, "\(third)")
+        #expect(try Self.refusedRows(database).isEmpty)
+        #expect(try Self.songs(database).count == 1)
+    }
+
     /// Paths that overlap (a folder, a file in it, a folder inside it, one path twice) are
     /// scanned once each: every file is counted once.
     @Test func overlappingPathsCountEachFileOnce() throws {

@@ -181,6 +181,36 @@ import Testing
         #expect(left.count == 1 && left.values.first?.first?.hasSuffix("/album/track.flac") == true)
     }
 
+    /// A server's scan records a file refused for its content, and its next scan lists the file
+    /// as skipped again without reading it (neither the coordinator's service host nor the
+    /// workers sharing the root: bytes rewritten with the file's size and time kept are not
+    /// seen), until the file's time changes.
+    @Test func aFileRefusedForItsContentIsNotReadAgainUntilItChanges() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-refused")
+        let root = directory.file("music")
+        try Self.writeSong(directory.file("song.wav"), bpm: 120, seed: 5)
+        let song = try Data(contentsOf: URL(fileURLWithPath: directory.file("song.wav")))
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: root + "/cover.wav", contents: Data(repeating: 0x5A, count: song.count)))
+        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", root])
+        defer { server.stop() }
+        let frontend = server.endpoints.frontend
+
+        let first = try Self.scan(frontend)
+        let reasons = try #require(first["skipped"] as? [[String: Any]]).map { $0["reason"] as? String }
+        #expect(first["new"] as? Int == 0 && reasons.count == 1, "\(first)")
+
+        try UnseenRewrite.replace(root + "/cover.wav", with: song)
+        let second = try Self.scan(frontend)
+        #expect(second["new"] as? Int == 0 && second["hashed_by_workers"] as? Int ?? 0 == 0, "\(second)")
+        #expect((second["skipped"] as? [[String: Any]])?.map { $0["reason"] as? String } == reasons, "\(second)")
+
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: root + "/cover.wav")
+        let third = try Self.scan(frontend)
+        #expect(third["new"] as? Int == 1 && (third["skipped"] as? [Any])?.isEmpty == true, "\(third)")
+        #expect(try Self.songs(frontend) { $0.count == 1 }.count == 1)
+    }
+
     /// After an in-place scan of a folder, the data directory holds less than 5 % of the
     /// music's size (nothing is copied; the library holds the analyses and envelopes).
     @Test func theDataDirectoryStaysSmallAfterAnInPlaceScan() throws {
