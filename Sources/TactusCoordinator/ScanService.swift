@@ -133,7 +133,7 @@ final class ScanService: RequestService {
         state.next += batch.count
         let scan = state.scan
         loop.identities(of: batch) { [self] identities in
-            loop.intake.run({ zip(batch, identities).map { scan.look(at: $0, identity: $1) } }) { [self] outcomes in
+            loop.intake.run({ scan.look(at: batch, identities: identities) }) { [self] outcomes in
                 for (found, outcome) in zip(batch, outcomes) {
                     record(outcome, of: found, in: state, loop)
                 }

@@ -232,6 +232,21 @@ public struct LibraryScan: Sendable {
 
     /// Looks at one file found by the walk, with its ``Identity`` when a worker hashed it.
     public func look(at found: Found, identity: Identity? = nil) -> Outcome {
+        look(at: [found], identities: [identity])[0]
+    }
+
+    /// Looks at `files` in turn, each with its ``Identity`` when a worker hashed it, and records
+    /// the refusals among them in one transaction.
+    public func look(at files: [Found], identities: [Identity?]) -> [Outcome] {
+        var refusals: [Library.RefusedFile] = []
+        let outcomes = zip(files, identities).map { look(at: $0, identity: $1, refusals: &refusals) }
+        // Not recorded (a library that cannot be written): the files are read again next time.
+        try? library.recordRefusals(refusals)
+        return outcomes
+    }
+
+    /// Looks at `found`, adding its refusal to `refusals` when it is refused for its content.
+    private func look(at found: Found, identity: Identity?, refusals: inout [Library.RefusedFile]) -> Outcome {
         if found.isUnchanged { return .unchanged }
         if found.refusedBefore, let refusal = try? library.refusal(atRoot: found.root, path: found.entry.relative),
             refusal.holds(size: found.entry.size, mtimeNs: found.entry.mtimeNs)
@@ -245,8 +260,7 @@ public struct LibraryScan: Sendable {
             if let code = skip.code, Self.recordedRefusals.contains(code) {
                 let location = SongLocation(
                     root: found.root, path: found.entry.relative, byteSize: found.entry.size, mtimeNs: found.entry.mtimeNs)
-                // Not recorded (a library that cannot be written): the file is read again next time.
-                try? library.recordRefusal(Library.RefusedFile(location: location, code: code, message: skip.reason))
+                refusals.append(Library.RefusedFile(location: location, code: code, message: skip.reason))
             }
             return .skipped(skip)
         }

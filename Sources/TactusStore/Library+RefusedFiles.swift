@@ -33,21 +33,25 @@ extension Library {
         }
     }
 
-    /// Records that the file at `refused.location` was refused, replacing what was recorded
-    /// for its root and path.
-    public func recordRefusal(_ refused: RefusedFile) throws(StoreError) {
-        try Self.checkLocation(refused.location)
+    /// Records that the files at the locations of `refused` were refused, replacing what was
+    /// recorded for their roots and paths, in one transaction.
+    public func recordRefusals(_ refused: [RefusedFile]) throws(StoreError) {
+        guard !refused.isEmpty else { return }
+        for file in refused { try Self.checkLocation(file.location) }
+        let now = StoredDate.now
         try write { db in
-            try db.execute(
+            let insert = try db.cachedStatement(
                 sql: """
                     INSERT OR REPLACE INTO refused_files
                         (root, path, byte_size, mtime_ns, error_code, error_message, reader_version, refused_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    refused.location.root, refused.location.path, refused.location.byteSize, refused.location.mtimeNs,
-                    refused.code.rawValue, refused.message, refused.readerVersion, StoredDate.now,
+                    """)
+            for file in refused {
+                try insert.execute(arguments: [
+                    file.location.root, file.location.path, file.location.byteSize, file.location.mtimeNs,
+                    file.code.rawValue, file.message, file.readerVersion, now,
                 ])
+            }
         }
     }
 
