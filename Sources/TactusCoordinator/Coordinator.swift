@@ -204,13 +204,15 @@ public final class Coordinator: Sendable {
         }
     }
 
-    /// Asks the running loop to scan `paths` below the library roots (nil: every root).
+    /// Asks the running loop to scan `paths` below the library roots (nil: every root; more than
+    /// ``LibraryWatcher/maximumPaths`` waiting are every root too).
     /// Thread-safe: the library watcher calls it.
     public func scanChanged(_ paths: [String]?) {
         watchedPaths.withLock { waiting in
             guard let paths else { return waiting = [] }
             guard !paths.isEmpty, waiting?.isEmpty != true else { return }
-            waiting = (waiting ?? []).union(paths)
+            let union = (waiting ?? []).union(paths)
+            waiting = union.count > LibraryWatcher.maximumPaths ? [] : union
         }
     }
 

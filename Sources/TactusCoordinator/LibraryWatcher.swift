@@ -14,7 +14,11 @@ import Glibc
 /// When the kernel's queue overflows (`IN_Q_OVERFLOW`), every root is scanned again.
 ///
 /// Events are gathered for ``settle`` after the last one before they are handed over, so a
-/// burst of changes (a folder copied in) becomes one scan. Directories are watched without
+/// burst of changes (a folder copied in) becomes one scan; changes that never pause are handed
+/// over every ``maximumWait``, and more than ``maximumPaths`` changed paths become a scan of
+/// every root, as an overflow does (a local user creating and deleting files with long unique
+/// names as fast as they can must not grow the coordinator's memory, nor a scan of each name:
+/// attack round 7). Directories are watched without
 /// following symbolic links: each is opened one component at a time from its root
 /// (``LibraryRoots/openDirectory(_:)``), watched and listed through that descriptor, so a folder
 /// swapped for a link to `/` between its creation and its watch is refused rather than followed
@@ -27,6 +31,11 @@ public final class LibraryWatcher: @unchecked Sendable {
     private let logger: Logger
     /// How long after the last event the changes are handed over.
     let settle: Duration
+    /// The longest changes are gathered while events keep coming.
+    static let maximumWait = Duration.seconds(5)
+    /// The most changed paths gathered (and queued for one scan: ``Coordinator/scanChanged(_:)``);
+    /// beyond them, every root is scanned instead.
+    public static let maximumPaths = 4096
     /// Watch descriptors and the directories they watch; touched only by the watcher thread
     /// after ``init``.
     private var directories: [Int32: String] = [:]
@@ -131,19 +140,26 @@ public final class LibraryWatcher: @unchecked Sendable {
         var changed = Set<String>()
         var everything = false
         var lastEvent: ContinuousClock.Instant?
+        var firstEvent: ContinuousClock.Instant?
         while !stopped.load(ordering: .sequentiallyConsistent) {
             var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             _ = Glibc.poll(&poll, 1, 100)
             let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
             if count > 0 {
                 lastEvent = .now
+                if firstEvent == nil { firstEvent = lastEvent }
                 parse(buffer, count: count, changed: &changed, everything: &everything)
+                if changed.count > Self.maximumPaths {
+                    everything = true
+                    changed = []
+                }
             }
-            if let last = lastEvent, ContinuousClock.now - last >= settle {
+            if let last = lastEvent, let first = firstEvent, ContinuousClock.now - last >= settle || ContinuousClock.now - first >= Self.maximumWait {
                 self.changed(everything ? nil : Array(changed))
                 changed.removeAll()
                 everything = false
                 lastEvent = nil
+                firstEvent = nil
             }
         }
     }
@@ -174,10 +190,10 @@ public final class LibraryWatcher: @unchecked Sendable {
                 if isDirectory, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                     let depth = (depths[event.wd] ?? 0) + 1
                     if depth <= LibraryWalk.maxDepth { watchTree(path, depth: depth) }
-                    changed.insert(path)
+                    if !everything { changed.insert(path) }
                 } else if isDirectory || event.mask & UInt32(IN_CREATE) == 0 {
                     // A file created is scanned once it is closed (IN_CLOSE_WRITE), not half written.
-                    changed.insert(path)
+                    if !everything { changed.insert(path) }
                 }
             }
         }

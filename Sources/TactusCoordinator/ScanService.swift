@@ -72,12 +72,15 @@ final class ScanService: RequestService {
         startNext(loop)
     }
 
-    /// Adds paths the watcher saw change to the next scan (`nil`: every root, after an overflow).
+    /// Adds paths the watcher saw change to the next scan (`nil`: every root, after an overflow;
+    /// more than ``LibraryWatcher/maximumPaths`` in all: every root too).
     func watched(_ paths: [String]?, loop: CoordinatorLoop) {
         guard loop.accepting else { return }
         if let index = waiting.firstIndex(where: { $0.answers.isEmpty }) {
-            if let paths, !waiting[index].paths.isEmpty {
-                waiting[index].paths = Array(Set(waiting[index].paths + paths)).sorted()
+            if let paths, !waiting[index].paths.isEmpty,
+                case let union = Set(waiting[index].paths).union(paths), union.count <= LibraryWatcher.maximumPaths
+            {
+                waiting[index].paths = union.sorted()
             } else {
                 waiting[index].paths = []
             }

@@ -207,15 +207,24 @@ public struct LibraryScan: Sendable {
     static let recordedRefusals: Set<ErrorCode> = [.unsupportedFormat, .corrupt, .truncated, .empty]
 
     /// `targets` without those at or below another (a folder and a file in it both changed, the
-    /// same path twice), so that no file is walked, counted or found missing twice.
+    /// same path twice), so that no file is walked, counted or found missing twice. Shorter
+    /// paths first, each kept unless it or one of its folders was: a lookup per folder of each
+    /// path, not a comparison with every path kept.
     static func outermost(_ targets: [(root: String, relative: String)]) -> [(root: String, relative: String)] {
+        struct Place: Hashable {
+            var root: String
+            var relative: Substring
+        }
         var kept: [(root: String, relative: String)] = []
-        for target in targets.sorted(by: { ($0.root, $0.relative.count) < ($1.root, $1.relative.count) }) {
-            let inside = kept.contains { outer in
-                outer.root == target.root
-                    && (outer.relative.isEmpty || target.relative == outer.relative || target.relative.hasPrefix(outer.relative + "/"))
-            }
-            if !inside { kept.append(target) }
+        var places = Set<Place>()
+        for target in targets.sorted(by: { ($0.root, $0.relative.utf8.count) < ($1.root, $1.relative.utf8.count) }) {
+            let relative = Substring(target.relative)
+            // The path itself, each of its folders, and the root (the empty path).
+            var ancestors = [relative.prefix(0), relative]
+            for index in relative.indices where relative[index] == "/" { ancestors.append(relative[..<index]) }
+            guard !ancestors.contains(where: { places.contains(Place(root: target.root, relative: $0)) }) else { continue }
+            places.insert(Place(root: target.root, relative: relative))
+            kept.append(target)
         }
         return kept
     }

@@ -28,4 +28,24 @@ import Testing
         watcher.watchTree(root + "/new/a", depth: 2)
         #expect(watcher.watchedCount == 4, "nothing through the link")
     }
+
+    /// More files changed at once than ``LibraryWatcher/maximumPaths`` are handed over as a scan
+    /// of every root, never as a list of their names: a local user creating files with long
+    /// unique names as fast as possible took the coordinator to 2.4 GB (attack round 7, H1).
+    @Test func moreChangesThanTheWatcherKeepsBecomeAScanOfEveryRoot() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-watch-flood")
+        let root = directory.file("music")
+        try FileManager.default.createDirectory(atPath: root + "/flood", withIntermediateDirectories: true)
+        var logger = Logger(label: "test.watch")
+        logger.logLevel = .critical
+        let handed = Mutex<[[String]?]>([])
+        let watcher = try LibraryWatcher(roots: [root], logger: logger) { paths in handed.withLock { $0.append(paths) } }
+        defer { watcher.stop() }
+        let name = String(repeating: "n", count: 200)
+        for index in 0..<(LibraryWatcher.maximumPaths + 500) {
+            #expect(FileManager.default.createFile(atPath: root + "/flood/\(name)-\(index)", contents: Data([1])))
+        }
+        try Wait.until("a scan of every root") { handed.withLock { $0.contains { $0 == nil } } }
+        #expect(handed.withLock { $0.allSatisfy { ($0?.count ?? 0) <= LibraryWatcher.maximumPaths } })
+    }
 }

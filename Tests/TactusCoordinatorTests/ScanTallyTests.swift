@@ -34,4 +34,16 @@ import Testing
         tally.count(.skipped(ScanSkip(path: "/root/cover.jpg", reason: "not audio")))
         #expect(tally.summary.skipped.count == 1 && tally.summary.skippedCount == nil && tally.summary.skippedTotal == 1)
     }
+
+    /// The paths a scan is asked for are kept once each, without those below a folder kept
+    /// (a sibling whose name only starts like a folder's is not below it); many paths below one
+    /// folder cost a lookup per folder of each (a quadratic comparison of 300,000 watched
+    /// paths held every scan back, attack round 7, H1).
+    @Test func outermostKeepsEachPathOnceAndNothingBelowAKeptFolder() {
+        var targets: [(root: String, relative: String)] = (0..<50_000).map { ("/r", "flood/deep/file-\($0)") }
+        targets += [("/r", "flood"), ("/r", "flood-b/x"), ("/r", "flood-b/x"), ("/s", ""), ("/s", "a/b"), ("/r", "other/c")]
+        let kept = LibraryScan.outermost(targets)
+        #expect(Set(kept.map { "\($0.root):\($0.relative)" }) == ["/r:flood", "/r:flood-b/x", "/s:", "/r:other/c"])
+        #expect(kept.count == 4)
+    }
 }
