@@ -145,6 +145,7 @@ extension CoordinatorLoop: SubmissionQueue {
                         + "submit again when some are done",
                     retryAfterMs: retryHintMs)
             }
+            try checkSongJobs(prepared.song.id, adding: requests.count)
             let jobs = try library.enqueue(prepared.song, jobs: requests, location: prepared.location)
             for job in jobs where job.state == .queued && !pending.contains(job.id) {
                 pending.append(PendingJob(job, lane: client))
@@ -159,6 +160,24 @@ extension CoordinatorLoop: SubmissionQueue {
                 coordinator.blobs.remove(prepared.song.id)
             }
             throw error
+        }
+    }
+
+    /// The most jobs one song may have queued or running: parameters are continuous, so without
+    /// it one client resubmitting one song with ever new values gives it jobs without end.
+    static let maxActiveJobsPerSong = 64
+
+    /// Refuses `busy` a submission that would give `song` more than ``maxActiveJobsPerSong``
+    /// active jobs (counting every request, even one an active job already answers).
+    func checkSongJobs(_ song: SongID, adding count: Int) throws {
+        guard count > 0 else { return }
+        let active = try library.activeJobCount(of: song)
+        guard active + count <= Self.maxActiveJobsPerSong else {
+            throw ErrorBody(
+                code: .busy,
+                message: "song \(song.short) has \(active) analyses queued or running, the most one song may have is "
+                    + "\(Self.maxActiveJobsPerSong); submit again when some are done",
+                retryAfterMs: retryHintMs)
         }
     }
 

@@ -226,6 +226,7 @@ extension Library {
                     sql: "UPDATE songs SET beat_grid_json = ? WHERE id = ?", arguments: [StoredJSON.encode(beatGrid), key])
             }
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
+            try Self.forgetOldFinishedJobs(songKey: key, db)
             return (outcomes, JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key])))
         }
     }
@@ -261,7 +262,39 @@ extension Library {
                 sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
                 arguments: [state.rawValue, failure.code.rawValue, failure.message, StoredDate.now, id])
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
+            try Self.forgetOldFinishedJobs(songKey: key, db)
             return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
+        }
+    }
+
+    /// The most finished jobs (done, failed, cancelled) a song keeps; older ones are forgotten
+    /// as newer ones finish (their analyses stay). With the coordinator's bound on a song's
+    /// active jobs, this bounds what every result of the song reads and its `song.done` event
+    /// lists: a client resubmitting one song with ever new parameters had given it 74,000 jobs,
+    /// each result reading them all on the coordinator's loop (attack round 7, H2 and H3).
+    public static let maxFinishedJobsPerSong = 128
+
+    /// Deletes the finished jobs of song `key` beyond the newest ``maxFinishedJobsPerSong``.
+    static func forgetOldFinishedJobs(songKey key: Int64, _ db: Database) throws {
+        try db.executeCached(
+            sql: """
+                DELETE FROM jobs WHERE song_id = :key AND state IN ('done', 'failed', 'cancelled') AND id <= (
+                    SELECT id FROM jobs WHERE song_id = :key AND state IN ('done', 'failed', 'cancelled')
+                    ORDER BY id DESC LIMIT 1 OFFSET :kept)
+                """,
+            arguments: ["key": key, "kept": maxFinishedJobsPerSong])
+    }
+
+    /// How many jobs of `song` are queued or running.
+    public func activeJobCount(of song: SongID) throws(StoreError) -> Int {
+        try readStatement { db in
+            try Int.fetchOne(
+                db.cachedStatement(
+                    sql: """
+                        SELECT count(*) FROM jobs WHERE song_id = (SELECT id FROM songs WHERE sha256 = ?)
+                            AND state IN ('queued', 'running')
+                        """),
+                arguments: [song]) ?? 0
         }
     }
 

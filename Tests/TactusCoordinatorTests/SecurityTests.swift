@@ -1,6 +1,7 @@
 import Foundation
 import TactusAudioProbe
 import TactusCoordinator
+import TactusDetector
 import TactusProtocol
 import TactusStore
 import TactusTestSupport
@@ -212,6 +213,27 @@ import Testing
         try worker.finish(job, bpm: 100)
         _ = try client.waitForEvent { if case .jobDone(let body) = $0 { body.job == job.job } else { false } }
         guard case .ok = try submit(client, seed: job.job == 3 ? 5 : 3) else { Issue.record("still busy after a job finished"); return }
+    }
+
+    /// One song may have at most 64 analyses queued or running, whoever asks: parameters are
+    /// continuous, and one client resubmitting one song with ever new values had given it
+    /// 74,000 jobs, each result then reading them all on the coordinator's loop (attack round 7).
+    @Test func aSongWithAsManyActiveJobsAsAllowedIsBusyForMore() throws {
+        let directory = try TemporaryDirectory()
+        let running = try RunningCoordinator(directory: directory.path)
+        defer { running.stop() }
+        let client = try TestClient(running)
+        let audio = try testSong()
+        func submit(minBPM: Double) throws -> ClientReply.Outcome {
+            let params = ["fake": ParameterSet(["min_bpm": .number(minBPM)])]
+            return try client.request(.submit(SubmitRequest(name: "song.wav", detectors: ["fake"], params: params), audio: audio))
+        }
+        for index in 0..<64 {
+            guard case .ok = try submit(minBPM: 40 + Double(index) / 8) else { Issue.record("job \(index + 1) of 64 refused"); return }
+        }
+        guard case .error(let busy) = try submit(minBPM: 30) else { Issue.record("a 65th active job was accepted"); return }
+        #expect(busy.code == .busy && busy.message.contains("the most one song may have is 64"), "\(busy)")
+        #expect((busy.retryAfterMs ?? 0) > 0)
     }
 
     @Test func aResultOverTheLimitFailsTheJobWithTooLarge() throws {

@@ -45,6 +45,26 @@ import Testing
         #expect(try library.song(song.id)?.durationS == 180.5)
     }
 
+    /// A song keeps its newest ``Library/maxFinishedJobsPerSong`` finished jobs: older ones are
+    /// forgotten as jobs finish, the active ones never, so what each result reads and its
+    /// `song.done` lists stays bounded however often the song is analysed.
+    @Test func aSongKeepsOnlyItsNewestFinishedJobs() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        let song = Fixture.song(1)
+        let limit = Library.maxFinishedJobsPerSong
+        let jobs = try library.enqueue(song, jobs: (0..<(limit + 12)).map { JobRequest(detector: "d\($0)") })
+        let failure = AnalysisFailure(code: .cancelled, message: "cancelled by a test")
+        for job in jobs.dropLast(2) {
+            _ = try #require(try library.endJob(job.id, state: .cancelled, failure: failure))
+        }
+        let kept = try library.jobs(of: song.id)
+        #expect(kept.count == limit + 2)
+        #expect(kept.filter { !$0.state.isActive }.map(\.id) == jobs.dropLast(2).suffix(limit).map(\.id), "the newest finished jobs")
+        #expect(try library.activeJobCount(of: song.id) == 2)
+        #expect(try library.job(jobs[0].id) == nil)
+    }
+
     @Test func jobsOfTwoSongsAreRefusedAndNothingIsStored() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
