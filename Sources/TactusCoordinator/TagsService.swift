@@ -24,7 +24,8 @@ struct TagsService: RequestService {
             return answer(.failure(ErrorBody(code: .busy, message: "the server is busy; try again shortly", retryAfterMs: 200)))
         }
         let work = TagsWork(
-            request: request, library: coordinator.library, roots: coordinator.libraryRoots, tagger: tagger)
+            request: request, library: coordinator.library, roots: coordinator.libraryRoots, tagger: tagger,
+            rescan: { [coordinator] paths in coordinator.scanChanged(paths) })
         pool.run({ Result { .tags(try work.answer()) } }, then: answer)
     }
 }
@@ -37,6 +38,8 @@ struct TagsWork: Sendable {
     let library: Library
     let roots: LibraryRoots
     let tagger: any SongTagger
+    /// Asks for a scan of files (the other copies of a song whose file was rewritten).
+    let rescan: @Sendable ([String]) -> Void
 
     func answer() throws -> TagsResponse {
         var reports = [TagReport]()
@@ -91,7 +94,13 @@ struct TagsWork: Sendable {
         let options = TagWriteOptions(
             detector: request.detector, minConfidence: request.minConfidence ?? 0, dryRun: request.dryRun ?? false,
             backup: request.backup ?? false)
-        return tags.write(entry, expected: song, options: options)
+        let written = tags.write(entry, expected: song, options: options)
+        if written.outcome == .written, let new = written.newSong, case let copies = try tags.otherCopies(of: new, than: entry.file.location),
+            !copies.isEmpty
+        {
+            rescan(copies)
+        }
+        return written
     }
 
     /// Where a song's file below the roots was found.

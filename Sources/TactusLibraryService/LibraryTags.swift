@@ -108,7 +108,16 @@ public struct LibraryTags: Sendable {
         do {
             try library.songRewritten(song, as: rewritten.song, byteSize: rewritten.byteSize)
             report.newSong = rewritten.song
+            // Other copies of the song keep the old bytes: the next scan hashes them again (and
+            // finds them as the old bytes, a song of their own), rather than trusting their
+            // size and time to hold the new ones.
+            try library.rescanLocations(of: rewritten.song)
             try recordRewritten(entry.file.location, as: rewritten)
+            let copies = try otherCopies(of: rewritten.song, than: entry.file.location)
+            if !copies.isEmpty {
+                report.reason = "its other copies keep the old bytes and are read again by the next scan: "
+                    + copies.joined(separator: ", ")
+            }
         } catch {
             report.reason = "written, but the library still names the old bytes: \(error)"
         }
@@ -125,6 +134,13 @@ public struct LibraryTags: Sendable {
             location.mtimeNs = rewritten.mtimeNs
             try library.recordLocation(location, of: rewritten.song)
         }
+    }
+
+    /// The absolute paths of the present files of `song` other than `file`.
+    public func otherCopies(of song: SongID, than file: SongLocation) throws -> [String] {
+        let path = URL(fileURLWithPath: file.absolutePath).standardizedFileURL.path
+        return try library.locations(of: song).filter { !$0.missing }.map(\.absolutePath)
+            .filter { URL(fileURLWithPath: $0).standardizedFileURL.path != path }
     }
 
     /// Why a file whose content is `found` is not the song `expected`, or nil.

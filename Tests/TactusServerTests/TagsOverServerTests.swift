@@ -118,6 +118,46 @@ struct TagsOverServerTests {
     /// A song's file below the root replaced by a symbolic link to a private file elsewhere (the
     /// same bytes, so no check of content stands in the way): the server refuses it, naming the
     /// link, and the file it leads to keeps its bytes and its mode 0600.
+    /// A tag written into one of two copies of a song gives that file new bytes, not the other
+    /// copy: the server reads the other copy again at once, and finds it as the old bytes, a
+    /// song of its own (it was recorded as the rewritten song, attack round 7, M3).
+    @Test func writingOneCopyOfASongLeavesTheOtherCopyItsOwnSong() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-tags-copies")
+        let music = directory.file("music")
+        try FileManager.default.createDirectory(atPath: music + "/sub", withIntermediateDirectories: true)
+        let first = music + "/a.mp3", copy = music + "/sub/b.mp3"
+        try AudioFileWriter(.mp3(.constant)).write([Synth.drumPattern(bpm: 120, seconds: 10, sampleRate: 44_100)], sampleRate: 44_100, to: first)
+        try FileManager.default.copyItem(atPath: first, toPath: copy)
+        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", music])
+        defer { _ = server.stop() }
+        let frontend = server.endpoints.frontend
+        try #require(try CLI.run(["scan", "--server", frontend]).status == 0)
+        let songs = try Self.waitForSongs(1, server: frontend)
+        try #require(songs.count == 1 && (songs.first?["paths"] as? [String])?.count == 2, "\(songs)")
+
+        let written = try CLI.run(["tags", "write", first, "--json", "--server", frontend])
+        #expect(written.status == 0, "\(written.standardError)")
+        let report = try #require(written.jsonLines.first)
+        #expect(report["outcome"] as? String == "written" && (report["reason"] as? String)?.contains("b.mp3") == true, "\(report)")
+        let hashes = try [first, copy].map { SongID(hashing: try Data(contentsOf: URL(fileURLWithPath: $0))).hex }
+        #expect(hashes[0] != hashes[1])
+        // Each file is its own song, found by its own bytes.
+        let deadline = Date().addingTimeInterval(60)
+        var paths = [String: [String]]()
+        while Date() < deadline {
+            paths = [:]
+            for line in try CLI.run(["query", "--bpm", "1..1000", "--json", "--server", frontend]).jsonLines {
+                if let song = line["song"] as? String { paths[song] = line["paths"] as? [String] ?? [] }
+            }
+            if paths.count == 2 { break }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        #expect(paths[hashes[0]]?.map { ($0 as NSString).lastPathComponent } == ["a.mp3"], "\(paths)")
+        #expect(paths[hashes[1]]?.map { ($0 as NSString).lastPathComponent } == ["b.mp3"], "\(paths)")
+        let result = try CLI.run(["result", copy, "--json", "--server", frontend])
+        #expect(result.status == 0 && result.jsonLines.first?["song"] as? String == hashes[1], "\(result.standardError)")
+    }
+
     @Test func aSongReplacedByALinkIsRefusedAndNamed() throws {
         let swap = try LinkSwap(name: "walk.flac")
         let server = try ServeProcess(dataDirectory: swap.directory.file("data"), extraArguments: ["--library-root", swap.root])
