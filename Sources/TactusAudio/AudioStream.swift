@@ -51,6 +51,12 @@ public final class AudioStream {
     /// detectors as much as one of a real song (attack round 6: 8.5 s and 850 MB of a worker).
     public static let minimumSampleRate = 4_000
 
+    /// The most channels of an Ogg stream (Vorbis, Opus) taken: music has at most 8 (7.1 sound),
+    /// and a compressed stream's cost grows with its channels, not its size (a 1 MB Vorbis file
+    /// declaring 255 channels took 7 s to decode instead of 0.1 s: attack round 7). PCM files,
+    /// whose size grows with their channels, keep libsndfile's own limit.
+    public static let maximumOggChannels = 8
+
     /// Opens `source` and reads its header.
     ///
     /// - Throws: `empty`, `unreadable`, `unsupported-format` (also for a sample rate below
@@ -73,6 +79,11 @@ public final class AudioStream {
             throw .unsupportedFormat(
                 file: reader.name,
                 detail: "a sample rate of \(stream.sampleRate) Hz; Tactus analyses audio sampled at \(Self.minimumSampleRate) Hz or more")
+        }
+        guard stream.format != .ogg || stream.channels <= Self.maximumOggChannels else {
+            throw .unsupportedFormat(
+                file: reader.name,
+                detail: "an Ogg stream of \(stream.channels) channels; Tactus analyses Ogg streams of at most \(Self.maximumOggChannels)")
         }
         sampleRate = stream.outputRate
         let rate = Double(stream.outputRate)

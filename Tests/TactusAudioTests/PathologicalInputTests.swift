@@ -77,6 +77,18 @@ import Testing
         #expect(error?.description.contains("a sample rate of \(rate) Hz; Tactus analyses audio sampled at 4000 Hz or more") == true)
     }
 
+    /// An Ogg Vorbis stream of more than 8 channels is refused, saying so (a 1 MB file declaring
+    /// 255 channels took 7 s to decode, attack round 7); 8 channels (7.1 sound) are taken.
+    @Test func anOggStreamOfMoreThanEightChannelsIsRefused() throws {
+        let tone = Synth.sine(hz: 440, seconds: 6, sampleRate: 22_050)
+        let nine = try AudioFileWriter(.oggVorbis).encode(Array(repeating: tone, count: 9), sampleRate: 22_050)
+        let error = #expect(throws: AudioError.self) { try AudioStream(.bytes(nine, name: "many.ogg")).readToEnd() }
+        #expect(error?.code == .unsupportedFormat)
+        #expect(error?.description.contains("an Ogg stream of 9 channels; Tactus analyses Ogg streams of at most 8") == true, "\(String(describing: error))")
+        let eight = try AudioFileWriter(.oggVorbis).encode(Array(repeating: tone, count: 8), sampleRate: 22_050)
+        #expect(code(.bytes(eight, name: "surround.ogg")) == nil)
+    }
+
     @Test func aSampleRateOf4000HzIsTaken() throws {
         let bytes = try AudioFileWriter(.wav16).encode([Synth.sine(hz: 440, seconds: 6, sampleRate: 4_000)], sampleRate: 4_000)
         #expect(code(.bytes(bytes, name: "phone.wav")) == nil)
