@@ -15,6 +15,12 @@ import TactusZMQ
 /// then kept. With the limits the buffered headers stay within `maxConnections` times that;
 /// and once many connections have closed, the heap is handed back to the system
 /// (``SystemHeap/trim()``).
+///
+/// When every place is taken, a newcomer (within its address's share) takes the place of the
+/// connection that has waited longest, at least ``evictableAfter``, without sending a whole
+/// request head: 2,048 connections from four addresses sending their heads a byte every 5 s
+/// locked every other client out (attack round 7), where a browser's request head arrives in
+/// one piece.
 final class HTTPConnectionPlaces: Sendable {
     let maxConnections: Int
     let maxPerAddress: Int
@@ -25,7 +31,21 @@ final class HTTPConnectionPlaces: Sendable {
         var byAddress: [String: Int] = [:]
         /// The most connections held since the heap was last trimmed.
         var peak = 0
+        /// The connections that have not sent a whole request head yet, by connection.
+        var unfinished: [ObjectIdentifier: Unfinished] = [:]
+        /// Connections closed to make room, whose places were given back then.
+        var evicted: Set<ObjectIdentifier> = []
     }
+
+    /// A connection still sending its first request head.
+    private struct Unfinished {
+        let channel: any Channel
+        let address: String
+        let opened: ContinuousClock.Instant
+    }
+
+    /// How long a connection may send its first request head before a newcomer may take its place.
+    static let evictableAfter = Duration.seconds(2)
 
     /// After a peak of at least this many connections, the heap is trimmed once half of them
     /// have closed.
@@ -36,31 +56,60 @@ final class HTTPConnectionPlaces: Sendable {
         self.maxPerAddress = max(1, min(maxPerAddress, maxConnections))
     }
 
-    /// Takes a place for a connection from `address`, or says why there is none.
-    func admit(_ address: String) -> String? {
-        held.withLock { held in
+    /// Takes a place for a connection from `address`, or says why there is none. `connection`
+    /// (with its `channel`) is the connection, which waits for its first request head until
+    /// ``headArrived(_:)``; when every place is taken, the connection that has waited longest
+    /// for its head (at least ``evictableAfter``) is closed and gives its place.
+    func admit(_ address: String, connection: ObjectIdentifier? = nil, channel: (any Channel)? = nil, now: ContinuousClock.Instant = .now) -> String? {
+        let (refusal, evicted) = held.withLock { held -> (String?, (any Channel)?) in
             if held.byAddress[address, default: 0] >= maxPerAddress {
-                return "\(address) holds \(maxPerAddress) connections, the most one address may"
+                return ("\(address) holds \(maxPerAddress) connections, the most one address may", nil)
             }
-            guard held.total < maxConnections else { return "the gateway holds \(maxConnections) connections, the most it takes" }
+            var evicted: (any Channel)?
+            if held.total >= maxConnections {
+                guard let (oldest, waiting) = held.unfinished.min(by: { $0.value.opened < $1.value.opened }),
+                    now - waiting.opened >= Self.evictableAfter
+                else { return ("the gateway holds \(maxConnections) connections, the most it takes", nil) }
+                held.unfinished[oldest] = nil
+                held.evicted.insert(oldest)
+                Self.giveBack(waiting.address, in: &held)
+                evicted = waiting.channel
+            }
             held.total += 1
             held.byAddress[address, default: 0] += 1
             held.peak = max(held.peak, held.total)
-            return nil
+            if let connection, let channel { held.unfinished[connection] = Unfinished(channel: channel, address: address, opened: now) }
+            return (nil, evicted)
         }
+        evicted?.close(promise: nil)
+        return refusal
     }
 
-    /// Gives back the place of a connection from `address`; true when the heap should now be
-    /// trimmed (half of a large peak has closed since the last trim).
-    func release(_ address: String) -> Bool {
+    /// The connection has sent a whole request head: it keeps its place.
+    func headArrived(_ connection: ObjectIdentifier) {
+        held.withLock { _ = $0.unfinished.removeValue(forKey: connection) }
+    }
+
+    /// Gives back the place of a connection from `address` (unless it was given when the
+    /// connection was closed to make room); true when the heap should now be trimmed (half of
+    /// a large peak has closed since the last trim).
+    func release(_ address: String, connection: ObjectIdentifier? = nil) -> Bool {
         held.withLock { held in
-            held.total -= 1
-            let left = held.byAddress[address, default: 1] - 1
-            held.byAddress[address] = left > 0 ? left : nil
+            if let connection {
+                held.unfinished[connection] = nil
+                if held.evicted.remove(connection) != nil { return false }
+            }
+            Self.giveBack(address, in: &held)
             guard held.peak >= Self.trimAfterPeak, held.total <= held.peak / 2 else { return false }
             held.peak = held.total
             return true
         }
+    }
+
+    private static func giveBack(_ address: String, in held: inout Held) {
+        held.total -= 1
+        let left = held.byAddress[address, default: 1] - 1
+        held.byAddress[address] = left > 0 ? left : nil
     }
 
     /// The connections held now, in all and from `address`.
@@ -84,6 +133,8 @@ final class HTTPConnectionPlaceHandler: ChannelInboundHandler, RemovableChannelH
     private let logger: Logger
     /// The address whose place this connection holds, nil when it holds none.
     private var placed: String?
+    /// Whether a whole request head has arrived.
+    private var headSeen = false
 
     init(admission: HTTPConnectionPlaces, logger: Logger) {
         self.admission = admission
@@ -92,7 +143,7 @@ final class HTTPConnectionPlaceHandler: ChannelInboundHandler, RemovableChannelH
 
     func handlerAdded(context: ChannelHandlerContext) {
         let address = PeerAddress.group(of: context.channel.remoteAddress?.ipAddress)
-        if let refusal = admission.admit(address) {
+        if let refusal = admission.admit(address, connection: ObjectIdentifier(self), channel: context.channel) {
             logger.warning("connection refused: \(refusal)")
             let channel = context.channel
             context.eventLoop.execute { channel.close(promise: nil) }
@@ -104,12 +155,18 @@ final class HTTPConnectionPlaceHandler: ChannelInboundHandler, RemovableChannelH
     func handlerRemoved(context: ChannelHandlerContext) {
         guard let address = placed else { return }
         placed = nil
-        if admission.release(address) {
+        if admission.release(address, connection: ObjectIdentifier(self)) {
             Task.detached { SystemHeap.trim() }
         }
     }
 
+    /// The first part read is a request's head (the HTTP decoder before this handler passes on
+    /// nothing until a whole head has arrived).
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if !headSeen {
+            headSeen = true
+            admission.headArrived(ObjectIdentifier(self))
+        }
         context.fireChannelRead(data)
     }
 }

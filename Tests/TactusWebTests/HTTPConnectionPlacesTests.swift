@@ -71,32 +71,52 @@ import Testing
         return recv(descriptor, &byte, 1, 0) <= 0
     }
 
-    @Test func connectionsBeyondThePlacesAreClosedAsTheyOpen() throws {
-        let directory = try TemporaryDirectory()
-        let serve = try ServeProcess(dataDirectory: directory.path + "/data", extraArguments: ["--no-local-workers"])
-        defer { serve.stop() }
-        let announce = directory.path + "/web.json"
-        let web = Process()
-        web.executableURL = URL(fileURLWithPath: CLI.binary)
-        web.arguments = [
-            "web", "--server", serve.endpoints.frontend, "--events", serve.endpoints.events, "--listen", "127.0.0.1:0",
-            "--announce-file", announce, "--max-connections", "6", "--max-connections-per-address", "4", "--log-level", "error",
-        ]
-        web.standardOutput = FileHandle.nullDevice
-        web.standardError = FileHandle.nullDevice
-        try web.run()
-        defer {
+    /// A coordinator without workers and a `tactus web` in front of it with `arguments`; stopped
+    /// by `stop()`.
+    struct Gateway {
+        let serve: ServeProcess
+        let web: Process
+        let base: String
+        let port: Int
+
+        init(_ directory: TemporaryDirectory, arguments: [String]) throws {
+            serve = try ServeProcess(dataDirectory: directory.path + "/data", extraArguments: ["--no-local-workers"])
+            let announce = directory.path + "/web.json"
+            web = Process()
+            web.executableURL = URL(fileURLWithPath: CLI.binary)
+            web.arguments = [
+                "web", "--server", serve.endpoints.frontend, "--events", serve.endpoints.events, "--listen", "127.0.0.1:0",
+                "--announce-file", announce, "--log-level", "error",
+            ] + arguments
+            web.standardOutput = FileHandle.nullDevice
+            web.standardError = FileHandle.nullDevice
+            try web.run()
+            let url = try? Wait.value("the gateway's address", timeout: .seconds(30)) {
+                (try? Data(contentsOf: URL(fileURLWithPath: announce))).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: String] }?["url"]
+            }
+            guard let url, let port = URL(string: url)?.port else {
+                web.terminate()
+                web.waitUntilExit()
+                serve.stop()
+                throw POSIXError(.ETIMEDOUT)
+            }
+            base = url
+            self.port = port
+        }
+
+        func stop() {
             web.terminate()
             web.waitUntilExit()
+            serve.stop()
         }
+    }
+
+    @Test func connectionsBeyondThePlacesAreClosedAsTheyOpen() throws {
+        let directory = try TemporaryDirectory()
+        let gateway = try Gateway(directory, arguments: ["--max-connections", "6", "--max-connections-per-address", "4"])
+        defer { gateway.stop() }
+        let base = gateway.base, port = gateway.port
         let deadline = Date().addingTimeInterval(30)
-        var url: String?
-        while url == nil && Date() < deadline {
-            url = (try? Data(contentsOf: URL(fileURLWithPath: announce))).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: String] }?["url"]
-            if url == nil { Thread.sleep(forTimeInterval: 0.05) }
-        }
-        let base = try #require(url, "the gateway did not announce its address")
-        let port = try #require(URL(string: base)?.port)
 
         // Each connection is admitted (its request answered) before the next opens: the gateway
         // sets up connections on several threads, so ones opened together race for the places.
@@ -127,5 +147,38 @@ import Testing
             if status != 200 { Thread.sleep(forTimeInterval: 0.05) }
         }
         #expect(status == 200)
+    }
+
+    /// When every place is taken by connections sending their request heads slowly, a newcomer
+    /// takes the place of the one that has waited longest (2 s at least), and is answered; one
+    /// whose head has arrived keeps its place (attack round 7: 2,048 such connections from four
+    /// addresses locked every other client out).
+    @Test func aNewcomerTakesThePlaceOfTheConnectionWaitingLongestForItsHead() throws {
+        let directory = try TemporaryDirectory()
+        let gateway = try Gateway(directory, arguments: ["--max-connections", "4", "--max-connections-per-address", "2"])
+        defer { gateway.stop() }
+        var open = [Int32]()
+        defer { open.forEach { close($0) } }
+        // A served connection, then three that never finish their heads.
+        open.append(try Self.connect(from: "127.0.0.1", to: gateway.port))
+        #expect(Self.answered(open[0]))
+        let partial = Array("GET /api/v1/status HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        for source in ["127.0.0.2", "127.0.0.2", "127.0.0.3"] {
+            let slow = try Self.connect(from: source, to: gateway.port)
+            open.append(slow)
+            #expect(send(slow, partial, partial.count, 0) == partial.count)
+            Thread.sleep(forTimeInterval: 0.1)  // their order of arrival is the order of eviction
+        }
+        // Full: a newcomer before the slow ones have waited 2 s is closed.
+        let early = try Self.connect(from: "127.0.0.4", to: gateway.port)
+        defer { close(early) }
+        #expect(Self.closedByPeer(early, within: 10), "no place before the slow heads have waited 2 s")
+        Thread.sleep(forTimeInterval: HTTPConnectionPlaces.evictableAfter.seconds + 0.2)
+        let newcomer = try Self.connect(from: "127.0.0.4", to: gateway.port)
+        defer { close(newcomer) }
+        #expect(Self.answered(newcomer), "a newcomer is answered once the slow heads have waited 2 s")
+        #expect(Self.closedByPeer(open[1], within: 10), "the slow connection that waited longest gave its place")
+        #expect(!Self.closedByPeer(open[0], within: 0.2), "the served connection keeps its place")
+        #expect(!Self.closedByPeer(open[3], within: 0.2), "a later slow connection keeps its place")
     }
 }
