@@ -145,7 +145,7 @@ extension CoordinatorLoop: SubmissionQueue {
                         + "submit again when some are done",
                     retryAfterMs: retryHintMs)
             }
-            try checkSongJobs(prepared.song.id, adding: requests.count)
+            try checkSongJobs(prepared.song.id, adding: requests)
             let jobs = try library.enqueue(prepared.song, jobs: requests, location: prepared.location)
             for job in jobs where job.state == .queued && !pending.contains(job.id) {
                 pending.append(PendingJob(job, lane: client))
@@ -168,11 +168,15 @@ extension CoordinatorLoop: SubmissionQueue {
     static let maxActiveJobsPerSong = 64
 
     /// Refuses `busy` a submission that would give `song` more than ``maxActiveJobsPerSong``
-    /// active jobs (counting every request, even one an active job already answers).
-    func checkSongJobs(_ song: SongID, adding count: Int) throws {
-        guard count > 0 else { return }
-        let active = try library.activeJobCount(of: song)
-        guard active + count <= Self.maxActiveJobsPerSong else {
+    /// active jobs; a request an active job already answers (the same detector and
+    /// parameters) adds none.
+    func checkSongJobs(_ song: SongID, adding requests: [JobRequest]) throws {
+        guard !requests.isEmpty else { return }
+        let jobs = try library.activeJobs(of: song)
+        let active = Set(jobs.map { $0.detector + "\u{0}" + $0.paramsJSON })
+        let added = Set(requests.map { $0.detector + "\u{0}" + $0.params.canonicalJSON }).subtracting(active).count
+        guard added == 0 || jobs.count + added <= Self.maxActiveJobsPerSong else {
+            let active = jobs.count
             throw ErrorBody(
                 code: .busy,
                 message: "song \(song.short) has \(active) analyses queued or running, the most one song may have is "

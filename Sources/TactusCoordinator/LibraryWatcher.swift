@@ -36,6 +36,9 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// The most changed paths gathered (and queued for one scan: ``Coordinator/scanChanged(_:)``);
     /// beyond them, every root is scanned instead.
     public static let maximumPaths = 4096
+    /// This watcher's bound on the changed paths it gathers (``maximumPaths`` unless a test
+    /// asks for fewer).
+    let pathLimit: Int
     /// Watch descriptors and the directories they watch; touched only by the watcher thread
     /// after ``init``.
     private var directories: [Int32: String] = [:]
@@ -52,8 +55,10 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// Starts watching every directory below `roots`, calling `changed` (on the watcher's
     /// thread) with the paths that changed once they settle, nil for every root.
     public init(
-        roots: [String], logger: Logger, settle: Duration = .milliseconds(300), changed: @escaping @Sendable ([String]?) -> Void
+        roots: [String], logger: Logger, settle: Duration = .milliseconds(300), pathLimit: Int = LibraryWatcher.maximumPaths,
+        changed: @escaping @Sendable ([String]?) -> Void
     ) throws {
+        self.pathLimit = min(max(pathLimit, 1), Self.maximumPaths)
         descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else {
             throw CoordinatorError(message: "cannot start watching the library roots: inotify: \(String(cString: strerror(errno)))")
@@ -149,7 +154,7 @@ public final class LibraryWatcher: @unchecked Sendable {
                 lastEvent = .now
                 if firstEvent == nil { firstEvent = lastEvent }
                 parse(buffer, count: count, changed: &changed, everything: &everything)
-                if changed.count > Self.maximumPaths {
+                if changed.count > pathLimit {
                     everything = true
                     changed = []
                 }

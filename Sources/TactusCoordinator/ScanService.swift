@@ -153,7 +153,7 @@ final class ScanService: RequestService {
             guard loop.pending.count + prepared.requests.count <= loop.configuration.maxQueuedJobs else {
                 throw ErrorBody(code: .busy, message: "the queue is full (\(loop.pending.count) jobs); scan again later")
             }
-            try loop.checkSongJobs(prepared.song.id, adding: prepared.requests.count)
+            try loop.checkSongJobs(prepared.song.id, adding: prepared.requests)
             let jobs = try loop.library.enqueue(prepared.song, jobs: prepared.requests, location: prepared.location)
             for job in jobs where job.state == .queued && !loop.pending.contains(job.id) {
                 loop.pending.append(PendingJob(job))

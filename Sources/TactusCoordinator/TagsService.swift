@@ -95,10 +95,13 @@ struct TagsWork: Sendable {
             detector: request.detector, minConfidence: request.minConfidence ?? 0, dryRun: request.dryRun ?? false,
             backup: request.backup ?? false)
         let written = tags.write(entry, expected: song, options: options)
-        if written.outcome == .written, let new = written.newSong, case let copies = try tags.otherCopies(of: new, than: entry.file.location),
+        // The song's other copies below the roots are scanned again (a copy under a root the
+        // server no longer has would fail the scan it joins); the report stands whatever happens.
+        if written.outcome == .written, let new = written.newSong,
+            let copies = try? tags.otherCopies(of: new, than: entry.file.location).filter({ roots.directories.contains($0.root) }),
             !copies.isEmpty
         {
-            rescan(copies)
+            rescan(copies.map(\.absolutePath))
         }
         return written
     }

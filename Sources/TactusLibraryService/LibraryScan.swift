@@ -157,8 +157,10 @@ public struct LibraryScan: Sendable {
                 stored[item.location.path] = item
             }
             guard let walk = try Self.walk(roots, target.root, target.relative) else {
-                // The directory (or file) asked for is gone: whatever was stored below it is missing.
+                // The directory (or file) asked for is gone: whatever was stored below it is missing,
+                // and what was refused below it is forgotten.
                 plan.unseen += stored.values
+                try library.forgetRefusals(underRoot: target.root, prefix: target.relative)
                 continue
             }
             plan.skipped += walk.skipped.prefix(LibraryWalk.maxListedSkips - min(plan.skipped.count, LibraryWalk.maxListedSkips))
@@ -174,9 +176,9 @@ public struct LibraryScan: Sendable {
         return plan
     }
 
-    /// For each of `files` (found below `prefix` of `root`), whether its recorded refusal still
-    /// holds (``Library/RefusedFile/holds(size:mtimeNs:)``). The refusals that do not (the file
-    /// is gone, changed, or was refused by another version) are forgotten. The files and the
+    /// For each of `files` (found below `prefix` of `root`), whether its recorded refusal holds
+    /// (``Library/RefusedFile/holds(size:mtimeNs:)``). The refusals that no longer match (the
+    /// file is gone, changed, or was refused by other readers) are forgotten. The files and the
     /// refusals are compared in the byte order of their paths, as SQLite sorts them, so that a
     /// root of many files costs an index per file rather than a table of their names.
     private func refusedBefore(_ files: [LibraryWalk.Entry], root: String, prefix: String) throws -> [Bool] {
@@ -190,9 +192,9 @@ public struct LibraryScan: Sendable {
             let path = refusal.location.path.utf8
             while next < sorted.count, files[sorted[next]].relative.utf8.lexicographicallyPrecedes(path) { next += 1 }
             if next < sorted.count, case let file = files[sorted[next]], file.relative.utf8.elementsEqual(path),
-                refusal.holds(size: file.size, mtimeNs: file.mtimeNs)
+                refusal.matches(size: file.size, mtimeNs: file.mtimeNs)
             {
-                refused[sorted[next]] = true
+                refused[sorted[next]] = refusal.holds(size: file.size, mtimeNs: file.mtimeNs)
             } else {
                 stale.append(refusal.location.path)
             }

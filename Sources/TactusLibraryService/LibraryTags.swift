@@ -116,7 +116,7 @@ public struct LibraryTags: Sendable {
             let copies = try otherCopies(of: rewritten.song, than: entry.file.location)
             if !copies.isEmpty {
                 report.reason = "its other copies keep the old bytes and are read again by the next scan: "
-                    + copies.joined(separator: ", ")
+                    + copies.map(\.absolutePath).joined(separator: ", ")
             }
         } catch {
             report.reason = "written, but the library still names the old bytes: \(error)"
@@ -136,11 +136,12 @@ public struct LibraryTags: Sendable {
         }
     }
 
-    /// The absolute paths of the present files of `song` other than `file`.
-    public func otherCopies(of song: SongID, than file: SongLocation) throws -> [String] {
+    /// The present files of `song` other than `file`.
+    public func otherCopies(of song: SongID, than file: SongLocation) throws -> [SongLocation] {
         let path = URL(fileURLWithPath: file.absolutePath).standardizedFileURL.path
-        return try library.locations(of: song).filter { !$0.missing }.map(\.absolutePath)
-            .filter { URL(fileURLWithPath: $0).standardizedFileURL.path != path }
+        return try library.locations(of: song).filter {
+            !$0.missing && URL(fileURLWithPath: $0.absolutePath).standardizedFileURL.path != path
+        }
     }
 
     /// Why a file whose content is `found` is not the song `expected`, or nil.

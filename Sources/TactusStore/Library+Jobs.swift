@@ -226,7 +226,8 @@ extension Library {
                     sql: "UPDATE songs SET beat_grid_json = ? WHERE id = ?", arguments: [StoredJSON.encode(beatGrid), key])
             }
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
-            try Self.forgetOldFinishedJobs(songKey: key, db)
+            let ended = zip(jobs, outcomes).filter { $0.1 == .stored }.map(\.0.id)
+            try Self.forgetOldFinishedJobs(songKey: key, keeping: ended, db)
             return (outcomes, JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key])))
         }
     }
@@ -262,39 +263,44 @@ extension Library {
                 sql: "UPDATE jobs SET state = ?, error_code = ?, error_message = ?, updated_at = ? WHERE id = ?",
                 arguments: [state.rawValue, failure.code.rawValue, failure.message, StoredDate.now, id])
             let consensus = try Self.refreshConsensus(songKey: key, advisory: advisoryDetectors, db)
-            try Self.forgetOldFinishedJobs(songKey: key, db)
+            try Self.forgetOldFinishedJobs(songKey: key, keeping: [id], db)
             return JobCompletion(consensus: consensus, songJobs: try JobRecord.fetch(db, where: "j.song_id = ?", arguments: [key]))
         }
     }
 
-    /// The most finished jobs (done, failed, cancelled) a song keeps; older ones are forgotten
-    /// as newer ones finish (their analyses stay). With the coordinator's bound on a song's
+    /// The most finished jobs (done, failed, cancelled) a song keeps, the last to finish; older
+    /// ones are forgotten as others finish (their analyses stay). With the coordinator's bound on a song's
     /// active jobs, this bounds what every result of the song reads and its `song.done` event
     /// lists: a client resubmitting one song with ever new parameters had given it 74,000 jobs,
     /// each result reading them all on the coordinator's loop (attack round 7, H2 and H3).
     public static let maxFinishedJobsPerSong = 128
 
-    /// Deletes the finished jobs of song `key` beyond the newest ``maxFinishedJobsPerSong``.
-    static func forgetOldFinishedJobs(songKey key: Int64, _ db: Database) throws {
-        try db.executeCached(
+    /// Deletes the finished jobs of song `key` beyond the ``maxFinishedJobsPerSong`` that
+    /// finished last (by the time they ended, then by id), never those in `ended` (the jobs
+    /// that have just ended, however old: the clients waiting for them read them).
+    static func forgetOldFinishedJobs(songKey key: Int64, keeping ended: [Int64], _ db: Database) throws {
+        // Integers only: the list is written into the statement.
+        let just = ended.isEmpty ? "" : "AND id NOT IN (\(ended.map(String.init).joined(separator: ", ")))"
+        try db.execute(
             sql: """
-                DELETE FROM jobs WHERE song_id = :key AND state IN ('done', 'failed', 'cancelled') AND id <= (
-                    SELECT id FROM jobs WHERE song_id = :key AND state IN ('done', 'failed', 'cancelled')
-                    ORDER BY id DESC LIMIT 1 OFFSET :kept)
+                DELETE FROM jobs WHERE id IN (
+                    SELECT id FROM jobs WHERE song_id = :key AND state IN ('done', 'failed', 'cancelled') \(just)
+                    ORDER BY updated_at DESC, id DESC LIMIT -1 OFFSET :kept)
                 """,
-            arguments: ["key": key, "kept": maxFinishedJobsPerSong])
+            arguments: ["key": key, "kept": max(maxFinishedJobsPerSong - ended.count, 0)])
     }
 
-    /// How many jobs of `song` are queued or running.
-    public func activeJobCount(of song: SongID) throws(StoreError) -> Int {
+    /// The detector and parameters (canonical JSON) of each job of `song` queued or running.
+    public func activeJobs(of song: SongID) throws(StoreError) -> [(detector: String, paramsJSON: String)] {
         try readStatement { db in
-            try Int.fetchOne(
+            try Row.fetchAll(
                 db.cachedStatement(
                     sql: """
-                        SELECT count(*) FROM jobs WHERE song_id = (SELECT id FROM songs WHERE sha256 = ?)
+                        SELECT detector, params_json FROM jobs WHERE song_id = (SELECT id FROM songs WHERE sha256 = ?)
                             AND state IN ('queued', 'running')
                         """),
-                arguments: [song]) ?? 0
+                arguments: [song]
+            ).map { ($0["detector"], $0["params_json"]) }
         }
     }
 

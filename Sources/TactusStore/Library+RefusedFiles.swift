@@ -6,9 +6,11 @@ import TactusModel
 /// migration `v9`), so that the next scan lists them again without reading them: a collection's
 /// cover images, playlists and notes are hashed and probed once, not on every scan.
 ///
-/// A refusal holds while the file keeps the size and modification time it had and Tactus's
-/// version is the one whose readers refused it (``TactusVersion/current``); a scan deletes the
-/// rows that no longer hold (``forgetRefusals(atRoot:paths:)``), and the file is read again.
+/// A refusal matches while the file keeps the size and modification time it had and the
+/// readers are those that refused it (``AudioReaders/revision``); a scan deletes the rows that
+/// no longer match (``forgetRefusals(atRoot:paths:)``), and the file is read again. A file is
+/// trusted to be refused again, and not read, once two scans in a row have refused it: a read
+/// error met once (a network share's hiccup, read as a short file) does not hide a song.
 extension Library {
     /// A file a scan refused, with what it was refused for.
     public struct RefusedFile: Sendable, Hashable {
@@ -16,25 +18,36 @@ extension Library {
         public var location: SongLocation
         public var code: ErrorCode
         public var message: String
-        /// The Tactus version whose readers refused it.
+        /// The revision of the readers that refused it (``AudioReaders/revision``).
         public var readerVersion: String
+        /// How many scans in a row refused it, at this size and time.
+        public var refusals: Int
 
-        public init(location: SongLocation, code: ErrorCode, message: String, readerVersion: String = TactusVersion.current) {
+        public init(
+            location: SongLocation, code: ErrorCode, message: String, readerVersion: String = AudioReaders.revision, refusals: Int = 1
+        ) {
             self.location = location
             self.code = code
             self.message = message
             self.readerVersion = readerVersion
+            self.refusals = refusals
         }
 
-        /// Whether the refusal still holds for a file of `size` bytes modified at `mtimeNs`,
-        /// read by this version of Tactus.
+        /// Whether the refusal is of a file of `size` bytes modified at `mtimeNs`, by these readers.
+        public func matches(size: Int, mtimeNs: Int64) -> Bool {
+            location.byteSize == size && location.mtimeNs == mtimeNs && readerVersion == AudioReaders.revision
+        }
+
+        /// Whether the file, of `size` bytes modified at `mtimeNs`, is refused again without being
+        /// read: the refusal matches it, and two scans in a row have refused it.
         public func holds(size: Int, mtimeNs: Int64) -> Bool {
-            location.byteSize == size && location.mtimeNs == mtimeNs && readerVersion == TactusVersion.current
+            matches(size: size, mtimeNs: mtimeNs) && refusals >= 2
         }
     }
 
-    /// Records that the files at the locations of `refused` were refused, replacing what was
-    /// recorded for their roots and paths, in one transaction.
+    /// Records that the files at the locations of `refused` were refused, in one transaction: a
+    /// file refused before at the same size and time by the same readers counts one refusal
+    /// more, any other starts again at one.
     public func recordRefusals(_ refused: [RefusedFile]) throws(StoreError) {
         guard !refused.isEmpty else { return }
         for file in refused { try Self.checkLocation(file.location) }
@@ -42,9 +55,15 @@ extension Library {
         try write { db in
             let insert = try db.cachedStatement(
                 sql: """
-                    INSERT OR REPLACE INTO refused_files
-                        (root, path, byte_size, mtime_ns, error_code, error_message, reader_version, refused_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO refused_files
+                        (root, path, byte_size, mtime_ns, error_code, error_message, reader_version, refusals, refused_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?)
+                    ON CONFLICT (root, path) DO UPDATE SET
+                        refusals = CASE WHEN byte_size = excluded.byte_size AND mtime_ns = excluded.mtime_ns
+                            AND reader_version = excluded.reader_version THEN refusals + 1 ELSE 1 END,
+                        byte_size = excluded.byte_size, mtime_ns = excluded.mtime_ns, error_code = excluded.error_code,
+                        error_message = excluded.error_message, reader_version = excluded.reader_version,
+                        refused_at = excluded.refused_at
                     """)
             for file in refused {
                 try insert.execute(arguments: [
@@ -95,10 +114,22 @@ extension Library {
         }
     }
 
+    /// Forgets every refusal below `root` whose path is `prefix` or lies under it (a folder or
+    /// file that is gone; every refusal of the root when `prefix` is empty).
+    public func forgetRefusals(underRoot root: String, prefix: String) throws(StoreError) {
+        try write { db in
+            guard !prefix.isEmpty else { return try db.execute(sql: "DELETE FROM refused_files WHERE root = ?", arguments: [root]) }
+            try db.execute(
+                sql: "DELETE FROM refused_files WHERE root = ? AND (path = ? OR (path >= ? AND path < ?))",
+                arguments: [root, prefix, prefix + "/", prefix + "0"])
+        }
+    }
+
     private static func refusedFile(_ row: Row) throws -> RefusedFile {
         let code: String = row["error_code"]
         return RefusedFile(
             location: SongLocation(root: row["root"], path: row["path"], byteSize: row["byte_size"], mtimeNs: row["mtime_ns"]),
-            code: ErrorCode(rawValue: code), message: row["error_message"], readerVersion: row["reader_version"])
+            code: ErrorCode(rawValue: code), message: row["error_message"], readerVersion: row["reader_version"],
+            refusals: row["refusals"])
     }
 }

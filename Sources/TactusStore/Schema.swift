@@ -59,9 +59,10 @@ import GRDB
 ///
 /// - `refused_files`: files below a library root that a scan refused for their content, by
 ///   `root` and `path`, with the `byte_size` and `mtime_ns` they had, the refusal
-///   (`error_code`, `error_message`), the `reader_version` (Tactus's) that refused them and
-///   `refused_at`. A scan finding the same size, time and version lists the file as skipped
-///   again without reading it.
+///   (`error_code`, `error_message`), the `reader_version` (``AudioReaders/revision``) that
+///   refused them, how many scans in a row did (`refusals`) and `refused_at`. Once refused
+///   twice, a scan finding the same size, time and version lists the file as skipped again
+///   without reading it.
 ///
 /// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
 /// date functions).
@@ -221,10 +222,11 @@ enum Schema {
             try db.execute(sql: "ALTER TABLE songs ADD COLUMN beat_grid_json TEXT")
         }
         // Files below a library root that a scan refused for their content (not audio, corrupt,
-        // truncated, empty, too short), with the size and modification time they had and the
-        // Tactus version whose readers refused them: the next scan lists them again without
-        // reading them while all three are the same (cover images, playlists and notes are not
-        // hashed and probed on every scan).
+        // truncated, empty), with the size and modification time they had, the revision of the
+        // readers that refused them and how many scans in a row did: once two have, later scans
+        // list them again without reading them while all three are the same (cover images,
+        // playlists and notes are not hashed and probed on every scan; a read error met once
+        // does not hide a song).
         migrator.registerMigration("v9: refused files") { db in
             try db.execute(
                 sql: """
@@ -236,6 +238,7 @@ enum Schema {
                         error_code TEXT NOT NULL,
                         error_message TEXT NOT NULL,
                         reader_version TEXT NOT NULL,
+                        refusals INTEGER NOT NULL CHECK (refusals >= 1),
                         refused_at TEXT NOT NULL,
                         PRIMARY KEY (root, path)
                     ) WITHOUT ROWID

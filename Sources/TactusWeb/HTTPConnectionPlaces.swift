@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import NIOHTTPTypes
 import Synchronization
 import TactusModel
 import TactusZMQ
@@ -17,10 +18,12 @@ import TactusZMQ
 /// (``SystemHeap/trim()``).
 ///
 /// When every place is taken, a newcomer (within its address's share) takes the place of the
-/// connection that has waited longest, at least ``evictableAfter``, without sending a whole
-/// request head: 2,048 connections from four addresses sending their heads a byte every 5 s
-/// locked every other client out (attack round 7), where a browser's request head arrives in
-/// one piece.
+/// connection that has waited longest, at least ``evictableAfter``, with no request in
+/// progress: still sending its first request head, or idle between requests (keep-alive).
+/// 2,048 connections from four addresses sending their heads a byte every 5 s locked every
+/// other client out (attack round 7), where a browser's request head arrives in one piece; a
+/// request in progress (an answer being computed or sent, an upload, an events stream) is
+/// never cut.
 final class HTTPConnectionPlaces: Sendable {
     let maxConnections: Int
     let maxPerAddress: Int
@@ -31,20 +34,21 @@ final class HTTPConnectionPlaces: Sendable {
         var byAddress: [String: Int] = [:]
         /// The most connections held since the heap was last trimmed.
         var peak = 0
-        /// The connections that have not sent a whole request head yet, by connection.
-        var unfinished: [ObjectIdentifier: Unfinished] = [:]
+        /// The connections with no request in progress, by connection, since when.
+        var waiting: [ObjectIdentifier: Waiting] = [:]
         /// Connections closed to make room, whose places were given back then.
         var evicted: Set<ObjectIdentifier> = []
     }
 
-    /// A connection still sending its first request head.
-    private struct Unfinished {
+    /// A connection with no request in progress.
+    private struct Waiting {
         let channel: any Channel
         let address: String
-        let opened: ContinuousClock.Instant
+        let since: ContinuousClock.Instant
     }
 
-    /// How long a connection may send its first request head before a newcomer may take its place.
+    /// How long a connection may be without a request in progress before a newcomer may take
+    /// its place.
     static let evictableAfter = Duration.seconds(2)
 
     /// After a peak of at least this many connections, the heap is trimmed once half of them
@@ -57,9 +61,9 @@ final class HTTPConnectionPlaces: Sendable {
     }
 
     /// Takes a place for a connection from `address`, or says why there is none. `connection`
-    /// (with its `channel`) is the connection, which waits for its first request head until
-    /// ``headArrived(_:)``; when every place is taken, the connection that has waited longest
-    /// for its head (at least ``evictableAfter``) is closed and gives its place.
+    /// (with its `channel`) is the connection, which has no request in progress until
+    /// ``requestBegan(_:)``; when every place is taken, the connection that has been without a
+    /// request longest (at least ``evictableAfter``) is closed and gives its place.
     func admit(_ address: String, connection: ObjectIdentifier? = nil, channel: (any Channel)? = nil, now: ContinuousClock.Instant = .now) -> String? {
         let (refusal, evicted) = held.withLock { held -> (String?, (any Channel)?) in
             if held.byAddress[address, default: 0] >= maxPerAddress {
@@ -67,10 +71,10 @@ final class HTTPConnectionPlaces: Sendable {
             }
             var evicted: (any Channel)?
             if held.total >= maxConnections {
-                guard let (oldest, waiting) = held.unfinished.min(by: { $0.value.opened < $1.value.opened }),
-                    now - waiting.opened >= Self.evictableAfter
+                guard let (oldest, waiting) = held.waiting.min(by: { $0.value.since < $1.value.since }),
+                    now - waiting.since >= Self.evictableAfter
                 else { return ("the gateway holds \(maxConnections) connections, the most it takes", nil) }
-                held.unfinished[oldest] = nil
+                held.waiting[oldest] = nil
                 held.evicted.insert(oldest)
                 Self.giveBack(waiting.address, in: &held)
                 evicted = waiting.channel
@@ -78,16 +82,24 @@ final class HTTPConnectionPlaces: Sendable {
             held.total += 1
             held.byAddress[address, default: 0] += 1
             held.peak = max(held.peak, held.total)
-            if let connection, let channel { held.unfinished[connection] = Unfinished(channel: channel, address: address, opened: now) }
+            if let connection, let channel { held.waiting[connection] = Waiting(channel: channel, address: address, since: now) }
             return (nil, evicted)
         }
         evicted?.close(promise: nil)
         return refusal
     }
 
-    /// The connection has sent a whole request head: it keeps its place.
-    func headArrived(_ connection: ObjectIdentifier) {
-        held.withLock { _ = $0.unfinished.removeValue(forKey: connection) }
+    /// A request's head has arrived on the connection: it keeps its place until the answer ends.
+    func requestBegan(_ connection: ObjectIdentifier) {
+        held.withLock { _ = $0.waiting.removeValue(forKey: connection) }
+    }
+
+    /// The answer to the connection's request has ended (written whole): it waits for another.
+    func requestEnded(_ connection: ObjectIdentifier, channel: any Channel, address: String, now: ContinuousClock.Instant = .now) {
+        held.withLock { held in
+            guard !held.evicted.contains(connection) else { return }
+            held.waiting[connection] = Waiting(channel: channel, address: address, since: now)
+        }
     }
 
     /// Gives back the place of a connection from `address` (unless it was given when the
@@ -96,7 +108,7 @@ final class HTTPConnectionPlaces: Sendable {
     func release(_ address: String, connection: ObjectIdentifier? = nil) -> Bool {
         held.withLock { held in
             if let connection {
-                held.unfinished[connection] = nil
+                held.waiting[connection] = nil
                 if held.evicted.remove(connection) != nil { return false }
             }
             Self.giveBack(address, in: &held)
@@ -125,16 +137,22 @@ final class HTTPConnectionPlaces: Sendable {
 
 /// Holds a connection's place in the gateway's ``HTTPConnectionPlaces`` from the moment the
 /// handler joins its pipeline until the connection closes (when every handler leaves it); a
-/// connection refused a place is closed at once.
-final class HTTPConnectionPlaceHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
+/// connection refused a place is closed at once. It sits after the HTTP codec, so it sees each
+/// request's parts and each answer's, and tells the places when a request begins (its head
+/// read) and ends (its answer's end written).
+final class HTTPConnectionPlaceHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
 
     private let admission: HTTPConnectionPlaces
     private let logger: Logger
     /// The address whose place this connection holds, nil when it holds none.
     private var placed: String?
-    /// Whether a whole request head has arrived.
-    private var headSeen = false
+    /// The requests whose heads have arrived and whose answers have not ended (more than one
+    /// when a client pipelines them).
+    private var inProgress = 0
 
     init(admission: HTTPConnectionPlaces, logger: Logger) {
         self.admission = admission
@@ -160,13 +178,19 @@ final class HTTPConnectionPlaceHandler: ChannelInboundHandler, RemovableChannelH
         }
     }
 
-    /// The first part read is a request's head (the HTTP decoder before this handler passes on
-    /// nothing until a whole head has arrived).
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !headSeen {
-            headSeen = true
-            admission.headArrived(ObjectIdentifier(self))
+        if placed != nil, case .head = unwrapInboundIn(data) {
+            inProgress += 1
+            admission.requestBegan(ObjectIdentifier(self))
         }
         context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if let address = placed, case .end = unwrapOutboundIn(data) {
+            inProgress = max(inProgress - 1, 0)
+            if inProgress == 0 { admission.requestEnded(ObjectIdentifier(self), channel: context.channel, address: address) }
+        }
+        context.write(data, promise: promise)
     }
 }

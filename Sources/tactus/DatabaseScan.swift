@@ -47,8 +47,15 @@ struct DatabaseScan {
         }
         let plan = try scan.plan(paths: paths)
         var tally = ScanTally(plan)
+        // Files are looked at 32 at a time (the refusals among them recorded in one transaction),
+        // then their songs analysed one at a time.
+        var looked: [LibraryScan.Outcome] = []
         for (index, found) in plan.files.enumerated() {
-            let outcome = scan.look(at: found)
+            if index % 32 == 0 {
+                let batch = Array(plan.files[index..<min(index + 32, plan.files.count)])
+                looked = scan.look(at: batch, identities: Array(repeating: nil, count: batch.count))
+            }
+            let outcome = looked[index % 32]
             if case .queue(let prepared, _, _) = outcome {
                 do {
                     let failure = try analyse(prepared, found: found)

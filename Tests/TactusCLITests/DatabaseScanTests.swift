@@ -67,9 +67,10 @@ import Testing
     }
 
     /// A file refused for its content (not audio) is recorded with its size and modification
-    /// time: the next scan lists it as skipped again, with the same reason, without reading it
-    /// (bytes rewritten with its size and time kept are not seen); once its time changes it is
-    /// read again, and the refusal of a file that is gone is forgotten.
+    /// time: once two scans in a row have refused it, later scans list it as skipped again, with
+    /// the same reason, without reading it (bytes rewritten with its size and time kept are not
+    /// seen); once its time changes it is read again, and the refusal of a file that is gone is
+    /// forgotten.
     @Test func aFileRefusedForItsContentIsNotReadAgainUntilItChanges() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-scan-refused")
         let root = directory.file("music"), database = directory.file("library.sqlite")
@@ -84,6 +85,10 @@ import Testing
         #expect(first["new"] as? Int == 0 && skipped.count == 2, "\(first)")
         #expect(skipped.allSatisfy { $0["code"] as? String == "unsupported-format" }, "\(skipped)")
         #expect(try Self.refusedRows(database) == [["cover.wav", "unsupported-format"], ["notes.txt", "unsupported-format"]])
+        // Refused once, a file is read again (a read error met once must not hide a song);
+        // refused twice in a row, it is trusted to be refused again.
+        let again = try Self.scan(database, ["--library-root", root])
+        #expect((again["skipped"] as? [[String: Any]])?.map { $0["reason"] as? String } == skipped.map { $0["reason"] as? String })
 
         // A song's bytes written over the refused file, its size and time unchanged: not read.
         try UnseenRewrite.replace(root + "/cover.wav", with: song)

@@ -181,8 +181,8 @@ import Testing
         #expect(left.count == 1 && left.values.first?.first?.hasSuffix("/album/track.flac") == true)
     }
 
-    /// A server's scan records a file refused for its content, and its next scan lists the file
-    /// as skipped again without reading it (neither the coordinator's service host nor the
+    /// A server's scan records a file refused for its content, and once two scans have refused
+    /// it, the next lists the file as skipped again without reading it (neither the coordinator's service host nor the
     /// workers sharing the root: bytes rewritten with the file's size and time kept are not
     /// seen), until the file's time changes.
     @Test func aFileRefusedForItsContentIsNotReadAgainUntilItChanges() throws {
@@ -199,6 +199,8 @@ import Testing
         let first = try Self.scan(frontend)
         let reasons = try #require(first["skipped"] as? [[String: Any]]).map { $0["reason"] as? String }
         #expect(first["new"] as? Int == 0 && reasons.count == 1, "\(first)")
+        // Refused twice in a row: trusted to be refused again.
+        #expect((try Self.scan(frontend)["skipped"] as? [[String: Any]])?.map { $0["reason"] as? String } == reasons)
 
         try UnseenRewrite.replace(root + "/cover.wav", with: song)
         let second = try Self.scan(frontend)

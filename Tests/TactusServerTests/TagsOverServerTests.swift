@@ -115,9 +115,6 @@ struct TagsOverServerTests {
         #expect(try Mutagen.tags(of: flac)["TITLE"] == ["Tempo Song"])
     }
 
-    /// A song's file below the root replaced by a symbolic link to a private file elsewhere (the
-    /// same bytes, so no check of content stands in the way): the server refuses it, naming the
-    /// link, and the file it leads to keeps its bytes and its mode 0600.
     /// A tag written into one of two copies of a song gives that file new bytes, not the other
     /// copy: the server reads the other copy again at once, and finds it as the old bytes, a
     /// song of its own (it was recorded as the rewritten song, attack round 7, M3).
@@ -158,6 +155,9 @@ struct TagsOverServerTests {
         #expect(result.status == 0 && result.jsonLines.first?["song"] as? String == hashes[1], "\(result.standardError)")
     }
 
+    /// A song's file below the root replaced by a symbolic link to a private file elsewhere (the
+    /// same bytes, so no check of content stands in the way): the server refuses it, naming the
+    /// link, and the file it leads to keeps its bytes and its mode 0600.
     @Test func aSongReplacedByALinkIsRefusedAndNamed() throws {
         let swap = try LinkSwap(name: "walk.flac")
         let server = try ServeProcess(dataDirectory: swap.directory.file("data"), extraArguments: ["--library-root", swap.root])

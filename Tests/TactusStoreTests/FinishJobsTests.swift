@@ -45,10 +45,11 @@ import Testing
         #expect(try library.song(song.id)?.durationS == 180.5)
     }
 
-    /// A song keeps its newest ``Library/maxFinishedJobsPerSong`` finished jobs: older ones are
-    /// forgotten as jobs finish, the active ones never, so what each result reads and its
+    /// A song keeps the ``Library/maxFinishedJobsPerSong`` finished jobs that ended last: older
+    /// ones are forgotten as jobs finish, the active ones never, and a job that has just ended
+    /// is kept however old it is (its client reads it), so what each result reads and its
     /// `song.done` lists stays bounded however often the song is analysed.
-    @Test func aSongKeepsOnlyItsNewestFinishedJobs() throws {
+    @Test func aSongKeepsOnlyTheFinishedJobsThatEndedLast() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)
         let song = Fixture.song(1)
@@ -61,8 +62,14 @@ import Testing
         let kept = try library.jobs(of: song.id)
         #expect(kept.count == limit + 2)
         #expect(kept.filter { !$0.state.isActive }.map(\.id) == jobs.dropLast(2).suffix(limit).map(\.id), "the newest finished jobs")
-        #expect(try library.activeJobCount(of: song.id) == 2)
+        #expect(try library.activeJobs(of: song.id).map(\.detector) == jobs.suffix(2).map(\.detector))
         #expect(try library.job(jobs[0].id) == nil)
+
+        // The oldest job still queued ends after all the others: it is kept, the others make room.
+        let oldest = jobs[jobs.count - 2]
+        _ = try #require(try library.endJob(oldest.id, state: .cancelled, failure: failure))
+        #expect(try library.job(oldest.id)?.state == .cancelled)
+        #expect(try library.jobs(of: song.id).count == limit + 1)
     }
 
     @Test func jobsOfTwoSongsAreRefusedAndNothingIsStored() throws {

@@ -23,9 +23,9 @@ extension Tactus {
                 share the root, else by the server; hashed_by_workers counts the former): new bytes are queued \
                 for analysis, bytes the library knows at a new path are a move (the song keeps its analyses) or \
                 a copy, and recorded files that are gone are marked missing (they leave query results). \
-                A file refused for its content (not audio, damaged) is remembered with its size and time, and \
-                listed as skipped by later scans without being read until it changes (touch it to have it \
-                read again). Nothing is copied into the server's data directory. Prints a summary (new, \
+                A file refused for its content (not audio, damaged) by two scans in a row is remembered with \
+                its size and time, and listed as skipped by later scans without being read until it changes \
+                (touch it to have it read again). Nothing is copied into the server's data directory. Prints a summary (new, \
                 changed, moved, missing, unchanged, copies, skipped with reasons); --json prints it as one \
                 JSON object. \
                 `tactus serve --watch` scans what changes as it changes.
