@@ -279,6 +279,11 @@ extension Library {
     /// finished last (by the time they ended, then by id), never those in `ended` (the jobs
     /// that have just ended, however old: the clients waiting for them read them).
     static func forgetOldFinishedJobs(songKey key: Int64, keeping ended: [Int64], _ db: Database) throws {
+        // Most songs have a few jobs: counted by a prepared statement, they cost no delete.
+        let finished = try Int.fetchOne(
+            db.cachedStatement(sql: "SELECT count(*) FROM jobs WHERE song_id = ? AND state IN ('done', 'failed', 'cancelled')"),
+            arguments: [key]) ?? 0
+        guard finished > maxFinishedJobsPerSong else { return }
         // Integers only: the list is written into the statement.
         let just = ended.isEmpty ? "" : "AND id NOT IN (\(ended.map(String.init).joined(separator: ", ")))"
         try db.execute(
