@@ -31,7 +31,8 @@ public struct WebConfiguration: Sendable {
     /// Where the listening address is written once bound (a JSON object `{"url": ...}`), if anywhere.
     public var announceFile: String?
     /// How many HTTP connections are held at once, in all and from one address (an IPv4 address
-    /// or an IPv6 /64); a connection beyond is closed as it opens (``HTTPConnectionPlaces``).
+    /// or an IPv6 /64); a connection beyond its address's share is closed as it opens, one beyond
+    /// all takes the place of a connection without a request in progress (``HTTPConnectionPlaces``).
     public var maxConnections: Int
     public var maxConnectionsPerAddress: Int
 

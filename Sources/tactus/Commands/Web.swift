@@ -63,7 +63,9 @@ extension Tactus {
             "How many bytes of uploads are held at once, spooled or on their way to the server (busy beyond).", valueName: "bytes"))
         var maxUploadBytesInFlight = 1 << 30
 
-        @Option(help: ArgumentHelp("How many HTTP connections are held at once (a connection beyond is closed as it opens).", valueName: "count"))
+        @Option(help: ArgumentHelp(
+            "How many HTTP connections are held at once (beyond, a newcomer takes the place of one without a request for 2 s or more, "
+                + "else it is closed as it opens).", valueName: "count"))
         var maxConnections = 2048
 
         @Option(help: ArgumentHelp(
