@@ -18,7 +18,9 @@ import Glibc
 /// over every ``maximumWait``, and more than ``maximumPaths`` changed paths become a scan of
 /// every root, as an overflow does (a local user creating and deleting files with long unique
 /// names as fast as they can must not grow the coordinator's memory, nor a scan of each name:
-/// attack round 7). Directories are watched without
+/// attack round 7); such scans of every root are asked for at most once every
+/// ``everythingInterval``, so that a flood that never stops does not keep the roots scanned
+/// back to back. Directories are watched without
 /// following symbolic links: each is opened one component at a time from its root
 /// (``LibraryRoots/openDirectory(_:)``), watched and listed through that descriptor, so a folder
 /// swapped for a link to `/` between its creation and its watch is refused rather than followed
@@ -39,6 +41,10 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// This watcher's bound on the changed paths it gathers (``maximumPaths`` unless a test
     /// asks for fewer).
     let pathLimit: Int
+    /// The shortest time between two scans of every root this watcher asks for.
+    public static let everythingInterval = Duration.seconds(60)
+    /// This watcher's (``everythingInterval`` unless a test asks for less).
+    let everythingInterval: Duration
     /// Watch descriptors and the directories they watch; touched only by the watcher thread
     /// after ``init``.
     private var directories: [Int32: String] = [:]
@@ -56,9 +62,10 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// thread) with the paths that changed once they settle, nil for every root.
     public init(
         roots: [String], logger: Logger, settle: Duration = .milliseconds(300), pathLimit: Int = LibraryWatcher.maximumPaths,
-        changed: @escaping @Sendable ([String]?) -> Void
+        everythingInterval: Duration = LibraryWatcher.everythingInterval, changed: @escaping @Sendable ([String]?) -> Void
     ) throws {
         self.pathLimit = min(max(pathLimit, 1), Self.maximumPaths)
+        self.everythingInterval = min(everythingInterval, Self.everythingInterval)
         descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
         guard descriptor >= 0 else {
             throw CoordinatorError(message: "cannot start watching the library roots: inotify: \(String(cString: strerror(errno)))")
@@ -146,6 +153,7 @@ public final class LibraryWatcher: @unchecked Sendable {
         var everything = false
         var lastEvent: ContinuousClock.Instant?
         var firstEvent: ContinuousClock.Instant?
+        var lastEverything: ContinuousClock.Instant?
         while !stopped.load(ordering: .sequentiallyConsistent) {
             var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             _ = Glibc.poll(&poll, 1, 100)
@@ -159,7 +167,11 @@ public final class LibraryWatcher: @unchecked Sendable {
                     changed = []
                 }
             }
-            if let last = lastEvent, let first = firstEvent, ContinuousClock.now - last >= settle || ContinuousClock.now - first >= Self.maximumWait {
+            let now = ContinuousClock.now
+            if let last = lastEvent, let first = firstEvent, now - last >= settle || now - first >= Self.maximumWait,
+                !everything || lastEverything.map({ now - $0 >= everythingInterval }) ?? true
+            {
+                if everything { lastEverything = now }
                 self.changed(everything ? nil : Array(changed))
                 changed.removeAll()
                 everything = false

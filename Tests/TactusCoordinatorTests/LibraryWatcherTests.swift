@@ -49,4 +49,28 @@ import Testing
         try Wait.until("a scan of every root") { handed.withLock { $0.contains { $0 == nil } } }
         #expect(handed.withLock { $0.allSatisfy { ($0?.count ?? 0) <= 100 } })
     }
+
+    /// Scans of every root are asked for at most once every
+    /// ``LibraryWatcher/everythingInterval`` (2 s here): a flood of changes that never stops must
+    /// not keep every root scanned back to back; the scan it delays still comes.
+    @Test func scansOfEveryRootAreAskedForAtMostOnceAnInterval() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-watch-interval")
+        let root = directory.file("music")
+        try FileManager.default.createDirectory(atPath: root + "/flood", withIntermediateDirectories: true)
+        var logger = Logger(label: "test.watch")
+        logger.logLevel = .critical
+        let everyRoot = Mutex<[ContinuousClock.Instant]>([])
+        let watcher = try LibraryWatcher(roots: [root], logger: logger, pathLimit: 10, everythingInterval: .seconds(2)) { paths in
+            if paths == nil { everyRoot.withLock { $0.append(.now) } }
+        }
+        defer { watcher.stop() }
+        for round in 0..<2 {
+            for index in 0..<50 {
+                #expect(FileManager.default.createFile(atPath: root + "/flood/\(round)-\(index)", contents: Data([1])))
+            }
+            try Wait.until("scan \(round + 1) of every root") { everyRoot.withLock { $0.count > round } }
+        }
+        let times = everyRoot.withLock { $0 }
+        #expect(times.count == 2 && times[1] - times[0] >= .seconds(2), "\(times)")
+    }
 }
