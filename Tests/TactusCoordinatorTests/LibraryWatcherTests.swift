@@ -29,18 +29,29 @@ import Testing
         #expect(watcher.watchedCount == 4, "nothing through the link")
     }
 
+    /// A logger that says nothing below critical.
+    static var quiet: Logger {
+        var logger = Logger(label: "test.watch")
+        logger.logLevel = .critical
+        return logger
+    }
+
+    /// A library root `music` in `directory` with an empty folder `flood`; its path.
+    static func rootWithAFloodFolder(in directory: TemporaryDirectory) throws -> String {
+        let root = directory.file("music")
+        try FileManager.default.createDirectory(atPath: root + "/flood", withIntermediateDirectories: true)
+        return root
+    }
+
     /// More files changed at once than the watcher keeps (``LibraryWatcher/maximumPaths``; 100
     /// here, so that the files are made well within one hand-over) are handed over as a scan of
     /// every root, never as a list of their names: a local user creating files with long unique
     /// names as fast as possible took the coordinator to 2.4 GB (attack round 7, H1).
     @Test func moreChangesThanTheWatcherKeepsBecomeAScanOfEveryRoot() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-watch-flood")
-        let root = directory.file("music")
-        try FileManager.default.createDirectory(atPath: root + "/flood", withIntermediateDirectories: true)
-        var logger = Logger(label: "test.watch")
-        logger.logLevel = .critical
+        let root = try Self.rootWithAFloodFolder(in: directory)
         let handed = Mutex<[[String]?]>([])
-        let watcher = try LibraryWatcher(roots: [root], logger: logger, pathLimit: 100) { paths in handed.withLock { $0.append(paths) } }
+        let watcher = try LibraryWatcher(roots: [root], logger: Self.quiet, pathLimit: 100) { paths in handed.withLock { $0.append(paths) } }
         defer { watcher.stop() }
         let name = String(repeating: "n", count: 200)
         for index in 0..<600 {
@@ -55,12 +66,9 @@ import Testing
     /// not keep every root scanned back to back; the scan it delays still comes.
     @Test func scansOfEveryRootAreAskedForAtMostOnceAnInterval() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-watch-interval")
-        let root = directory.file("music")
-        try FileManager.default.createDirectory(atPath: root + "/flood", withIntermediateDirectories: true)
-        var logger = Logger(label: "test.watch")
-        logger.logLevel = .critical
+        let root = try Self.rootWithAFloodFolder(in: directory)
         let everyRoot = Mutex<[ContinuousClock.Instant]>([])
-        let watcher = try LibraryWatcher(roots: [root], logger: logger, pathLimit: 10, everythingInterval: .seconds(2)) { paths in
+        let watcher = try LibraryWatcher(roots: [root], logger: Self.quiet, pathLimit: 10, everythingInterval: .seconds(2)) { paths in
             if paths == nil { everyRoot.withLock { $0.append(.now) } }
         }
         defer { watcher.stop() }
