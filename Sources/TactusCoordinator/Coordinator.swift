@@ -208,12 +208,8 @@ public final class Coordinator: Sendable {
     /// ``LibraryWatcher/maximumPaths`` waiting are every root too).
     /// Thread-safe: the library watcher calls it.
     public func scanChanged(_ paths: [String]?) {
-        watchedPaths.withLock { waiting in
-            guard let paths else { return waiting = [] }
-            guard !paths.isEmpty, waiting?.isEmpty != true else { return }
-            let union = (waiting ?? []).union(paths)
-            waiting = union.count > LibraryWatcher.maximumPaths ? [] : union
-        }
+        guard paths?.isEmpty != true else { return }
+        watchedPaths.withLock { waiting in waiting = LibraryWatcher.union(waiting ?? Set(paths ?? []), paths) }
     }
 
     /// The paths reported changed since the last call (empty: every root), or nil.

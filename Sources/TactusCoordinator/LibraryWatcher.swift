@@ -41,6 +41,14 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// This watcher's bound on the changed paths it gathers (``maximumPaths`` unless a test
     /// asks for fewer).
     let pathLimit: Int
+    /// The paths to scan once `added` (nil: every root) joins `pending` (empty: every root):
+    /// every root when either is, or when together they are more than ``maximumPaths``.
+    static func union(_ pending: Set<String>, _ added: [String]?) -> Set<String> {
+        guard let added, !pending.isEmpty else { return [] }
+        let union = pending.union(added)
+        return union.count > maximumPaths ? [] : union
+    }
+
     /// The shortest time between two scans of every root this watcher asks for.
     public static let everythingInterval = Duration.seconds(60)
     /// This watcher's (``everythingInterval`` unless a test asks for less).

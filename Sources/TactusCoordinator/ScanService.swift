@@ -77,13 +77,7 @@ final class ScanService: RequestService {
     func watched(_ paths: [String]?, loop: CoordinatorLoop) {
         guard loop.accepting else { return }
         if let index = waiting.firstIndex(where: { $0.answers.isEmpty }) {
-            if let paths, !waiting[index].paths.isEmpty,
-                case let union = Set(waiting[index].paths).union(paths), union.count <= LibraryWatcher.maximumPaths
-            {
-                waiting[index].paths = union.sorted()
-            } else {
-                waiting[index].paths = []
-            }
+            waiting[index].paths = LibraryWatcher.union(Set(waiting[index].paths), paths).sorted()
         } else {
             waiting.append(PendingScan(paths: paths ?? [], answers: []))
         }

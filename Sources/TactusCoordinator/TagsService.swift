@@ -23,9 +23,9 @@ struct TagsService: RequestService {
         guard pool.inFlight < CoordinatorLoop.maxBackgroundWork else {
             return answer(.failure(ErrorBody(code: .busy, message: "the server is busy; try again shortly", retryAfterMs: 200)))
         }
-        let work = TagsWork(
-            request: request, library: coordinator.library, roots: coordinator.libraryRoots, tagger: tagger,
-            rescan: { [coordinator] paths in coordinator.scanChanged(paths) })
+        let work = TagsWork(request: request, library: coordinator.library, roots: coordinator.libraryRoots, tagger: tagger) {
+            [coordinator] paths in coordinator.scanChanged(paths)
+        }
         pool.run({ Result { .tags(try work.answer()) } }, then: answer)
     }
 }
@@ -81,7 +81,12 @@ struct TagsWork: Sendable {
         case .opened(let opened):
             entry = opened
         }
-        let tags = LibraryTags(library: library, tagger: tagger)
+        // The song's other copies below the roots are scanned again (a copy under a root the
+        // server no longer has would fail the scan it joins).
+        let tags = LibraryTags(library: library, tagger: tagger) { [roots, rescan] copies in
+            let below = copies.filter { roots.directories.contains($0.root) }
+            if !below.isEmpty { rescan(below.map(\.absolutePath)) }
+        }
         if request.action == "read" {
             return tags.read(entry, expected: song, replace: request.replace ?? false)
         }
@@ -94,16 +99,7 @@ struct TagsWork: Sendable {
         let options = TagWriteOptions(
             detector: request.detector, minConfidence: request.minConfidence ?? 0, dryRun: request.dryRun ?? false,
             backup: request.backup ?? false)
-        let written = tags.write(entry, expected: song, options: options)
-        // The song's other copies below the roots are scanned again (a copy under a root the
-        // server no longer has would fail the scan it joins); the report stands whatever happens.
-        if written.outcome == .written, let new = written.newSong,
-            let copies = try? tags.otherCopies(of: new, than: entry.file.location).filter({ roots.directories.contains($0.root) }),
-            !copies.isEmpty
-        {
-            rescan(copies.map(\.absolutePath))
-        }
-        return written
+        return tags.write(entry, expected: song, options: options)
     }
 
     /// Where a song's file below the roots was found.

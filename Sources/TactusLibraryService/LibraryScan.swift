@@ -16,9 +16,10 @@ import TactusStore
 /// prepared (``Library/identify(_:limit:song:hash:probe:)``, then
 /// the analyses still to do), its location recorded when no analysis is needed (the caller
 /// records it with the analyses or their jobs otherwise); a file refused for its content (not
-/// audio, corrupt, truncated, empty) is recorded as refused (``Library/RefusedFile``), and
-/// listed as skipped by later scans without being read while its size, modification time and
-/// Tactus's version stay the same; ``finish(_:)`` then treats the
+/// audio, corrupt, truncated, empty) is recorded as refused (``Library/RefusedFile``), and once
+/// two scans in a row have refused it, listed as skipped by later scans without being read
+/// while its size, modification time and the readers' revision stay the same; ``finish(_:)``
+/// then treats the
 /// stored locations that were not found: a song found at another path moved (its old location
 /// is forgotten, its analyses stay), any other is marked missing and leaves query results.
 /// ``ScanTally`` counts the outcomes into the ``ScanSummary`` both report.

@@ -17,10 +17,14 @@ import TactusStore
 public struct LibraryTags: Sendable {
     public let library: Library
     public let tagger: any SongTagger
+    /// Told of the song's other present files after a file of it was rewritten (they keep the
+    /// old bytes and are to be scanned again): a server scans them at once.
+    public let otherCopiesKeptOldBytes: @Sendable ([SongLocation]) -> Void
 
-    public init(library: Library, tagger: any SongTagger) {
+    public init(library: Library, tagger: any SongTagger, otherCopiesKeptOldBytes: @escaping @Sendable ([SongLocation]) -> Void = { _ in }) {
         self.library = library
         self.tagger = tagger
+        self.otherCopiesKeptOldBytes = otherCopiesKeptOldBytes
     }
 
     /// Reads the BPM tag of `entry` into its song's reference tempo. `expected`, when given, is
@@ -117,6 +121,7 @@ public struct LibraryTags: Sendable {
             if !copies.isEmpty {
                 report.reason = "its other copies keep the old bytes and are read again by the next scan: "
                     + copies.map(\.absolutePath).joined(separator: ", ")
+                otherCopiesKeptOldBytes(copies)
             }
         } catch {
             report.reason = "written, but the library still names the old bytes: \(error)"
@@ -137,7 +142,7 @@ public struct LibraryTags: Sendable {
     }
 
     /// The present files of `song` other than `file`.
-    public func otherCopies(of song: SongID, than file: SongLocation) throws -> [SongLocation] {
+    private func otherCopies(of song: SongID, than file: SongLocation) throws -> [SongLocation] {
         let path = URL(fileURLWithPath: file.absolutePath).standardizedFileURL.path
         return try library.locations(of: song).filter {
             !$0.missing && URL(fileURLWithPath: $0.absolutePath).standardizedFileURL.path != path

@@ -37,23 +37,20 @@ extension Library {
     /// the root when `prefix` is empty), with its song: what a scan compares the disk with.
     public func locations(underRoot root: String, prefix: String = "") throws(StoreError) -> [(song: SongID, location: SongLocation)] {
         try read { db in
-            let rows: [Row]
-            if prefix.isEmpty {
-                rows = try Row.fetchAll(
-                    db, sql: "SELECT l.*, s.sha256 FROM song_locations l JOIN songs s ON s.id = l.song_id WHERE l.root = ?",
-                    arguments: [root])
-            } else {
-                // `path = prefix` or `path` starts with `prefix/` (a range on the unique index; `0` follows `/`).
-                rows = try Row.fetchAll(
-                    db,
-                    sql: """
-                        SELECT l.*, s.sha256 FROM song_locations l JOIN songs s ON s.id = l.song_id
-                        WHERE l.root = ? AND (l.path = ? OR (l.path >= ? AND l.path < ?))
-                        """,
-                    arguments: [root, prefix, prefix + "/", prefix + "0"])
-            }
+            let below = Self.paths(below: prefix, column: "l.path")
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT l.*, s.sha256 FROM song_locations l JOIN songs s ON s.id = l.song_id WHERE l.root = ?" + below.sql,
+                arguments: [root] + below.arguments)
             return try rows.map { (try SongID.stored($0["sha256"]), Self.location($0)) }
         }
+    }
+
+    /// The condition, to follow another with `AND`, that `column` (a path below a root) is
+    /// `prefix` or starts with `prefix/` (a range on the index of root and path; `0` follows
+    /// `/`), and its arguments; none when `prefix` is empty (every path of the root).
+    static func paths(below prefix: String, column: String = "path") -> (sql: String, arguments: StatementArguments) {
+        guard !prefix.isEmpty else { return ("", []) }
+        return (" AND (\(column) = ? OR (\(column) >= ? AND \(column) < ?))", [prefix, prefix + "/", prefix + "0"])
     }
 
     /// The library roots the locations are recorded against, in order: what `tactus scan --db`

@@ -88,16 +88,9 @@ extension Library {
     /// UTF-8, one row at a time.
     public func forEachRefusal(underRoot root: String, prefix: String = "", _ body: (RefusedFile) throws -> Void) throws(StoreError) {
         try read { db in
-            let rows: RowCursor
-            if prefix.isEmpty {
-                rows = try Row.fetchCursor(db, sql: "SELECT * FROM refused_files WHERE root = ? ORDER BY path", arguments: [root])
-            } else {
-                // `path = prefix` or `path` starts with `prefix/` (a range on the key; `0` follows `/`).
-                rows = try Row.fetchCursor(
-                    db,
-                    sql: "SELECT * FROM refused_files WHERE root = ? AND (path = ? OR (path >= ? AND path < ?)) ORDER BY path",
-                    arguments: [root, prefix, prefix + "/", prefix + "0"])
-            }
+            let below = Self.paths(below: prefix)
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT * FROM refused_files WHERE root = ?" + below.sql + " ORDER BY path", arguments: [root] + below.arguments)
             while let row = try rows.next() { try body(try Self.refusedFile(row)) }
         }
     }
@@ -117,11 +110,9 @@ extension Library {
     /// Forgets every refusal below `root` whose path is `prefix` or lies under it (a folder or
     /// file that is gone; every refusal of the root when `prefix` is empty).
     public func forgetRefusals(underRoot root: String, prefix: String) throws(StoreError) {
+        let below = Self.paths(below: prefix)
         try write { db in
-            guard !prefix.isEmpty else { return try db.execute(sql: "DELETE FROM refused_files WHERE root = ?", arguments: [root]) }
-            try db.execute(
-                sql: "DELETE FROM refused_files WHERE root = ? AND (path = ? OR (path >= ? AND path < ?))",
-                arguments: [root, prefix, prefix + "/", prefix + "0"])
+            try db.execute(sql: "DELETE FROM refused_files WHERE root = ?" + below.sql, arguments: [root] + below.arguments)
         }
     }
 
