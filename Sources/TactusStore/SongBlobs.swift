@@ -76,7 +76,7 @@ public struct SongBlobs: Sendable {
     /// Stores `bytes` as the blob `id` (a no-op when a blob of that id and size exists).
     public func put(_ bytes: [UInt8], id: SongID) throws(SongBlobError) {
         guard !holds(id, size: bytes.count) else { return }
-        let directory = try makeDirectory(for: id)
+        let directory = directory(of: id)
         let temporary = try writeTemporary(in: directory, id: id) { descriptor, temporary in
             bytes.withUnsafeBytes { Self.write($0, to: descriptor, path: temporary) }
         }
@@ -90,9 +90,9 @@ public struct SongBlobs: Sendable {
     /// time. A no-op when a blob of that id and size exists.
     public func put(linking path: String, size: Int, id: SongID) throws(SongBlobError) {
         guard !holds(id, size: size) else { return }
-        let directory = try makeDirectory(for: id)
+        let directory = directory(of: id)
         var temporary = Self.temporaryPath(in: directory, id: id)
-        if link(path, temporary) == 0 {
+        if try makingDirectory(directory, { link(path, temporary) }) == 0 {
             if syncsToDisk, let failure = Self.flush(path) {
                 unlink(temporary)
                 throw failure
@@ -134,7 +134,7 @@ public struct SongBlobs: Sendable {
         in directory: String, id: SongID, fill: (Int32, String) -> SongBlobError?
     ) throws(SongBlobError) -> String {
         let temporary = Self.temporaryPath(in: directory, id: id)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let descriptor = try makingDirectory(directory) { open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644) }
         guard descriptor >= 0 else { throw .posix("create", path: temporary, errno: errno) }
         var failure = fill(descriptor, temporary)
         if failure == nil, syncsToDisk, fsync(descriptor) != 0 {
@@ -174,13 +174,22 @@ public struct SongBlobs: Sendable {
         return (attributes[.size] as? NSNumber)?.intValue == size
     }
 
-    /// The directory of the blob `id`, made if missing.
-    private func makeDirectory(for id: SongID) throws(SongBlobError) -> String {
-        let directory = "\(root)/\(id.hex.prefix(2))"
+    /// The directory of the blob `id` (its first two hex digits).
+    private func directory(of id: SongID) -> String {
+        "\(root)/\(id.hex.prefix(2))"
+    }
+
+    /// The result of `create` (a system call making a name in `directory`, answering -1 and
+    /// setting `errno` on failure), made again once `directory` has been made when it failed
+    /// for want of it: the directory is made only the first time one of its blobs is put,
+    /// not looked for on every put.
+    private func makingDirectory(_ directory: String, _ create: () -> Int32) throws(SongBlobError) -> Int32 {
+        let result = create()
+        guard result < 0 && errno == ENOENT else { return result }
         if mkdir(directory, 0o755) != 0 && errno != EEXIST {
             throw .posix("mkdir", path: directory, errno: errno)
         }
-        return directory
+        return create()
     }
 
     /// A fresh hidden name in `directory` for the blob `id` while it is being put.

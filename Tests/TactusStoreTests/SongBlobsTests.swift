@@ -25,6 +25,32 @@ import Testing
         #expect(left.isEmpty, "partial files left: \(left.prefix(3))")
     }
 
+    /// A blob's folder is made by the first put into it, by bytes or by link, and again when
+    /// it was removed meanwhile; a put into a folder that exists does not need to make it.
+    @Test func aBlobsFolderIsMadeWhenMissing() throws {
+        let directory = try TemporaryDirectory()
+        let blobs = try SongBlobs(root: directory.file("blobs"), syncsToDisk: false)
+        let bytes = Array("a song's bytes".utf8)
+        let id = SongID(hashing: bytes)
+        let folder = "\(blobs.root)/\(id.hex.prefix(2))"
+        for round in 0..<2 {
+            #expect(!FileManager.default.fileExists(atPath: folder))
+            try blobs.put(bytes, id: id)
+            #expect(try blobs.read(id) == bytes)
+            try FileManager.default.removeItem(atPath: folder)
+            let upload = directory.file("upload-\(round)")
+            #expect(FileManager.default.createFile(atPath: upload, contents: Data(bytes)))
+            try blobs.put(linking: upload, size: bytes.count, id: id)
+            #expect(try blobs.read(id) == bytes)
+            let other = Array("another song \(round)".utf8)
+            let otherID = SongID(hashing: other + bytes)
+            try blobs.put(other + bytes, id: otherID)
+            #expect(try blobs.read(otherID) == other + bytes)
+            try FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.removeItem(atPath: "\(blobs.root)/\(otherID.hex.prefix(2))")
+        }
+    }
+
     /// An upload's file on another file system than the blobs (`/dev/shm`, a tmpfs) cannot be
     /// linked: it is copied (it was refused with "Invalid cross-device link").
     @Test func aFileOnAnotherFileSystemIsCopied() throws {
