@@ -54,6 +54,15 @@ final class ByteReader {
     /// The read position used by the sequential `read`/`seek` interface of the decoders.
     private(set) var position: Int64 = 0
     let name: String
+    /// The first read the system refused: at which byte, and its reason (`strerror`). The
+    /// decoders take a failed read for the end of the data, so without it a read error (a
+    /// network share's hiccup, a failing disk) would look like damaged or foreign content.
+    private(set) var failure: (offset: Int64, reason: String)?
+
+    /// `unreadable`, naming the byte and the reason, once a read has failed; nil until then.
+    var readError: AudioError? {
+        failure.map { .unreadable(file: name, reason: "read error at byte \($0.offset): \($0.reason)") }
+    }
 
     init(_ source: AudioSource) throws(AudioError) {
         name = source.name
@@ -109,12 +118,12 @@ final class ByteReader {
             return wanted
         case .file(let descriptor):
             guard wanted < Self.windowSize else {
-                return Self.readFully(descriptor, into: buffer, count: wanted, at: offset)
+                return readFully(descriptor, into: buffer, count: wanted, at: offset)
             }
             if offset < windowStart || offset + Int64(wanted) > windowStart + Int64(windowFill) {
                 if window.isEmpty { window = [UInt8](repeating: 0, count: Self.windowSize) }
                 let got = window.withUnsafeMutableBytes {
-                    Self.readFully(descriptor, into: $0.baseAddress!, count: $0.count, at: offset)
+                    readFully(descriptor, into: $0.baseAddress!, count: $0.count, at: offset)
                 }
                 windowStart = offset
                 windowFill = max(got, 0)
@@ -126,13 +135,15 @@ final class ByteReader {
         }
     }
 
-    /// `pread` until `count` bytes, the end of the file, or an error (-1 if nothing was read).
-    private static func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int {
+    /// `pread` until `count` bytes, the end of the file, or an error (-1 if nothing was read;
+    /// the first error is kept in ``failure``).
+    private func readFully(_ descriptor: Int32, into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) -> Int {
         var done = 0
         while done < count {
             let got = Foundation.pread(descriptor, buffer + done, count - done, off_t(offset) + off_t(done))
             if got < 0 {
                 if errno == EINTR { continue }
+                if failure == nil { failure = (offset + Int64(done), String(cString: strerror(errno))) }
                 return done > 0 ? done : -1
             }
             if got == 0 { break }

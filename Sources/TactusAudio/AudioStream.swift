@@ -39,6 +39,9 @@ public final class AudioStream {
     public let name: String
 
     private let decoder: any FrameDecoder
+    /// What the decoder reads through: a read error it met decides the error, whatever the
+    /// decoder made of the missing bytes.
+    private let reader: ByteReader
     private let options: DecodingOptions
     private let maximumFrames: Int
     private var mono: [Float]
@@ -59,21 +62,27 @@ public final class AudioStream {
 
     /// Opens `source` and reads its header.
     ///
-    /// - Throws: `empty`, `unreadable`, `unsupported-format` (also for a sample rate below
+    /// - Throws: `empty`, `unreadable` (also when a read fails), `unsupported-format` (also for a sample rate below
     ///   ``minimumSampleRate``), `corrupt`, or `too-long` when the header announces more than
     ///   `options.maximumSeconds`.
     public init(_ source: AudioSource, options: DecodingOptions = .standard) throws(AudioError) {
         let reader = try ByteReader(source)
+        self.reader = reader
         name = reader.name
         self.options = options
         guard reader.length > 0 else { throw .empty(file: reader.name) }
         let recognized = FormatRecognizer.recognize(reader)
-        switch recognized {
-        case .mpeg(let hasFrameCount):
-            decoder = try MPG123Decoder(reader: reader, hasFrameCount: hasFrameCount, minimumRate: options.minimumSampleRate)
-        default:
-            decoder = try SndFileDecoder(reader: reader, recognized: recognized, blockFrames: options.blockFrames)
+        do {
+            switch recognized {
+            case .mpeg(let hasFrameCount):
+                decoder = try MPG123Decoder(reader: reader, hasFrameCount: hasFrameCount, minimumRate: options.minimumSampleRate)
+            default:
+                decoder = try SndFileDecoder(reader: reader, recognized: recognized, blockFrames: options.blockFrames)
+            }
+        } catch {
+            throw reader.readError ?? error
         }
+        if let failed = reader.readError { throw failed }
         let stream = decoder.stream
         guard stream.sampleRate >= Self.minimumSampleRate else {
             throw .unsupportedFormat(
@@ -108,6 +117,7 @@ public final class AudioStream {
     /// samples, and the fewer the blocks, the less each detector spends per call.
     ///
     /// - Throws: `too-long` once more than the maximum has been decoded; at the end,
+    ///   `unreadable` (a read failed: the song is not judged on part of its data),
     ///   `too-short`, `truncated` (less than the minimum before the data ran out) or
     ///   `corrupt` (the decoder failed before any audio).
     public func readBlock(_ body: (UnsafeBufferPointer<Float>) -> Void) throws(AudioError) -> Bool {
@@ -193,6 +203,7 @@ public final class AudioStream {
 
     private func finish(failure: String?) throws(AudioError) {
         isFinished = true
+        if let failed = reader.readError { throw failed }
         let decoded = seconds(framesDecoded)
         if let failure, framesDecoded == 0 {
             throw .corrupt(file: name, decoderMessage: failure)

@@ -14,7 +14,8 @@ extension SongID {
             while offset < reader.length {
                 let got = buffer.withUnsafeMutableBytes { reader.read(at: offset, into: $0.baseAddress!, count: $0.count) }
                 guard got > 0 else {
-                    throw .unreadable(file: reader.name, reason: "read error at byte \(offset)")
+                    throw reader.readError
+                        ?? .unreadable(file: reader.name, reason: "the file shrank while it was read (to \(offset) of \(reader.length) bytes)")
                 }
                 buffer.withUnsafeBytes { hasher.update(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
                 offset += Int64(got)

@@ -37,6 +37,25 @@ import Testing
         #expect(throws: AudioError.self) { try SongID(of: .file(missing)).hex }
     }
 
+    /// A read the system refuses (here a descriptor open for writing only, as a failing disk or
+    /// a network share's hiccup would refuse it) is `unreadable`, naming the byte and the
+    /// reason: not content that is not audio, which a scan would remember as such.
+    @Test(arguments: [AudioFileWriter.Format.wav16, .flac, .mp3(.variable), .oggVorbis])
+    func aFailedReadIsUnreadable(format: AudioFileWriter.Format) throws {
+        let directory = try TemporaryDirectory()
+        let path = directory.file("song")
+        try AudioFileWriter(format).write(TestSignals.mono(seconds: 12, sampleRate: 44100), sampleRate: 44100, to: path)
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        let error = try #require(failure(.descriptor(descriptor, name: path)))
+        #expect(error.code == .unreadable, "\(format): \(error)")
+        #expect(error.description.contains(path) && error.description.contains("read error at byte 0: Bad file descriptor"), "\(error)")
+        #expect(throws: AudioError.unreadable(file: path, reason: "read error at byte 0: Bad file descriptor")) {
+            try SongID(of: .descriptor(descriptor, name: path))
+        }
+    }
+
     @Test func nonAudioIsUnsupported() throws {
         let text = Array("This is a text file, not a song.\n".utf8)
         let error = try #require(failure(.bytes(text, name: "notes.mp3")))
