@@ -110,12 +110,16 @@ public struct LibraryTags: Sendable {
         report.outcome = .written
         report.backup = written.backup
         do {
-            try library.songRewritten(song, as: rewritten.song, byteSize: rewritten.byteSize)
-            report.newSong = rewritten.song
             // Other copies of the song keep the old bytes: the next scan hashes them again (and
             // finds them as the old bytes, a song of their own), rather than trusting their
             // size and time to hold the new ones.
-            try library.rescanLocations(of: rewritten.song)
+            try library.songRewritten(song, as: rewritten.song, byteSize: rewritten.byteSize)
+        } catch {
+            report.reason = "written, but the library still names the old bytes: \(error)"
+            return report
+        }
+        report.newSong = rewritten.song
+        do {
             try recordRewritten(entry.file.location, as: rewritten)
             let copies = try otherCopies(of: rewritten.song, than: entry.file.location)
             if !copies.isEmpty {
@@ -124,7 +128,7 @@ public struct LibraryTags: Sendable {
                 otherCopiesKeptOldBytes(copies)
             }
         } catch {
-            report.reason = "written, but the library still names the old bytes: \(error)"
+            report.reason = "written, and the library names the new bytes; the next scan reads the song's files again: \(error)"
         }
         return report
     }

@@ -97,11 +97,14 @@ extension Library {
     /// it (a job failed `song-changed`), which may have changed without its size or time
     /// showing it.
     public func rescanLocations(of song: SongID) throws(StoreError) {
-        try write { db in
-            try db.execute(
-                sql: "UPDATE song_locations SET mtime_ns = ? WHERE song_id = ? AND missing_since IS NULL",
-                arguments: [Self.unknownModificationTime, try Self.songKey(song, db)])
-        }
+        try write { db in try Self.distrustLocations(songKey: try Self.songKey(song, db), db) }
+    }
+
+    /// Gives the present files of the song with row id `songKey` a modification time no file has.
+    static func distrustLocations(songKey: Int64, _ db: Database) throws {
+        try db.execute(
+            sql: "UPDATE song_locations SET mtime_ns = ? WHERE song_id = ? AND missing_since IS NULL",
+            arguments: [unknownModificationTime, songKey])
     }
 
     /// The modification time stored for a file whose time is to be distrusted: no file has it.

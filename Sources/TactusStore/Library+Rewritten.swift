@@ -4,7 +4,10 @@ import TactusModel
 extension Library {
     /// Records that a song's file was rewritten without changing its audio (a tag written into
     /// it): the song, with its analyses, consensus and reference tempo, is now the SHA-256 of
-    /// the new bytes, `new`, and `byteSize` long.
+    /// the new bytes, `new`, and `byteSize` long. Only one of its files got the new bytes: in
+    /// the same transaction every present file of the song is distrusted as by
+    /// ``rescanLocations(of:)`` (the next scan hashes it again rather than trusting its size and
+    /// time), and the caller records the rewritten file's new size and time.
     ///
     /// Throws ``StoreError/unknownSong(_:)`` when `old` is not in the library, and
     /// ``StoreError/invalidValue(field:value:accepted:)`` when `new` already is (another copy of
@@ -18,6 +21,7 @@ extension Library {
                 throw StoreError.invalidValue(field: "sha256", value: new.hex, accepted: "a song not yet in the library")
             }
             try db.execute(sql: "UPDATE songs SET sha256 = ?, byte_size = ? WHERE id = ?", arguments: [new, byteSize, key])
+            try Self.distrustLocations(songKey: key, db)
         }
     }
 }

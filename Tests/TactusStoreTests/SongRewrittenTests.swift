@@ -33,4 +33,21 @@ import Testing
         }
         #expect(try library.song(Fixture.songID(2)) != nil)
     }
+
+    /// One file of a song with two was rewritten: in the same transaction as the rename, both
+    /// files' times are distrusted, so a scan hashes them again (the other copy still holds the
+    /// old bytes) even if the caller stops before recording the rewritten one.
+    @Test func theSongsFilesAreReadAgainByTheNextScan() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try library.record(Fixture.song(1), analyses: [Fixture.record("comb-filter", bpm: 128)])
+        for path in ["a.flac", "copy/a.flac"] {
+            try library.recordLocation(SongLocation(root: "/music", path: path, byteSize: 1000, mtimeNs: 7), of: Fixture.songID(1))
+        }
+        let new = SongID(hashing: Data("song 1, tagged".utf8))
+        try library.songRewritten(Fixture.songID(1), as: new, byteSize: 1_200)
+        let locations = try library.locations(of: new)
+        #expect(locations.map(\.path).sorted() == ["a.flac", "copy/a.flac"])
+        #expect(locations.allSatisfy { $0.mtimeNs == Int64.min }, "\(locations)")
+    }
 }
