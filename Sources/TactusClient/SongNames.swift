@@ -16,13 +16,15 @@ import TactusProtocol
 /// ```
 public enum SongNames {
     /// The resolution of each name, in order; `lookup` answers a `resolve` request's names.
+    /// With `hashingFilesHere` false, a name that is a file here is sent as it is (names read
+    /// from a file, whose paths are not this directory's).
     public static func resolve(
-        _ names: [String], using lookup: ([String]) throws -> [SongResolution]
+        _ names: [String], hashingFilesHere: Bool = true, using lookup: ([String]) throws -> [SongResolution]
     ) throws -> [SongResolution] {
         var answers = [SongResolution?](repeating: nil, count: names.count)
         var asked = [(index: Int, sent: String)]()
         for (index, name) in names.enumerated() {
-            guard isFile(name) else {
+            guard hashingFilesHere, isFile(name) else {
                 asked.append((index, name))
                 continue
             }

@@ -285,6 +285,11 @@ public final class TactusClient {
         try send(TruthCommand.self, request)
     }
 
+    /// Many songs' reference tempi, set all or nothing; the number set.
+    public func truthImport(_ request: TruthImportRequest) throws(ClientError) -> Int {
+        try send(TruthImportCommand.self, request).imported
+    }
+
     /// The songs that names stand for on the server, in order (see ``SongNames`` for names that
     /// are files on this machine).
     public func resolve(_ request: ResolveRequest) throws(ClientError) -> [SongResolution] {

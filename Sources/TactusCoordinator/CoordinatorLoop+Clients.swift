@@ -53,8 +53,12 @@ extension CoordinatorLoop: SubmissionQueue {
         routes.on(CompareCommand.self) { loop, request, _, answer in loop.answerInBackground(.compare(request), then: answer) }
         routes.on(PlaylistCommand.self) { loop, request, _, answer in loop.answerInBackground(.playlist(request), then: answer) }
         routes.on(ResolveCommand.self) { loop, request, _, answer in loop.answerInBackground(.resolve(request), then: answer) }
-        // A truth with a tempo writes the library, which only the loop does.
+        // A truth with a tempo writes the library, which only the loop does (a truth-import's
+        // transaction is bounded by the request's 5,000 references).
         routes.on(TruthCommand.self) { loop, request, _, answer in answer(Result { try loop.service.answer(.truth(request)) }) }
+        routes.on(TruthImportCommand.self) { loop, request, _, answer in
+            answer(Result { try loop.service.answer(.truthImport(request)) })
+        }
         routes.on(DetectorsCommand.self) { loop, _, _, answer in answer(.success(.detectors(loop.detectors()))) }
         routes.on(CancelCommand.self) { loop, request, _, answer in answer(Result { .cancel(try loop.cancel(request)) }) }
     }
@@ -78,7 +82,7 @@ extension CoordinatorLoop: SubmissionQueue {
         case .compare(let request): request.song == nil
         case .playlist: true
         case .query(let query): (query.limit ?? 100) > largestSmallQuery || query.histogram != nil
-        case .job, .jobs, .result, .resolve, .truth: false
+        case .job, .jobs, .result, .resolve, .truth, .truthImport: false
         }
     }
 

@@ -25,7 +25,7 @@ public struct LibraryService: Sendable {
         case idsAndFiles
     }
 
-    /// A request that reads (or, for `truth` with a tempo, sets) the library.
+    /// A request that reads (or, for `truth` with a tempo and `truth-import`, sets) the library.
     public enum Request: Sendable {
         /// The state of one job (`status --job`).
         case job(Int64)
@@ -36,6 +36,7 @@ public struct LibraryService: Sendable {
         case compare(CompareRequest)
         case playlist(PlaylistQuery)
         case truth(TruthRequest)
+        case truthImport(TruthImportRequest)
         case resolve(ResolveRequest)
     }
 
@@ -64,6 +65,7 @@ public struct LibraryService: Sendable {
         case .compare(let request): return .compare(try compare(request))
         case .playlist(let request): return .playlist(try playlist(request))
         case .truth(let request): return .truth(try truth(request))
+        case .truthImport(let request): return .truthImport(try truthImport(request))
         case .resolve(let request): return .resolve(try resolve(request))
         }
     }
@@ -120,6 +122,13 @@ public struct LibraryService: Sendable {
         let song = try self.song(request.song)
         if let bpm = request.bpm { try library.setReference(bpm, for: song) }
         return TruthResponse(song: song, reference: try library.reference(for: song))
+    }
+
+    /// Many songs' reference tempi, set all or nothing: a song the library does not have
+    /// fails the request with nothing set.
+    public func truthImport(_ request: TruthImportRequest) throws(StoreError) -> TruthImportResponse {
+        let imported = try library.setReferences(request.references.map { ($0.song, $0.bpm) }, source: request.source)
+        return TruthImportResponse(imported: imported)
     }
 
     /// A song's stored analyses (failed ones left out), the detectors still to run, its

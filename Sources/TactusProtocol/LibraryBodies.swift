@@ -242,6 +242,54 @@ public struct TruthRequest: WireBody {
     }
 }
 
+/// `truth-import`: the reference tempi of many songs, set all or nothing (`tactus truth import`
+/// with a server: the client reads the CSV, hashes the files it names and resolves its other
+/// names first, so the request names every song by its id).
+public struct TruthImportRequest: WireBody {
+    /// What the tempi come from, recorded with each (`tactus truth import` sends `csv:NAME`
+    /// with the CSV's file name): 1 to 255 bytes of UTF-8.
+    public var source: String
+    /// 1 to ``maxReferences`` songs with their tempi; a song given twice takes the last.
+    public var references: [TruthReference]
+
+    /// The most references one request may carry: a request of ids and tempi stays far under a
+    /// frame's limit, and the library sets them in one transaction.
+    public static let maxReferences = 5_000
+
+    public init(source: String, references: [TruthReference]) {
+        self.source = source
+        self.references = references
+    }
+
+    public func validate(command: String) throws(ProtocolError) {
+        try Check.text(source, field: "source", max: 255, command: command)
+        guard (1...Self.maxReferences).contains(references.count) else {
+            throw .invalidBody(command: command, field: "references", detail: "must hold 1 to \(Self.maxReferences) references")
+        }
+        for reference in references { try Check.finite(reference.bpm, field: "references.bpm", in: 1...1000, command: command) }
+    }
+}
+
+/// A song's reference tempo in a `truth-import`.
+public struct TruthReference: Codable, Sendable, Hashable {
+    public var song: SongID
+    public var bpm: Double
+
+    public init(song: SongID, bpm: Double) {
+        self.song = song
+        self.bpm = bpm
+    }
+}
+
+/// The answer to `truth-import`: how many reference tempi were set.
+public struct TruthImportResponse: WireBody {
+    public var imported: Int
+
+    public init(imported: Int) {
+        self.imported = imported
+    }
+}
+
 /// The answer to `truth`: the song's reference tempo, absent when none is known.
 public struct TruthResponse: WireBody {
     public var song: SongID

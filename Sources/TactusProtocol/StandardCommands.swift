@@ -6,7 +6,7 @@ extension ClientCommands {
         SubmitCommand.self, StatusCommand.self, ResultCommand.self, QueryCommand.self, CompareCommand.self,
         PlaylistCommand.self, TruthCommand.self, DetectorsCommand.self, CancelCommand.self, CadenceCommand.self,
         StretchCommand.self, RenderCommand.self, ResolveCommand.self, TagsCommand.self, ScanCommand.self,
-        PruneCommand.self, UploadCommand.self,
+        PruneCommand.self, UploadCommand.self, TruthImportCommand.self,
     ])
 }
 
@@ -123,7 +123,7 @@ extension ClientReply.Response {
     }
 }
 
-// MARK: query, compare, playlist, truth, detectors, cancel, resolve
+// MARK: query, compare, playlist, truth, truth-import, detectors, cancel, resolve
 
 /// Songs by tempo range, detector and tag.
 public enum QueryCommand: ClientCommand {
@@ -153,6 +153,13 @@ public enum TruthCommand: ClientCommand {
     public typealias Answer = TruthResponse
 }
 
+/// Many songs' known tempi set at once, all or nothing.
+public enum TruthImportCommand: ClientCommand {
+    public static let name = "truth-import"
+    public typealias Request = TruthImportRequest
+    public typealias Answer = TruthImportResponse
+}
+
 /// The detectors the server's workers offer.
 public enum DetectorsCommand: ClientCommand {
     public static let name = "detectors"
@@ -179,6 +186,7 @@ extension ClientRequest.Body {
     public static func compare(_ request: CompareRequest) -> Self { Self(CompareCommand.self, request) }
     public static func playlist(_ request: PlaylistQuery) -> Self { Self(PlaylistCommand.self, request) }
     public static func truth(_ request: TruthRequest) -> Self { Self(TruthCommand.self, request) }
+    public static func truthImport(_ request: TruthImportRequest) -> Self { Self(TruthImportCommand.self, request) }
     public static var detectors: Self { Self(DetectorsCommand.self, EmptyBody()) }
     public static func cancel(_ request: CancelRequest) -> Self { Self(CancelCommand.self, request) }
     public static func resolve(_ request: ResolveRequest) -> Self { Self(ResolveCommand.self, request) }
@@ -189,6 +197,7 @@ extension ClientReply.Response {
     public static func compare(_ answer: CompareResponse) -> Self { Self(CompareCommand.self, answer) }
     public static func playlist(_ answer: PlaylistResponse) -> Self { Self(PlaylistCommand.self, answer) }
     public static func truth(_ answer: TruthResponse) -> Self { Self(TruthCommand.self, answer) }
+    public static func truthImport(_ answer: TruthImportResponse) -> Self { Self(TruthImportCommand.self, answer) }
     public static func detectors(_ answer: DetectorsResponse) -> Self { Self(DetectorsCommand.self, answer) }
     public static func cancel(_ answer: CancelResponse) -> Self { Self(CancelCommand.self, answer) }
     public static func resolve(_ answer: ResolveResponse) -> Self { Self(ResolveCommand.self, answer) }

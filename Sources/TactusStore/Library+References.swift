@@ -40,52 +40,37 @@ extension Library {
     /// unchanged.
     @discardableResult
     public func importReferences(csvAt path: String) throws(StoreError) -> Int {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw .unreadableFile(path: path, reason: "not a readable UTF-8 text file")
-        }
-        let fileName = URL(fileURLWithPath: path).lastPathComponent
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        let rows = try ReferenceCSV.parse(text, fileName: fileName)
-
-        // Hash the files named by the CSV before the transaction: reading audio files is slow.
-        var hashed = [Int: SongID]()
-        for row in rows {
-            guard case .file(let file) = row.song else { continue }
-            let url = file.hasPrefix("/") ? URL(fileURLWithPath: file) : folder.appendingPathComponent(file)
-            if FileManager.default.fileExists(atPath: url.path) {
-                do {
-                    hashed[row.line] = try SongID.ofFile(atPath: url.path)
-                } catch {
-                    throw .malformedCSV(file: fileName, line: row.line, reason: error.description)
-                }
-            }
-        }
-        let now = Date()
+        let csv = try ReferenceCSV.read(path)
         return try write { db in
-            for row in rows {
+            for row in csv.rows {
                 let key: Int64
                 switch row.song {
-                case .id(let prefix):
-                    key = try Self.songKey(prefix: prefix, file: fileName, line: row.line, db)
-                case .file(let file):
-                    if let id = hashed[row.line] {
-                        guard let found = try Int64.fetchOne(
-                            db, sql: "SELECT id FROM songs WHERE sha256 = ?", arguments: [id])
-                        else {
-                            throw StoreError.malformedCSV(
-                                file: fileName, line: row.line, reason: "the file \(file) is not in the library")
-                        }
-                        key = found
-                    } else {
-                        key = try Self.songKey(fileName: file, csv: fileName, line: row.line, db)
+                case .id(let prefix): key = try Self.songKey(prefix: prefix, file: csv.fileName, line: row.line, db)
+                case .content(let file, let song):
+                    guard let found = try Int64.fetchOne(db, sql: "SELECT id FROM songs WHERE sha256 = ?", arguments: [song]) else {
+                        throw StoreError.malformedCSV(file: csv.fileName, line: row.line, reason: "the file \(file) is not in the library")
                     }
+                    key = found
+                case .file(let file): key = try Self.songKey(fileName: file, csv: csv.fileName, line: row.line, db)
                 }
-                try Self.upsertReference(row.bpm, songKey: key, source: "csv:\(fileName)", at: now, db)
+                try Self.upsertReference(row.bpm, songKey: key, source: csv.source, at: csv.readAt, db)
             }
-            return rows.count
+            return csv.rows.count
+        }
+    }
+
+    /// Sets the reference tempo of every song of `references`, all or nothing (a server's
+    /// `truth-import`): an unknown song throws ``StoreError/unknownSong(_:)`` and leaves the
+    /// library unchanged. Returns how many were set.
+    @discardableResult
+    public func setReferences(_ references: [(song: SongID, bpm: Double)], source: String) throws(StoreError) -> Int {
+        for reference in references { try Self.checkBPM(reference.bpm, field: "bpm") }
+        let now = Date()
+        return try write { db in
+            for reference in references {
+                try Self.upsertReference(reference.bpm, songKey: try Self.songKey(reference.song, db), source: source, at: now, db)
+            }
+            return references.count
         }
     }
 
@@ -126,17 +111,62 @@ extension Library {
 
 /// The rows of a reference-tempo CSV file, checked for syntax and range before any song is
 /// looked up.
-enum ReferenceCSV {
-    enum SongName: Equatable {
+/// A CSV file of reference tempi, read (``read(_:)``) as ``Library/importReferences(csvAt:)``
+/// describes it: its rows, each naming its song by id or by file, the files that exist
+/// already hashed.
+public struct ReferenceCSV: Sendable {
+    /// How a row names its song.
+    public enum SongName: Equatable, Sendable {
         /// A SHA-256 or a prefix of one, lowercased.
         case id(String)
+        /// A file the CSV names that exists, and the SHA-256 of its bytes.
+        case content(file: String, song: SongID)
+        /// The file name of a song of the library (no such file exists beside the CSV).
         case file(String)
     }
 
-    struct Row: Equatable {
-        var line: Int
-        var song: SongName
-        var bpm: Double
+    /// One line of the CSV: its number (from 1), its song and tempo.
+    public struct Row: Equatable, Sendable {
+        public var line: Int
+        public var song: SongName
+        public var bpm: Double
+    }
+
+    /// The CSV's file name, which errors name.
+    public var fileName: String
+    /// The rows, in the file's order.
+    public var rows: [Row]
+    /// When the file was read: the time its tempi are set at.
+    public var readAt: Date
+
+    /// The source recorded with the tempi: `csv:NAME`.
+    public var source: String { "csv:\(fileName)" }
+
+    /// Reads the CSV at `path`, hashing the files its `file` column names that exist (before
+    /// any transaction: reading audio files is slow). Throws
+    /// ``StoreError/malformedCSV(file:line:reason:)`` naming the line of any malformed row, or
+    /// of a file that cannot be hashed.
+    public static func read(_ path: String) throws(StoreError) -> ReferenceCSV {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw .unreadableFile(path: path, reason: "not a readable UTF-8 text file")
+        }
+        let fileName = URL(fileURLWithPath: path).lastPathComponent
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        var rows = try parse(text, fileName: fileName)
+        for index in rows.indices {
+            guard case .file(let file) = rows[index].song else { continue }
+            let url = file.hasPrefix("/") ? URL(fileURLWithPath: file) : folder.appendingPathComponent(file)
+            guard FileManager.default.fileExists(atPath: url.path) else { continue }
+            do {
+                rows[index].song = .content(file: file, song: try SongID.ofFile(atPath: url.path))
+            } catch {
+                throw .malformedCSV(file: fileName, line: rows[index].line, reason: error.description)
+            }
+        }
+        return ReferenceCSV(fileName: fileName, rows: rows, readAt: Date())
     }
 
     static func parse(_ text: String, fileName: String) throws(StoreError) -> [Row] {

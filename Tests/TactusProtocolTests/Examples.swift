@@ -80,6 +80,9 @@ enum Examples {
             ClientRequest(.playlist(PlaylistQuery(profile: "10m@150,5m@170", tolerance: 0.05, strict: true))),
             ClientRequest(.truth(TruthRequest(song: song, bpm: 128))),
             ClientRequest(.truth(TruthRequest(song: song))),
+            ClientRequest(.truthImport(TruthImportRequest(
+                source: "csv:tempi.csv",
+                references: [TruthReference(song: song, bpm: 128), TruthReference(song: SongID(hashing: [1, 2, 3]), bpm: 87.5)]))),
             ClientRequest(.detectors),
             ClientRequest(.cancel(CancelRequest(song: song))),
             ClientRequest(.cadence(CadenceRequest(name: "TotalAcceleration.csv"), recording: recording)),
@@ -140,6 +143,7 @@ enum Examples {
             .playlist(PlaylistResponse(playlist: playlist)),
             .truth(TruthResponse(song: song, reference: reference)),
             .truth(TruthResponse(song: song, reference: nil)),
+            .truthImport(TruthImportResponse(imported: 2)),
             .detectors(DetectorsResponse(detectors: [OfferedDetector(detector: DetectorInfo(descriptor), workers: 2, queued: 5)])),
             .cancel(CancelResponse(cancelled: [42, 43])),
             .cadence(cadenceReport),

@@ -2,8 +2,8 @@ import Foundation
 import TactusTestSupport
 import Testing
 
-/// `query`, `compare`, `playlist` and `truth` through `tactus serve` print exactly what they
-/// print with `--db` on the server's own library file.
+/// `query`, `compare`, `playlist` and `truth` (`import` too) through `tactus serve` print exactly
+/// what they print with `--db` on the server's own library file.
 @Suite struct LibraryCommandsOverServerTests {
     @Test func theServerAnswersLikeTheLibraryFile() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-library-server")
@@ -83,11 +83,25 @@ import Testing
         let badProfile = try CLI.run(["playlist", "--profile", "10x@150", "--server", frontend])
         #expect(badProfile.status == 1 && badProfile.standardError.hasPrefix("Error: playlist: field 'profile'"))
 
-        // `truth import` cannot be all or nothing over the server: it needs --db.
+        // `truth import` over the server: the files beside the CSV hashed here, every line's
+        // song resolved before anything is set, then one request sets them all.
         let csv = directory.file("tempi.csv")
-        try "song,bpm\n\(slowSong),100\n".write(toFile: csv, atomically: true, encoding: .utf8)
-        let importOnline = try CLI.run(["truth", "import", csv, "--server", frontend])
-        #expect(importOnline.status == 2 && importOnline.standardError.contains("--db"))
+        try "file,bpm\nslow.flac,100\nfast.wav,140\n".write(toFile: csv, atomically: true, encoding: .utf8)
+        let importOnline = try CLI.run(["truth", "import", csv, "--server", frontend, "--json"])
+        #expect(importOnline.status == 0, "\(importOnline.standardError)")
+        #expect(importOnline.jsonLines.first?["imported"] as? Int == 2)
+        let imported = try bothWays(["compare", slowSong, "--json"])
+        let importedReference = try #require(imported.jsonLines.first?["reference"] as? [String: Any])
+        #expect(importedReference["bpm"] as? Double == 100 && importedReference["source"] as? String == "csv:tempi.csv")
+        // All or nothing: a line naming no song of the library refuses the file, naming the line,
+        // and the first line's tempo is not set.
+        let partly = directory.file("partly.csv")
+        try "song,bpm\n\(slowSong.prefix(12)),99\nffffffff,120\n".write(toFile: partly, atomically: true, encoding: .utf8)
+        let refused = try CLI.run(["truth", "import", partly, "--server", frontend])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("partly.csv:3: ") && refused.standardError.contains("nothing was imported"), "\(refused.standardError)")
+        let unchanged = try bothWays(["compare", slowSong, "--json"])
+        #expect((unchanged.jsonLines.first?["reference"] as? [String: Any])?["bpm"] as? Double == 100)
 
         // A server that does not answer: a clear error after the timeout and one retry.
         server.stop()

@@ -26,6 +26,26 @@ import Testing
         #expect(try library.reference(for: Fixture.songID(1))?.bpm == 64)
     }
 
+    /// A server's `truth-import`: many songs' tempi in one transaction; an unknown song (or a
+    /// tempo out of range) anywhere sets none of them.
+    @Test func setsManyReferencesAllOrNothing() throws {
+        let directory = try TemporaryDirectory()
+        let library = try Fixture.library(in: directory)
+        try library.record(Fixture.song(1), analyses: [])
+        try library.record(Fixture.song(2), analyses: [])
+        #expect(try library.setReferences([(Fixture.songID(1), 100), (Fixture.songID(2), 140), (Fixture.songID(1), 101)], source: "csv:a.csv") == 3)
+        #expect(try library.reference(for: Fixture.songID(1))?.bpm == 101)
+        #expect(try library.reference(for: Fixture.songID(2))?.source == "csv:a.csv")
+        #expect(throws: StoreError.unknownSong(Fixture.songID(3).hex)) {
+            try library.setReferences([(Fixture.songID(1), 90), (Fixture.songID(3), 90)], source: "csv:b.csv")
+        }
+        #expect(throws: StoreError.bpmOutOfRange(field: "bpm", value: 0.5)) {
+            try library.setReferences([(Fixture.songID(2), 90), (Fixture.songID(1), 0.5)], source: "csv:b.csv")
+        }
+        #expect(try library.reference(for: Fixture.songID(1))?.bpm == 101)
+        #expect(try library.reference(for: Fixture.songID(2))?.bpm == 140)
+    }
+
     @Test func importsACSVBySongOrByFile() throws {
         let directory = try TemporaryDirectory()
         let library = try Fixture.library(in: directory)

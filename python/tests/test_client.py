@@ -218,17 +218,24 @@ def test_every_command_of_the_protocol_is_a_method_of_the_client() -> None:
     schemas = Path(tactus.__file__).parent / "schemas"
     commands = {path.name[len("request."):-len(".json")] for path in schemas.glob("request.*.json")}
     assert "submit" in commands and "tags" in commands
-    missing = sorted(command for command in commands if not callable(getattr(Client, command, None)))
+    # A command's hyphens are underscores in its method's name (truth-import: truth_import).
+    missing = sorted(command for command in commands if not callable(getattr(Client, command.replace("-", "_"), None)))
     assert missing == [], f"commands the Python client has no method for: {missing}"
 
 
-def test_resolve_stretch_render_prune_tags_and_cadence_answer_through_their_methods(server, songs: Path) -> None:
+def test_resolve_truth_import_stretch_render_prune_tags_and_cadence_answer_through_their_methods(server, songs: Path) -> None:
     with Client(server.frontend, events=server.events, timeout=10) as client:
         client.submit_files([songs], timeout=240)
         song = client.query(140, 160)[0]["song"]
         resolved = client.resolve([song[:12], "click-150.wav", "no-such-song"])
         assert [entry.get("song") for entry in resolved[:2]] == [song, song]
         assert resolved[2]["problem"]["code"] == "not-found"
+        assert client.truth_import([(song, 150.0)], source="csv:tempi.csv") == 1
+        assert client.truth(song)["reference"]["source"] == "csv:tempi.csv"
+        with pytest.raises(Rejected) as refusal:
+            client.truth_import([(song, 151.0), ("f" * 64, 120.0)], source="csv:tempi.csv")
+        assert refusal.value.code == "not-found"
+        assert client.truth(song)["reference"]["bpm"] == 150.0
         # This server keeps no uploaded bytes (no --keep-uploads) and has no library root.
         with pytest.raises(Rejected) as refusal:
             client.stretch(song, 160)

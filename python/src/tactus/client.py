@@ -6,7 +6,7 @@ import os
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import zmq
 
@@ -424,6 +424,13 @@ class Client:
         if bpm is not None:
             body["bpm"] = bpm
         return self.request("truth", body)
+
+    def truth_import(self, references: Sequence[Tuple[str, float]], source: str) -> int:
+        """Sets the reference tempi of many songs, all or nothing: ``references`` are
+        ``(song, bpm)`` pairs, each song by its full id (``resolve`` turns other names into ids),
+        at most 5000; ``source`` is recorded with each. Returns how many were set."""
+        body: Json = {"source": source, "references": [{"song": song, "bpm": bpm} for song, bpm in references]}
+        return int(self.request("truth-import", body)["imported"])
 
     def detectors(self) -> List[Json]:
         """The detectors offered: ``{"detector": {...}, "workers", "queued"}`` each."""
