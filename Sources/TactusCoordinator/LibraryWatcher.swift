@@ -25,6 +25,12 @@ import Glibc
 /// (``LibraryRoots/openDirectory(_:)``), watched and listed through that descriptor, so a folder
 /// swapped for a link to `/` between its creation and its watch is refused rather than followed
 /// (15,533 directories of `/usr` were watched that way, and inotify watches are the user's).
+///
+/// A watched folder moved out of the roots or deleted (`IN_MOVE_SELF`, `IN_DELETE_SELF`) loses its
+/// watches and those below it; a folder moved within the roots keeps them at its new path. A
+/// root renamed away, deleted or unmounted is logged, scanned (what it held is missing now), and
+/// watched again, and scanned whole, once its path is a directory again (looked for every
+/// ``rootRetry``): `mv Music Music.old; mkdir Music` left the watcher blind (attack round 8, M3).
 public final class LibraryWatcher: @unchecked Sendable {
     private let descriptor: Int32
     private let roots: LibraryRoots
@@ -58,13 +64,33 @@ public final class LibraryWatcher: @unchecked Sendable {
     private var directories: [Int32: String] = [:]
     /// How many folders below its root each watched directory is, by watch descriptor.
     private var depths: [Int32: Int] = [:]
+    /// The device and inode of each watched directory, by watch descriptor: what tells a folder
+    /// moved within the roots (watched again at its new path, with the same descriptor) from one
+    /// moved out.
+    private var identities: [Int32: FileIdentity] = [:]
+    /// The roots whose own watch was lost (renamed away, deleted, unmounted), looked for again
+    /// every ``rootRetry``.
+    private var lostRoots: Set<String> = []
+    /// How often a lost root is looked for.
+    static let rootRetry = Duration.seconds(1)
+
+    /// A file's device and inode.
+    struct FileIdentity: Equatable {
+        var device: UInt64
+        var inode: UInt64
+
+        init(_ status: stat) {
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
+        }
+    }
     private let stopped = Atomic<Bool>(false)
     private var thread: Thread?
 
     private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
     /// What each directory is watched for; it is watched through `/proc/self/fd/N` of its open
     /// descriptor, a link the kernel resolves to the directory opened.
-    private static let mask = fileEvents | UInt32(IN_DELETE_SELF) | UInt32(IN_ONLYDIR)
+    private static let mask = fileEvents | UInt32(IN_DELETE_SELF | IN_MOVE_SELF) | UInt32(IN_ONLYDIR)
 
     /// Starts watching every directory below `roots`, calling `changed` (on the watcher's
     /// thread) with the paths that changed once they settle, nil for every root.
@@ -121,6 +147,8 @@ public final class LibraryWatcher: @unchecked Sendable {
         }
         directories[watch] = directory
         depths[watch] = depth
+        var status = stat()
+        if fstat(opened, &status) == 0 { identities[watch] = FileIdentity(status) }
         for name in Self.subdirectories(of: opened) where !name.hasPrefix(".") {
             let path = directory + "/" + name
             guard depth < LibraryWalk.maxDepth else {
@@ -162,6 +190,7 @@ public final class LibraryWatcher: @unchecked Sendable {
         var lastEvent: ContinuousClock.Instant?
         var firstEvent: ContinuousClock.Instant?
         var lastEverything: ContinuousClock.Instant?
+        var lastRootRetry = ContinuousClock.now
         while !stopped.load(ordering: .sequentiallyConsistent) {
             var poll = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             _ = Glibc.poll(&poll, 1, 100)
@@ -173,6 +202,13 @@ public final class LibraryWatcher: @unchecked Sendable {
                 if changed.count > pathLimit {
                     everything = true
                     changed = []
+                }
+            }
+            if !lostRoots.isEmpty, ContinuousClock.now - lastRootRetry >= Self.rootRetry {
+                lastRootRetry = .now
+                if watchLostRoots(changed: &changed, everything: everything) {
+                    lastEvent = .now
+                    if firstEvent == nil { firstEvent = lastEvent }
                 }
             }
             let now = ContinuousClock.now
@@ -205,8 +241,15 @@ public final class LibraryWatcher: @unchecked Sendable {
                     continue
                 }
                 if event.mask & UInt32(IN_IGNORED) != 0 {
-                    directories[event.wd] = nil
-                    depths[event.wd] = nil
+                    // The kernel dropped the watch (its folder deleted, or unmounted).
+                    if let directory = directories[event.wd], depths[event.wd] == 0 {
+                        lose(root: directory, changed: &changed, everything: everything)
+                    }
+                    forget(event.wd)
+                    continue
+                }
+                if event.mask & UInt32(IN_MOVE_SELF | IN_DELETE_SELF) != 0 {
+                    folderGone(event.wd, changed: &changed, everything: everything)
                     continue
                 }
                 guard let directory = directories[event.wd], !name.isEmpty, !name.hasPrefix(".") else { continue }
@@ -222,5 +265,57 @@ public final class LibraryWatcher: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    // MARK: Folders and roots that go away
+
+    /// The watched folder of `watch` moved or was deleted: unless it is watched at its path still
+    /// (moved within the roots, or back), its watches and those below it are removed, and its
+    /// path is scanned; a root is lost until its path is a directory again.
+    private func folderGone(_ watch: Int32, changed: inout Set<String>, everything: Bool) {
+        guard let directory = directories[watch] else { return }
+        var status = stat()
+        if lstat(directory, &status) == 0, let identity = identities[watch], FileIdentity(status) == identity { return }
+        for (other, path) in directories where path == directory || path.hasPrefix(directory + "/") {
+            inotify_rm_watch(descriptor, other)
+            forget(other)
+        }
+        if depths[watch] == 0 || roots.directories.contains(directory) {
+            lose(root: directory, changed: &changed, everything: everything)
+        } else if !everything {
+            changed.insert(directory)
+        }
+    }
+
+    /// Records that the root `root` is no longer watched and asks for a scan of it.
+    private func lose(root: String, changed: inout Set<String>, everything: Bool) {
+        guard lostRoots.insert(root).inserted else { return }
+        logger.warning(
+            "a library root was moved, deleted or unmounted: it is watched again once its path is a directory again",
+            metadata: ["root": "\(root)"])
+        if !everything { changed.insert(root) }
+    }
+
+    /// Watches again each lost root whose path is a directory again, asking for a scan of it
+    /// whole (files may have come before its watch); whether one was.
+    private func watchLostRoots(changed: inout Set<String>, everything: Bool) -> Bool {
+        var found = false
+        for root in lostRoots {
+            guard let opened = try? roots.openDirectory(root) else { continue }
+            close(opened)
+            lostRoots.remove(root)
+            watchTree(root, depth: 0)
+            logger.info("watching a library root again", metadata: ["root": "\(root)"])
+            if !everything { changed.insert(root) }
+            found = true
+        }
+        return found
+    }
+
+    /// Forgets the watch `watch` (removed by the kernel or by this watcher).
+    private func forget(_ watch: Int32) {
+        directories[watch] = nil
+        depths[watch] = nil
+        identities[watch] = nil
     }
 }

@@ -157,7 +157,18 @@ public struct LibraryScan: Sendable {
             for item in try library.locations(underRoot: target.root, prefix: target.relative) {
                 stored[item.location.path] = item
             }
-            guard let walk = try Self.walk(roots, target.root, target.relative) else {
+            let walked = Result { () throws(LibraryRootsError) in try Self.walk(roots, target.root, target.relative) }
+            if case .failure(let error) = walked, targets.count > 1 || paths.isEmpty {
+                // One root (or folder) that cannot be opened now (replaced by a link or a file,
+                // unreadable) fails itself, not the scan of the others: it is listed as skipped,
+                // and what is stored below it stays as it is until it can be read again.
+                if plan.skipped.count < LibraryWalk.maxListedSkips {
+                    plan.skipped.append(ScanSkip(path: Self.absolute(target.root, target.relative), reason: error.description, code: .unreadable))
+                }
+                plan.skippedCount += 1
+                continue
+            }
+            guard let walk = try walked.get() else {
                 // The directory (or file) asked for is gone: whatever was stored below it is missing,
                 // and what was refused below it is forgotten.
                 plan.unseen += stored.values
@@ -233,6 +244,11 @@ public struct LibraryScan: Sendable {
     }
 
     /// The walk of `relative` below `root`, or nil when it does not exist.
+    /// The absolute path of a scan's target.
+    private static func absolute(_ root: String, _ relative: String) -> String {
+        relative.isEmpty ? root : root + "/" + relative
+    }
+
     private static func walk(_ roots: LibraryRoots, _ root: String, _ relative: String) throws(LibraryRootsError) -> LibraryWalk? {
         do {
             return try LibraryWalk(roots: roots, root: root, relative: relative)

@@ -213,6 +213,31 @@ import Testing
         #expect(try Self.songs(frontend) { $0.count == 1 }.count == 1)
     }
 
+    /// A root that cannot be opened any more (renamed away and a file put in its place) is listed
+    /// as skipped, naming it, by a scan of every root, and the other roots are scanned; what was
+    /// stored below it is kept until it can be read again (one bad root failed every whole-library
+    /// scan, and under --watch lost the changes of the others: attack round 8, M2).
+    @Test func aRootThatCannotBeOpenedFailsOnlyItself() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-bad-root")
+        let good = directory.file("good"), bad = directory.file("bad")
+        try Self.writeSong(good + "/one.wav", bpm: 120, seed: 1)
+        try Self.writeSong(bad + "/two.wav", bpm: 140, seed: 2)
+        let server = try ServeProcess(dataDirectory: directory.file("data"), extraArguments: ["--library-root", good, "--library-root", bad])
+        defer { server.stop() }
+        let frontend = server.endpoints.frontend
+        #expect(try Self.scan(frontend)["new"] as? Int == 2)
+
+        #expect(rename(bad, directory.file("bad.old")) == 0)
+        #expect(FileManager.default.createFile(atPath: bad, contents: Data("not a folder".utf8)))
+        try Self.writeSong(good + "/three.wav", bpm: 100, seed: 3)
+        let summary = try Self.scan(frontend)
+        #expect(summary["new"] as? Int == 1 && summary["missing"] as? Int == 0, "\(summary)")
+        let skipped = try #require(summary["skipped"] as? [[String: Any]])
+        #expect(skipped.count == 1 && skipped.first?["path"] as? String == bad && skipped.first?["code"] as? String == "unreadable", "\(summary)")
+        #expect((skipped.first?["reason"] as? String ?? "").contains("cannot be opened"), "\(summary)")
+        #expect(try Self.songs(frontend) { $0.count == 3 }.count == 3)
+    }
+
     /// After an in-place scan of a folder, the data directory holds less than 5 % of the
     /// music's size (nothing is copied; the library holds the analyses and envelopes).
     @Test func theDataDirectoryStaysSmallAfterAnInPlaceScan() throws {
