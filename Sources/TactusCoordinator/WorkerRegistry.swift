@@ -47,6 +47,8 @@ struct ConnectedWorker: Sendable {
     var roots: Set<String> = []
     /// Whether it answers IDENTIFY for files below them (version 2 READY's `identifies`).
     var identifies = false
+    /// Its IDENTIFIED answers in a row that identified none of their files.
+    var fruitlessIdentifies = 0
 
     /// The declaration of `name` as this worker offers it.
     func descriptor(_ name: String) -> DetectorDescriptor? {
@@ -88,9 +90,19 @@ struct WorkerRegistry {
         }
     }
 
-    /// Asks the worker to identify files no more (it let an IDENTIFY time out).
+    /// Asks the worker to identify files no more (it let an IDENTIFY time out, or identified
+    /// nothing too often).
     mutating func stopIdentifying(_ address: [UInt8]) {
         workers[address]?.identifies = false
+    }
+
+    /// Counts an IDENTIFIED of the worker that identified `identified` files; the answers in a
+    /// row that identified none.
+    mutating func identified(_ identified: Int, by address: [UInt8]) -> Int {
+        guard var worker = workers[address] else { return 0 }
+        worker.fruitlessIdentifies = identified > 0 ? 0 : worker.fruitlessIdentifies + 1
+        workers[address] = worker
+        return worker.fruitlessIdentifies
     }
 
     /// Notes that something arrived from the worker: it is alive until `expiry`.

@@ -25,6 +25,8 @@ import Testing
         case miscounted
         /// By leaving (DISCONNECT).
         case leaves
+        /// At once, with every file `unavailable`.
+        case unavailable
     }
 
     static let madeUpSong = SongID(String(repeating: "e", count: 64))!
@@ -127,6 +129,9 @@ import Testing
             }
             switch behaviour {
             case .honest, .claimsKnownSong, .claimsNewSong: return IdentifiedBody(request: request.request, files: files)
+            case .unavailable:
+                let refused = FileIdentity(error: ErrorBody(code: .unavailable, message: "out of time"))
+                return IdentifiedBody(request: request.request, files: Array(repeating: refused, count: request.files.count))
             case .otherRequest: return IdentifiedBody(request: request.request + 1000, files: files)
             case .miscounted: return files.count > 1 ? IdentifiedBody(request: request.request, files: files.dropLast()) : nil
             case .silent, .leaves: return nil
@@ -226,7 +231,7 @@ import Testing
     }
 
     /// No answer, or one under another request's number: the coordinator hashes the files
-    /// once the request's 5 s are over, and asks that worker no more (the second batch of 40
+    /// once the request's 2 s are over, and asks that worker no more (the second batch of 40
     /// files is not sent to it).
     @Test(arguments: [Behaviour.silent, .otherRequest])
     func aWorkerThatDoesNotAnswerIsAskedNoMore(behaviour: Behaviour) throws {
@@ -237,6 +242,20 @@ import Testing
         #expect(asked.count == 1)
         #expect(summary.new == 40 && summary.hashedByWorkers == nil)
         #expect(ContinuousClock.now - started < .seconds(12), "one wait of the request's time limit, not one per batch")
+        try setup.expectTrueSongs()
+    }
+
+    /// A worker whose answers identify none of their files (each `unavailable`, however fast:
+    /// a hostile worker answering so just before the time limit held every batch of every scan,
+    /// attack round 8, M1) is asked no more after two: the third batch of 70 files is not sent
+    /// to it, and the coordinator hashes every file.
+    @Test func aWorkerThatIdentifiesNothingIsAskedNoMore() throws {
+        let setup = try Setup(songs: 70)
+        defer { setup.running.stop() }
+        let (summary, asked) = try scan(setup, behaviour: .unavailable)
+        #expect(asked.count == 2, "\(asked.map(\.files.count))")
+        // Click tracks repeat every 50 seeds: some files are copies of others.
+        #expect(summary.files == 70 && summary.new + summary.copies == 70 && summary.hashedByWorkers == nil, "\(summary)")
         try setup.expectTrueSongs()
     }
 
