@@ -276,4 +276,10 @@ enum FileStatus {
     static func mtimeNs(_ status: stat) -> Int64 {
         Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
     }
+
+    /// The inode's change time: set by the kernel on every write, `chmod`, rename or `utime`,
+    /// and, unlike the modification time, not settable by the file's owner.
+    static func ctimeNs(_ status: stat) -> Int64 {
+        Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
+    }
 }

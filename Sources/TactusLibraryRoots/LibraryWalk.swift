@@ -21,6 +21,8 @@ public struct LibraryWalk: Sendable {
         public var relative: String
         public var size: Int
         public var mtimeNs: Int64
+        /// The inode's change time (nanoseconds since 1970), which a file's owner cannot set back.
+        public var ctimeNs: Int64
     }
 
     /// Something found that is not walked into or listed, and why.
@@ -89,7 +91,9 @@ public struct LibraryWalk: Sendable {
             return
         }
         switch status.st_mode & S_IFMT {
-        case S_IFREG: files.append(Entry(relative: path, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status)))
+        case S_IFREG:
+            files.append(
+                Entry(relative: path, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status), ctimeNs: FileStatus.ctimeNs(status)))
         case S_IFLNK: skip(Skipped(path: path, reason: "a symbolic link (links below a library root are not followed)"))
         default: skip(Skipped(path: path, reason: "not a regular file"))
         }

@@ -189,7 +189,7 @@ public struct LibraryScan: Sendable {
     }
 
     /// For each of `files` (found below `prefix` of `root`), whether its recorded refusal holds
-    /// (``Library/RefusedFile/holds(size:mtimeNs:)``). The refusals that no longer match (the
+    /// (``Library/RefusedFile/holds(size:mtimeNs:ctimeNs:)``). The refusals that no longer match (the
     /// file is gone, changed, or was refused by other readers) are forgotten. The files and the
     /// refusals are compared in the byte order of their paths, as SQLite sorts them, so that a
     /// root of many files costs an index per file rather than a table of their names.
@@ -204,9 +204,9 @@ public struct LibraryScan: Sendable {
             let path = refusal.location.path.utf8
             while next < sorted.count, files[sorted[next]].relative.utf8.lexicographicallyPrecedes(path) { next += 1 }
             if next < sorted.count, case let file = files[sorted[next]], file.relative.utf8.elementsEqual(path),
-                refusal.matches(size: file.size, mtimeNs: file.mtimeNs)
+                refusal.matches(size: file.size, mtimeNs: file.mtimeNs, ctimeNs: file.ctimeNs)
             {
-                refused[sorted[next]] = refusal.holds(size: file.size, mtimeNs: file.mtimeNs)
+                refused[sorted[next]] = refusal.holds(size: file.size, mtimeNs: file.mtimeNs, ctimeNs: file.ctimeNs)
             } else {
                 stale.append(refusal.location.path)
             }
@@ -277,7 +277,7 @@ public struct LibraryScan: Sendable {
     private func look(at found: Found, identity: Identity?, refusals: inout [Library.RefusedFile]) -> Outcome {
         if found.isUnchanged { return .unchanged }
         if found.refusedBefore, let refusal = try? library.refusal(atRoot: found.root, path: found.entry.relative),
-            refusal.holds(size: found.entry.size, mtimeNs: found.entry.mtimeNs)
+            refusal.holds(size: found.entry.size, mtimeNs: found.entry.mtimeNs, ctimeNs: found.entry.ctimeNs)
         {
             return .skipped(ScanSkip(path: found.absolutePath, reason: refusal.message, code: refusal.code))
         }
@@ -288,7 +288,7 @@ public struct LibraryScan: Sendable {
             if let code = skip.code, Self.recordedRefusals.contains(code) {
                 let location = SongLocation(
                     root: found.root, path: found.entry.relative, byteSize: found.entry.size, mtimeNs: found.entry.mtimeNs)
-                refusals.append(Library.RefusedFile(location: location, code: code, message: skip.reason))
+                refusals.append(Library.RefusedFile(location: location, ctimeNs: found.entry.ctimeNs, code: code, message: skip.reason))
             }
             return .skipped(skip)
         }

@@ -55,13 +55,13 @@ import GRDB
 ///   `songs_by_artist` and `songs_by_artist_descending` (songs without an artist last, each way):
 ///   whole-library pages by title, duration or artist walk the songs in order (`Library.walksSongs`).
 ///
-/// ## Tables (after `v9`)
+/// ## Tables (after `v10`)
 ///
 /// - `refused_files`: files below a library root that a scan refused for their content, by
-///   `root` and `path`, with the `byte_size` and `mtime_ns` they had, the refusal
+///   `root` and `path`, with the `byte_size`, `mtime_ns` and `ctime_ns` they had, the refusal
 ///   (`error_code`, `error_message`), the `reader_version` (``AudioReaders/revision``) that
 ///   refused them, how many scans in a row did (`refusals`) and `refused_at`. Once refused
-///   twice, a scan finding the same size, time and version lists the file as skipped again
+///   twice, a scan finding the same size, times and version lists the file as skipped again
 ///   without reading it.
 ///
 /// Times are UTC text `YYYY-MM-DD HH:MM:SS.SSS` (GRDB's date format, understood by SQLite's
@@ -243,6 +243,12 @@ enum Schema {
                         PRIMARY KEY (root, path)
                     ) WITHOUT ROWID
                     """)
+        }
+        migrator.registerMigration("v10: refused files' change times") { db in
+            // A refusal keyed on size and modification time alone hid a song written over a
+            // refused file of the same size with its time put back (attack round 8, L1). Rows
+            // recorded before have none, and match no file: those files are read again once.
+            try db.execute(sql: "ALTER TABLE refused_files ADD COLUMN ctime_ns INTEGER")
         }
         return migrator
     }

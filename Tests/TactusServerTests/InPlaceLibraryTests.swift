@@ -182,9 +182,8 @@ import Testing
     }
 
     /// A server's scan records a file refused for its content, and once two scans have refused
-    /// it, the next lists the file as skipped again without reading it (neither the coordinator's service host nor the
-    /// workers sharing the root: bytes rewritten with the file's size and time kept are not
-    /// seen), until the file's time changes.
+    /// it, the next lists the file as skipped again (without reading it: `scan --db`'s test shows
+    /// that), until the file changes, even with its size and modification time put back.
     @Test func aFileRefusedForItsContentIsNotReadAgainUntilItChanges() throws {
         let directory = try TemporaryDirectory(prefix: "tactus-scan-refused")
         let root = directory.file("music")
@@ -202,12 +201,11 @@ import Testing
         // Refused twice in a row: trusted to be refused again.
         #expect((try Self.scan(frontend)["skipped"] as? [[String: Any]])?.map { $0["reason"] as? String } == reasons)
 
-        try UnseenRewrite.replace(root + "/cover.wav", with: song)
-        let second = try Self.scan(frontend)
-        #expect(second["new"] as? Int == 0 && second["hashed_by_workers"] as? Int ?? 0 == 0, "\(second)")
-        #expect((second["skipped"] as? [[String: Any]])?.map { $0["reason"] as? String } == reasons, "\(second)")
+        #expect((try Self.scan(frontend)["skipped"] as? [[String: Any]])?.map { $0["reason"] as? String } == reasons)
 
-        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -60)], ofItemAtPath: root + "/cover.wav")
+        // A song written over it, its size and modification time put back: read again (the
+        // inode's change time cannot be put back: attack round 8, L1).
+        try UnseenRewrite.replace(root + "/cover.wav", with: song)
         let third = try Self.scan(frontend)
         #expect(third["new"] as? Int == 1 && (third["skipped"] as? [Any])?.isEmpty == true, "\(third)")
         #expect(try Self.songs(frontend) { $0.count == 1 }.count == 1)
