@@ -42,8 +42,21 @@ public struct CadenceAnalyzer: Sendable {
         public var stillThreshold: Double = 0.04
         /// A window whose autocorrelation at the period is smaller is `irregular`.
         public var minimumPeriodicity: Double = 0.3
+        /// The most windows a report lists: past them (a recording of over 8 hours at a hop of
+        /// 2 s) the hop grows by whole multiples of ``hop`` (``hop(over:)``), so that the report of
+        /// a recording as long as ``RecordingReader/maximumSeconds`` stays within what a server's
+        /// reply may carry (a 20-hour workout's 36,000 windows took 4.9 MB: attack round 8, M4).
+        public var maximumWindows = 14_400
 
         public init() {}
+
+        /// The seconds between the starts of windows over a recording of `duration` seconds:
+        /// ``hop``, or the least multiple of it that keeps to ``maximumWindows``.
+        public func hop(over duration: Double) -> Double {
+            let windows = ((duration - window) / hop).rounded(.down) + 1
+            guard windows > Double(maximumWindows) else { return hop }
+            return hop * (windows / Double(maximumWindows)).rounded(.up)
+        }
     }
 
     public var settings: Settings
@@ -93,22 +106,23 @@ public struct CadenceAnalyzer: Sendable {
         // A unit only assumed may be g read as m/s^2, which would make walking look still: then the
         // threshold holds in either unit (the lower of the two readings).
         let stillThreshold = gravity.evidence == .assumed ? settings.stillThreshold * scale : settings.stillThreshold
-        let windows = analyzeWindows(channels, stillThreshold: stillThreshold)
+        let hop = settings.hop(over: recording.duration)
+        let windows = analyzeWindows(channels, stillThreshold: stillThreshold, hop: hop)
         let stepping = windows.compactMap(\.cadence)
         return CadenceReport(
             file: file, format: recording.format, unit: gravity.unit, unitEvidence: gravity.evidence,
             includesGravity: gravity.present, samples: recording.count, duration: recording.duration,
             sampleRate: 1 / Sampling.medianInterval(recording.times),
             cadence: stepping.isEmpty ? nil : stepping.reduce(0, +) / Double(stepping.count),
-            stepSeconds: Double(stepping.count) * settings.hop, windows: windows)
+            stepSeconds: Double(stepping.count) * hop, windows: windows)
     }
 
-    /// Every window of `channels` (same length, in g, at the analysis rate); those moving less than
-    /// `stillThreshold` (g) are still.
-    func analyzeWindows(_ channels: [[Float]], stillThreshold: Double) -> [CadenceWindow] {
+    /// Every window of `channels` (same length, in g, at the analysis rate), one every `hop`
+    /// seconds; those moving less than `stillThreshold` (g) are still.
+    func analyzeWindows(_ channels: [[Float]], stillThreshold: Double, hop seconds: Double) -> [CadenceWindow] {
         let rate = settings.analysisRate
         let length = Int((settings.window * rate).rounded())
-        let hop = max(1, Int((settings.hop * rate).rounded()))
+        let hop = max(1, Int((seconds * rate).rounded()))
         let shortestLag = rate * 60 / settings.cadenceRange.upperBound
         let longestLag = rate * 60 / settings.cadenceRange.lowerBound
         // Lags up to three step periods at the slowest cadence, for the stride and the refinement.

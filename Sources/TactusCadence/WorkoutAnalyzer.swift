@@ -50,6 +50,7 @@ public struct WorkoutAnalyzer: Sendable {
         let held = WorkoutSport.cadenceNotSteps(workout.sport)
             ?? ((moving.isEmpty ? 0 : moving[moving.count / 2]) < Self.strideCeiling ? .strides : .steps)
 
+        let hop = settings.hop(over: duration)
         var windows: [CadenceWindow] = []
         var lower = 0
         var start = 0.0
@@ -59,7 +60,7 @@ public struct WorkoutAnalyzer: Sendable {
             var upper = lower
             while upper < samples.count, samples[upper].time < to { upper += 1 }
             windows.append(window(samples[lower..<upper], start: start, held: held))
-            start += settings.hop
+            start += hop
         }
         let stepping = windows.compactMap(\.cadence)
         let heartRates = samples.compactMap(\.heartRate).filter { $0 > 0 }
@@ -72,7 +73,7 @@ public struct WorkoutAnalyzer: Sendable {
             file: file, format: workout.format, unit: nil, unitEvidence: nil, includesGravity: nil,
             samples: samples.count, duration: duration, sampleRate: intervals.isEmpty ? 1 : 1 / intervals[intervals.count / 2],
             cadence: stepping.isEmpty ? nil : stepping.reduce(0, +) / Double(stepping.count),
-            stepSeconds: Double(stepping.count) * settings.hop, windows: windows, cadenceHeld: held,
+            stepSeconds: Double(stepping.count) * hop, windows: windows, cadenceHeld: held,
             heartRate: heartRates.isEmpty ? nil : heartRates.reduce(0, +) / Double(heartRates.count),
             pace: distance > 0 ? duration / distance * 1000 : nil, sport: workout.sport,
             heldCadence: heldCadences.isEmpty ? nil : heldCadences.reduce(0, +) / Double(heldCadences.count))

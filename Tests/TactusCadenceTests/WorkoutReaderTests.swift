@@ -63,6 +63,22 @@ import Testing
         #expect(strides.sport == nil && strides.cadenceHeld == .strides && abs((strides.cadence ?? 0) - 171) < 0.01)
     }
 
+    /// A day-long workout's report keeps to 14,400 windows, its hop a whole multiple of 2 s, so
+    /// that it fits in a server's reply (a 20-hour run's 36,000 windows took 4.9 MB, over the 4
+    /// MiB a reply carries: attack round 8, M4); its cadence and stepping time are the same.
+    @Test func aLongWorkoutsWindowsAreThinnedToFitAReply() throws {
+        let hours = WorkoutSecond.steady(72_000, cadence: 85.5, heartRate: 150, speed: 3)
+        let report = try Self.report(WorkoutFiles.fit(hours), "twenty-hours.fit")
+        #expect(report.windows.count <= CadenceAnalyzer.Settings().maximumWindows && report.windows.count > 10_000, "\(report.windows.count)")
+        let hops = Set(zip(report.windows.dropFirst(), report.windows).map { $0.start - $1.start })
+        #expect(hops == [6], "\(hops)")
+        #expect(abs((report.cadence ?? 0) - 171) < 0.01)
+        #expect(abs(report.stepSeconds - report.duration) < 30, "\(report.stepSeconds) of \(report.duration)")
+        #expect(try JSONEncoder().encode(report).count < 4 << 20)
+        let short = try Self.report(WorkoutFiles.fit(Self.run), "run.fit")
+        #expect(Set(zip(short.windows.dropFirst(), short.windows).map { $0.start - $1.start }) == [2])
+    }
+
     @Test func gpxAndTCXRunsGiveTheSame() throws {
         let gpx = try Self.report(WorkoutFiles.gpx(Self.run, type: "running"), "run.gpx")
         #expect(gpx.format == .gpx && gpx.sport == "running" && gpx.cadenceHeld == .strides)
