@@ -67,6 +67,20 @@ import Testing
         for line in lines { #expect(Set(line.keys) == Self.fields) }
     }
 
+    /// One MPEG frame's header and junk (what a hostile folder held by the thousand) is not
+    /// audio, said once in the output: nothing of libsndfile's libmpg123 on standard error (it
+    /// printed "a one-frame stream? Duh..." for each: attack round 8, L5).
+    @Test func oneFrameOfJunkIsRefusedWithoutTheDecodersNoise() throws {
+        let directory = try TemporaryDirectory()
+        let junk = directory.file("song.mp3")
+        #expect(FileManager.default.createFile(atPath: junk, contents: Data([0xFF, 0xFB, 0x90, 0x00] + Array(String(repeating: "junk", count: 8).utf8))))
+        let result = try CLI.run(["probe", "--json", junk])
+        #expect(result.status == 1)
+        let error = try #require(result.jsonLines.first?["error"] as? [String: Any])
+        #expect(error["code"] as? String == "unsupported-format" && (error["message"] as? String ?? "").contains("FF FB 90 00"), "\(error)")
+        #expect(result.standardError.isEmpty, "\(result.standardError)")
+    }
+
     @Test func truncationIsAWarningNotAFailure() throws {
         let directory = try TemporaryDirectory()
         let path = directory.file("cut.flac")
