@@ -42,6 +42,26 @@ public struct LibraryRoots: Sendable {
         }
     }
 
+    /// Two of `roots` (as given) of which the first is the second (`same`), or lies inside it
+    /// (compared resolved), or nil: the files of a root inside another would be walked, counted
+    /// and recorded twice, under both, and a scan of one of them would not see the changes
+    /// recorded under the other (attack round 8, L6).
+    public static func nested(_ roots: [String]) -> (inner: String, outer: String, same: Bool)? {
+        let resolved = roots.map { root in
+            realpath(root, nil).map { pointer in
+                defer { free(pointer) }
+                return components(String(cString: pointer))
+            } ?? components(root)
+        }
+        for (index, inner) in resolved.enumerated() {
+            for (other, outer) in resolved.enumerated() where other != index && inner.count >= outer.count {
+                guard Array(inner.prefix(outer.count)) == outer, inner.count > outer.count || other < index else { continue }
+                return (roots[index], roots[other], inner.count == outer.count)
+            }
+        }
+        return nil
+    }
+
     /// The root (as resolved) and the relative path below it that `path` names, without
     /// opening anything; a `forbidden` error when `path` is outside the roots or has `..`.
     public func locate(_ path: String) throws(LibraryRootsError) -> (root: String, relative: String) {

@@ -354,6 +354,29 @@ import Testing
         #expect(outside.standardError.contains("/etc: outside"), "\(outside.standardError)")
     }
 
+    /// Library roots of which one lies inside another (or one given twice, under another name)
+    /// are refused by `scan --db` and `serve`, saying which: the inner root's files were walked
+    /// and recorded under both, and deletions below it were missed (attack round 8, L6).
+    @Test func nestedRootsAreRefused() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-nested")
+        let outer = directory.file("music"), inner = outer + "/inner"
+        try FileManager.default.createDirectory(atPath: inner, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory.file("link"), withDestinationPath: outer)
+        let database = directory.file("library.sqlite")
+        for (roots, message) in [
+            ([outer, inner], "--library-root \(inner) lies inside --library-root \(outer)"),
+            ([inner, outer], "--library-root \(inner) lies inside --library-root \(outer)"),
+            ([outer, directory.file("link")], "--library-root \(directory.file("link")) is given twice (as \(outer))"),
+        ] {
+            let arguments = roots.flatMap { ["--library-root", $0] }
+            for command in [["scan", "--db", database], ["serve", "--data", directory.file("data"), "--no-web"]] {
+                let refused = try CLI.run(command + arguments)
+                #expect(refused.status == 2 && refused.standardError.contains(message), "\(command): \(refused.standardError)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: database))
+    }
+
     /// A running server is its library's only writer: `scan --db` and `prune --db` on it are
     /// refused with a message saying why and what to do, nothing is written; reading it with
     /// `query --db` works; once the server has stopped, `scan --db` works.

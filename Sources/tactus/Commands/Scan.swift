@@ -78,6 +78,7 @@ extension Tactus {
                 if server.server != nil { throw ValidationError("--db and --server are alternatives; give one") }
                 if events != nil { throw ValidationError("--events follows a server's scan; --db scans here") }
                 if maxSongBytes < 1 { throw ValidationError("--max-song-bytes must be at least 1") }
+                if let nesting = Serve.nesting(libraryRoots) { throw ValidationError(nesting) }
             } else if !libraryRoots.isEmpty {
                 throw ValidationError("--library-root goes with --db; a server scans the roots it was started with")
             } else if watch {

@@ -6,6 +6,7 @@ import TactusAnalysis
 import TactusAudio
 import TactusAudioProbe
 import TactusCoordinator
+import TactusLibraryRoots
 import TactusLocalWorkers
 import TactusModel
 import TactusProtocol
@@ -278,6 +279,16 @@ extension Tactus {
                 throw ValidationError("--authorized-workers needs --curve-secret-key and --authorized-clients")
             }
             if let overlap = Self.overlap(roots: libraryRoots, data: data) { throw ValidationError(overlap) }
+            if let nesting = Self.nesting(libraryRoots) { throw ValidationError(nesting) }
+        }
+
+        /// Why two library roots cannot go together: one is the other, or lies inside it.
+        static func nesting(_ roots: [String]) -> String? {
+            guard let (inner, outer, same) = LibraryRoots.nested(roots) else { return nil }
+            let (shownInner, shownOuter) = (ShownText.escaped(inner), ShownText.escaped(outer))
+            return same
+                ? "--library-root \(shownInner) is given twice (as \(shownOuter)): give each root once"
+                : "--library-root \(shownInner) lies inside --library-root \(shownOuter): give the outer one alone, its scans cover the inner folder"
         }
 
         /// Why a library root and the data directory cannot go together: one inside the other
