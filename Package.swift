@@ -81,7 +81,9 @@ let package = Package(
         // error codes): Codable with explicit wire names, no SQLite.
         .target(
             name: "TactusModel",
-            dependencies: ["TactusDetector", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: [
+                "TactusDetector", .product(name: "Crypto", package: "swift-crypto"), .product(name: "HeapModule", package: "swift-collections"),
+            ]
         ),
         // Audio input: bytes or a path in, mono float blocks and metadata out.
         .target(
