@@ -276,11 +276,12 @@ public final class LibraryWatcher: @unchecked Sendable {
         guard let directory = directories[watch] else { return }
         var status = stat()
         if lstat(directory, &status) == 0, let identity = identities[watch], FileIdentity(status) == identity { return }
+        let isRoot = depths[watch] == 0
         for (other, path) in directories where path == directory || path.hasPrefix(directory + "/") {
             inotify_rm_watch(descriptor, other)
             forget(other)
         }
-        if depths[watch] == 0 || roots.directories.contains(directory) {
+        if isRoot {
             lose(root: directory, changed: &changed, everything: everything)
         } else if !everything {
             changed.insert(directory)
