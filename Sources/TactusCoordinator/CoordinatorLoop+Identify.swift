@@ -38,16 +38,17 @@ struct IdentifyRequest {
 /// turn. A file no worker hashed (none shares its root; the worker refused it, ran out of its
 /// time, was lost, or did not answer within ``identifyTimeout``) is hashed by the coordinator,
 /// and so is any file whose worker's answer may not be used (``LibraryScan/Identity``). A
-/// worker that lets a request time out, or whose answers identify none of their files
-/// ``maximumFruitlessIdentifies`` times in a row, is asked no more on that connection: every
-/// batch of a scan waits for its answers (a worker answering each request `unavailable` just
-/// before a 5 s timeout held every scan 300 times longer: attack round 8, M1).
+/// worker that lets a request time out, or whose answers identify fewer than half of their
+/// files ``maximumFruitlessIdentifies`` times in a row, is asked no more on that connection:
+/// every batch of a scan waits for its answers (a worker answering each request `unavailable`
+/// just before a 5 s timeout held every scan 300 times longer, and one identifying a single
+/// file of each 1.9 s later 150 times: attack round 8, M1).
 extension CoordinatorLoop {
     /// How long a worker has to answer an IDENTIFY before the coordinator hashes its files (a
     /// worker hashes for about a second, then answers the files left `unavailable`).
     static let identifyTimeout: Duration = .seconds(2)
-    /// The answers in a row that identify none of their files after which a worker is asked
-    /// no more.
+    /// The answers in a row that identify fewer than half of their files after which a worker
+    /// is asked no more (one whose disk is that slow saves the coordinator little).
     static let maximumFruitlessIdentifies = 2
 
     /// Asks the workers that share the roots of `files` for the SHA-256 of those a scan must
@@ -94,10 +95,11 @@ extension CoordinatorLoop {
                 request.batch.identities[index] = LibraryScan.Identity(song: song, size: Int(size), mtimeNs: mtimeNs)
                 identified += 1
             }
-            if workers.identified(identified, by: address) >= Self.maximumFruitlessIdentifies, workers[address]?.identifies == true {
+            let fruitful = 2 * identified >= body.files.count
+            if workers.identified(fruitful: fruitful, by: address) >= Self.maximumFruitlessIdentifies, workers[address]?.identifies == true {
                 workers.stopIdentifying(address)
                 logger.warning(
-                    "a worker identified none of the files of \(Self.maximumFruitlessIdentifies) IDENTIFY in a row; asking it no more",
+                    "a worker identified fewer than half of the files of \(Self.maximumFruitlessIdentifies) IDENTIFY in a row; asking it no more",
                     metadata: ["worker": "\(workers[address]?.id ?? "?")"])
             }
         } else {

@@ -47,7 +47,7 @@ struct ConnectedWorker: Sendable {
     var roots: Set<String> = []
     /// Whether it answers IDENTIFY for files below them (version 2 READY's `identifies`).
     var identifies = false
-    /// Its IDENTIFIED answers in a row that identified none of their files.
+    /// Its IDENTIFIED answers in a row that identified fewer than half of their files.
     var fruitlessIdentifies = 0
 
     /// The declaration of `name` as this worker offers it.
@@ -96,11 +96,11 @@ struct WorkerRegistry {
         workers[address]?.identifies = false
     }
 
-    /// Counts an IDENTIFIED of the worker that identified `identified` files; the answers in a
-    /// row that identified none.
-    mutating func identified(_ identified: Int, by address: [UInt8]) -> Int {
+    /// Counts an IDENTIFIED of the worker, `fruitful` when it identified at least half of its
+    /// files; the answers in a row that were not.
+    mutating func identified(fruitful: Bool, by address: [UInt8]) -> Int {
         guard var worker = workers[address] else { return 0 }
-        worker.fruitlessIdentifies = identified > 0 ? 0 : worker.fruitlessIdentifies + 1
+        worker.fruitlessIdentifies = fruitful ? 0 : worker.fruitlessIdentifies + 1
         workers[address] = worker
         return worker.fruitlessIdentifies
     }

@@ -120,6 +120,17 @@ import Testing
         #expect(checked.contains("tags write") && checked.contains("tags read") && checked.count > 25, "\(checked)")
     }
 
+    /// A CSV of more tempi than a server takes at once is refused before any request, saying
+    /// what to do (it is imported all or nothing, in one request).
+    @Test func aTruthImportTooLargeForAServerSaysWhatToDo() throws {
+        let directory = try TemporaryDirectory()
+        let rows = (0...5_000).map { "\(String(format: "%064x", $0)),120" }
+        try Data(("song,bpm\n" + rows.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: directory.file("big.csv")))
+        let refused = try CLI.run(["truth", "import", directory.file("big.csv"), "--server", "tcp://127.0.0.1:1", "--timeout", "1"])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("5001 reference tempi; a server imports at most 5000 at once"), "\(refused.standardError)")
+    }
+
     @Test func truthSetAndImportThenCompare() throws {
         let directory = try TemporaryDirectory()
         let (library, path) = try library(directory)
