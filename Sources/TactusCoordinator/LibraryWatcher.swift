@@ -27,10 +27,14 @@ import Glibc
 /// (15,533 directories of `/usr` were watched that way, and inotify watches are the user's).
 ///
 /// A watched folder moved out of the roots or deleted (`IN_MOVE_SELF`, `IN_DELETE_SELF`) loses its
-/// watches and those below it; a folder moved within the roots keeps them at its new path. A
-/// root renamed away, deleted or unmounted is logged, scanned (what it held is missing now), and
-/// watched again, and scanned whole, once its path is a directory again (looked for every
-/// ``rootRetry``): `mv Music Music.old; mkdir Music` left the watcher blind (attack round 8, M3).
+/// watches and those below it (found through the folders each watch holds, each checked to be
+/// gone from its path first, so a folder moved within the roots keeps its watches at its new
+/// path, and a new folder at the old path keeps its own). A root renamed away, deleted or
+/// unmounted is logged and watched again, and scanned whole, once its path is a directory on the
+/// same file system again (looked for every ``rootRetry``); meanwhile what the library holds
+/// below it stays, as a scan keeps it for a root it cannot open. `mv Music Music.old; mkdir
+/// Music` left the watcher blind, and 20,000 folders moved out kept their watches (attack round
+/// 8, M3 and L2).
 public final class LibraryWatcher: @unchecked Sendable {
     private let descriptor: Int32
     private let roots: LibraryRoots
@@ -68,9 +72,17 @@ public final class LibraryWatcher: @unchecked Sendable {
     /// moved within the roots (watched again at its new path, with the same descriptor) from one
     /// moved out.
     private var identities: [Int32: FileIdentity] = [:]
+    /// The watches of the folders each watched directory held when it was watched (some may
+    /// have moved since: each is checked before it is removed with its parent).
+    private var children: [Int32: Set<Int32>] = [:]
+    /// The watch of each root's own folder, and the device each root was on when first watched.
+    private var rootWatches: [Int32: String] = [:]
+    private var rootDevices: [String: UInt64] = [:]
     /// The roots whose own watch was lost (renamed away, deleted, unmounted), looked for again
     /// every ``rootRetry``.
     private var lostRoots: Set<String> = []
+    /// The directories watched now, for tests (the watcher's own maps are its thread's).
+    private let watchCount = Atomic<Int>(0)
     /// How often a lost root is looked for.
     static let rootRetry = Duration.seconds(1)
 
@@ -127,10 +139,10 @@ public final class LibraryWatcher: @unchecked Sendable {
         stopped.store(true, ordering: .sequentiallyConsistent)
     }
 
-    /// Watches `directory`, `depth` folders below its root, and every real directory below it
-    /// down to the depth a scan walks (``LibraryWalk/maxDepth``); what cannot be watched is
-    /// logged (a scan still finds it).
-    func watchTree(_ directory: String, depth: Int) {
+    /// Watches `directory`, `depth` folders below its root (held by the watched folder `parent`),
+    /// and every real directory below it down to the depth a scan walks (``LibraryWalk/maxDepth``);
+    /// what cannot be watched is logged (a scan still finds it).
+    func watchTree(_ directory: String, depth: Int, parent: Int32? = nil) {
         let opened: Int32
         do throws(LibraryRootsError) {
             opened = try roots.openDirectory(directory)
@@ -147,8 +159,14 @@ public final class LibraryWatcher: @unchecked Sendable {
         }
         directories[watch] = directory
         depths[watch] = depth
+        watchCount.store(directories.count, ordering: .relaxed)
         var status = stat()
         if fstat(opened, &status) == 0 { identities[watch] = FileIdentity(status) }
+        if let parent { children[parent, default: []].insert(watch) }
+        if depth == 0 {
+            rootWatches[watch] = directory
+            if rootDevices[directory] == nil { rootDevices[directory] = identities[watch]?.device }
+        }
         for name in Self.subdirectories(of: opened) where !name.hasPrefix(".") {
             let path = directory + "/" + name
             guard depth < LibraryWalk.maxDepth else {
@@ -157,12 +175,12 @@ public final class LibraryWatcher: @unchecked Sendable {
                     metadata: ["directory": "\(path)", "depth": "\(depth + 1)", "limit": "\(LibraryWalk.maxDepth)"])
                 continue
             }
-            watchTree(path, depth: depth + 1)
+            watchTree(path, depth: depth + 1, parent: watch)
         }
     }
 
     /// The directories watched now.
-    var watchedCount: Int { directories.count }
+    var watchedCount: Int { watchCount.load(ordering: .relaxed) }
 
     /// The names of the real directories (not links to one) in the open directory `directory`.
     private static func subdirectories(of directory: Int32) -> [String] {
@@ -242,9 +260,7 @@ public final class LibraryWatcher: @unchecked Sendable {
                 }
                 if event.mask & UInt32(IN_IGNORED) != 0 {
                     // The kernel dropped the watch (its folder deleted, or unmounted).
-                    if let directory = directories[event.wd], depths[event.wd] == 0 {
-                        lose(root: directory, changed: &changed, everything: everything)
-                    }
+                    if let root = rootWatches[event.wd] { lose(root: root) }
                     forget(event.wd)
                     continue
                 }
@@ -257,7 +273,7 @@ public final class LibraryWatcher: @unchecked Sendable {
                 let isDirectory = event.mask & UInt32(IN_ISDIR) != 0
                 if isDirectory, event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                     let depth = (depths[event.wd] ?? 0) + 1
-                    if depth <= LibraryWalk.maxDepth { watchTree(path, depth: depth) }
+                    if depth <= LibraryWalk.maxDepth { watchTree(path, depth: depth, parent: event.wd) }
                     if !everything { changed.insert(path) }
                 } else if isDirectory || event.mask & UInt32(IN_CREATE) == 0 {
                     // A file created is scanned once it is closed (IN_CLOSE_WRITE), not half written.
@@ -269,41 +285,64 @@ public final class LibraryWatcher: @unchecked Sendable {
 
     // MARK: Folders and roots that go away
 
-    /// The watched folder of `watch` moved or was deleted: unless it is watched at its path still
-    /// (moved within the roots, or back), its watches and those below it are removed, and its
-    /// path is scanned; a root is lost until its path is a directory again.
-    private func folderGone(_ watch: Int32, changed: inout Set<String>, everything: Bool) {
-        guard let directory = directories[watch] else { return }
+    /// Whether the folder of `watch` is at its path still (watched again there after a move
+    /// within the roots, or moved back).
+    private func isAtItsPath(_ watch: Int32, _ path: String) -> Bool {
         var status = stat()
-        if lstat(directory, &status) == 0, let identity = identities[watch], FileIdentity(status) == identity { return }
-        let isRoot = depths[watch] == 0
-        for (other, path) in directories where path == directory || path.hasPrefix(directory + "/") {
-            inotify_rm_watch(descriptor, other)
-            forget(other)
+        guard let identity = identities[watch], lstat(path, &status) == 0 else { return false }
+        return FileIdentity(status) == identity
+    }
+
+    /// The watched folder of `watch` moved or was deleted. A root's is lost (and its watches
+    /// removed unless the folder is watched elsewhere in the roots now). Any other, unless at its
+    /// path still, loses its watches and those below it, and its path is scanned.
+    private func folderGone(_ watch: Int32, changed: inout Set<String>, everything: Bool) {
+        if let root = rootWatches[watch] {
+            guard !isAtItsPath(watch, root) else { return }
+            rootWatches[watch] = nil
+            lose(root: root)
+            if directories[watch] == root { unwatchTree(watch) }
+            return
         }
-        if isRoot {
-            lose(root: directory, changed: &changed, everything: everything)
-        } else if !everything {
-            changed.insert(directory)
+        guard let directory = directories[watch], !isAtItsPath(watch, directory) else { return }
+        unwatchTree(watch)
+        if !everything { changed.insert(directory) }
+    }
+
+    /// Removes the watch `watch` and those of the folders it held, except a folder watched
+    /// elsewhere now (moved within the roots) or a root's; the cost is the tree's, not every watch's.
+    private func unwatchTree(_ watch: Int32) {
+        var stack = [watch]
+        while let next = stack.popLast() {
+            for child in children[next] ?? [] where child != watch && rootWatches[child] == nil {
+                guard let path = directories[child], !isAtItsPath(child, path) else { continue }
+                stack.append(child)
+            }
+            inotify_rm_watch(descriptor, next)
+            forget(next)
         }
     }
 
-    /// Records that the root `root` is no longer watched and asks for a scan of it.
-    private func lose(root: String, changed: inout Set<String>, everything: Bool) {
+    /// Records that the root `root` is no longer watched. What the library holds below it stays
+    /// until the root is back (a drive unplugged for a minute): then it is scanned whole.
+    private func lose(root: String) {
         guard lostRoots.insert(root).inserted else { return }
         logger.warning(
-            "a library root was moved, deleted or unmounted: it is watched again once its path is a directory again",
+            "a library root was moved, deleted or unmounted: it is watched again, and scanned, once its path is a directory on the same file system again",
             metadata: ["root": "\(root)"])
-        if !everything { changed.insert(root) }
     }
 
-    /// Watches again each lost root whose path is a directory again, asking for a scan of it
-    /// whole (files may have come before its watch); whether one was.
+    /// Watches again each lost root whose path is a directory on the device it was first
+    /// watched on (not the empty folder an unmounted drive leaves), asking for a scan of it whole
+    /// (files may have come before its watch); whether one was.
     private func watchLostRoots(changed: inout Set<String>, everything: Bool) -> Bool {
         var found = false
         for root in lostRoots {
             guard let opened = try? roots.openDirectory(root) else { continue }
+            var status = stat()
+            let onItsDevice = fstat(opened, &status) == 0 && rootDevices[root].map { $0 == FileIdentity(status).device } ?? true
             close(opened)
+            guard onItsDevice else { continue }
             lostRoots.remove(root)
             watchTree(root, depth: 0)
             logger.info("watching a library root again", metadata: ["root": "\(root)"])
@@ -318,5 +357,8 @@ public final class LibraryWatcher: @unchecked Sendable {
         directories[watch] = nil
         depths[watch] = nil
         identities[watch] = nil
+        children[watch] = nil
+        rootWatches[watch] = nil
+        watchCount.store(directories.count, ordering: .relaxed)
     }
 }

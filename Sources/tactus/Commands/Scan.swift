@@ -148,7 +148,13 @@ extension Tactus {
             defer { watcher?.stop() }
             try report(try run(scan, paths: absolute), here: true)
             while watcher != nil {
-                try report(try run(scan, paths: changes.next()), here: true)
+                // A scan of what changed that fails (a folder swapped for a link meanwhile) is
+                // told, and the watching goes on.
+                do {
+                    try report(try run(scan, paths: changes.next()), here: true)
+                } catch {
+                    printError("Error: \(error)")
+                }
             }
         }
 
