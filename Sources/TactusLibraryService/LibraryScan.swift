@@ -243,12 +243,12 @@ public struct LibraryScan: Sendable {
         return kept
     }
 
-    /// The walk of `relative` below `root`, or nil when it does not exist.
     /// The absolute path of a scan's target.
     private static func absolute(_ root: String, _ relative: String) -> String {
         relative.isEmpty ? root : root + "/" + relative
     }
 
+    /// The walk of `relative` below `root`, or nil when it does not exist.
     private static func walk(_ roots: LibraryRoots, _ root: String, _ relative: String) throws(LibraryRootsError) -> LibraryWalk? {
         do {
             return try LibraryWalk(roots: roots, root: root, relative: relative)

@@ -100,7 +100,15 @@ extension Tactus {
                     }
                     references.append(TruthReference(song: song, bpm: row.bpm))
                 }
-                return try client.truthImport(TruthImportRequest(source: csv.source, references: references))
+                return try client.truthImport(TruthImportRequest(source: Self.source(csv), references: references))
+            }
+
+            /// The source recorded with the tempi, `csv:NAME`, its name cut at a character so that
+            /// it keeps to the request's 255 bytes.
+            static func source(_ csv: ReferenceCSV) -> String {
+                var source = csv.source
+                while source.utf8.count > 255 { source.removeLast() }
+                return source
             }
 
             /// Why `row` names no song: as `--db` says it for a file beside the CSV, else as the
