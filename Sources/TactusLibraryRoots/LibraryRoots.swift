@@ -142,7 +142,8 @@ public struct LibraryRoots: Sendable {
             throw LibraryRootsError(path: name, problem: .notRegularFile)
         }
         let opened = LibraryFile(
-            descriptor: file, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status), path: name, root: root,
+            descriptor: file, size: Int(status.st_size), mtimeNs: FileStatus.mtimeNs(status), ctimeNs: FileStatus.ctimeNs(status),
+            path: name, root: root,
             relative: below.joined(separator: "/"))
         return LibraryEntry(file: opened, folder: folder, name: below[below.count - 1])
     }
@@ -230,13 +231,16 @@ public final class LibraryFile: @unchecked Sendable {
     public let size: Int
     /// The modification time `fstat` gave, in nanoseconds since 1970.
     public let mtimeNs: Int64
+    /// The inode's change time `fstat` gave, in nanoseconds since 1970.
+    public let ctimeNs: Int64
     /// The open descriptor; valid as long as this object lives.
     public let descriptor: Int32
 
-    fileprivate init(descriptor: Int32, size: Int, mtimeNs: Int64, path: String, root: String, relative: String) {
+    fileprivate init(descriptor: Int32, size: Int, mtimeNs: Int64, ctimeNs: Int64, path: String, root: String, relative: String) {
         self.descriptor = descriptor
         self.size = size
         self.mtimeNs = mtimeNs
+        self.ctimeNs = ctimeNs
         self.path = path
         self.root = root
         self.relative = relative
@@ -245,7 +249,7 @@ public final class LibraryFile: @unchecked Sendable {
     deinit { close(descriptor) }
 
     /// Where the file lies, as the library records it.
-    public var location: SongLocation { SongLocation(root: root, path: relative, byteSize: size, mtimeNs: mtimeNs) }
+    public var location: SongLocation { SongLocation(root: root, path: relative, byteSize: size, mtimeNs: mtimeNs, ctimeNs: ctimeNs) }
 
     /// Calls `body` with the file's bytes in order, in pieces of at most `chunkBytes` read
     /// through the open descriptor (one buffer, reused): at most ``size`` bytes are read, and a

@@ -73,10 +73,12 @@ public struct LibraryScan: Sendable {
         /// Whether the file must be read: it is neither unchanged nor refused before.
         public var needsReading: Bool { !isUnchanged && !refusedBefore }
 
-        /// Whether its size and modification time are those stored: unchanged, not read.
+        /// Whether its size, modification time and inode change time are those stored (the
+        /// change time when one was recorded): unchanged, not read.
         public var isUnchanged: Bool {
             guard let stored, !stored.location.missing else { return false }
             return stored.location.byteSize == entry.size && stored.location.mtimeNs == entry.mtimeNs
+                && stored.location.ctimeNs.map { $0 == entry.ctimeNs } ?? true
         }
     }
 
@@ -179,10 +181,15 @@ public struct LibraryScan: Sendable {
                 .map { ScanSkip(path: target.root + "/" + $0.path, reason: $0.reason) }
             plan.skippedCount += walk.skippedCount
             let refused = try refusedBefore(walk.files, root: target.root, prefix: target.relative)
+            var untimed: [(path: String, ctimeNs: Int64)] = []
             for (index, entry) in walk.files.enumerated() {
                 let place = stored.removeValue(forKey: entry.relative).map { StoredPlace(song: $0.song, location: $0.location) }
-                plan.files.append(Found(root: target.root, entry: entry, stored: place, refusedBefore: refused[index]))
+                let found = Found(root: target.root, entry: entry, stored: place, refusedBefore: refused[index])
+                if found.isUnchanged, place?.location.ctimeNs == nil { untimed.append((entry.relative, entry.ctimeNs)) }
+                plan.files.append(found)
             }
+            // Locations recorded before their change times were: recorded now, for the next scan.
+            try library.recordChangeTimes(atRoot: target.root, untimed)
             plan.unseen += stored.values
         }
         return plan

@@ -141,6 +141,8 @@ public struct LibraryTags: Sendable {
         where URL(fileURLWithPath: location.absolutePath).standardizedFileURL.path == path {
             location.byteSize = rewritten.byteSize
             location.mtimeNs = rewritten.mtimeNs
+            // Written now: the next scan records its change time.
+            location.ctimeNs = nil
             try library.recordLocation(location, of: rewritten.song)
         }
     }

@@ -73,13 +73,13 @@ extension Library {
             db, sql: "SELECT song_id FROM song_locations WHERE root = ? AND path = ?", arguments: [location.root, location.path])
         try db.execute(
             sql: """
-                INSERT INTO song_locations (song_id, root, path, byte_size, mtime_ns, seen_at, missing_since)
-                VALUES (?, ?, ?, ?, ?, ?, NULL)
+                INSERT INTO song_locations (song_id, root, path, byte_size, mtime_ns, ctime_ns, seen_at, missing_since)
+                VALUES (?, ?, ?, ?, ?, ?, ?, NULL)
                 ON CONFLICT (root, path) DO UPDATE SET
                     song_id = excluded.song_id, byte_size = excluded.byte_size, mtime_ns = excluded.mtime_ns,
-                    seen_at = excluded.seen_at, missing_since = NULL
+                    ctime_ns = excluded.ctime_ns, seen_at = excluded.seen_at, missing_since = NULL
                 """,
-            arguments: [key, location.root, location.path, location.byteSize, location.mtimeNs, StoredDate.now])
+            arguments: [key, location.root, location.path, location.byteSize, location.mtimeNs, location.ctimeNs, StoredDate.now])
         try refreshMissing(songKey: key, db)
         if let previous, previous != key {
             try db.execute(
@@ -89,6 +89,21 @@ extension Library {
                     WHERE id = :key
                     """,
                 arguments: ["key": previous])
+        }
+    }
+
+    /// Records the inode change times of files below `root` whose locations have none (recorded
+    /// before migration `v11`) and that a scan found unchanged, `(path, ctimeNs)` each, in
+    /// transactions of at most 1,000 rows; a location that has one keeps it.
+    public func recordChangeTimes(atRoot root: String, _ times: [(path: String, ctimeNs: Int64)]) throws(StoreError) {
+        for start in stride(from: 0, to: times.count, by: 1000) {
+            try write { db in
+                let update = try db.cachedStatement(
+                    sql: "UPDATE song_locations SET ctime_ns = ? WHERE root = ? AND path = ? AND ctime_ns IS NULL")
+                for time in times[start..<min(start + 1000, times.count)] {
+                    try update.execute(arguments: [time.ctimeNs, root, time.path])
+                }
+            }
         }
     }
 
@@ -161,7 +176,7 @@ extension Library {
 
     static func location(_ row: Row) -> SongLocation {
         SongLocation(
-            root: row["root"], path: row["path"], byteSize: row["byte_size"], mtimeNs: row["mtime_ns"],
+            root: row["root"], path: row["path"], byteSize: row["byte_size"], mtimeNs: row["mtime_ns"], ctimeNs: row["ctime_ns"],
             missing: (row["missing_since"] as DatabaseValue).isNull == false)
     }
 

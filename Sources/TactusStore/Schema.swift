@@ -250,6 +250,12 @@ enum Schema {
             // recorded before have none, and match no file: those files are read again once.
             try db.execute(sql: "ALTER TABLE refused_files ADD COLUMN ctime_ns INTEGER")
         }
+        migrator.registerMigration("v11: song locations' change times") { db in
+            // A file rewritten with its size and modification time kept (a tag editor told to
+            // keep the file's time) was taken for unchanged. Rows recorded before have none: a
+            // scan records it for an unchanged file (``Library/recordChangeTimes(atRoot:_:)``).
+            try db.execute(sql: "ALTER TABLE song_locations ADD COLUMN ctime_ns INTEGER")
+        }
         return migrator
     }
 }

@@ -354,6 +354,39 @@ import Testing
         #expect(outside.standardError.contains("/etc: outside"), "\(outside.standardError)")
     }
 
+    /// A song's file rewritten with its size and modification time kept (as a tag editor told
+    /// to keep the file's time does) is read again, found to hold other bytes, and analysed:
+    /// the inode's change time is recorded with each location. A location recorded before
+    /// change times were (migration v11) is trusted by size and time once, and gets one.
+    @Test func aFileRewrittenWithItsTimeKeptIsReadAgain() throws {
+        let directory = try TemporaryDirectory(prefix: "tactus-scan-ctime")
+        let root = directory.file("music"), database = directory.file("library.sqlite")
+        try Self.writeSong(root + "/song.wav", bpm: 120, seed: 1)
+        #expect(try Self.scan(database, ["--library-root", root])["new"] as? Int == 1)
+
+        func changeTimes() throws -> [String] {
+            let result = try CLI.runProgram("/usr/bin/python3", [
+                "-c", "import sqlite3, sys; db = sqlite3.connect('file:' + sys.argv[1] + '?mode=ro', uri=True); "
+                    + "print([r[0] for r in db.execute('SELECT ctime_ns FROM song_locations')])", database,
+            ])
+            return [result.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)]
+        }
+        #expect(try changeTimes() != ["[None]"])
+        let forget = try CLI.runProgram("/usr/bin/python3", [
+            "-c", "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute('UPDATE song_locations SET ctime_ns = NULL'); db.commit()",
+            database,
+        ])
+        try #require(forget.status == 0, "\(forget.standardError)")
+        #expect(try Self.scan(database, ["--library-root", root])["unchanged"] as? Int == 1)
+        #expect(try changeTimes() != ["[None]"], "recorded by the scan that found the file unchanged")
+
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: root + "/song.wav"))
+        bytes[bytes.count - 100] ^= 0x55
+        try UnseenRewrite.replace(root + "/song.wav", with: bytes)
+        let rewritten = try Self.scan(database, ["--library-root", root])
+        #expect(rewritten["changed"] as? Int == 1 && rewritten["unchanged"] as? Int == 0, "\(rewritten)")
+    }
+
     /// Library roots of which one lies inside another (or one given twice, under another name)
     /// are refused by `scan --db` and `serve`, saying which: the inner root's files were walked
     /// and recorded under both, and deletions below it were missed (attack round 8, L6).
