@@ -96,14 +96,9 @@ extension Library {
     /// before migration `v11`) and that a scan found unchanged, `(path, ctimeNs)` each, in
     /// transactions of at most 1,000 rows; a location that has one keeps it.
     public func recordChangeTimes(atRoot root: String, _ times: [(path: String, ctimeNs: Int64)]) throws(StoreError) {
-        for start in stride(from: 0, to: times.count, by: 1000) {
-            try write { db in
-                let update = try db.cachedStatement(
-                    sql: "UPDATE song_locations SET ctime_ns = ? WHERE root = ? AND path = ? AND ctime_ns IS NULL")
-                for time in times[start..<min(start + 1000, times.count)] {
-                    try update.execute(arguments: [time.ctimeNs, root, time.path])
-                }
-            }
+        try writeInBatches(times) { db, time in
+            try db.cachedStatement(sql: "UPDATE song_locations SET ctime_ns = ? WHERE root = ? AND path = ? AND ctime_ns IS NULL")
+                .execute(arguments: [time.ctimeNs, root, time.path])
         }
     }
 

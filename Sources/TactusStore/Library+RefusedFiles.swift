@@ -109,12 +109,8 @@ extension Library {
     /// Forgets the refusals of the files at `paths` below `root`, in transactions of at most
     /// 1,000 rows.
     public func forgetRefusals(atRoot root: String, paths: [String]) throws(StoreError) {
-        for start in stride(from: 0, to: paths.count, by: 1000) {
-            try write { db in
-                for path in paths[start..<min(start + 1000, paths.count)] {
-                    try db.cachedStatement(sql: "DELETE FROM refused_files WHERE root = ? AND path = ?").execute(arguments: [root, path])
-                }
-            }
+        try writeInBatches(paths) { db, path in
+            try db.cachedStatement(sql: "DELETE FROM refused_files WHERE root = ? AND path = ?").execute(arguments: [root, path])
         }
     }
 

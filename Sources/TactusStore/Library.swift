@@ -286,6 +286,16 @@ public final class Library: Sendable {
         try storeErrors { try pool.write(body) }
     }
 
+    /// Runs `body` for each of `items` in write transactions of at most 1,000 items each: a long
+    /// list (a scan's rows) does not hold the one writer for all of it at once.
+    func writeInBatches<Item>(_ items: [Item], _ body: (Database, Item) throws -> Void) throws(StoreError) {
+        for start in stride(from: 0, to: items.count, by: 1000) {
+            try write { db in
+                for item in items[start..<min(start + 1000, items.count)] { try body(db, item) }
+            }
+        }
+    }
+
     /// Runs `body` on a reader connection, in a snapshot isolated from concurrent writes.
     func read<T>(_ body: (Database) throws -> T) throws(StoreError) -> T {
         try storeErrors { try pool.read(body) }
